@@ -1,0 +1,272 @@
+//! Raw algorithm and component TOML, as written by users.
+//!
+//! These structs only describe the file format; `plan::resolve` turns them
+//! into validated instances. Keys are kebab-case and unknown keys are errors.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Sign,
+    Kem,
+}
+
+impl Kind {
+    pub fn operations(self) -> &'static [&'static str] {
+        match self {
+            Kind::Sign => &["keygen", "sign", "verify"],
+            Kind::Kem => &["keygen", "enc", "dec"],
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Sign => "sign",
+            Kind::Kem => "kem",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ApiFamily {
+    Ngcc,
+    Nist,
+}
+
+impl ApiFamily {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiFamily::Ngcc => "ngcc",
+            ApiFamily::Nist => "nist",
+        }
+    }
+}
+
+/// `algorithms/<id>.toml`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawAlgorithm {
+    pub id: Spanned<String>,
+    pub name: String,
+    pub kind: Kind,
+    pub api: ApiFamily,
+    #[serde(default)]
+    pub description: String,
+    /// Links shown on the page ("Security evaluation", "Submission").
+    #[serde(default)]
+    pub links: BTreeMap<String, String>,
+    /// Shared components (`algorithms/components/<name>.toml`) compiled into
+    /// every instance.
+    #[serde(default)]
+    pub uses: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub ngcc: Option<RawNgcc>,
+    #[serde(default)]
+    pub nist: Option<RawNist>,
+    #[serde(default, rename = "implementation")]
+    pub implementations: Vec<RawImplementation>,
+    #[serde(default, rename = "parameter-set")]
+    pub parameter_sets: Vec<RawParameterSet>,
+    #[serde(default)]
+    pub kat: RawKat,
+    #[serde(default, rename = "known-issue")]
+    pub known_issues: Vec<RawKnownIssue>,
+    /// Free text shown beside the survey verdict.
+    #[serde(default)]
+    pub survey_note: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawNgcc {
+    /// Headers declaring the API and the DRNG, force-included into the
+    /// adapter (searched in the include dirs).
+    pub headers: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum LengthType {
+    #[default]
+    UnsignedLongLong,
+    SizeT,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum KatRng {
+    /// pqbench's own AES-256 CTR_DRBG behind the randomness symbol.
+    #[default]
+    Builtin,
+    /// The submission's own NIST `rng.c` (must be among its sources).
+    Submission,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawNist {
+    #[serde(default = "default_api_header")]
+    pub header: String,
+    /// Prefix of every function and `CRYPTO_` macro; a parameter set may
+    /// override it.
+    #[serde(default)]
+    pub namespace: String,
+    /// The symbol the code calls for randomness.
+    #[serde(default = "default_randombytes")]
+    pub randombytes: String,
+    #[serde(default)]
+    pub lengths: LengthType,
+    #[serde(default)]
+    pub kat_rng: KatRng,
+}
+
+fn default_api_header() -> String {
+    "api.h".into()
+}
+
+fn default_randombytes() -> String {
+    "randombytes".into()
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawImplementation {
+    pub name: Spanned<String>,
+    /// Source root, relative to the TOML file.
+    pub root: Spanned<String>,
+    /// Files or glob patterns relative to the root.
+    #[serde(default = "default_sources")]
+    pub sources: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    #[serde(default)]
+    pub include_dirs: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub defines: BTreeMap<String, DefineValue>,
+    /// CPU features the code needs (`avx2`, `aes`, ...): compiled with the
+    /// matching `-m` flag and skipped on hosts without them.
+    #[serde(default)]
+    pub cpu_features: Vec<String>,
+    /// Opt-in to run the submission's own CMake project instead of
+    /// compiling the source list directly.
+    #[serde(default)]
+    pub cmake: Option<RawCmake>,
+}
+
+fn default_sources() -> Vec<Spanned<String>> {
+    vec![Spanned::new(0..0, "*.c".to_string())]
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCmake {
+    /// The CMake target producing a static library of the scheme.
+    pub target: String,
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+}
+
+/// A define's value: `NAME = 16`, `NAME = "x"`, or `NAME = true` (bare -DNAME).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum DefineValue {
+    Int(i64),
+    Bool(bool),
+    Text(String),
+}
+
+impl DefineValue {
+    /// The `-D` argument for this define, or None when `false` (not defined).
+    pub fn flag(&self, name: &str) -> Option<String> {
+        match self {
+            DefineValue::Int(v) => Some(format!("-D{name}={v}")),
+            DefineValue::Bool(true) => Some(format!("-D{name}")),
+            DefineValue::Bool(false) => None,
+            DefineValue::Text(v) => Some(format!("-D{name}={v}")),
+        }
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawParameterSet {
+    pub label: Spanned<String>,
+    #[serde(default)]
+    pub defines: BTreeMap<String, DefineValue>,
+    /// NIST namespace for this set (overrides `[nist] namespace`).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Restrict to these implementations (default: all).
+    #[serde(default)]
+    pub implementations: Option<Vec<String>>,
+    /// Replace the implementation's source root (relative to the TOML),
+    /// for submissions with one folder per parameter set.
+    #[serde(default)]
+    pub root: Option<Spanned<String>>,
+    #[serde(default)]
+    pub sources: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub exclude: Option<Vec<String>>,
+    #[serde(default)]
+    pub include_dirs: Option<Vec<Spanned<String>>>,
+    /// KAT records to check for this set (slow sets may check fewer).
+    #[serde(default)]
+    pub kat_records: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawKat {
+    /// Manifest of reference digests; default `kat/<id>/kat.sha256` under
+    /// the project root.
+    #[serde(default)]
+    pub manifest: Option<Spanned<String>>,
+    /// Directory holding reference files named in the manifest.
+    #[serde(default)]
+    pub reference_dir: Option<Spanned<String>>,
+    /// Records to generate (default: 100 for NIST, 10 for NGCC).
+    #[serde(default)]
+    pub records: Option<u32>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IssueAction {
+    /// Still timed, marked with its cause.
+    Measure,
+    /// Not timed.
+    Exclude,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawKnownIssue {
+    /// Regular expression over instance labels.
+    pub labels: Spanned<String>,
+    pub action: IssueAction,
+    pub cause: String,
+}
+
+/// `algorithms/components/<name>.toml`: sources shared by many algorithms,
+/// such as the ICCS hash and DRNG helpers.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawComponent {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    pub root: Spanned<String>,
+    #[serde(default = "default_sources")]
+    pub sources: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    #[serde(default)]
+    pub include_dirs: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub defines: BTreeMap<String, DefineValue>,
+}

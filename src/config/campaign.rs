@@ -1,0 +1,158 @@
+//! Raw campaign TOML (`campaigns/<name>.toml`).
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCampaign {
+    #[serde(default)]
+    pub description: String,
+    /// The system this campaign runs on (`local`, `x86_1`, ...).
+    #[serde(default = "default_system")]
+    pub system: String,
+    /// Human description of the system for the pages (e.g. "x86-64").
+    #[serde(default)]
+    pub system_title: Option<String>,
+    /// Algorithm ids or glob patterns over ids.
+    pub algorithms: Vec<Spanned<String>>,
+    /// Implementations to include (default: all).
+    #[serde(default)]
+    pub implementations: Option<Vec<String>>,
+    /// Flag profiles in fallback order.
+    #[serde(default = "default_profiles")]
+    pub flag_profiles: Vec<Spanned<String>>,
+    /// Extra or replaced flag profiles.
+    #[serde(default, rename = "flag-profile")]
+    pub flag_profile_defs: BTreeMap<String, RawFlagProfile>,
+    /// The C compiler (overridden by the `CC` environment variable).
+    #[serde(default)]
+    pub compiler: Option<String>,
+    /// Parallel build/KAT jobs (0 = one per core).
+    #[serde(default)]
+    pub jobs: usize,
+    /// Stages to run, in pipeline order (default: all).
+    #[serde(default)]
+    pub stages: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub kat: RawCampaignKat,
+    #[serde(default)]
+    pub timing: RawTiming,
+    #[serde(default)]
+    pub host: RawHost,
+    #[serde(default)]
+    pub limits: RawLimits,
+    #[serde(default)]
+    pub sizes: RawSizes,
+    #[serde(default)]
+    pub profile: RawProfile,
+    #[serde(default)]
+    pub render: RawRender,
+}
+
+fn default_system() -> String {
+    "local".into()
+}
+
+fn default_profiles() -> Vec<Spanned<String>> {
+    ["guide", "harness-default"]
+        .iter()
+        .map(|s| Spanned::new(0..0, s.to_string()))
+        .collect()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawFlagProfile {
+    pub cflags: Vec<String>,
+    #[serde(default)]
+    pub ldflags: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawCampaignKat {
+    /// Per-instance KAT timeout in seconds.
+    #[serde(default)]
+    pub timeout_seconds: Option<f64>,
+    /// Override the records checked for every instance.
+    #[serde(default)]
+    pub records: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawTiming {
+    pub trials: Option<u32>,
+    pub warmup: Option<u32>,
+    /// Target duration of one trial, seconds.
+    pub trial_seconds: Option<f64>,
+    pub min_iterations: Option<u64>,
+    pub max_iterations: Option<u64>,
+    /// Timed calls wanted per operation where the budget allows.
+    pub min_calls: Option<u64>,
+    /// Time budget per operation (all trials), seconds.
+    pub budget_seconds: Option<f64>,
+    /// Keep per-call cycle samples in the records.
+    pub samples: Option<bool>,
+    /// Measuring CPU(s); the command line overrides.
+    pub cpus: Option<Vec<usize>>,
+    /// Timeout of one driver process, seconds.
+    pub timeout_seconds: Option<f64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawHost {
+    /// Refuse to measure on a host that is not fixed (governor, turbo, SMT).
+    pub require_fixed: Option<bool>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawLimits {
+    /// Address-space limit of submission processes, MiB.
+    pub memory_mib: Option<u64>,
+    /// CPU-time limit of one submission process, seconds.
+    pub cpu_seconds: Option<u64>,
+    /// Largest file a submission process may write, MiB.
+    pub file_mib: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSizes {
+    /// External size catalog CSV (relative to the campaign file).
+    pub catalog: Option<Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawProfile {
+    /// Symbols to wrap (default: the ICCS hash helpers and the DRNG).
+    #[serde(default, rename = "wrap")]
+    pub wraps: Option<Vec<RawWrap>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawWrap {
+    pub symbol: String,
+    /// `hash` or `drng`: which share the time goes to.
+    pub class: String,
+    /// 0-based index of the argument holding the input length in bits.
+    #[serde(default)]
+    pub in_bits_arg: Option<u32>,
+    /// 0-based index of the argument holding the output length in bits.
+    #[serde(default)]
+    pub out_bits_arg: Option<u32>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawRender {
+    /// Directory of templates overriding the built-in ones.
+    pub templates: Option<Spanned<String>>,
+}

@@ -1,0 +1,191 @@
+//! The pipeline engine: runs each stage over the plan's instances, reusing
+//! a stored result whenever the stage's input manifest hashes to a key seen
+//! before, and remembering each instance's last manifest so `status` can say
+//! why something is stale.
+
+pub mod cache;
+pub mod manifest;
+pub mod progress;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use anyhow::Result;
+use rayon::prelude::*;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+use crate::fsutil;
+use crate::plan::{Instance, Plan, StageName};
+use crate::stages::InstanceResults;
+use crate::support::Support;
+use crate::toolchain::Compiler;
+use cache::Cache;
+pub use manifest::Manifest;
+use progress::Progress;
+
+/// Everything a stage may read while it runs.
+pub struct Cx<'a> {
+    pub plan: &'a Plan,
+    pub cache: Cache,
+    pub compiler: Compiler,
+    pub support: Support,
+    /// Host fingerprint for measurement keys (None until the host stage ran).
+    pub host_fingerprint: Option<String>,
+    /// Force measurement stages to run again.
+    pub remeasure: bool,
+    pub progress: Progress,
+}
+
+/// One stage of the pipeline, per instance.
+pub trait Stage: Sync {
+    type Output: Serialize + DeserializeOwned + Send + Clone;
+    const NAME: StageName;
+
+    /// Whether instances may run this stage concurrently (builds and KATs
+    /// may; measurements never share a core).
+    fn parallel(&self) -> bool;
+
+    /// The stage's inputs for `inst`, or None when the stage does not apply
+    /// (e.g. timing an instance that failed its KAT).
+    fn manifest(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<Option<Manifest>>;
+
+    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<Self::Output>;
+
+    fn store(results: &mut InstanceResults, out: Self::Output);
+
+    /// Measurement stages are rerun by `--remeasure` even when fresh.
+    fn is_measurement(&self) -> bool {
+        false
+    }
+}
+
+/// Freshness of one stage for one instance.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Freshness {
+    Fresh,
+    Stale(Vec<String>),
+    NotApplicable,
+}
+
+/// Counters printed at the end of a run.
+#[derive(Debug, Default)]
+pub struct Tally {
+    pub reused: AtomicUsize,
+    pub ran: AtomicUsize,
+    pub failed: AtomicUsize,
+    pub failures: Mutex<Vec<String>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct LastInputs {
+    key: String,
+    manifest: Manifest,
+}
+
+fn state_path(cx: &Cx, stage: StageName, inst: &Instance) -> PathBuf {
+    cx.plan
+        .output_dir
+        .join(".state")
+        .join(stage.as_str())
+        .join(&inst.algorithm)
+        .join(format!("{}.json", inst.label))
+}
+
+/// Whether `stage` would reuse a stored result for `inst`, and if not why.
+pub fn freshness<S: Stage>(
+    cx: &Cx,
+    stage: &S,
+    inst: &Instance,
+    prior: &InstanceResults,
+) -> Result<(Freshness, Option<S::Output>)> {
+    let Some(m) = stage.manifest(cx, inst, prior)? else {
+        return Ok((Freshness::NotApplicable, None));
+    };
+    let key = m.key();
+    let stored: Option<S::Output> = cx.cache.get(S::NAME.as_str(), &key);
+    if let Some(out) = stored {
+        if !(cx.remeasure && stage.is_measurement()) {
+            return Ok((Freshness::Fresh, Some(out)));
+        }
+        return Ok((Freshness::Stale(vec!["--remeasure given".into()]), None));
+    }
+    let reasons = match fsutil::read_json::<LastInputs>(&state_path(cx, S::NAME, inst)) {
+        Ok(last) if last.key == key => vec!["stored result missing".into()],
+        Ok(last) => {
+            let r = m.reasons(&last.manifest);
+            if r.is_empty() {
+                vec!["inputs changed".into()]
+            } else {
+                r
+            }
+        }
+        Err(_) => vec!["never run".into()],
+    };
+    Ok((Freshness::Stale(reasons), None))
+}
+
+/// Runs one stage over every instance, in parallel or serially.
+pub fn run_stage<S: Stage>(
+    cx: &Cx,
+    stage: &S,
+    results: &mut BTreeMap<String, InstanceResults>,
+    tally: &Tally,
+) {
+    let instances = &cx.plan.instances;
+    let one = |inst: &Instance, prior: &InstanceResults| -> Option<S::Output> {
+        match run_one(cx, stage, inst, prior, tally) {
+            Ok(out) => out,
+            Err(e) => {
+                tally.failed.fetch_add(1, Ordering::Relaxed);
+                let msg = format!("{} {}: {e:#}", S::NAME.as_str(), inst.key());
+                cx.progress.error(&msg);
+                tally.failures.lock().expect("tally lock").push(msg);
+                None
+            }
+        }
+    };
+    let outs: Vec<Option<S::Output>> = if stage.parallel() {
+        instances
+            .par_iter()
+            .map(|inst| one(inst, &results[&inst.key()]))
+            .collect()
+    } else {
+        instances
+            .iter()
+            .map(|inst| one(inst, &results[&inst.key()]))
+            .collect()
+    };
+    for (inst, out) in instances.iter().zip(outs) {
+        if let Some(out) = out {
+            S::store(results.get_mut(&inst.key()).expect("instance results"), out);
+        }
+    }
+}
+
+fn run_one<S: Stage>(
+    cx: &Cx,
+    stage: &S,
+    inst: &Instance,
+    prior: &InstanceResults,
+    tally: &Tally,
+) -> Result<Option<S::Output>> {
+    let Some(m) = stage.manifest(cx, inst, prior)? else {
+        return Ok(None);
+    };
+    let key = m.key();
+    if !(cx.remeasure && stage.is_measurement()) {
+        if let Some(out) = cx.cache.get::<S::Output>(S::NAME.as_str(), &key) {
+            tally.reused.fetch_add(1, Ordering::Relaxed);
+            return Ok(Some(out));
+        }
+    }
+    cx.progress.start(S::NAME.as_str(), &inst.key());
+    let out = stage.run(cx, inst, prior)?;
+    cx.cache.put(S::NAME.as_str(), &key, &out)?;
+    fsutil::write_json(&state_path(cx, S::NAME, inst), &LastInputs { key, manifest: m })?;
+    tally.ran.fetch_add(1, Ordering::Relaxed);
+    cx.progress.finish(S::NAME.as_str(), &inst.key());
+    Ok(Some(out))
+}

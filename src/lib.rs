@@ -1,0 +1,20 @@
+//! pqbench: builds public-key cryptography submissions with uniform flags,
+//! proves they reproduce their known-answer tests, measures them and renders
+//! report pages. The CLI in `main.rs` is a thin layer over this library.
+
+pub mod config;
+pub mod elf;
+pub mod engine;
+pub mod error;
+pub mod format;
+pub mod fsutil;
+pub mod kat;
+pub mod objscan;
+pub mod pipeline;
+pub mod plan;
+pub mod records;
+pub mod sandbox;
+pub mod stages;
+pub mod stats;
+pub mod support;
+pub mod toolchain;

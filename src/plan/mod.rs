@@ -1,0 +1,299 @@
+//! The validated plan every stage receives.
+//!
+//! Raw TOML is turned into a `Plan` exactly once (`resolve`); from then on
+//! paths are absolute and checked, globs are expanded, defaults applied and
+//! every instance is fully described. The plan is serde so it can go into
+//! lock files and tests can build one by hand.
+
+mod paths;
+mod resolve;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
+pub use resolve::{resolve, Project};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StageName {
+    Build,
+    Kat,
+    Time,
+    Memory,
+    Sizes,
+    Profile,
+    Survey,
+    Render,
+}
+
+impl StageName {
+    pub const ALL: [StageName; 8] = [
+        StageName::Build,
+        StageName::Kat,
+        StageName::Time,
+        StageName::Memory,
+        StageName::Sizes,
+        StageName::Profile,
+        StageName::Survey,
+        StageName::Render,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StageName::Build => "build",
+            StageName::Kat => "kat",
+            StageName::Time => "time",
+            StageName::Memory => "memory",
+            StageName::Sizes => "sizes",
+            StageName::Profile => "profile",
+            StageName::Survey => "survey",
+            StageName::Render => "render",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StageName> {
+        StageName::ALL.into_iter().find(|n| n.as_str() == s)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Plan {
+    pub campaign: String,
+    pub description: String,
+    pub system: String,
+    pub system_title: Option<String>,
+    pub project_root: PathBuf,
+    pub campaign_file: PathBuf,
+    /// `output/<campaign>/<system>`: records of this run.
+    pub output_dir: PathBuf,
+    /// `output/<campaign>/site`: rendered pages of every system.
+    pub site_dir: PathBuf,
+    /// `output/.cache`: content-addressed stage results and artifacts.
+    pub cache_dir: PathBuf,
+    /// The C compiler command as configured (before `CC` resolution).
+    pub compiler: String,
+    pub jobs: usize,
+    pub stages: Vec<StageName>,
+    pub flag_profiles: Vec<FlagProfile>,
+    pub kat: KatSettings,
+    pub timing: TimingSettings,
+    pub host: HostSettings,
+    pub limits: Limits,
+    pub sizes_catalog: Option<PathBuf>,
+    pub profile_wraps: Vec<Wrap>,
+    pub templates: Option<PathBuf>,
+    pub algorithms: Vec<Algorithm>,
+    pub instances: Vec<Instance>,
+}
+
+impl Plan {
+    pub fn algorithm(&self, id: &str) -> Option<&Algorithm> {
+        self.algorithms.iter().find(|a| a.id == id)
+    }
+
+    pub fn runs(&self, stage: StageName) -> bool {
+        self.stages.contains(&stage)
+    }
+
+    /// A path relative to the project root, for display and records.
+    pub fn display_path(&self, path: &std::path::Path) -> String {
+        path.strip_prefix(&self.project_root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagProfile {
+    pub name: String,
+    pub cflags: Vec<String>,
+    pub ldflags: Vec<String>,
+}
+
+impl FlagProfile {
+    /// The built-in profiles: the evaluation guide's uniform flags, and the
+    /// harness default used when a submission does not build or pass its KAT
+    /// under the guide's strict C99.
+    pub fn builtin(name: &str) -> Option<FlagProfile> {
+        let cflags: &[&str] = match name {
+            "guide" => &[
+                "-std=c99",
+                "-Wpedantic",
+                "-Wall",
+                "-Wextra",
+                "-O2",
+                "-fPIC",
+                "-D_GNU_SOURCE",
+                "-Wno-error",
+            ],
+            "harness-default" => &["-std=gnu11", "-O2", "-fPIC", "-D_GNU_SOURCE", "-w"],
+            _ => return None,
+        };
+        Some(FlagProfile {
+            name: name.to_string(),
+            cflags: cflags.iter().map(|s| s.to_string()).collect(),
+            ldflags: Vec::new(),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KatSettings {
+    pub timeout_seconds: f64,
+    pub records_override: Option<u32>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TimingSettings {
+    pub trials: u32,
+    pub warmup: u32,
+    pub trial_seconds: f64,
+    pub min_iterations: u64,
+    pub max_iterations: u64,
+    pub min_calls: u64,
+    pub budget_seconds: f64,
+    pub samples: bool,
+    pub cpus: Vec<usize>,
+    pub timeout_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HostSettings {
+    pub require_fixed: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Limits {
+    pub memory_mib: u64,
+    pub cpu_seconds: u64,
+    pub file_mib: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Wrap {
+    pub symbol: String,
+    /// `hash` or `drng`.
+    pub class: String,
+    pub in_bits_arg: Option<u32>,
+    pub out_bits_arg: Option<u32>,
+}
+
+impl Wrap {
+    /// The ICCS helpers: hash(out_bits, msg, msg_bits, out) and
+    /// get_random_number(ctx, out, len_bits).
+    pub fn iccs_defaults() -> Vec<Wrap> {
+        let hash = |s: &str| Wrap {
+            symbol: s.into(),
+            class: "hash".into(),
+            in_bits_arg: Some(2),
+            out_bits_arg: Some(0),
+        };
+        vec![
+            hash("pseudohash"),
+            hash("pseudoXOF"),
+            hash("sm3hash"),
+            Wrap {
+                symbol: "get_random_number".into(),
+                class: "drng".into(),
+                in_bits_arg: None,
+                out_bits_arg: Some(2),
+            },
+        ]
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Algorithm {
+    pub id: String,
+    pub name: String,
+    pub kind: Kind,
+    pub api: ApiFamily,
+    pub description: String,
+    pub links: BTreeMap<String, String>,
+    /// The TOML file, relative to the project root.
+    pub toml: String,
+    pub known_issues: Vec<KnownIssue>,
+    pub survey_note: Option<String>,
+    pub kat_manifest: PathBuf,
+    pub kat_reference_dir: Option<PathBuf>,
+    pub implementations: Vec<String>,
+    pub labels: Vec<String>,
+}
+
+impl Algorithm {
+    /// The known issues whose label pattern matches `label`.
+    pub fn issues_for(&self, label: &str) -> Vec<&KnownIssue> {
+        self.known_issues
+            .iter()
+            .filter(|k| {
+                regex::Regex::new(&format!("^(?:{})$", k.labels))
+                    .map(|r| r.is_match(label))
+                    .unwrap_or(false)
+            })
+            .collect()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct KnownIssue {
+    pub labels: String,
+    pub action: IssueAction,
+    pub cause: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SourceFile {
+    pub path: PathBuf,
+    /// Relative to the project root.
+    pub display: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "family", rename_all = "kebab-case")]
+pub enum Binding {
+    Ngcc {
+        headers: Vec<String>,
+    },
+    Nist {
+        header: String,
+        namespace: String,
+        randombytes: String,
+        lengths: LengthType,
+        kat_rng: KatRng,
+    },
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Instance {
+    pub algorithm: String,
+    pub label: String,
+    pub implementation: String,
+    pub kind: Kind,
+    pub api: ApiFamily,
+    pub sources: Vec<SourceFile>,
+    pub include_dirs: Vec<PathBuf>,
+    /// `-D` flags, in a stable order.
+    pub defines: Vec<String>,
+    pub binding: Binding,
+    pub cpu_features: Vec<String>,
+    pub kat_records: u32,
+    pub cmake: Option<CmakeSpec>,
+}
+
+impl Instance {
+    /// `<id>/<label>`, the instance's name in logs and paths.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.algorithm, self.label)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CmakeSpec {
+    pub root: PathBuf,
+    pub target: String,
+    pub options: BTreeMap<String, String>,
+}

@@ -1,0 +1,101 @@
+//! Path checks for user-written TOML: relative paths that stay inside their
+//! root, and source globs with excludes.
+
+use std::path::{Component, Path, PathBuf};
+
+/// Joins `rel` onto `base` lexically and checks the result stays inside
+/// `root`. Symlinks are resolved when the path exists, so a link pointing
+/// outside is caught too.
+pub fn contained(root: &Path, base: &Path, rel: &str) -> Result<PathBuf, String> {
+    let relp = Path::new(rel);
+    if relp.is_absolute() {
+        return Err(format!("`{rel}` is an absolute path"));
+    }
+    let mut out = base.to_path_buf();
+    for comp in relp.components() {
+        match comp {
+            Component::ParentDir => {
+                if !out.pop() {
+                    return Err(format!("`{rel}` leaves the file system root"));
+                }
+            }
+            Component::Normal(c) => out.push(c),
+            Component::CurDir => {}
+            Component::RootDir | Component::Prefix(_) => {
+                return Err(format!("`{rel}` is an absolute path"))
+            }
+        }
+    }
+    if !out.starts_with(root) {
+        return Err(format!("`{rel}` points outside {}", root.display()));
+    }
+    if let (Ok(real), Ok(real_root)) = (out.canonicalize(), root.canonicalize()) {
+        if !real.starts_with(&real_root) {
+            return Err(format!(
+                "`{rel}` resolves through a link to {}, outside {}",
+                real.display(),
+                root.display()
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// Expands source patterns under `dir` (sorted, deduplicated), dropping
+/// those matching an exclude pattern (matched against the path relative to
+/// `dir` and against the bare file name).
+pub fn expand_sources(
+    dir: &Path,
+    patterns: &[String],
+    excludes: &[String],
+) -> Result<Vec<PathBuf>, String> {
+    let excludes = excludes
+        .iter()
+        .map(|p| glob::Pattern::new(p).map_err(|e| format!("bad exclude pattern `{p}`: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut found = Vec::new();
+    for pattern in patterns {
+        let full = dir.join(pattern);
+        let full = full.to_string_lossy();
+        let matches: Vec<PathBuf> = glob::glob(&full)
+            .map_err(|e| format!("bad source pattern `{pattern}`: {e}"))?
+            .filter_map(|r| r.ok())
+            .filter(|p| p.is_file())
+            .collect();
+        if matches.is_empty() {
+            return Err(format!(
+                "`{pattern}` matches no file in {}",
+                dir.display()
+            ));
+        }
+        found.extend(matches);
+    }
+    found.retain(|p| {
+        let rel = p.strip_prefix(dir).unwrap_or(p);
+        let name = p.file_name().map(Path::new).unwrap_or(rel);
+        !excludes
+            .iter()
+            .any(|x| x.matches_path(rel) || x.matches_path(name))
+    });
+    found.sort();
+    found.dedup();
+    Ok(found)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_dirs_may_not_escape_the_root() {
+        let root = Path::new("/p/algorithms");
+        let base = Path::new("/p/algorithms");
+        assert_eq!(
+            contained(root, base, "x/./y").unwrap(),
+            PathBuf::from("/p/algorithms/x/y")
+        );
+        assert!(contained(root, base, "x/../y").is_ok());
+        assert!(contained(root, base, "../secrets").is_err());
+        assert!(contained(root, base, "/etc").is_err());
+    }
+}

@@ -1,0 +1,295 @@
+//! Build stage: compile an instance's sources and the API adapter with a
+//! flag profile and link one shared library exporting only the entry table
+//! and the API. Objects are cached by content; no submitted build script
+//! runs unless the algorithm opts in to CMake.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::InstanceResults;
+use crate::engine::{Cx, Manifest, Stage};
+use crate::fsutil;
+use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, Kind, LengthType, KatRng, StageName};
+
+/// One attempt to build an instance with one flag profile.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildAttempt {
+    pub profile: String,
+    pub ok: bool,
+    /// sha256 of the library (its blob in the cache).
+    pub library_sha256: Option<String>,
+    /// Σ MemSiz over the library's PT_LOAD segments.
+    pub load_bytes: Option<u64>,
+    /// Compiler or linker messages (tail), empty when quiet.
+    pub log: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BuildOutput {
+    /// Profiles tried in fallback order until one compiled.
+    pub attempts: Vec<BuildAttempt>,
+}
+
+impl BuildOutput {
+    pub fn built(&self) -> Option<&BuildAttempt> {
+        self.attempts.iter().find(|a| a.ok)
+    }
+}
+
+pub struct BuildStage;
+
+impl Stage for BuildStage {
+    type Output = BuildOutput;
+    const NAME: StageName = StageName::Build;
+
+    fn parallel(&self) -> bool {
+        true
+    }
+
+    fn manifest(&self, cx: &Cx, inst: &Instance, _: &InstanceResults) -> Result<Option<Manifest>> {
+        build_manifest(cx, inst).map(Some)
+    }
+
+    fn run(&self, cx: &Cx, inst: &Instance, _: &InstanceResults) -> Result<BuildOutput> {
+        let mut attempts = Vec::new();
+        for profile in &cx.plan.flag_profiles {
+            let a = build_profile(cx, inst, profile)?;
+            let ok = a.ok;
+            attempts.push(a);
+            if ok {
+                break;
+            }
+        }
+        Ok(BuildOutput { attempts })
+    }
+
+    fn store(results: &mut InstanceResults, out: BuildOutput) {
+        results.build = Some(out);
+    }
+}
+
+/// Everything a build depends on: source and header contents, defines,
+/// every flag profile, the compiler's identity, the support code, target.
+pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
+    let mut m = Manifest::new();
+    for s in &inst.sources {
+        m.set(format!("source:{}", s.display), fsutil::sha256_file(&s.path)?);
+    }
+    for h in headers(&inst.include_dirs) {
+        m.set(format!("header:{}", cx.plan.display_path(&h)), fsutil::sha256_file(&h)?);
+    }
+    m.set("defines", &inst.defines)
+        .set("flags", &cx.plan.flag_profiles)
+        .set(
+            "compiler",
+            format!("{} | {} | {}", cx.compiler.path.display(), cx.compiler.version, cx.compiler.binary_sha256),
+        )
+        .set("support", &cx.support.version)
+        .set("target", &cx.compiler.target)
+        .set("binding", &inst.binding)
+        .set("cpu-features", &inst.cpu_features);
+    Ok(m)
+}
+
+/// Header files of the include dirs (one level): any may be included, so
+/// any change to one invalidates the build.
+fn headers(dirs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "h" || x == "inc"))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// Builds `inst` with `profile`; a compile error is a failed attempt, not
+/// an error of the stage.
+pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<BuildAttempt> {
+    let failed = |log: String| BuildAttempt {
+        profile: profile.name.clone(),
+        ok: false,
+        library_sha256: None,
+        load_bytes: None,
+        log,
+    };
+    if let Some(missing) = missing_cpu_features(&inst.cpu_features) {
+        return Ok(failed(format!("host CPU lacks required features: {missing}")));
+    }
+    let args = compile_args(cx, inst, profile);
+    let header_digest = {
+        let mut all = String::new();
+        for h in headers(&inst.include_dirs) {
+            all.push_str(&fsutil::sha256_file(&h)?);
+        }
+        fsutil::sha256_hex(all.as_bytes())
+    };
+    let mut units: Vec<(PathBuf, Vec<String>)> = inst
+        .sources
+        .iter()
+        .map(|s| (s.path.clone(), args.clone()))
+        .collect();
+    units.push((cx.support.file(adapter_file(inst.api)), adapter_args(cx, inst, &args)));
+    let results: Vec<Result<(PathBuf, String)>> = units
+        .par_iter()
+        .map(|(src, a)| compile_cached(cx, src, a, &header_digest))
+        .collect();
+    let mut objects = Vec::new();
+    let mut log = String::new();
+    for r in results {
+        match r {
+            Ok((obj, warnings)) => {
+                objects.push(obj);
+                log.push_str(&warnings);
+            }
+            Err(e) => return Ok(failed(format!("{e:#}"))),
+        }
+    }
+    let scratch = cx.cache.scratch()?;
+    let lib = scratch.path().join("lib.so");
+    let script = scratch.path().join("exports.map");
+    fsutil::write_atomic(&script, version_script(inst).as_bytes())?;
+    let mut link_args = vec![
+        "-shared".to_string(),
+        "-Wl,--no-undefined".into(),
+        format!("-Wl,--version-script={}", script.display()),
+    ];
+    link_args.extend(profile.ldflags.iter().cloned());
+    link_args.push("-lm".into());
+    if let Err(e) = cx.compiler.link(&objects, &lib, &link_args) {
+        return Ok(failed(format!("{e:#}")));
+    }
+    let sha = cx.cache.put_blob_file(&lib)?;
+    let load_bytes = crate::elf::load_segment_bytes(&lib).ok();
+    Ok(BuildAttempt {
+        profile: profile.name.clone(),
+        ok: true,
+        library_sha256: Some(sha),
+        load_bytes,
+        log: crate::toolchain::tail(&log, 20),
+    })
+}
+
+fn compile_args(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Vec<String> {
+    let mut args = profile.cflags.clone();
+    args.extend(inst.cpu_features.iter().map(|f| format!("-m{f}")));
+    args.extend(inst.defines.iter().cloned());
+    args.extend(inst.include_dirs.iter().map(|d| format!("-I{}", d.display())));
+    let _ = cx;
+    args
+}
+
+fn adapter_file(api: ApiFamily) -> &'static str {
+    match api {
+        ApiFamily::Ngcc => "adapter_ngcc.c",
+        ApiFamily::Nist => "adapter_nist.c",
+    }
+}
+
+fn adapter_args(cx: &Cx, inst: &Instance, base: &[String]) -> Vec<String> {
+    let mut a = base.to_vec();
+    a.push(format!("-I{}", cx.support.dir.display()));
+    a.push(match inst.kind {
+        Kind::Sign => "-DPQB_KIND_IS_SIGN".into(),
+        Kind::Kem => "-DPQB_KIND_IS_KEM".into(),
+    });
+    a.push(format!("-DPQB_LABEL=\"{}\"", inst.label));
+    match &inst.binding {
+        Binding::Ngcc { headers } => {
+            for h in headers {
+                a.extend(["-include".into(), h.clone()]);
+            }
+        }
+        Binding::Nist { header, namespace, randombytes, lengths, kat_rng } => {
+            a.extend(["-include".into(), header.clone()]);
+            a.push(format!("-DPQB_NS={namespace}"));
+            a.push(format!("-DPQB_RANDOMBYTES={randombytes}"));
+            if *lengths == LengthType::SizeT {
+                a.push("-DPQB_LEN_SIZE_T".into());
+            }
+            if *kat_rng == KatRng::Submission {
+                a.push("-DPQB_SUBMISSION_RNG".into());
+            }
+            // The adapter is ours: hold it to no submission's warning level.
+            a.push("-Wno-pedantic".into());
+        }
+    }
+    a
+}
+
+/// Compiles one unit unless an object for exactly these inputs exists.
+fn compile_cached(cx: &Cx, src: &Path, args: &[String], headers: &str) -> Result<(PathBuf, String)> {
+    let key = fsutil::sha256_hex(
+        format!(
+            "{}|{}|{}|{}|{}",
+            cx.compiler.binary_sha256,
+            cx.compiler.version,
+            args.join("\u{1f}"),
+            fsutil::sha256_file(src)?,
+            headers
+        )
+        .as_bytes(),
+    );
+    let obj = cx.cache.dir().join("objects").join(&key[..2]).join(format!("{key}.o"));
+    if obj.is_file() {
+        return Ok((obj, String::new()));
+    }
+    let scratch = cx.cache.scratch()?;
+    let tmp = scratch.path().join("unit.o");
+    let log = cx.compiler.compile(src, &tmp, args)?;
+    std::fs::create_dir_all(obj.parent().expect("object dir"))?;
+    std::fs::rename(&tmp, &obj).context("storing object")?;
+    Ok((obj, log))
+}
+
+/// Exports: the entry table and the API functions; everything else local.
+fn version_script(inst: &Instance) -> String {
+    let api: Vec<String> = match (&inst.binding, inst.kind) {
+        (Binding::Ngcc { .. }, Kind::Sign) => ["sig_keygen", "sig_sign", "sig_verify", "sig_get_pk_len_bytes", "sig_get_sk_len_bytes", "sig_get_sn_len_bytes"].map(String::from).to_vec(),
+        (Binding::Ngcc { .. }, Kind::Kem) => ["kem_keygen", "kem_enc", "kem_dec", "kem_get_pk_len_bytes", "kem_get_sk_len_bytes", "kem_get_ss_len_bytes", "kem_get_ct_len_bytes"].map(String::from).to_vec(),
+        (Binding::Nist { namespace, .. }, Kind::Sign) => ["crypto_sign_keypair", "crypto_sign", "crypto_sign_open"].map(|f| format!("{namespace}{f}")).to_vec(),
+        (Binding::Nist { namespace, .. }, Kind::Kem) => ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"].map(|f| format!("{namespace}{f}")).to_vec(),
+    };
+    let mut s = String::from("{\n  global:\n    pqb_entry_table;\n    pqb_prof_*;\n");
+    for f in api {
+        s.push_str(&format!("    {f};\n"));
+    }
+    s.push_str("  local: *;\n};\n");
+    s
+}
+
+/// The API symbols an instance must define (for validation and the survey).
+pub fn api_symbols(inst: &Instance) -> Vec<String> {
+    version_script(inst)
+        .lines()
+        .map(|l| l.trim().trim_end_matches(';'))
+        .filter(|l| !l.is_empty() && !l.contains(':') && !l.contains('*') && !l.contains('{') && !l.contains('}') && *l != "pqb_entry_table")
+        .map(String::from)
+        .collect()
+}
+
+/// Features named in the TOML that /proc/cpuinfo does not list.
+fn missing_cpu_features(features: &[String]) -> Option<String> {
+    if features.is_empty() {
+        return None;
+    }
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let flags: BTreeMap<&str, ()> = info
+        .lines()
+        .find(|l| l.starts_with("flags") || l.starts_with("Features"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.split_whitespace().map(|f| (f, ())).collect())
+        .unwrap_or_default();
+    let missing: Vec<&str> = features
+        .iter()
+        .map(|f| f.as_str())
+        .filter(|f| !flags.contains_key(f.replace('.', "_").as_str()))
+        .collect();
+    (!missing.is_empty()).then(|| missing.join(", "))
+}

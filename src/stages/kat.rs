@@ -1,0 +1,319 @@
+//! KAT stage: run the embedded KAT generator on each built library in an
+//! isolated process, compare the output with the reference manifest (and
+//! the reference file, line by line, when present) and decide the status.
+//! When the first flag profile's library fails, the next profile is built
+//! and checked, and both outcomes are recorded.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::build::{build_profile, BuildAttempt};
+use super::InstanceResults;
+use crate::engine::{Cx, Manifest, Stage};
+use crate::fsutil;
+use crate::kat::compare::first_difference;
+use crate::kat::manifest::{self as katman, Entry};
+use crate::kat::Status;
+use crate::plan::{ApiFamily, Instance, StageName};
+use crate::sandbox::{self, Limits, Outcome, Spec};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KatAttempt {
+    pub profile: String,
+    pub status: Status,
+    pub detail: Option<String>,
+    pub library_sha256: Option<String>,
+    pub load_bytes: Option<u64>,
+    /// sha256 of the KAT log and of the generated KAT file (blobs).
+    pub log_sha256: String,
+    pub output_sha256: Option<String>,
+    /// `key = value` lines the generator printed.
+    pub generator: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KatOutput {
+    pub attempts: Vec<KatAttempt>,
+    /// The attempt whose library the later stages use.
+    pub chosen: usize,
+}
+
+impl KatOutput {
+    pub fn final_attempt(&self) -> &KatAttempt {
+        &self.attempts[self.chosen]
+    }
+    pub fn status(&self) -> Status {
+        self.final_attempt().status
+    }
+    /// A generator figure, e.g. `max_sig_len`.
+    pub fn figure(&self, key: &str) -> Option<u64> {
+        self.final_attempt()
+            .generator
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.parse().ok())
+    }
+}
+
+pub struct KatStage;
+
+impl Stage for KatStage {
+    type Output = KatOutput;
+    const NAME: StageName = StageName::Kat;
+
+    fn parallel(&self) -> bool {
+        true
+    }
+
+    fn manifest(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<Option<Manifest>> {
+        let Some(build) = &prior.build else { return Ok(None) };
+        let alg = cx.plan.algorithm(&inst.algorithm).context("algorithm of instance")?;
+        let mut m = Manifest::new();
+        // The build manifest's key pins every library any profile can produce.
+        m.set("build", super::build::build_manifest(cx, inst)?.key())
+            .set("built", build)
+            .set("records", inst.kat_records)
+            .set("timeout", cx.plan.kat.timeout_seconds)
+            .set("limits", &cx.plan.limits)
+            .set("runner", &cx.support.version);
+        let refs = reference_entry(&alg.kat_manifest, &inst.label)?;
+        m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));
+        if let (Some(e), Some(dir)) = (&refs, &alg.kat_reference_dir) {
+            let f = dir.join(&e.label).join(&e.file);
+            m.set("reference:file", fsutil::sha256_file(&f).ok());
+        }
+        Ok(Some(m))
+    }
+
+    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<KatOutput> {
+        let build = prior.build.as_ref().context("no build result")?;
+        let mut attempts = Vec::new();
+        for (i, profile) in cx.plan.flag_profiles.iter().enumerate() {
+            let built = match build.attempts.iter().find(|a| a.profile == profile.name) {
+                Some(a) => a.clone(),
+                None if i == 0 => continue,
+                None => build_profile(cx, inst, profile)?,
+            };
+            let attempt = check(cx, inst, &built)?;
+            let pass = attempt.status == Status::Pass;
+            attempts.push(attempt);
+            if pass {
+                break;
+            }
+        }
+        // Later stages use the passing library, else the first one built.
+        let chosen = attempts
+            .iter()
+            .position(|a| a.status == Status::Pass)
+            .or_else(|| attempts.iter().position(|a| a.library_sha256.is_some()))
+            .unwrap_or(0);
+        write_evidence(cx, inst, &attempts[chosen])?;
+        Ok(KatOutput { attempts, chosen })
+    }
+
+    fn store(results: &mut InstanceResults, out: KatOutput) {
+        results.kat = Some(out);
+    }
+}
+
+fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
+    if !manifest.is_file() {
+        return Ok(None);
+    }
+    let text = std::fs::read_to_string(manifest)?;
+    let entries = katman::parse(manifest, &text)?;
+    Ok(entries.into_iter().find(|e| e.label == label))
+}
+
+/// Runs the generator on one library and decides its status.
+fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
+    let alg = cx.plan.algorithm(&inst.algorithm).context("algorithm of instance")?;
+    let mut log = LogWriter::default();
+    log.kv("algorithm", &inst.algorithm);
+    log.kv("label", &inst.label);
+    log.kv("implementation", &inst.implementation);
+    log.kv("profile", &built.profile);
+    let mut attempt = KatAttempt {
+        profile: built.profile.clone(),
+        status: Status::Buildfail,
+        detail: None,
+        library_sha256: built.library_sha256.clone(),
+        load_bytes: built.load_bytes,
+        log_sha256: String::new(),
+        output_sha256: None,
+        generator: Vec::new(),
+    };
+    let Some(lib_sha) = &built.library_sha256 else {
+        attempt.detail = Some(first_line(&built.log));
+        log.kv("build", "failed");
+        log.raw(&built.log);
+        return finish(cx, inst, attempt, log);
+    };
+    log.kv("library_sha256", lib_sha);
+    let lib = cx.cache.existing_blob(lib_sha).context("library missing from the cache")?;
+    let scratch = cx.cache.scratch()?;
+    let out_file = scratch.path().join("kat.txt");
+    let format = inst.api.as_str();
+    let spec = Spec {
+        program: cx.support.kat_runner.clone(),
+        args: vec![
+            "--lib".into(),
+            lib.display().to_string(),
+            "--format".into(),
+            format.into(),
+            "--records".into(),
+            inst.kat_records.to_string(),
+            "--out".into(),
+            out_file.display().to_string(),
+        ],
+        cwd: Some(scratch.path().to_path_buf()),
+        env: Vec::new(),
+        timeout: Duration::from_secs_f64(cx.plan.kat.timeout_seconds),
+        limits: Limits::from_plan(&cx.plan.limits),
+        cpu: None,
+    };
+    log.kv("format", format);
+    log.kv("records_requested", &inst.kat_records.to_string());
+    let run = sandbox::run(&spec)?;
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    for line in stdout.lines() {
+        if let Some((k, v)) = line.split_once(" = ") {
+            attempt.generator.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    let reported = attempt
+        .generator
+        .iter()
+        .find(|(k, _)| k == "status")
+        .and_then(|(_, v)| Status::parse(v));
+    let detail = attempt.generator.iter().find(|(k, _)| k == "detail").map(|(_, v)| v.clone());
+    for (k, v) in &attempt.generator {
+        if k != "status" && k != "detail" {
+            log.kv(k, v);
+        }
+    }
+    attempt.status = match (run.outcome, reported) {
+        (Outcome::TimedOut, _) => Status::Timeout,
+        (Outcome::Signaled(s), _) => {
+            attempt.detail = Some(format!("generator {}", Outcome::Signaled(s)));
+            Status::Crash
+        }
+        (Outcome::Exited(0), Some(Status::Pass)) => Status::Pass,
+        (Outcome::Exited(0), Some(st)) => {
+            attempt.detail = detail;
+            st
+        }
+        (outcome, _) => {
+            let err = crate::toolchain::tail(&String::from_utf8_lossy(&run.stderr), 3);
+            attempt.detail = Some(format!("generator ended with {outcome} without a verdict {err}").trim().to_string());
+            Status::Crash
+        }
+    };
+    if attempt.status == Status::Timeout {
+        attempt.detail = Some(format!("no result within {} s", cx.plan.kat.timeout_seconds));
+    }
+    if attempt.status == Status::Pass {
+        let generated = std::fs::read(&out_file).context("reading the generated KAT file")?;
+        attempt.output_sha256 = Some(cx.cache.put_blob(&generated)?);
+        compare_with_references(alg, inst, &generated, &mut attempt, &mut log)?;
+    }
+    finish(cx, inst, attempt, log)
+}
+
+fn compare_with_references(
+    alg: &crate::plan::Algorithm,
+    inst: &Instance,
+    generated: &[u8],
+    attempt: &mut KatAttempt,
+    log: &mut LogWriter,
+) -> Result<()> {
+    log.kv("records_generated", &katman::count_records(generated).to_string());
+    let Some(entry) = reference_entry(&alg.kat_manifest, &inst.label)? else {
+        attempt.status = Status::Nokat;
+        attempt.detail = Some(format!("no line for {} in {}", inst.label, alg.kat_manifest.display()));
+        log.kv("manifest", "(none)");
+        return Ok(());
+    };
+    log.kv("manifest", &entry.line);
+    let wanted = entry.records.unwrap_or(inst.kat_records as usize);
+    let digest = katman::digest(generated, entry.mode, entry.records);
+    log.kv("digest", &format!("{} {}", digest, entry.mode.as_str()));
+    let enough = katman::count_records(generated) >= wanted.min(inst.kat_records as usize);
+    attempt.status = if digest == entry.sha256 && enough { Status::Pass } else { Status::Mismatch };
+    if let Some(dir) = &alg.kat_reference_dir {
+        let file = dir.join(&entry.label).join(&entry.file);
+        if let Ok(reference) = std::fs::read(&file) {
+            let diff = first_difference(generated, &reference, entry.mode, entry.records);
+            log.kv("reference_file", &entry.file);
+            match diff {
+                Some(d) => {
+                    log.kv("first_difference", &d.to_string());
+                    attempt.detail = Some(d.to_string());
+                }
+                None => log.kv("first_difference", "none"),
+            }
+        }
+    }
+    if attempt.status == Status::Mismatch && attempt.detail.is_none() {
+        attempt.detail = Some(format!("digest {} differs from the manifest", &digest[..16]));
+    }
+    Ok(())
+}
+
+fn finish(cx: &Cx, inst: &Instance, mut attempt: KatAttempt, mut log: LogWriter) -> Result<KatAttempt> {
+    if let Some(d) = &attempt.detail {
+        log.kv("detail", d);
+    }
+    log.line(&format!("RESULT {} {} {}", inst.algorithm, inst.label, attempt.status));
+    attempt.log_sha256 = cx.cache.put_blob(log.text.as_bytes())?;
+    Ok(attempt)
+}
+
+/// Copies the chosen attempt's log and KAT file into the run's evidence.
+fn write_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
+    let dir = cx.plan.output_dir.join("kat").join(&inst.algorithm);
+    let log = cx.cache.existing_blob(&a.log_sha256).context("KAT log missing from the cache")?;
+    fsutil::copy_atomic(&log, &dir.join(format!("{}.log", inst.label)))?;
+    if let Some(sha) = &a.output_sha256 {
+        let ext = match inst.api {
+            ApiFamily::Nist => "rsp",
+            ApiFamily::Ngcc => "kat",
+        };
+        if let Some(p) = cx.cache.existing_blob(sha) {
+            fsutil::copy_atomic(&p, &dir.join(format!("{}.{ext}", inst.label)))?;
+        }
+    }
+    Ok(())
+}
+
+fn first_line(s: &str) -> String {
+    s.lines().find(|l| l.contains("error")).or_else(|| s.lines().next()).unwrap_or("").trim().to_string()
+}
+
+/// The KAT log: `key = value` lines, ending with `RESULT <id> <label> <STATUS>`.
+/// No timestamps, so an unchanged library gives a byte-identical log.
+#[derive(Default)]
+struct LogWriter {
+    text: String,
+}
+
+impl LogWriter {
+    fn kv(&mut self, k: &str, v: &str) {
+        let v = v.replace('\n', " ");
+        self.text.push_str(&format!("{k} = {v}\n"));
+    }
+    fn line(&mut self, l: &str) {
+        self.text.push_str(l);
+        self.text.push('\n');
+    }
+    fn raw(&mut self, block: &str) {
+        for l in block.lines() {
+            self.text.push_str("# ");
+            self.text.push_str(l);
+            self.text.push('\n');
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! The pipeline stages, one module each behind the `engine::Stage` trait.
+//! Inputs and outputs are serde types, so a stage's result can be cached,
+//! recorded and tested without compiling C.
+
+pub mod build;
+pub mod kat;
+
+use serde::{Deserialize, Serialize};
+
+/// What the stages so far produced for one instance.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct InstanceResults {
+    pub build: Option<build::BuildOutput>,
+    pub kat: Option<kat::KatOutput>,
+}

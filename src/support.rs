@@ -1,0 +1,113 @@
+//! The C support code embedded in the binary (adapters, KAT runner, timing
+//! driver, DRBG, profiling wrappers), written out and compiled by pqbench
+//! itself with the campaign's compiler, so the tools and the instances share
+//! one compiler identity.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::engine::cache::Cache;
+use crate::fsutil;
+use crate::toolchain::Compiler;
+
+macro_rules! support_files {
+    ($($name:literal),* $(,)?) => {
+        /// Every support file: (name, contents).
+        pub const FILES: &[(&str, &str)] = &[
+            $(($name, include_str!(concat!("support/c/", $name)))),*
+        ];
+    };
+}
+
+support_files!(
+    "pqb_entry.h",
+    "aes256.h",
+    "aes256.c",
+    "ctr_drbg.h",
+    "ctr_drbg.c",
+    "adapter_ngcc.c",
+    "adapter_nist.c",
+    "kat_runner.c",
+    "counter.h",
+    "counter.c",
+    "driver.c",
+    "prof_wrap.h",
+    "prof_runtime.c",
+);
+
+/// sha256 over every support file: part of every build and measurement key.
+pub fn version() -> String {
+    let mut all = Vec::new();
+    for (name, text) in FILES {
+        all.extend_from_slice(name.as_bytes());
+        all.push(0);
+        all.extend_from_slice(text.as_bytes());
+        all.push(0);
+    }
+    fsutil::sha256_hex(&all)
+}
+
+/// The support tree written out and the tools compiled for one compiler.
+#[derive(Debug, Clone)]
+pub struct Support {
+    /// Directory holding the support sources (an include dir for adapters).
+    pub dir: PathBuf,
+    pub kat_runner: PathBuf,
+    pub driver: PathBuf,
+    pub version: String,
+}
+
+impl Support {
+    /// Writes the sources under the cache and compiles the KAT runner and the
+    /// timing driver once per (support version, compiler).
+    pub fn prepare(cache: &Cache, cc: &Compiler) -> Result<Support> {
+        let version = version();
+        let key = fsutil::sha256_hex(
+            format!("{version}|{}|{}", cc.binary_sha256, cc.version).as_bytes(),
+        );
+        let dir = cache.dir().join("support").join(&key[..16]);
+        let src = dir.join("src");
+        let kat_runner = dir.join("pqb-kat");
+        let driver = dir.join("pqb-driver");
+        let support = Support {
+            dir: src.clone(),
+            kat_runner: kat_runner.clone(),
+            driver: driver.clone(),
+            version,
+        };
+        if kat_runner.is_file() && driver.is_file() {
+            return Ok(support);
+        }
+        for (name, text) in FILES {
+            fsutil::write_atomic(&src.join(name), text.as_bytes())?;
+        }
+        let flags = tool_flags(&src);
+        let tmp = tempfile::Builder::new().prefix(".tmp-").tempdir_in(&dir)?;
+        let build = |out: &str, sources: &[&str], extra: &[&str]| -> Result<()> {
+            let objs: Vec<PathBuf> = sources.iter().map(|s| src.join(s)).collect();
+            let mut args = flags.clone();
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let staged = tmp.path().join(out);
+            cc.link(&objs, &staged, &args)
+                .with_context(|| format!("building the support tool {out}"))?;
+            std::fs::rename(&staged, dir.join(out))?;
+            Ok(())
+        };
+        build("pqb-kat", &["kat_runner.c", "aes256.c", "ctr_drbg.c"], &["-ldl"])?;
+        build("pqb-driver", &["driver.c", "counter.c"], &["-ldl", "-rdynamic"])?;
+        Ok(support)
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+fn tool_flags(src: &Path) -> Vec<String> {
+    ["-std=c99", "-O2", "-D_GNU_SOURCE", "-Wall", "-Wextra"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([format!("-I{}", src.display())])
+        .collect()
+}

@@ -1,0 +1,71 @@
+/*
+ * pqb_entry.h - the one table every instance library exports.
+ *
+ * pqbench compiles an API adapter (adapter_ngcc.c or adapter_nist.c) into
+ * every instance library. The adapter turns whatever API the submission
+ * exposes into this table, so the KAT runner and the timing driver never
+ * care which API family they run.
+ *
+ * All lengths are size_t. Every function returns 0 on success and nonzero
+ * otherwise (the submission's own return code when there is one).
+ */
+#ifndef PQB_ENTRY_H
+#define PQB_ENTRY_H
+
+#include <stddef.h>
+
+#define PQB_ABI_VERSION 1
+
+#define PQB_KIND_SIGN 1
+#define PQB_KIND_KEM 2
+
+#define PQB_API_NGCC 1
+#define PQB_API_NIST 2
+
+typedef struct pqb_entry {
+    int abi_version; /* PQB_ABI_VERSION */
+    int kind;        /* PQB_KIND_SIGN or PQB_KIND_KEM */
+    int api;         /* PQB_API_NGCC or PQB_API_NIST */
+    const char *algname; /* CRYPTO_ALGNAME for NIST, the instance label for NGCC */
+
+    /* API figures: what the length functions or CRYPTO_ macros announce. */
+    size_t pk_bytes;
+    size_t sk_bytes;
+    size_t sig_bytes; /* sign: maximum signature bytes (NIST: CRYPTO_BYTES) */
+    size_t ct_bytes;  /* kem */
+    size_t ss_bytes;  /* kem */
+    /* 1 when sign() writes a signed message (signature and message, NIST
+     * crypto_sign); its output then needs sig_bytes + mlen bytes. */
+    int sig_attached;
+
+    /* Seeds the library's randomness (the global drng_algorithm for NGCC,
+     * the adapter's AES-256 CTR_DRBG behind the renamed randombytes for
+     * NIST; NIST seeds must be 48 bytes). */
+    int (*seed)(const unsigned char *seed, size_t seed_len);
+
+    int (*keygen)(unsigned char *pk, size_t *pk_len, unsigned char *sk, size_t *sk_len);
+
+    /* sign: out receives the signature (NGCC) or signed message (NIST). */
+    int (*sign)(unsigned char *out, size_t *out_len, const unsigned char *m, size_t mlen,
+                const unsigned char *sk, size_t sk_len);
+    /* verify: 0 when out is a valid signature (or signed message) of m. */
+    int (*verify)(const unsigned char *out, size_t out_len, const unsigned char *m, size_t mlen,
+                  const unsigned char *pk, size_t pk_len);
+
+    int (*enc)(unsigned char *ct, size_t *ct_len, unsigned char *ss, size_t *ss_len,
+               const unsigned char *pk, size_t pk_len);
+    int (*dec)(unsigned char *ss, size_t *ss_len, const unsigned char *ct, size_t ct_len,
+               const unsigned char *sk, size_t sk_len);
+
+    /* A fresh DRNG of the library's own algorithm, independent of the
+     * global one: the NGCC KAT draws record seeds and messages from two of
+     * these. NULL for NIST (its KAT uses the AES-256 CTR_DRBG). */
+    void *(*drng_new)(const unsigned char *seed, size_t seed_len);
+    int (*drng_draw)(void *ctx, unsigned char *out, size_t out_len);
+    void (*drng_free)(void *ctx);
+} pqb_entry;
+
+/* The one entry point the runner and driver look up with dlsym. */
+const pqb_entry *pqb_entry_table(void);
+
+#endif

@@ -1,0 +1,121 @@
+//! The C compiler pqbench drives: its identity (which goes into every build
+//! key and record) and the compile and link steps.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::sandbox::{self, Limits, Outcome, Spec};
+
+/// What identifies a compiler: a different path, version or binary is a
+/// different compiler and invalidates every build.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compiler {
+    /// The command as configured (`gcc`, or `$CC`).
+    pub command: String,
+    /// Resolved absolute path.
+    pub path: PathBuf,
+    /// First line of `--version`.
+    pub version: String,
+    /// sha256 of the compiler driver binary.
+    pub binary_sha256: String,
+    /// `-dumpmachine`, the target triple.
+    pub target: String,
+}
+
+impl Compiler {
+    /// Resolves the compiler: `CC` from the environment wins over the
+    /// campaign's setting.
+    pub fn detect(configured: &str) -> Result<Compiler> {
+        let command = std::env::var("CC")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| configured.to_string());
+        let path = which(&command)
+            .with_context(|| format!("C compiler `{command}` not found on PATH (set CC or `compiler` in the campaign)"))?;
+        let version = capture(&path, &["--version"])?
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string();
+        let target = capture(&path, &["-dumpmachine"])?.trim().to_string();
+        let binary_sha256 = crate::fsutil::sha256_file(&path)?;
+        Ok(Compiler {
+            command,
+            path,
+            version,
+            binary_sha256,
+            target,
+        })
+    }
+
+    /// Compiles one C file to an object; returns the compiler's diagnostics
+    /// on failure as the error message.
+    pub fn compile(&self, source: &Path, object: &Path, args: &[String]) -> Result<String> {
+        let mut full: Vec<String> = args.to_vec();
+        full.extend([
+            "-c".into(),
+            source.display().to_string(),
+            "-o".into(),
+            object.display().to_string(),
+        ]);
+        self.run(&full, "compiling", source)
+    }
+
+    /// Links objects (and extra arguments) into `out`.
+    pub fn link(&self, inputs: &[PathBuf], out: &Path, args: &[String]) -> Result<String> {
+        let mut full: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+        full.extend(args.iter().cloned());
+        full.extend(["-o".into(), out.display().to_string()]);
+        self.run(&full, "linking", out)
+    }
+
+    fn run(&self, args: &[String], what: &str, subject: &Path) -> Result<String> {
+        let spec = Spec {
+            program: self.path.clone(),
+            args: args.to_vec(),
+            cwd: None,
+            env: Vec::new(),
+            timeout: Duration::from_secs(600),
+            limits: Limits::unlimited(),
+            cpu: None,
+        };
+        let out = sandbox::run(&spec)?;
+        let log = String::from_utf8_lossy(&out.stderr).into_owned();
+        match out.outcome {
+            Outcome::Exited(0) => Ok(log),
+            Outcome::Exited(code) => bail!("{what} {} failed (exit {code}):\n{}", subject.display(), tail(&log, 40)),
+            other => bail!("{what} {} failed: {other}:\n{}", subject.display(), tail(&log, 40)),
+        }
+    }
+}
+
+/// The last `n` lines of a log.
+pub fn tail(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+fn capture(path: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new(path)
+        .args(args)
+        .output()
+        .with_context(|| format!("running {} {}", path.display(), args.join(" ")))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Finds a command on PATH (or takes it as a path when it has a slash).
+pub fn which(command: &str) -> Option<PathBuf> {
+    if command.contains('/') {
+        let p = PathBuf::from(command);
+        return p.is_file().then(|| p.canonicalize().unwrap_or(p));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(command))
+        .find(|p| p.is_file())
+}
