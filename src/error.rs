@@ -51,7 +51,9 @@ impl Location {
             line,
             column,
             width,
-            text: source[line_start..line_end].trim_end_matches('\r').to_string(),
+            text: source[line_start..line_end]
+                .trim_end_matches('\r')
+                .to_string(),
         }
     }
 }

@@ -2,6 +2,7 @@
 //! proves they reproduce their known-answer tests, measures them and renders
 //! report pages. The CLI in `main.rs` is a thin layer over this library.
 
+pub mod bless;
 pub mod config;
 pub mod elf;
 pub mod engine;
@@ -18,3 +19,7 @@ pub mod stages;
 pub mod stats;
 pub mod support;
 pub mod toolchain;
+
+/// Bumped whenever a stage's way of producing results changes, so results
+/// cached by an older pqbench are not reused.
+pub const STAGE_LOGIC_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+2");

@@ -7,11 +7,16 @@ use clap::{Parser, Subcommand};
 
 use pqbench::engine::Freshness;
 use pqbench::error::{exit, Error};
+use pqbench::kat::manifest::Mode;
 use pqbench::pipeline::{self, RunOptions};
 use pqbench::plan::{self, Project};
 
 #[derive(Parser)]
-#[command(name = "pqbench", version, about = "Build, KAT-check, measure and report public-key cryptography submissions")]
+#[command(
+    name = "pqbench",
+    version,
+    about = "Build, KAT-check, measure and report public-key cryptography submissions"
+)]
 struct Cli {
     /// Project directory (holding campaigns/, algorithms/, kat/, output/).
     #[arg(short = 'C', long, global = true, default_value = ".")]
@@ -39,6 +44,17 @@ enum Command {
     Plan { campaign: String },
     /// Print only the stale stages, with reasons.
     Status { campaign: String },
+    /// Store the KAT files of the last run as the algorithms' references
+    /// (for submissions without KAT files of their own).
+    Bless {
+        campaign: String,
+        /// Digest mode of the manifest lines.
+        #[arg(long, default_value = "strict", value_parser = ["strict", "nolen", "exact"])]
+        mode: String,
+        /// Replace references that the run did not match.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -55,15 +71,26 @@ fn main() -> ExitCode {
 
 fn project(cli: &Cli) -> Result<Project, Error> {
     Project::new(&cli.root).map_err(|e| {
-        Error::Other(anyhow::anyhow!("project directory {}: {e}", cli.root.display()))
+        Error::Other(anyhow::anyhow!(
+            "project directory {}: {e}",
+            cli.root.display()
+        ))
     })
 }
 
 fn dispatch(cli: &Cli) -> Result<i32, Error> {
     match &cli.command {
-        Command::Run { campaign, jobs, remeasure } => {
+        Command::Run {
+            campaign,
+            jobs,
+            remeasure,
+        } => {
             let plan = plan::resolve(&project(cli)?, campaign)?;
-            let opts = RunOptions { quiet: cli.quiet, remeasure: *remeasure, jobs: *jobs };
+            let opts = RunOptions {
+                quiet: cli.quiet,
+                remeasure: *remeasure,
+                jobs: *jobs,
+            };
             let summary = pipeline::run(&plan, &opts)?;
             println!(
                 "{} stage results reused, {} computed; records in {}",
@@ -82,6 +109,22 @@ fn dispatch(cli: &Cli) -> Result<i32, Error> {
             } else {
                 Ok(exit::ITEM_FAILURES)
             }
+        }
+        Command::Bless {
+            campaign,
+            mode,
+            force,
+        } => {
+            let plan = plan::resolve(&project(cli)?, campaign)?;
+            let mode = match mode.as_str() {
+                "nolen" => Mode::Nolen,
+                "exact" => Mode::Exact,
+                _ => Mode::Strict,
+            };
+            for line in pqbench::bless::bless(&plan, mode, *force)? {
+                println!("{line}");
+            }
+            Ok(exit::OK)
         }
         Command::Plan { campaign } | Command::Status { campaign } => {
             let only_stale = matches!(cli.command, Command::Status { .. });

@@ -90,7 +90,10 @@ fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
         .instances
         .iter()
         .filter_map(|i| {
-            let st = results[&i.key()].kat.as_ref().map(|k| k.status().to_string());
+            let st = results[&i.key()]
+                .kat
+                .as_ref()
+                .map(|k| k.status().to_string());
             match st.as_deref() {
                 Some("PASS") => None,
                 Some(s) => Some((i.key(), s.to_string())),
@@ -117,13 +120,32 @@ pub struct StageState {
 
 /// Freshness of every (instance, stage) without running anything.
 pub fn states(plan: &Plan) -> Result<Vec<StageState>> {
-    let cx = context(plan, &RunOptions { quiet: true, ..Default::default() })?;
+    let cx = context(
+        plan,
+        &RunOptions {
+            quiet: true,
+            ..Default::default()
+        },
+    )?;
     let mut out = Vec::new();
     for inst in &plan.instances {
         let mut prior = InstanceResults::default();
         let mut upstream_stale = false;
-        let mut push = |stage, f| out.push(StageState { instance: inst.key(), stage, freshness: f });
-        let f = check(&cx, &BuildStage, inst, &mut prior, &mut upstream_stale, plan)?;
+        let mut push = |stage, f| {
+            out.push(StageState {
+                instance: inst.key(),
+                stage,
+                freshness: f,
+            })
+        };
+        let f = check(
+            &cx,
+            &BuildStage,
+            inst,
+            &mut prior,
+            &mut upstream_stale,
+            plan,
+        )?;
         if let Some(f) = f {
             push(StageName::Build, f);
         }
@@ -147,7 +169,9 @@ fn check<S: Stage>(
         return Ok(None);
     }
     if *upstream_stale {
-        return Ok(Some(Freshness::Stale(vec!["an earlier stage is stale".into()])));
+        return Ok(Some(Freshness::Stale(vec![
+            "an earlier stage is stale".into()
+        ])));
     }
     let (f, out) = freshness(cx, stage, inst, prior)?;
     match out {

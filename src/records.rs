@@ -125,7 +125,10 @@ pub fn write_build_json(
         }
         if let Some(sha) = &rec.library_sha256 {
             let rel = format!("lib/{}/{}.so", inst.algorithm, inst.label);
-            let blob = cx.cache.existing_blob(sha).context("library missing from the cache")?;
+            let blob = cx
+                .cache
+                .existing_blob(sha)
+                .context("library missing from the cache")?;
             let dest = plan.output_dir.join(&rel);
             if fsutil::sha256_file(&dest).ok().as_deref() != Some(sha.as_str()) {
                 fsutil::copy_atomic(&blob, &dest)?;

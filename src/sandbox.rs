@@ -231,7 +231,10 @@ mod tests {
     fn exit_codes_signals_and_timeouts_become_outcomes() {
         assert_eq!(sh("echo hi; exit 3", 5000).outcome, Outcome::Exited(3));
         assert_eq!(sh("echo hi", 5000).stdout, b"hi\n");
-        assert_eq!(sh("kill -SEGV $$", 5000).outcome, Outcome::Signaled(libc::SIGSEGV));
+        assert_eq!(
+            sh("kill -SEGV $$", 5000).outcome,
+            Outcome::Signaled(libc::SIGSEGV)
+        );
         let t = sh("sleep 30 & sleep 30", 200);
         assert_eq!(t.outcome, Outcome::TimedOut);
         assert!(t.wall < Duration::from_secs(5));

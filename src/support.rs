@@ -63,9 +63,8 @@ impl Support {
     /// timing driver once per (support version, compiler).
     pub fn prepare(cache: &Cache, cc: &Compiler) -> Result<Support> {
         let version = version();
-        let key = fsutil::sha256_hex(
-            format!("{version}|{}|{}", cc.binary_sha256, cc.version).as_bytes(),
-        );
+        let key =
+            fsutil::sha256_hex(format!("{version}|{}|{}", cc.binary_sha256, cc.version).as_bytes());
         let dir = cache.dir().join("support").join(&key[..16]);
         let src = dir.join("src");
         let kat_runner = dir.join("pqb-kat");
@@ -94,8 +93,16 @@ impl Support {
             std::fs::rename(&staged, dir.join(out))?;
             Ok(())
         };
-        build("pqb-kat", &["kat_runner.c", "aes256.c", "ctr_drbg.c"], &["-ldl"])?;
-        build("pqb-driver", &["driver.c", "counter.c"], &["-ldl", "-rdynamic"])?;
+        build(
+            "pqb-kat",
+            &["kat_runner.c", "aes256.c", "ctr_drbg.c"],
+            &["-ldl"],
+        )?;
+        build(
+            "pqb-driver",
+            &["driver.c", "counter.c"],
+            &["-ldl", "-rdynamic"],
+        )?;
         Ok(support)
     }
 

@@ -34,8 +34,11 @@ impl Compiler {
             .ok()
             .filter(|s| !s.trim().is_empty())
             .unwrap_or_else(|| configured.to_string());
-        let path = which(&command)
-            .with_context(|| format!("C compiler `{command}` not found on PATH (set CC or `compiler` in the campaign)"))?;
+        let path = which(&command).with_context(|| {
+            format!(
+                "C compiler `{command}` not found on PATH (set CC or `compiler` in the campaign)"
+            )
+        })?;
         let version = capture(&path, &["--version"])?
             .lines()
             .next()
@@ -88,8 +91,16 @@ impl Compiler {
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         match out.outcome {
             Outcome::Exited(0) => Ok(log),
-            Outcome::Exited(code) => bail!("{what} {} failed (exit {code}):\n{}", subject.display(), tail(&log, 40)),
-            other => bail!("{what} {} failed: {other}:\n{}", subject.display(), tail(&log, 40)),
+            Outcome::Exited(code) => bail!(
+                "{what} {} failed (exit {code}):\n{}",
+                subject.display(),
+                tail(&log, 40)
+            ),
+            other => bail!(
+                "{what} {} failed: {other}:\n{}",
+                subject.display(),
+                tail(&log, 40)
+            ),
         }
     }
 }

@@ -79,7 +79,10 @@ fn explain(raw: &str) -> (String, Option<String>) {
         let help = if expected.is_empty() {
             "remove the key".to_string()
         } else {
-            format!("remove it or use one of: {}", expected.trim_start_matches("one of "))
+            format!(
+                "remove it or use one of: {}",
+                expected.trim_start_matches("one of ")
+            )
         };
         return (message, Some(help));
     }
@@ -90,13 +93,19 @@ fn explain(raw: &str) -> (String, Option<String>) {
         );
     }
     if raw.starts_with("invalid type") {
-        return (raw.to_string(), Some("change the value to the expected type".into()));
+        return (
+            raw.to_string(),
+            Some("change the value to the expected type".into()),
+        );
     }
     if raw.starts_with("unknown variant") {
         return (raw.to_string(), Some("use one of the listed values".into()));
     }
     if raw.contains("duplicate key") {
-        return (raw.to_string(), Some("keep only one definition of the key".into()));
+        return (
+            raw.to_string(),
+            Some("keep only one definition of the key".into()),
+        );
     }
     (
         format!("TOML syntax error: {raw}"),

@@ -94,11 +94,15 @@ mod tests {
             .set("flags", vec!["-O2"])
             .set("compiler", "gcc 12");
         let mut b = a.clone();
-        b.set("source:algorithms/x/sign.c", "cc").set("flags", vec!["-O3"]);
+        b.set("source:algorithms/x/sign.c", "cc")
+            .set("flags", vec!["-O3"]);
         assert_ne!(a.key(), b.key());
         assert_eq!(
             b.reasons(&a),
-            vec!["flags changed".to_string(), "sources changed: sign.c".to_string()]
+            vec![
+                "flags changed".to_string(),
+                "sources changed: sign.c".to_string()
+            ]
         );
         assert!(a.reasons(&a).is_empty());
         let mut c = a.clone();

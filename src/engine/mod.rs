@@ -49,7 +49,12 @@ pub trait Stage: Sync {
 
     /// The stage's inputs for `inst`, or None when the stage does not apply
     /// (e.g. timing an instance that failed its KAT).
-    fn manifest(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<Option<Manifest>>;
+    fn manifest(
+        &self,
+        cx: &Cx,
+        inst: &Instance,
+        prior: &InstanceResults,
+    ) -> Result<Option<Manifest>>;
 
     fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<Self::Output>;
 
@@ -184,7 +189,10 @@ fn run_one<S: Stage>(
     cx.progress.start(S::NAME.as_str(), &inst.key());
     let out = stage.run(cx, inst, prior)?;
     cx.cache.put(S::NAME.as_str(), &key, &out)?;
-    fsutil::write_json(&state_path(cx, S::NAME, inst), &LastInputs { key, manifest: m })?;
+    fsutil::write_json(
+        &state_path(cx, S::NAME, inst),
+        &LastInputs { key, manifest: m },
+    )?;
     tally.ran.fetch_add(1, Ordering::Relaxed);
     cx.progress.finish(S::NAME.as_str(), &inst.key());
     Ok(Some(out))

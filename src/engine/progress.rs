@@ -35,7 +35,9 @@ impl Progress {
 
     pub fn finish(&self, stage: &str, item: &str) {
         let n = self.done.fetch_add(1, Ordering::Relaxed) + 1;
-        self.line(&format!("{stage:<8} {item} done ({n} stage results computed)"));
+        self.line(&format!(
+            "{stage:<8} {item} done ({n} stage results computed)"
+        ));
     }
 
     pub fn note(&self, text: &str) {

@@ -25,7 +25,12 @@ impl std::fmt::Display for Difference {
             Some(r) => write!(f, "record {r}, field {}", self.field)?,
             None => write!(f, "header, field {}", self.field)?,
         }
-        write!(f, ": generated `{}`, reference `{}`", clip(&self.ours), clip(&self.reference))
+        write!(
+            f,
+            ": generated `{}`, reference `{}`",
+            clip(&self.ours),
+            clip(&self.reference)
+        )
     }
 }
 
@@ -38,7 +43,11 @@ pub fn first_difference(
     mode: Mode,
     records: Option<usize>,
 ) -> Option<Difference> {
-    let mode = if mode == Mode::Exact { Mode::Strict } else { mode };
+    let mode = if mode == Mode::Exact {
+        Mode::Strict
+    } else {
+        mode
+    };
     let a = String::from_utf8_lossy(&canonical(ours, mode, records)).into_owned();
     let b = String::from_utf8_lossy(&canonical(reference, mode, records)).into_owned();
     let (mut la, mut lb) = (a.lines(), b.lines());
@@ -90,6 +99,9 @@ mod tests {
         assert!(first_difference(a, a, Mode::Exact, None).is_none());
         let short = b"count = 0\npk = 01\nsk = 02\n\n";
         let d = first_difference(short, a, Mode::Strict, None).unwrap();
-        assert_eq!((d.record.as_deref(), d.ours.as_str()), (Some("1"), "(missing)"));
+        assert_eq!(
+            (d.record.as_deref(), d.ours.as_str()),
+            (Some("1"), "(missing)")
+        );
     }
 }

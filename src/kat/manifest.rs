@@ -65,7 +65,13 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
             return Err(err("the first field must be 64 hex digits"));
         }
         let (mode, records) = match mode.split_once(':') {
-            Some((m, n)) => (m, Some(n.parse::<usize>().map_err(|_| err("`:N` must be a number"))?)),
+            Some((m, n)) => (
+                m,
+                Some(
+                    n.parse::<usize>()
+                        .map_err(|_| err("`:N` must be a number"))?,
+                ),
+            ),
             None => (mode, None),
         };
         let mode = match mode {
@@ -109,7 +115,9 @@ pub fn covered(text: &[u8], records: Option<usize>) -> &[u8] {
         }
         pos += line.len();
     }
-    let Some(&first) = starts.first() else { return &text[..0] };
+    let Some(&first) = starts.first() else {
+        return &text[..0];
+    };
     let end = starts.get(n).copied().unwrap_or(text.len());
     let mut slice = &text[first..end];
     // Drop the empty separator line(s) but keep the last field's newline.
@@ -158,7 +166,8 @@ pub fn count_records(text: &[u8]) -> usize {
 mod tests {
     use super::*;
 
-    const NIST: &str = "# ALG\n\ncount = 0\nseed = AA\npk = 01\n\ncount = 1\nseed = BB\npk = 02\n\n";
+    const NIST: &str =
+        "# ALG\n\ncount = 0\nseed = AA\npk = 01\n\ncount = 1\nseed = BB\npk = 02\n\n";
 
     #[test]
     fn manifest_lines_parse_with_modes_and_limits() {
@@ -166,24 +175,42 @@ mod tests {
         let text = format!("# comment\n{sha} strict:10 X-1/kat.txt\n{sha} exact Y/f.rsp\n");
         let e = parse(Path::new("m"), &text).unwrap();
         assert_eq!(e.len(), 2);
-        assert_eq!((e[0].mode, e[0].records, e[0].label.as_str()), (Mode::Strict, Some(10), "X-1"));
-        assert_eq!((e[1].mode, e[1].records, e[1].file.as_str()), (Mode::Exact, None, "f.rsp"));
+        assert_eq!(
+            (e[0].mode, e[0].records, e[0].label.as_str()),
+            (Mode::Strict, Some(10), "X-1")
+        );
+        assert_eq!(
+            (e[1].mode, e[1].records, e[1].file.as_str()),
+            (Mode::Exact, None, "f.rsp")
+        );
         let bad = parse(Path::new("m"), &format!("{sha} fuzzy X/f\n")).unwrap_err();
         assert!(bad.to_string().contains("m:1:1"), "{bad}");
     }
 
     #[test]
     fn record_restriction_drops_header_and_trailing_blank() {
-        assert_eq!(covered(NIST.as_bytes(), Some(1)), b"count = 0\nseed = AA\npk = 01\n");
-        assert_eq!(covered(NIST.as_bytes(), Some(5)), &NIST.as_bytes()[7..NIST.len() - 1]);
+        assert_eq!(
+            covered(NIST.as_bytes(), Some(1)),
+            b"count = 0\nseed = AA\npk = 01\n"
+        );
+        assert_eq!(
+            covered(NIST.as_bytes(), Some(5)),
+            &NIST.as_bytes()[7..NIST.len() - 1]
+        );
         assert_eq!(covered(NIST.as_bytes(), None), NIST.as_bytes());
     }
 
     #[test]
     fn strict_and_nolen_canonicalise() {
         let ngcc = "Count = 0\r\nPK_Len = 1  \r\nPK = 01\r\n\r\n";
-        assert_eq!(canonical(ngcc.as_bytes(), Mode::Strict, None), b"Count = 0\nPK_Len = 1\nPK = 01");
-        assert_eq!(canonical(ngcc.as_bytes(), Mode::Nolen, None), b"Count = 0\nPK = 01");
+        assert_eq!(
+            canonical(ngcc.as_bytes(), Mode::Strict, None),
+            b"Count = 0\nPK_Len = 1\nPK = 01"
+        );
+        assert_eq!(
+            canonical(ngcc.as_bytes(), Mode::Nolen, None),
+            b"Count = 0\nPK = 01"
+        );
         assert_eq!(count_records(NIST.as_bytes()), 2);
     }
 }

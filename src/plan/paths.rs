@@ -63,10 +63,7 @@ pub fn expand_sources(
             .filter(|p| p.is_file())
             .collect();
         if matches.is_empty() {
-            return Err(format!(
-                "`{pattern}` matches no file in {}",
-                dir.display()
-            ));
+            return Err(format!("`{pattern}` matches no file in {}", dir.display()));
         }
         found.extend(matches);
     }

@@ -85,7 +85,10 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
         })
         .collect::<Result<Vec<_>, _>>()?;
     if flag_profiles.is_empty() {
-        return Err(raw.error("`flag-profiles` is empty").help("name at least one profile").into());
+        return Err(raw
+            .error("`flag-profiles` is empty")
+            .help("name at least one profile")
+            .into());
     }
     let stages = match &c.stages {
         None => StageName::ALL.to_vec(),
@@ -93,9 +96,8 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
             .iter()
             .map(|s| {
                 StageName::parse(s.get_ref()).ok_or_else(|| {
-                    raw.error_at(s, format!("unknown stage `{}`", s.get_ref())).help(
-                        "stages are build, kat, time, memory, sizes, profile, survey, render",
-                    )
+                    raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
+                        .help("stages are build, kat, time, memory, sizes, profile, survey, render")
                 })
             })
             .collect::<Result<Vec<_>, _>>()?,
@@ -109,7 +111,10 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
     if let Some(p) = &sizes_catalog {
         if !p.is_file() {
             let s = c.sizes.catalog.as_ref().expect("catalog is set");
-            return Err(raw.error_at(s, "size catalog not found").help("create the CSV or remove `catalog`").into());
+            return Err(raw
+                .error_at(s, "size catalog not found")
+                .help("create the CSV or remove `catalog`")
+                .into());
         }
     }
     let templates = c.render.templates.as_ref().map(&in_project).transpose()?;
@@ -201,7 +206,8 @@ fn list_stems(dir: &Path) -> Vec<String> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let p = e.path();
-            (p.extension()? == "toml").then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
+            (p.extension()? == "toml")
+                .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
         })
         .collect();
     v.sort();
@@ -209,10 +215,16 @@ fn list_stems(dir: &Path) -> Vec<String> {
 }
 
 fn project_rel(project: &Project, p: &Path) -> String {
-    p.strip_prefix(&project.root).unwrap_or(p).display().to_string()
+    p.strip_prefix(&project.root)
+        .unwrap_or(p)
+        .display()
+        .to_string()
 }
 
-fn select_algorithms(project: &Project, raw: &Loaded<RawCampaign>) -> Result<Vec<String>, ConfigError> {
+fn select_algorithms(
+    project: &Project,
+    raw: &Loaded<RawCampaign>,
+) -> Result<Vec<String>, ConfigError> {
     let available = project.algorithm_ids();
     let mut chosen = BTreeSet::new();
     for pat in &raw.value.algorithms {
@@ -245,17 +257,26 @@ fn resolve_algorithm(
     let a = &raw.value;
     if a.id.get_ref() != id {
         return Err(raw
-            .error_at(&a.id, format!("id `{}` does not match the file name", a.id.get_ref()))
+            .error_at(
+                &a.id,
+                format!("id `{}` does not match the file name", a.id.get_ref()),
+            )
             .help(format!("set id = \"{id}\" or rename the file")));
     }
     if a.implementations.is_empty() {
-        return Err(raw.error("no [[implementation]]").help("add an [[implementation]] table with a `root`"));
+        return Err(raw
+            .error("no [[implementation]]")
+            .help("add an [[implementation]] table with a `root`"));
     }
     if a.parameter_sets.is_empty() {
-        return Err(raw.error("no [[parameter-set]]").help("add a [[parameter-set]] table with a `label`"));
+        return Err(raw
+            .error("no [[parameter-set]]")
+            .help("add a [[parameter-set]] table with a `label`"));
     }
     let binding = match (a.api, &a.ngcc, &a.nist) {
-        (ApiFamily::Ngcc, Some(n), _) => Binding::Ngcc { headers: n.headers.clone() },
+        (ApiFamily::Ngcc, Some(n), _) => Binding::Ngcc {
+            headers: n.headers.clone(),
+        },
         (ApiFamily::Ngcc, None, _) => Binding::Ngcc {
             headers: vec!["api.h".into()],
         },
@@ -276,7 +297,9 @@ fn resolve_algorithm(
     };
     for k in &a.known_issues {
         if let Err(e) = regex::Regex::new(k.labels.get_ref()) {
-            return Err(raw.error_at(&k.labels, format!("bad label pattern: {e}")).help("write a regular expression over instance labels"));
+            return Err(raw
+                .error_at(&k.labels, format!("bad label pattern: {e}"))
+                .help("write a regular expression over instance labels"));
         }
     }
 
@@ -296,7 +319,9 @@ fn resolve_algorithm(
             let p = contained(&project.root, &toml_dir, d.get_ref())
                 .map_err(|e| raw.error_at(d, e).help("use a path inside the project"))?;
             if !p.is_dir() {
-                return Err(raw.error_at(d, "reference directory not found").help("create it or remove `reference-dir`"));
+                return Err(raw
+                    .error_at(d, "reference directory not found")
+                    .help("create it or remove `reference-dir`"));
             }
             Some(p)
         }
@@ -312,7 +337,11 @@ fn resolve_algorithm(
             continue;
         }
         for ps in &a.parameter_sets {
-            if ps.implementations.as_ref().is_some_and(|l| !l.contains(imp_name)) {
+            if ps
+                .implementations
+                .as_ref()
+                .is_some_and(|l| !l.contains(imp_name))
+            {
                 continue;
             }
             let label = if imp_name == &a.implementations[0].name.get_ref().clone() {
@@ -324,16 +353,27 @@ fn resolve_algorithm(
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
             {
-                return Err(raw.error_at(&ps.label, format!("label `{label}` has characters unsafe in file names")).help("use letters, digits and - _ . +"));
+                return Err(raw
+                    .error_at(
+                        &ps.label,
+                        format!("label `{label}` has characters unsafe in file names"),
+                    )
+                    .help("use letters, digits and - _ . +"));
             }
             if !labels.insert(label.clone()) {
-                return Err(raw.error_at(&ps.label, format!("duplicate label `{label}`")).help("give every parameter set a distinct label"));
+                return Err(raw
+                    .error_at(&ps.label, format!("duplicate label `{label}`"))
+                    .help("give every parameter set a distinct label"));
             }
             let root_s = ps.root.as_ref().unwrap_or(&imp.root);
-            let root = contained(&alg_root, &toml_dir, root_s.get_ref())
-                .map_err(|e| raw.error_at(root_s, e).help("keep sources inside the algorithms directory"))?;
+            let root = contained(&alg_root, &toml_dir, root_s.get_ref()).map_err(|e| {
+                raw.error_at(root_s, e)
+                    .help("keep sources inside the algorithms directory")
+            })?;
             if !root.is_dir() {
-                return Err(raw.error_at(root_s, format!("source root {} not found", root.display())).help("create the directory or fix `root`"));
+                return Err(raw
+                    .error_at(root_s, format!("source root {} not found", root.display()))
+                    .help("create the directory or fix `root`"));
             }
             let src_pats = ps.sources.as_ref().unwrap_or(&imp.sources);
             let excludes = ps.exclude.as_ref().unwrap_or(&imp.exclude);
@@ -349,10 +389,14 @@ fn resolve_algorithm(
             }
             let mut include_dirs = vec![root.clone()];
             for inc in incs {
-                let d = contained(&root, &root, inc.get_ref())
-                    .map_err(|e| raw.error_at(inc, e).help("include dirs stay inside the implementation root"))?;
+                let d = contained(&root, &root, inc.get_ref()).map_err(|e| {
+                    raw.error_at(inc, e)
+                        .help("include dirs stay inside the implementation root")
+                })?;
                 if !d.is_dir() {
-                    return Err(raw.error_at(inc, "include directory not found").help("create it or remove it from `include-dirs`"));
+                    return Err(raw
+                        .error_at(inc, "include directory not found")
+                        .help("create it or remove it from `include-dirs`"));
                 }
                 include_dirs.push(d);
             }
@@ -367,7 +411,16 @@ fn resolve_algorithm(
             sources.dedup();
             include_dirs.dedup();
             let binding = match (&binding, &ps.namespace) {
-                (Binding::Nist { header, randombytes, lengths, kat_rng, .. }, Some(ns)) => Binding::Nist {
+                (
+                    Binding::Nist {
+                        header,
+                        randombytes,
+                        lengths,
+                        kat_rng,
+                        ..
+                    },
+                    Some(ns),
+                ) => Binding::Nist {
                     header: header.clone(),
                     namespace: ns.clone(),
                     randombytes: randombytes.clone(),
@@ -425,7 +478,11 @@ fn resolve_algorithm(
         survey_note: a.survey_note.clone(),
         kat_manifest,
         kat_reference_dir,
-        implementations: a.implementations.iter().map(|i| i.name.get_ref().clone()).collect(),
+        implementations: a
+            .implementations
+            .iter()
+            .map(|i| i.name.get_ref().clone())
+            .collect(),
         labels: instances.iter().map(|i| i.label.clone()).collect(),
     };
     Ok((algorithm, instances))
@@ -464,8 +521,10 @@ fn load_component(
     let raw: Loaded<RawComponent> = config::load(&file)?;
     let c = &raw.value;
     let alg_root = project.algorithms_dir();
-    let root = contained(&alg_root, &dir, c.root.get_ref())
-        .map_err(|e| raw.error_at(&c.root, e).help("keep component sources inside the algorithms directory"))?;
+    let root = contained(&alg_root, &dir, c.root.get_ref()).map_err(|e| {
+        raw.error_at(&c.root, e)
+            .help("keep component sources inside the algorithms directory")
+    })?;
     let mut sources = Vec::new();
     for pat in &c.sources {
         let files = expand_sources(&root, std::slice::from_ref(pat.get_ref()), &c.exclude)
@@ -474,10 +533,10 @@ fn load_component(
     }
     let mut include_dirs = vec![root.clone()];
     for inc in &c.include_dirs {
-        include_dirs.push(
-            contained(&root, &root, inc.get_ref())
-                .map_err(|e| raw.error_at(inc, e).help("include dirs stay inside the component root"))?,
-        );
+        include_dirs.push(contained(&root, &root, inc.get_ref()).map_err(|e| {
+            raw.error_at(inc, e)
+                .help("include dirs stay inside the component root")
+        })?);
     }
     Ok(Component {
         sources,

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use super::InstanceResults;
 use crate::engine::{Cx, Manifest, Stage};
 use crate::fsutil;
-use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, Kind, LengthType, KatRng, StageName};
+use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, KatRng, Kind, LengthType, StageName};
 
 /// One attempt to build an instance with one flag profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -77,18 +77,30 @@ impl Stage for BuildStage {
 pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let mut m = Manifest::new();
     for s in &inst.sources {
-        m.set(format!("source:{}", s.display), fsutil::sha256_file(&s.path)?);
+        m.set(
+            format!("source:{}", s.display),
+            fsutil::sha256_file(&s.path)?,
+        );
     }
     for h in headers(&inst.include_dirs) {
-        m.set(format!("header:{}", cx.plan.display_path(&h)), fsutil::sha256_file(&h)?);
+        m.set(
+            format!("header:{}", cx.plan.display_path(&h)),
+            fsutil::sha256_file(&h)?,
+        );
     }
     m.set("defines", &inst.defines)
         .set("flags", &cx.plan.flag_profiles)
         .set(
             "compiler",
-            format!("{} | {} | {}", cx.compiler.path.display(), cx.compiler.version, cx.compiler.binary_sha256),
+            format!(
+                "{} | {} | {}",
+                cx.compiler.path.display(),
+                cx.compiler.version,
+                cx.compiler.binary_sha256
+            ),
         )
         .set("support", &cx.support.version)
+        .set("pqbench", crate::STAGE_LOGIC_VERSION)
         .set("target", &cx.compiler.target)
         .set("binding", &inst.binding)
         .set("cpu-features", &inst.cpu_features);
@@ -112,15 +124,19 @@ fn headers(dirs: &[PathBuf]) -> Vec<PathBuf> {
 /// Builds `inst` with `profile`; a compile error is a failed attempt, not
 /// an error of the stage.
 pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<BuildAttempt> {
+    // Logs go into published records: no machine paths in them.
+    let root = format!("{}/", cx.plan.project_root.display());
     let failed = |log: String| BuildAttempt {
         profile: profile.name.clone(),
         ok: false,
         library_sha256: None,
         load_bytes: None,
-        log,
+        log: log.replace(&root, ""),
     };
     if let Some(missing) = missing_cpu_features(&inst.cpu_features) {
-        return Ok(failed(format!("host CPU lacks required features: {missing}")));
+        return Ok(failed(format!(
+            "host CPU lacks required features: {missing}"
+        )));
     }
     let args = compile_args(cx, inst, profile);
     let header_digest = {
@@ -135,7 +151,22 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         .iter()
         .map(|s| (s.path.clone(), args.clone()))
         .collect();
-    units.push((cx.support.file(adapter_file(inst.api)), adapter_args(cx, inst, &args)));
+    units.push((
+        cx.support.file(adapter_file(inst.api)),
+        adapter_args(cx, inst, &args),
+    ));
+    if let Binding::Nist {
+        kat_rng: KatRng::Builtin,
+        ..
+    } = inst.binding
+    {
+        // The AES-256 CTR_DRBG behind the renamed randombytes.
+        let mut own = profile.cflags.clone();
+        own.push(format!("-I{}", cx.support.dir.display()));
+        for f in ["aes256.c", "ctr_drbg.c"] {
+            units.push((cx.support.file(f), own.clone()));
+        }
+    }
     let results: Vec<Result<(PathBuf, String)>> = units
         .par_iter()
         .map(|(src, a)| compile_cached(cx, src, a, &header_digest))
@@ -172,7 +203,7 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         ok: true,
         library_sha256: Some(sha),
         load_bytes,
-        log: crate::toolchain::tail(&log, 20),
+        log: crate::toolchain::tail(&log, 20).replace(&root, ""),
     })
 }
 
@@ -180,7 +211,11 @@ fn compile_args(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Vec<String> 
     let mut args = profile.cflags.clone();
     args.extend(inst.cpu_features.iter().map(|f| format!("-m{f}")));
     args.extend(inst.defines.iter().cloned());
-    args.extend(inst.include_dirs.iter().map(|d| format!("-I{}", d.display())));
+    args.extend(
+        inst.include_dirs
+            .iter()
+            .map(|d| format!("-I{}", d.display())),
+    );
     let _ = cx;
     args
 }
@@ -206,7 +241,13 @@ fn adapter_args(cx: &Cx, inst: &Instance, base: &[String]) -> Vec<String> {
                 a.extend(["-include".into(), h.clone()]);
             }
         }
-        Binding::Nist { header, namespace, randombytes, lengths, kat_rng } => {
+        Binding::Nist {
+            header,
+            namespace,
+            randombytes,
+            lengths,
+            kat_rng,
+        } => {
             a.extend(["-include".into(), header.clone()]);
             a.push(format!("-DPQB_NS={namespace}"));
             a.push(format!("-DPQB_RANDOMBYTES={randombytes}"));
@@ -224,7 +265,12 @@ fn adapter_args(cx: &Cx, inst: &Instance, base: &[String]) -> Vec<String> {
 }
 
 /// Compiles one unit unless an object for exactly these inputs exists.
-fn compile_cached(cx: &Cx, src: &Path, args: &[String], headers: &str) -> Result<(PathBuf, String)> {
+fn compile_cached(
+    cx: &Cx,
+    src: &Path,
+    args: &[String],
+    headers: &str,
+) -> Result<(PathBuf, String)> {
     let key = fsutil::sha256_hex(
         format!(
             "{}|{}|{}|{}|{}",
@@ -236,7 +282,12 @@ fn compile_cached(cx: &Cx, src: &Path, args: &[String], headers: &str) -> Result
         )
         .as_bytes(),
     );
-    let obj = cx.cache.dir().join("objects").join(&key[..2]).join(format!("{key}.o"));
+    let obj = cx
+        .cache
+        .dir()
+        .join("objects")
+        .join(&key[..2])
+        .join(format!("{key}.o"));
     if obj.is_file() {
         return Ok((obj, String::new()));
     }
@@ -251,10 +302,37 @@ fn compile_cached(cx: &Cx, src: &Path, args: &[String], headers: &str) -> Result
 /// Exports: the entry table and the API functions; everything else local.
 fn version_script(inst: &Instance) -> String {
     let api: Vec<String> = match (&inst.binding, inst.kind) {
-        (Binding::Ngcc { .. }, Kind::Sign) => ["sig_keygen", "sig_sign", "sig_verify", "sig_get_pk_len_bytes", "sig_get_sk_len_bytes", "sig_get_sn_len_bytes"].map(String::from).to_vec(),
-        (Binding::Ngcc { .. }, Kind::Kem) => ["kem_keygen", "kem_enc", "kem_dec", "kem_get_pk_len_bytes", "kem_get_sk_len_bytes", "kem_get_ss_len_bytes", "kem_get_ct_len_bytes"].map(String::from).to_vec(),
-        (Binding::Nist { namespace, .. }, Kind::Sign) => ["crypto_sign_keypair", "crypto_sign", "crypto_sign_open"].map(|f| format!("{namespace}{f}")).to_vec(),
-        (Binding::Nist { namespace, .. }, Kind::Kem) => ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"].map(|f| format!("{namespace}{f}")).to_vec(),
+        (Binding::Ngcc { .. }, Kind::Sign) => [
+            "sig_keygen",
+            "sig_sign",
+            "sig_verify",
+            "sig_get_pk_len_bytes",
+            "sig_get_sk_len_bytes",
+            "sig_get_sn_len_bytes",
+        ]
+        .map(String::from)
+        .to_vec(),
+        (Binding::Ngcc { .. }, Kind::Kem) => [
+            "kem_keygen",
+            "kem_enc",
+            "kem_dec",
+            "kem_get_pk_len_bytes",
+            "kem_get_sk_len_bytes",
+            "kem_get_ss_len_bytes",
+            "kem_get_ct_len_bytes",
+        ]
+        .map(String::from)
+        .to_vec(),
+        (Binding::Nist { namespace, .. }, Kind::Sign) => {
+            ["crypto_sign_keypair", "crypto_sign", "crypto_sign_open"]
+                .map(|f| format!("{namespace}{f}"))
+                .to_vec()
+        }
+        (Binding::Nist { namespace, .. }, Kind::Kem) => {
+            ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"]
+                .map(|f| format!("{namespace}{f}"))
+                .to_vec()
+        }
     };
     let mut s = String::from("{\n  global:\n    pqb_entry_table;\n    pqb_prof_*;\n");
     for f in api {
@@ -269,7 +347,14 @@ pub fn api_symbols(inst: &Instance) -> Vec<String> {
     version_script(inst)
         .lines()
         .map(|l| l.trim().trim_end_matches(';'))
-        .filter(|l| !l.is_empty() && !l.contains(':') && !l.contains('*') && !l.contains('{') && !l.contains('}') && *l != "pqb_entry_table")
+        .filter(|l| {
+            !l.is_empty()
+                && !l.contains(':')
+                && !l.contains('*')
+                && !l.contains('{')
+                && !l.contains('}')
+                && *l != "pqb_entry_table"
+        })
         .map(String::from)
         .collect()
 }

@@ -68,9 +68,19 @@ impl Stage for KatStage {
         true
     }
 
-    fn manifest(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<Option<Manifest>> {
-        let Some(build) = &prior.build else { return Ok(None) };
-        let alg = cx.plan.algorithm(&inst.algorithm).context("algorithm of instance")?;
+    fn manifest(
+        &self,
+        cx: &Cx,
+        inst: &Instance,
+        prior: &InstanceResults,
+    ) -> Result<Option<Manifest>> {
+        let Some(build) = &prior.build else {
+            return Ok(None);
+        };
+        let alg = cx
+            .plan
+            .algorithm(&inst.algorithm)
+            .context("algorithm of instance")?;
         let mut m = Manifest::new();
         // The build manifest's key pins every library any profile can produce.
         m.set("build", super::build::build_manifest(cx, inst)?.key())
@@ -78,7 +88,8 @@ impl Stage for KatStage {
             .set("records", inst.kat_records)
             .set("timeout", cx.plan.kat.timeout_seconds)
             .set("limits", &cx.plan.limits)
-            .set("runner", &cx.support.version);
+            .set("runner", &cx.support.version)
+            .set("pqbench", crate::STAGE_LOGIC_VERSION);
         let refs = reference_entry(&alg.kat_manifest, &inst.label)?;
         m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));
         if let (Some(e), Some(dir)) = (&refs, &alg.kat_reference_dir) {
@@ -130,7 +141,10 @@ fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
 
 /// Runs the generator on one library and decides its status.
 fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
-    let alg = cx.plan.algorithm(&inst.algorithm).context("algorithm of instance")?;
+    let alg = cx
+        .plan
+        .algorithm(&inst.algorithm)
+        .context("algorithm of instance")?;
     let mut log = LogWriter::default();
     log.kv("algorithm", &inst.algorithm);
     log.kv("label", &inst.label);
@@ -153,7 +167,10 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         return finish(cx, inst, attempt, log);
     };
     log.kv("library_sha256", lib_sha);
-    let lib = cx.cache.existing_blob(lib_sha).context("library missing from the cache")?;
+    let lib = cx
+        .cache
+        .existing_blob(lib_sha)
+        .context("library missing from the cache")?;
     let scratch = cx.cache.scratch()?;
     let out_file = scratch.path().join("kat.txt");
     let format = inst.api.as_str();
@@ -181,7 +198,9 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
     let stdout = String::from_utf8_lossy(&run.stdout);
     for line in stdout.lines() {
         if let Some((k, v)) = line.split_once(" = ") {
-            attempt.generator.push((k.trim().to_string(), v.trim().to_string()));
+            attempt
+                .generator
+                .push((k.trim().to_string(), v.trim().to_string()));
         }
     }
     let reported = attempt
@@ -189,7 +208,11 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         .iter()
         .find(|(k, _)| k == "status")
         .and_then(|(_, v)| Status::parse(v));
-    let detail = attempt.generator.iter().find(|(k, _)| k == "detail").map(|(_, v)| v.clone());
+    let detail = attempt
+        .generator
+        .iter()
+        .find(|(k, _)| k == "detail")
+        .map(|(_, v)| v.clone());
     for (k, v) in &attempt.generator {
         if k != "status" && k != "detail" {
             log.kv(k, v);
@@ -208,12 +231,19 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         }
         (outcome, _) => {
             let err = crate::toolchain::tail(&String::from_utf8_lossy(&run.stderr), 3);
-            attempt.detail = Some(format!("generator ended with {outcome} without a verdict {err}").trim().to_string());
+            attempt.detail = Some(
+                format!("generator ended with {outcome} without a verdict {err}")
+                    .trim()
+                    .to_string(),
+            );
             Status::Crash
         }
     };
     if attempt.status == Status::Timeout {
-        attempt.detail = Some(format!("no result within {} s", cx.plan.kat.timeout_seconds));
+        attempt.detail = Some(format!(
+            "no result within {} s",
+            cx.plan.kat.timeout_seconds
+        ));
     }
     if attempt.status == Status::Pass {
         let generated = std::fs::read(&out_file).context("reading the generated KAT file")?;
@@ -230,10 +260,17 @@ fn compare_with_references(
     attempt: &mut KatAttempt,
     log: &mut LogWriter,
 ) -> Result<()> {
-    log.kv("records_generated", &katman::count_records(generated).to_string());
+    log.kv(
+        "records_generated",
+        &katman::count_records(generated).to_string(),
+    );
     let Some(entry) = reference_entry(&alg.kat_manifest, &inst.label)? else {
         attempt.status = Status::Nokat;
-        attempt.detail = Some(format!("no line for {} in {}", inst.label, alg.kat_manifest.display()));
+        attempt.detail = Some(format!(
+            "no line for {} in {}",
+            inst.label,
+            alg.kat_manifest.display()
+        ));
         log.kv("manifest", "(none)");
         return Ok(());
     };
@@ -242,7 +279,11 @@ fn compare_with_references(
     let digest = katman::digest(generated, entry.mode, entry.records);
     log.kv("digest", &format!("{} {}", digest, entry.mode.as_str()));
     let enough = katman::count_records(generated) >= wanted.min(inst.kat_records as usize);
-    attempt.status = if digest == entry.sha256 && enough { Status::Pass } else { Status::Mismatch };
+    attempt.status = if digest == entry.sha256 && enough {
+        Status::Pass
+    } else {
+        Status::Mismatch
+    };
     if let Some(dir) = &alg.kat_reference_dir {
         let file = dir.join(&entry.label).join(&entry.file);
         if let Ok(reference) = std::fs::read(&file) {
@@ -258,16 +299,27 @@ fn compare_with_references(
         }
     }
     if attempt.status == Status::Mismatch && attempt.detail.is_none() {
-        attempt.detail = Some(format!("digest {} differs from the manifest", &digest[..16]));
+        attempt.detail = Some(format!(
+            "digest {} differs from the manifest",
+            &digest[..16]
+        ));
     }
     Ok(())
 }
 
-fn finish(cx: &Cx, inst: &Instance, mut attempt: KatAttempt, mut log: LogWriter) -> Result<KatAttempt> {
+fn finish(
+    cx: &Cx,
+    inst: &Instance,
+    mut attempt: KatAttempt,
+    mut log: LogWriter,
+) -> Result<KatAttempt> {
     if let Some(d) = &attempt.detail {
         log.kv("detail", d);
     }
-    log.line(&format!("RESULT {} {} {}", inst.algorithm, inst.label, attempt.status));
+    log.line(&format!(
+        "RESULT {} {} {}",
+        inst.algorithm, inst.label, attempt.status
+    ));
     attempt.log_sha256 = cx.cache.put_blob(log.text.as_bytes())?;
     Ok(attempt)
 }
@@ -275,7 +327,10 @@ fn finish(cx: &Cx, inst: &Instance, mut attempt: KatAttempt, mut log: LogWriter)
 /// Copies the chosen attempt's log and KAT file into the run's evidence.
 fn write_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
     let dir = cx.plan.output_dir.join("kat").join(&inst.algorithm);
-    let log = cx.cache.existing_blob(&a.log_sha256).context("KAT log missing from the cache")?;
+    let log = cx
+        .cache
+        .existing_blob(&a.log_sha256)
+        .context("KAT log missing from the cache")?;
     fsutil::copy_atomic(&log, &dir.join(format!("{}.log", inst.label)))?;
     if let Some(sha) = &a.output_sha256 {
         let ext = match inst.api {
@@ -290,7 +345,12 @@ fn write_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
 }
 
 fn first_line(s: &str) -> String {
-    s.lines().find(|l| l.contains("error")).or_else(|| s.lines().next()).unwrap_or("").trim().to_string()
+    s.lines()
+        .find(|l| l.contains("error"))
+        .or_else(|| s.lines().next())
+        .unwrap_or("")
+        .trim()
+        .to_string()
 }
 
 /// The KAT log: `key = value` lines, ending with `RESULT <id> <label> <STATUS>`.

@@ -1,0 +1,784 @@
+/*
+ * kat_runner.c - pqb-kat, writes the KAT file of one instance library and
+ * checks every record on the way.
+ *
+ *   pqb-kat --lib PATH --format ngcc|nist --records N --out FILE
+ *   pqb-kat --drbg-selftest
+ *
+ * Built by pqbench from this file, aes256.c and ctr_drbg.c, linked with -ldl.
+ * The library is loaded with dlopen and driven through its pqb_entry table.
+ *
+ * stdout carries `key = value` lines for the KAT log, ending with
+ * `status = PASS|CRYPTOFAIL|OVERFLOW|LOADFAIL` and, unless PASS, a one-line
+ * `detail`. PASS means every record was generated with all checks passing;
+ * comparing the file with the reference KATs is pqbench's job. The exit code
+ * is 0 whenever a status line was printed, 2 for usage errors and 1 when the
+ * KAT file cannot be written. Crashes and hangs are noticed by pqbench.
+ *
+ * Checks on every record:
+ *  - every buffer the runner hands to the library sits between 64 guard bytes
+ *    of 0xA5, verified after every call, and a returned length above the API
+ *    figure is an overflow (the NIST adapter guards its own crypto_sign_open
+ *    scratch buffer and reports violations with PQB_VERIFY_SCRATCH_OVERFLOW);
+ *  - verify accepts the honest signature and rejects it on the message with
+ *    bit 0 of byte 0 flipped; dec returns the encapsulated shared secret;
+ *  - keygen/enc/dec succeed and signing succeeds within 64 attempts
+ *    (failed attempts are retried with the randomness stream continuing).
+ * A record's lines are written first, then its checks decide; generation
+ * stops after the first failing record.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ctr_drbg.h"
+#include "pqb_entry.h"
+
+/* Must match adapter_nist.c. */
+#define PQB_VERIFY_SCRATCH_OVERFLOW 0x50514201
+
+#define GUARD_BYTES 64
+#define GUARD_FILL 0xA5
+#define MAX_SIGN_ATTEMPTS 64
+#define MAX_RECORDS 100000UL
+#define NIST_SEED_BYTES 48
+#define NGCC_SEED_BYTES 64
+
+enum { ST_PASS = 0, ST_CRYPTOFAIL, ST_OVERFLOW, ST_LOADFAIL };
+
+static const char *status_name(int st)
+{
+    switch (st) {
+    case ST_PASS:
+        return "PASS";
+    case ST_CRYPTOFAIL:
+        return "CRYPTOFAIL";
+    case ST_OVERFLOW:
+        return "OVERFLOW";
+    default:
+        return "LOADFAIL";
+    }
+}
+
+/* ---- stdout ----------------------------------------------------------- */
+
+static void out_line(const char *key, const char *value)
+{
+    printf("%s = %s\n", key, value);
+    fflush(stdout);
+}
+
+static void out_size(const char *key, size_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%zu", v);
+    out_line(key, buf);
+}
+
+/* Copies s into dst (size n) replacing control characters, so that it fits
+ * on one line. */
+static void one_line(char *dst, size_t n, const char *s)
+{
+    size_t i = 0;
+    if (s == NULL)
+        s = "(null)";
+    for (; s[i] != '\0' && i + 1 < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        dst[i] = (c < 0x20 || c == 0x7f) ? ' ' : (char)c;
+    }
+    dst[i] = '\0';
+}
+
+static void out_status(int st, const char *detail)
+{
+    out_line("status", status_name(st));
+    if (st != ST_PASS) {
+        char buf[1024];
+        one_line(buf, sizeof buf, detail);
+        out_line("detail", buf);
+    }
+}
+
+/* ---- guarded buffers -------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    unsigned char *base; /* GUARD_BYTES, cap data bytes, GUARD_BYTES */
+    size_t cap;
+} gbuf;
+
+static unsigned char *gdata(const gbuf *b)
+{
+    return b->base + GUARD_BYTES;
+}
+
+static int galloc(gbuf *b, const char *name, size_t cap)
+{
+    b->name = name;
+    b->cap = cap;
+    b->base = NULL;
+    if (cap > (size_t)-1 - 2 * GUARD_BYTES)
+        return -1;
+    b->base = (unsigned char *)malloc(cap + 2 * GUARD_BYTES);
+    if (b->base == NULL)
+        return -1;
+    memset(b->base, GUARD_FILL, GUARD_BYTES);
+    memset(b->base + GUARD_BYTES, 0, cap);
+    memset(b->base + GUARD_BYTES + cap, GUARD_FILL, GUARD_BYTES);
+    return 0;
+}
+
+static void gfree(gbuf *b)
+{
+    free(b->base);
+    b->base = NULL;
+}
+
+/* 0 when intact, else -1 (guard before the data) or 1 (after). */
+static int gcheck(const gbuf *b)
+{
+    size_t i;
+    if (b->base == NULL)
+        return 0;
+    for (i = 0; i < GUARD_BYTES; i++)
+        if (b->base[i] != GUARD_FILL)
+            return -1;
+    for (i = 0; i < GUARD_BYTES; i++)
+        if (b->base[GUARD_BYTES + b->cap + i] != GUARD_FILL)
+            return 1;
+    return 0;
+}
+
+/* ---- run state -------------------------------------------------------- */
+
+#define MAX_LIVE 8
+
+typedef struct {
+    const pqb_entry *e;
+    FILE *kat;
+    int status;
+    char detail[768];
+    unsigned long record; /* current record */
+    gbuf *live[MAX_LIVE]; /* buffers checked after every call */
+    int nlive;
+    size_t max_pk, max_sk, max_sig, max_ct, max_ss;
+    unsigned long sign_retries;
+    unsigned long records_written;
+} run_state;
+
+/* Records the first failure only. */
+static void fail(run_state *r, int st, const char *fmt, ...)
+{
+    va_list ap;
+    if (r->status != ST_PASS)
+        return;
+    r->status = st;
+    va_start(ap, fmt);
+    vsnprintf(r->detail, sizeof r->detail, fmt, ap);
+    va_end(ap);
+}
+
+static int alloc_live(run_state *r, gbuf *b, const char *name, size_t cap)
+{
+    if (galloc(b, name, cap) != 0) {
+        fail(r, ST_CRYPTOFAIL, "cannot allocate %zu bytes for %s in record %lu", cap, name,
+             r->record);
+        return -1;
+    }
+    if (r->nlive < MAX_LIVE)
+        r->live[r->nlive++] = b;
+    return 0;
+}
+
+static void free_live(run_state *r)
+{
+    int i;
+    for (i = 0; i < r->nlive; i++)
+        gfree(r->live[i]);
+    r->nlive = 0;
+}
+
+/* Verifies the guards of every live buffer after `call`; 0 when intact. */
+static int check_guards(run_state *r, const char *call)
+{
+    int i, bad = 0;
+    for (i = 0; i < r->nlive; i++) {
+        int where = gcheck(r->live[i]);
+        if (where != 0) {
+            fail(r, ST_OVERFLOW,
+                 "%s wrote into the guard bytes %s the %s buffer (%zu bytes) in record %lu", call,
+                 where < 0 ? "before" : "after", r->live[i]->name, r->live[i]->cap, r->record);
+            bad = 1;
+        }
+    }
+    return bad ? -1 : 0;
+}
+
+/* A returned length above the capacity is an overflow; returns the length
+ * clamped to the capacity (what may be read back safely). */
+static size_t check_len(run_state *r, const char *call, const char *what, size_t len, size_t cap)
+{
+    if (len > cap) {
+        fail(r, ST_OVERFLOW, "%s returned %s length %zu above the API figure %zu in record %lu",
+             call, what, len, cap, r->record);
+        return cap;
+    }
+    return len;
+}
+
+static void note_max(size_t *m, size_t v)
+{
+    if (v > *m)
+        *m = v;
+}
+
+/* ---- KAT file --------------------------------------------------------- */
+
+static void kat_hex(FILE *f, const char *name, const unsigned char *p, size_t n)
+{
+    static const char digits[] = "0123456789ABCDEF";
+    char buf[512];
+    size_t i, k = 0;
+    fprintf(f, "%s = ", name);
+    if (n == 0)
+        fputs("00", f);
+    for (i = 0; i < n; i++) {
+        buf[k++] = digits[p[i] >> 4];
+        buf[k++] = digits[p[i] & 15];
+        if (k == sizeof buf) {
+            fwrite(buf, 1, k, f);
+            k = 0;
+        }
+    }
+    fwrite(buf, 1, k, f);
+    fputc('\n', f);
+}
+
+static void kat_num(FILE *f, const char *name, unsigned long long v)
+{
+    fprintf(f, "%s = %llu\n", name, v);
+}
+
+/* ---- one record ------------------------------------------------------- */
+
+/* Signs with up to MAX_SIGN_ATTEMPTS attempts; returns 0 on success. */
+static int sign_with_retries(run_state *r, gbuf *sig, size_t *sig_len, const gbuf *msg,
+                             const gbuf *sk, size_t sk_len)
+{
+    int attempt, rc = -1;
+    for (attempt = 1; attempt <= MAX_SIGN_ATTEMPTS; attempt++) {
+        *sig_len = sig->cap;
+        rc = r->e->sign(gdata(sig), sig_len, gdata(msg), msg->cap, gdata(sk), sk_len);
+        check_guards(r, "sign");
+        if (rc == 0)
+            return 0;
+        if (attempt < MAX_SIGN_ATTEMPTS)
+            r->sign_retries++;
+    }
+    fail(r, ST_CRYPTOFAIL, "sign failed %d times (last return %d) in record %lu", MAX_SIGN_ATTEMPTS,
+         rc, r->record);
+    return -1;
+}
+
+/* Keygen into fresh pk/sk buffers. */
+static int do_keygen(run_state *r, gbuf *pk, size_t *pk_len, gbuf *sk, size_t *sk_len)
+{
+    int rc;
+    *pk_len = pk->cap;
+    *sk_len = sk->cap;
+    rc = r->e->keygen(gdata(pk), pk_len, gdata(sk), sk_len);
+    check_guards(r, "keygen");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "keygen returned %d in record %lu", rc, r->record);
+        return -1;
+    }
+    note_max(&r->max_pk, *pk_len);
+    note_max(&r->max_sk, *sk_len);
+    *pk_len = check_len(r, "keygen", "pk", *pk_len, pk->cap);
+    *sk_len = check_len(r, "keygen", "sk", *sk_len, sk->cap);
+    return 0;
+}
+
+/* The signature checks, after the record's lines were written. */
+static void check_signature(run_state *r, const gbuf *sig, size_t sig_len, const gbuf *msg,
+                            gbuf *flipped, const gbuf *pk, size_t pk_len)
+{
+    int rc = r->e->verify(gdata(sig), sig_len, gdata(msg), msg->cap, gdata(pk), pk_len);
+    check_guards(r, "verify");
+    if (rc == PQB_VERIFY_SCRATCH_OVERFLOW && r->e->api == PQB_API_NIST)
+        fail(r, ST_OVERFLOW,
+             "crypto_sign_open (verify) overflowed its scratch message buffer in record %lu",
+             r->record);
+    else if (rc != 0)
+        fail(r, ST_CRYPTOFAIL, "verify rejected the honest signature (returned %d) in record %lu",
+             rc, r->record);
+
+    memcpy(gdata(flipped), gdata(msg), msg->cap);
+    if (flipped->cap > 0)
+        gdata(flipped)[0] ^= 1;
+    rc = r->e->verify(gdata(sig), sig_len, gdata(flipped), flipped->cap, gdata(pk), pk_len);
+    check_guards(r, "verify");
+    if (rc == PQB_VERIFY_SCRATCH_OVERFLOW && r->e->api == PQB_API_NIST)
+        fail(r, ST_OVERFLOW,
+             "crypto_sign_open (verify) overflowed its scratch message buffer in record %lu",
+             r->record);
+    else if (rc == 0)
+        fail(r, ST_CRYPTOFAIL,
+             "verify accepted the signature on the message with bit 0 of byte 0 flipped in record %lu",
+             r->record);
+}
+
+/* Signature record. nist: NIST .rsp fields; else NGCC fields. The seed and
+ * the message are given; entry->seed() has not been called yet. */
+static void sign_record(run_state *r, int nist, const unsigned char *seed, size_t seed_len,
+                        const unsigned char *m, size_t mlen)
+{
+    const pqb_entry *e = r->e;
+    FILE *f = r->kat;
+    gbuf pk, sk, msg, flipped, sig;
+    size_t pk_len, sk_len, sig_len, sig_cap;
+    int rc;
+
+    if (nist) {
+        kat_num(f, "count", r->record);
+        kat_hex(f, "seed", seed, seed_len);
+        kat_num(f, "mlen", mlen);
+        kat_hex(f, "msg", m, mlen);
+    } else {
+        kat_num(f, "Count", r->record);
+        kat_num(f, "Seed_Len", seed_len);
+        kat_hex(f, "Seed", seed, seed_len);
+    }
+
+    sig_cap = e->sig_bytes;
+    if (e->sig_attached)
+        sig_cap = sig_cap > (size_t)-1 - mlen ? (size_t)-1 : sig_cap + mlen;
+    if (alloc_live(r, &pk, "pk", e->pk_bytes) || alloc_live(r, &sk, "sk", e->sk_bytes) ||
+        alloc_live(r, &msg, "msg", mlen) || alloc_live(r, &flipped, "flipped msg", mlen) ||
+        alloc_live(r, &sig, e->sig_attached ? "sm" : "signature", sig_cap))
+        goto out;
+    memcpy(gdata(&msg), m, mlen);
+
+    rc = e->seed(seed, seed_len);
+    check_guards(r, "seed");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
+             seed_len, rc, r->record);
+        goto out;
+    }
+    if (do_keygen(r, &pk, &pk_len, &sk, &sk_len) != 0)
+        goto out;
+    if (!nist) {
+        kat_num(f, "PK_Len", pk_len);
+        kat_hex(f, "PK", gdata(&pk), pk_len);
+        kat_num(f, "SK_Len", sk_len);
+        kat_hex(f, "SK", gdata(&sk), sk_len);
+        kat_num(f, "M_Len", mlen);
+        kat_hex(f, "M", m, mlen);
+    } else {
+        kat_hex(f, "pk", gdata(&pk), pk_len);
+        kat_hex(f, "sk", gdata(&sk), sk_len);
+    }
+
+    if (sign_with_retries(r, &sig, &sig_len, &msg, &sk, sk_len) != 0)
+        goto out;
+    if (e->sig_attached)
+        note_max(&r->max_sig, sig_len >= mlen ? sig_len - mlen : 0);
+    else
+        note_max(&r->max_sig, sig_len);
+    kat_num(f, nist ? "smlen" : "Sn_Len", sig_len);
+    sig_len = check_len(r, "sign", e->sig_attached ? "sm" : "signature", sig_len, sig.cap);
+    kat_hex(f, nist ? "sm" : "Sn", gdata(&sig), sig_len);
+    fputc('\n', f);
+    r->records_written++;
+
+    check_signature(r, &sig, sig_len, &msg, &flipped, &pk, pk_len);
+out:
+    free_live(r);
+}
+
+/* KEM record. */
+static void kem_record(run_state *r, int nist, const unsigned char *seed, size_t seed_len)
+{
+    const pqb_entry *e = r->e;
+    FILE *f = r->kat;
+    gbuf pk, sk, ct, ss, ss2;
+    size_t pk_len, sk_len, ct_len, ss_len, ss2_len;
+    int rc;
+
+    if (nist) {
+        kat_num(f, "count", r->record);
+        kat_hex(f, "seed", seed, seed_len);
+    } else {
+        kat_num(f, "Count", r->record);
+        kat_num(f, "Seed_Len", seed_len);
+        kat_hex(f, "Seed", seed, seed_len);
+    }
+
+    if (alloc_live(r, &pk, "pk", e->pk_bytes) || alloc_live(r, &sk, "sk", e->sk_bytes) ||
+        alloc_live(r, &ct, "ct", e->ct_bytes) || alloc_live(r, &ss, "ss", e->ss_bytes) ||
+        alloc_live(r, &ss2, "decapsulated ss", e->ss_bytes))
+        goto out;
+
+    rc = e->seed(seed, seed_len);
+    check_guards(r, "seed");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
+             seed_len, rc, r->record);
+        goto out;
+    }
+    if (do_keygen(r, &pk, &pk_len, &sk, &sk_len) != 0)
+        goto out;
+    if (nist) {
+        kat_hex(f, "pk", gdata(&pk), pk_len);
+        kat_hex(f, "sk", gdata(&sk), sk_len);
+    } else {
+        kat_num(f, "PK_Len", pk_len);
+        kat_hex(f, "PK", gdata(&pk), pk_len);
+        kat_num(f, "SK_Len", sk_len);
+        kat_hex(f, "SK", gdata(&sk), sk_len);
+    }
+
+    ct_len = ct.cap;
+    ss_len = ss.cap;
+    rc = e->enc(gdata(&ct), &ct_len, gdata(&ss), &ss_len, gdata(&pk), pk_len);
+    check_guards(r, "enc");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "enc returned %d in record %lu", rc, r->record);
+        goto out;
+    }
+    note_max(&r->max_ct, ct_len);
+    note_max(&r->max_ss, ss_len);
+    if (nist) {
+        ct_len = check_len(r, "enc", "ct", ct_len, ct.cap);
+        ss_len = check_len(r, "enc", "ss", ss_len, ss.cap);
+        kat_hex(f, "ct", gdata(&ct), ct_len);
+        kat_hex(f, "ss", gdata(&ss), ss_len);
+    } else {
+        kat_num(f, "CT_Len", ct_len);
+        ct_len = check_len(r, "enc", "ct", ct_len, ct.cap);
+        kat_hex(f, "CT", gdata(&ct), ct_len);
+        kat_num(f, "SS_Len", ss_len);
+        ss_len = check_len(r, "enc", "ss", ss_len, ss.cap);
+        kat_hex(f, "SS", gdata(&ss), ss_len);
+    }
+    fputc('\n', f);
+    r->records_written++;
+
+    /* The checks. */
+    ss2_len = ss2.cap;
+    rc = e->dec(gdata(&ss2), &ss2_len, gdata(&ct), ct_len, gdata(&sk), sk_len);
+    check_guards(r, "dec");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "dec returned %d in record %lu", rc, r->record);
+        goto out;
+    }
+    note_max(&r->max_ss, ss2_len);
+    ss2_len = check_len(r, "dec", "ss", ss2_len, ss2.cap);
+    if (ss2_len != ss_len)
+        fail(r, ST_CRYPTOFAIL,
+             "dec returned a shared secret of %zu bytes, enc one of %zu bytes in record %lu",
+             ss2_len, ss_len, r->record);
+    else if (ss_len != 0 && memcmp(gdata(&ss), gdata(&ss2), ss_len) != 0)
+        fail(r, ST_CRYPTOFAIL, "dec returned a different shared secret than enc in record %lu",
+             r->record);
+out:
+    free_live(r);
+}
+
+/* ---- the two formats -------------------------------------------------- */
+
+static void master_init(pqb_ctr_drbg *d)
+{
+    unsigned char entropy[48];
+    unsigned i;
+    for (i = 0; i < 48; i++)
+        entropy[i] = (unsigned char)i;
+    pqb_ctr_drbg_init(d, entropy, NULL);
+}
+
+/*
+ * NIST PQCgenKAT: the reference first draws every count's seed (and, for
+ * signatures, right after it the message) from the master DRBG, then runs
+ * the counts. The master DRBG here is the runner's own, untouched by the
+ * library, so drawing each count's seed and message just before running it
+ * consumes the same stream in the same order and gives the same bytes,
+ * without holding every message (33 x N^2 / 2 bytes) in memory.
+ */
+static void run_nist(run_state *r, unsigned long records)
+{
+    pqb_ctr_drbg master;
+    unsigned char seed[NIST_SEED_BYTES];
+    unsigned char *msg = NULL;
+    char name[1024];
+
+    one_line(name, sizeof name, r->e->algname);
+    fprintf(r->kat, "# %s\n\n", name);
+    master_init(&master);
+    for (r->record = 0; r->record < records; r->record++) {
+        pqb_ctr_drbg_generate(&master, seed, sizeof seed);
+        if (r->e->kind == PQB_KIND_SIGN) {
+            size_t mlen = 33 * (size_t)(r->record + 1);
+            unsigned char *m2 = (unsigned char *)realloc(msg, mlen);
+            if (m2 == NULL) {
+                fail(r, ST_CRYPTOFAIL, "cannot allocate the %zu-byte message of record %lu", mlen,
+                     r->record);
+                break;
+            }
+            msg = m2;
+            pqb_ctr_drbg_generate(&master, msg, mlen);
+            sign_record(r, 1, seed, sizeof seed, msg, mlen);
+        } else {
+            kem_record(r, 1, seed, sizeof seed);
+        }
+        if (r->status != ST_PASS)
+            break;
+    }
+    free(msg);
+}
+
+/* NGCC KAT_SIG.c / KAT_KEM.c. */
+static void run_ngcc(run_state *r, unsigned long records)
+{
+    const pqb_entry *e = r->e;
+    unsigned char nonce[NGCC_SEED_BYTES];
+    unsigned char seed[NGCC_SEED_BYTES];
+    unsigned char *msg = NULL;
+    void *seed_drng = NULL, *msg_drng = NULL;
+    int rc;
+    unsigned i;
+
+    for (i = 0; i < 16; i++)
+        memcpy(nonce + 4 * i, "seed", 4);
+    seed_drng = e->drng_new(nonce, sizeof nonce);
+    if (seed_drng == NULL) {
+        fail(r, ST_CRYPTOFAIL, "initialising the seed DRNG failed");
+        return;
+    }
+    if (e->kind == PQB_KIND_SIGN) {
+        for (i = 0; i < 21; i++)
+            memcpy(nonce + 3 * i, "msg", 3);
+        nonce[63] = 'm';
+        msg_drng = e->drng_new(nonce, sizeof nonce);
+        if (msg_drng == NULL) {
+            fail(r, ST_CRYPTOFAIL, "initialising the message DRNG failed");
+            e->drng_free(seed_drng);
+            return;
+        }
+    }
+
+    for (r->record = 0; r->record < records; r->record++) {
+        rc = e->drng_draw(seed_drng, seed, sizeof seed);
+        if (rc != 0) {
+            fail(r, ST_CRYPTOFAIL, "drawing the seed of record %lu returned %d", r->record, rc);
+            break;
+        }
+        if (e->kind == PQB_KIND_SIGN) {
+            size_t mlen = 56 + 8 * (size_t)r->record;
+            unsigned char *m2 = (unsigned char *)realloc(msg, mlen);
+            if (m2 == NULL) {
+                fail(r, ST_CRYPTOFAIL, "cannot allocate the %zu-byte message of record %lu", mlen,
+                     r->record);
+                break;
+            }
+            msg = m2;
+            rc = e->drng_draw(msg_drng, msg, mlen);
+            if (rc != 0) {
+                fail(r, ST_CRYPTOFAIL, "drawing the message of record %lu returned %d",
+                     r->record, rc);
+                break;
+            }
+            sign_record(r, 0, seed, sizeof seed, msg, mlen);
+        } else {
+            kem_record(r, 0, seed, sizeof seed);
+        }
+        if (r->status != ST_PASS)
+            break;
+    }
+    free(msg);
+    e->drng_free(seed_drng);
+    if (msg_drng != NULL)
+        e->drng_free(msg_drng);
+}
+
+/* ---- main ------------------------------------------------------------- */
+
+static void usage(void)
+{
+    fputs("usage: pqb-kat --lib PATH --format ngcc|nist --records N --out FILE\n"
+          "       pqb-kat --drbg-selftest\n",
+          stderr);
+    exit(2);
+}
+
+static int drbg_selftest(void)
+{
+    pqb_ctr_drbg d;
+    unsigned char buf[48];
+    int k;
+    master_init(&d);
+    for (k = 0; k < 3; k++) {
+        size_t i;
+        pqb_ctr_drbg_generate(&d, buf, sizeof buf);
+        for (i = 0; i < sizeof buf; i++)
+            printf("%02X", buf[i]);
+        printf("\n");
+    }
+    fflush(stdout);
+    return 0;
+}
+
+/* The load failures: everything up to a usable entry table. */
+static const pqb_entry *load(const char *lib, int nist, char *why, size_t why_len)
+{
+    void *h;
+    const pqb_entry *(*table)(void);
+    const pqb_entry *e;
+    void *sym;
+    const char *err;
+
+    h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        err = dlerror();
+        snprintf(why, why_len, "%s", err ? err : "dlopen failed");
+        return NULL;
+    }
+    dlerror();
+    sym = dlsym(h, "pqb_entry_table");
+    err = dlerror();
+    if (err != NULL || sym == NULL) {
+        snprintf(why, why_len, "%s", err ? err : "pqb_entry_table is NULL");
+        return NULL;
+    }
+    /* POSIX guarantees that a dlsym result converts to a function pointer. */
+    memcpy(&table, &sym, sizeof table);
+    e = table();
+    if (e == NULL) {
+        snprintf(why, why_len, "%s: pqb_entry_table() returned NULL", lib);
+        return NULL;
+    }
+    if (e->abi_version != PQB_ABI_VERSION) {
+        snprintf(why, why_len, "%s: entry table abi_version %d, expected %d", lib,
+                 e->abi_version, PQB_ABI_VERSION);
+        return NULL;
+    }
+    if (e->kind != PQB_KIND_SIGN && e->kind != PQB_KIND_KEM) {
+        snprintf(why, why_len, "%s: entry table kind %d is neither sign nor kem", lib, e->kind);
+        return NULL;
+    }
+    if (e->seed == NULL || e->keygen == NULL ||
+        (e->kind == PQB_KIND_SIGN && (e->sign == NULL || e->verify == NULL)) ||
+        (e->kind == PQB_KIND_KEM && (e->enc == NULL || e->dec == NULL))) {
+        snprintf(why, why_len, "%s: entry table lacks a function its kind needs", lib);
+        return NULL;
+    }
+    if (!nist && (e->drng_new == NULL || e->drng_draw == NULL || e->drng_free == NULL)) {
+        snprintf(why, why_len, "%s: the ngcc KAT format needs the library's DRNG functions", lib);
+        return NULL;
+    }
+    if (nist && e->kind == PQB_KIND_SIGN && !e->sig_attached) {
+        snprintf(why, why_len, "%s: the nist KAT format needs a signed-message (NIST API) sign",
+                 lib);
+        return NULL;
+    }
+    return e;
+}
+
+int main(int argc, char **argv)
+{
+    const char *lib = NULL, *format = NULL, *records_arg = NULL, *out = NULL;
+    unsigned long records;
+    char *end;
+    int nist, i;
+    char why[1024];
+    char name[1024];
+    run_state r;
+    const pqb_entry *e;
+
+    if (argc == 2 && strcmp(argv[1], "--drbg-selftest") == 0)
+        return drbg_selftest();
+    for (i = 1; i < argc; i++) {
+        const char **slot = NULL;
+        if (strcmp(argv[i], "--lib") == 0)
+            slot = &lib;
+        else if (strcmp(argv[i], "--format") == 0)
+            slot = &format;
+        else if (strcmp(argv[i], "--records") == 0)
+            slot = &records_arg;
+        else if (strcmp(argv[i], "--out") == 0)
+            slot = &out;
+        if (slot == NULL || *slot != NULL || i + 1 >= argc) {
+            fprintf(stderr, "pqb-kat: unexpected or repeated argument '%s'\n", argv[i]);
+            usage();
+        }
+        *slot = argv[++i];
+    }
+    if (lib == NULL || format == NULL || records_arg == NULL || out == NULL)
+        usage();
+    if (strcmp(format, "nist") == 0)
+        nist = 1;
+    else if (strcmp(format, "ngcc") == 0)
+        nist = 0;
+    else {
+        fprintf(stderr, "pqb-kat: unknown format '%s' (ngcc or nist)\n", format);
+        usage();
+    }
+    errno = 0;
+    records = strtoul(records_arg, &end, 10);
+    if (errno != 0 || end == records_arg || *end != '\0' || records_arg[0] == '-' ||
+        records > MAX_RECORDS) {
+        fprintf(stderr, "pqb-kat: --records wants a number from 0 to %lu, not '%s'\n",
+                MAX_RECORDS, records_arg);
+        usage();
+    }
+
+    e = load(lib, nist, why, sizeof why);
+    if (e == NULL) {
+        out_status(ST_LOADFAIL, why);
+        return 0;
+    }
+
+    memset(&r, 0, sizeof r);
+    r.e = e;
+    r.status = ST_PASS;
+    r.kat = fopen(out, "w");
+    if (r.kat == NULL) {
+        fprintf(stderr, "pqb-kat: cannot write %s: %s\n", out, strerror(errno));
+        return 1;
+    }
+    if (nist)
+        run_nist(&r, records);
+    else
+        run_ngcc(&r, records);
+    if (ferror(r.kat) || fclose(r.kat) != 0) {
+        fprintf(stderr, "pqb-kat: error writing %s\n", out);
+        return 1;
+    }
+
+    one_line(name, sizeof name, e->algname);
+    out_line("algname", name);
+    out_line("format", nist ? "nist" : "ngcc");
+    out_size("records", r.records_written);
+    out_size("api_pk_bytes", e->pk_bytes);
+    out_size("api_sk_bytes", e->sk_bytes);
+    if (e->kind == PQB_KIND_SIGN) {
+        out_size("api_sig_bytes", e->sig_bytes);
+    } else {
+        out_size("api_ct_bytes", e->ct_bytes);
+        out_size("api_ss_bytes", e->ss_bytes);
+    }
+    out_size("max_pk_len", r.max_pk);
+    out_size("max_sk_len", r.max_sk);
+    if (e->kind == PQB_KIND_SIGN) {
+        out_size("max_sig_len", r.max_sig);
+        out_size("sign_retries", r.sign_retries);
+    } else {
+        out_size("max_ct_len", r.max_ct);
+        out_size("max_ss_len", r.max_ss);
+    }
+    out_status(r.status, r.detail);
+    return 0;
+}
