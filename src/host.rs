@@ -29,7 +29,9 @@ impl HostCheck {
 }
 
 fn read(path: impl AsRef<Path>) -> Option<String> {
-    std::fs::read_to_string(path).ok().map(|s| s.trim().to_string())
+    std::fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
 }
 
 /// Inspects the state of `cpu` and the machine.
@@ -48,7 +50,8 @@ pub fn check(cpu: usize) -> HostCheck {
         .filter(|&c| c != cpu)
         .filter(|c| read(format!("/sys/devices/system/cpu/cpu{c}/online")).is_none_or(|v| v == "1"))
         .collect::<Vec<_>>();
-    let perf_event_paranoid = read("/proc/sys/kernel/perf_event_paranoid").and_then(|s| s.parse().ok());
+    let perf_event_paranoid =
+        read("/proc/sys/kernel/perf_event_paranoid").and_then(|s| s.parse().ok());
     let cpu_allowed = allowed_cpus().contains(&cpu);
 
     let mut problems = Vec::new();
@@ -61,7 +64,10 @@ pub fn check(cpu: usize) -> HostCheck {
         problems.push("turbo/boost is on".into());
     }
     if !smt_siblings_online.is_empty() {
-        problems.push(format!("SMT sibling CPU {:?} is online", smt_siblings_online));
+        problems.push(format!(
+            "SMT sibling CPU {:?} is online",
+            smt_siblings_online
+        ));
     }
     if let (Some(lo), Some(hi)) = (min_khz, max_khz) {
         if lo != hi {
@@ -72,6 +78,11 @@ pub fn check(cpu: usize) -> HostCheck {
         problems.push(format!(
             "perf_event_paranoid is {}, above 2: user-mode cycle counters are refused",
             perf_event_paranoid.unwrap_or_default()
+        ));
+    }
+    if let Err(why) = perf_cycles_available() {
+        problems.push(format!(
+            "hardware cycle counter unavailable ({why}): timing falls back to the TSC or clock"
         ));
     }
     if !cpu_allowed {
@@ -88,6 +99,27 @@ pub fn check(cpu: usize) -> HostCheck {
         cpu_allowed,
         problems,
     }
+}
+
+/// Opens (and closes) a user-mode CPU-cycles perf event for this thread,
+/// exactly as the driver would.
+pub fn perf_cycles_available() -> Result<(), String> {
+    // perf_event_attr, version 5 layout (112 bytes); only the fields we set.
+    let mut attr = [0u8; 112];
+    attr[0..4].copy_from_slice(&0u32.to_ne_bytes()); // PERF_TYPE_HARDWARE
+    attr[4..8].copy_from_slice(&112u32.to_ne_bytes()); // size
+    attr[8..16].copy_from_slice(&0u64.to_ne_bytes()); // PERF_COUNT_HW_CPU_CYCLES
+                                                      // flags: disabled (bit 0), exclude_kernel (bit 5), exclude_hv (bit 6)
+    let flags: u64 = 1 | (1 << 5) | (1 << 6);
+    attr[40..48].copy_from_slice(&flags.to_ne_bytes());
+    // SAFETY: the attribute buffer is valid for the size it declares.
+    let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, attr.as_ptr(), 0, -1, -1, 0) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error().to_string());
+    }
+    // SAFETY: closing the descriptor just opened.
+    unsafe { libc::close(fd as i32) };
+    Ok(())
 }
 
 /// "0-3,6" → [0,1,2,3,6].
@@ -179,16 +211,24 @@ pub fn environment() -> Environment {
         None
     };
     let load = read("/proc/loadavg").unwrap_or_default();
-    let mut la = load.split_whitespace().filter_map(|x| x.parse::<f64>().ok());
+    let mut la = load
+        .split_whitespace()
+        .filter_map(|x| x.parse::<f64>().ok());
     Environment {
         cpu_model,
-        cpus_online: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        cpus_online: std::thread::available_parallelism()
+            .map(|n| n.get())
+            .unwrap_or(1),
         max_mhz,
         memory_mib,
         os,
         kernel,
         virtualization,
-        load_averages: [la.next().unwrap_or(0.0), la.next().unwrap_or(0.0), la.next().unwrap_or(0.0)],
+        load_averages: [
+            la.next().unwrap_or(0.0),
+            la.next().unwrap_or(0.0),
+            la.next().unwrap_or(0.0),
+        ],
         utc: crate::records::utc_now(),
     }
 }
@@ -206,7 +246,14 @@ pub fn fingerprint(env: &Environment, checks: &[HostCheck], counter: &str) -> St
         })
         .collect();
     crate::fsutil::sha256_hex(
-        format!("{}|{}|{}|{}", env.cpu_model, env.kernel, counter, state.join(";")).as_bytes(),
+        format!(
+            "{}|{}|{}|{}",
+            env.cpu_model,
+            env.kernel,
+            counter,
+            state.join(";")
+        )
+        .as_bytes(),
     )
 }
 

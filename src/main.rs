@@ -39,6 +39,17 @@ enum Command {
         /// Measure again even when the stored measurement is fresh.
         #[arg(long)]
         remeasure: bool,
+        /// Measuring CPU (one shard).
+        #[arg(long, conflicts_with = "cpus")]
+        cpu: Option<usize>,
+        /// Measuring CPUs, one shard each: instances of one algorithm stay on one core.
+        #[arg(long, value_delimiter = ',')]
+        cpus: Option<Vec<usize>>,
+    },
+    /// Check whether the host is fixed for measuring (governor, turbo, SMT, clock, counters).
+    Host {
+        #[arg(long)]
+        cpu: Option<usize>,
     },
     /// List every instance and, per stage, `fresh` or `stale: <reason>`.
     Plan { campaign: String },
@@ -84,12 +95,15 @@ fn dispatch(cli: &Cli) -> Result<i32, Error> {
             campaign,
             jobs,
             remeasure,
+            cpu,
+            cpus,
         } => {
             let plan = plan::resolve(&project(cli)?, campaign)?;
             let opts = RunOptions {
                 quiet: cli.quiet,
                 remeasure: *remeasure,
                 jobs: *jobs,
+                cpus: cpus.clone().or_else(|| cpu.map(|c| vec![c])),
             };
             let summary = pipeline::run(&plan, &opts)?;
             println!(
@@ -107,6 +121,20 @@ fn dispatch(cli: &Cli) -> Result<i32, Error> {
             if summary.errors.is_empty() && summary.failing.is_empty() {
                 Ok(exit::OK)
             } else {
+                Ok(exit::ITEM_FAILURES)
+            }
+        }
+        Command::Host { cpu } => {
+            let cpu =
+                cpu.unwrap_or_else(|| pqbench::host::allowed_cpus().last().copied().unwrap_or(0));
+            let check = pqbench::host::check(cpu);
+            if check.problems.is_empty() {
+                println!("host ready (CPU {cpu})");
+                Ok(exit::OK)
+            } else {
+                for p in &check.problems {
+                    println!("CPU {cpu}: {p}");
+                }
                 Ok(exit::ITEM_FAILURES)
             }
         }

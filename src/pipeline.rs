@@ -11,10 +11,14 @@ use crate::engine::cache::Cache;
 use crate::engine::progress::Progress;
 use crate::engine::{self, freshness, Cx, Freshness, Stage, Tally};
 use crate::error::Error;
+use crate::host;
 use crate::plan::{Instance, Plan, StageName};
 use crate::records;
+use crate::records::campaign::CampaignRecord;
 use crate::stages::build::BuildStage;
 use crate::stages::kat::KatStage;
+use crate::stages::memory::MemoryStage;
+use crate::stages::time::TimeStage;
 use crate::stages::InstanceResults;
 use crate::support::Support;
 use crate::toolchain::Compiler;
@@ -24,6 +28,8 @@ pub struct RunOptions {
     pub quiet: bool,
     pub remeasure: bool,
     pub jobs: Option<usize>,
+    /// Measuring CPUs from the command line (overrides the campaign).
+    pub cpus: Option<Vec<usize>>,
 }
 
 /// What a finished run reports.
@@ -68,7 +74,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
 }
 
 fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
-    let cx = context(plan, opts)?;
+    let mut cx = context(plan, opts)?;
     let started = records::utc_now();
     let mut results = empty_results(plan);
     let tally = Tally::default();
@@ -86,6 +92,12 @@ fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
         engine::run_stage(&cx, &KatStage, &mut results, &tally);
     }
     records::write_build_json(&cx, &results, &started)?;
+    let measuring = [StageName::Time, StageName::Memory]
+        .iter()
+        .any(|s| plan.runs(*s));
+    if measuring {
+        measure(&mut cx, opts, &mut results, &tally, &started)?;
+    }
     let failing = plan
         .instances
         .iter()
@@ -110,6 +122,109 @@ fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
     })
 }
 
+/// The CPUs measurements run on: the command line, else the campaign,
+/// else the last CPU this process may use (CPU 0 takes most interrupts).
+pub fn measuring_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
+    opts.cpus
+        .clone()
+        .filter(|c| !c.is_empty())
+        .or_else(|| (!plan.timing.cpus.is_empty()).then(|| plan.timing.cpus.clone()))
+        .unwrap_or_else(|| host::allowed_cpus().last().copied().into_iter().collect())
+}
+
+/// Checks the host, refuses an unfixed one unless allowed, runs the
+/// measuring stages sharded over the CPUs and writes their records.
+fn measure(
+    cx: &mut Cx,
+    opts: &RunOptions,
+    results: &mut BTreeMap<String, InstanceResults>,
+    tally: &Tally,
+    started: &str,
+) -> Result<(), Error> {
+    let plan = cx.plan;
+    let cpus = measuring_cpus(plan, opts);
+    let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
+    let env_start = host::environment();
+    let fingerprint = host::fingerprint(&env_start, &checks, &counter_hint());
+    cx.host_fingerprint = Some(fingerprint.clone());
+    let problems: Vec<String> = checks
+        .iter()
+        .flat_map(|c| {
+            c.problems
+                .iter()
+                .map(move |p| format!("CPU {}: {p}", c.cpu))
+        })
+        .collect();
+    if !problems.is_empty() {
+        if plan.host.require_fixed {
+            return Err(Error::Other(anyhow::anyhow!(
+                "the host is not fixed for measuring:\n  {}\nfix the host, or set `require-fixed = false` under [host] in {} to measure anyway (every problem is recorded)",
+                problems.join("\n  "),
+                plan.display_path(&plan.campaign_file)
+            )));
+        }
+        for p in &problems {
+            cx.progress
+                .note(&format!("host: {p} (recorded; measuring anyway)"));
+        }
+    }
+    if plan.runs(StageName::Time) {
+        engine::run_stage_sharded(cx, &TimeStage, results, tally, &cpus);
+    }
+    if plan.runs(StageName::Memory) {
+        engine::run_stage_sharded(cx, &MemoryStage, results, tally, &cpus);
+    }
+    records::operation::write_operation_records(cx, results)?;
+    let (counter, counter_hz) = results
+        .values()
+        .filter_map(|r| r.time.as_ref())
+        .flat_map(|t| t.ops.iter())
+        .find(|o| o.counter.is_some())
+        .map(|o| (o.counter.clone(), o.counter_hz))
+        .unwrap_or((None, None));
+    let record = CampaignRecord {
+        campaign: plan.campaign.clone(),
+        description: plan.description.clone(),
+        system: plan.system.clone(),
+        system_title: plan.system_title.clone(),
+        pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        start_utc: started.to_string(),
+        end_utc: records::utc_now(),
+        environment_start: env_start,
+        environment_end: host::environment(),
+        compiler: cx.compiler.clone(),
+        build_tool: format!("pqbench {}", env!("CARGO_PKG_VERSION")),
+        flag_profiles: plan.flag_profiles.iter().map(|p| p.name.clone()).collect(),
+        cpus,
+        host_checks: checks,
+        host_require_fixed: plan.host.require_fixed,
+        host_fingerprint: fingerprint,
+        counter,
+        counter_hz,
+        timing: plan.timing.clone(),
+        limits: plan.limits.clone(),
+        kat_timeout_seconds: plan.kat.timeout_seconds,
+        profile_wraps: plan.profile_wraps.clone(),
+        algorithms: plan.algorithms.iter().map(|a| a.id.clone()).collect(),
+    };
+    crate::fsutil::write_json(&plan.output_dir.join("campaign.json"), &record)?;
+    Ok(())
+}
+
+/// What decides the driver's counter: perf permission and the TSC flags.
+fn counter_hint() -> String {
+    let paranoid =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let tsc = cpuinfo
+        .split_whitespace()
+        .filter(|f| ["constant_tsc", "nonstop_tsc", "hypervisor"].contains(f))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(",");
+    format!("paranoid={} {tsc}", paranoid.trim())
+}
+
 /// One row of `pqbench plan` / `status`.
 #[derive(Debug, Serialize)]
 pub struct StageState {
@@ -120,39 +235,52 @@ pub struct StageState {
 
 /// Freshness of every (instance, stage) without running anything.
 pub fn states(plan: &Plan) -> Result<Vec<StageState>> {
-    let cx = context(
-        plan,
-        &RunOptions {
-            quiet: true,
-            ..Default::default()
-        },
-    )?;
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let mut cx = context(plan, &opts)?;
+    let cpus = measuring_cpus(plan, &opts);
+    let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
+    cx.host_fingerprint = Some(host::fingerprint(
+        &host::environment(),
+        &checks,
+        &counter_hint(),
+    ));
+    let shards = engine::shard_by_algorithm(&plan.instances, cpus.len().max(1));
     let mut out = Vec::new();
-    for inst in &plan.instances {
+    for (index, inst) in plan.instances.iter().enumerate() {
+        let shard = shards.iter().position(|s| s.contains(&index));
+        crate::measure::set_measuring_cpu(shard.and_then(|k| cpus.get(k).copied()));
         let mut prior = InstanceResults::default();
-        let mut upstream_stale = false;
-        let mut push = |stage, f| {
-            out.push(StageState {
+        let mut stale = false;
+        let mut rows = Vec::new();
+        rows.push((
+            StageName::Build,
+            check(&cx, &BuildStage, inst, &mut prior, &mut stale, plan)?,
+        ));
+        rows.push((
+            StageName::Kat,
+            check(&cx, &KatStage, inst, &mut prior, &mut stale, plan)?,
+        ));
+        // Time and memory both depend on the KAT only, not on each other.
+        let after_kat = stale;
+        rows.push((
+            StageName::Time,
+            check(&cx, &TimeStage, inst, &mut prior, &mut stale, plan)?,
+        ));
+        stale = after_kat;
+        rows.push((
+            StageName::Memory,
+            check(&cx, &MemoryStage, inst, &mut prior, &mut stale, plan)?,
+        ));
+        out.extend(rows.into_iter().filter_map(|(stage, f)| {
+            f.map(|freshness| StageState {
                 instance: inst.key(),
                 stage,
-                freshness: f,
+                freshness,
             })
-        };
-        let f = check(
-            &cx,
-            &BuildStage,
-            inst,
-            &mut prior,
-            &mut upstream_stale,
-            plan,
-        )?;
-        if let Some(f) = f {
-            push(StageName::Build, f);
-        }
-        let f = check(&cx, &KatStage, inst, &mut prior, &mut upstream_stale, plan)?;
-        if let Some(f) = f {
-            push(StageName::Kat, f);
-        }
+        }));
     }
     Ok(out)
 }

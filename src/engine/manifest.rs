@@ -47,6 +47,10 @@ impl Manifest {
                 (None, Some(_)) => "removed",
                 (None, None) => continue,
             };
+            if key == "host" {
+                groups.entry(("host differs".into(), "")).or_default();
+                continue;
+            }
             let (group, item) = match key.split_once(':') {
                 Some((g, item)) => (plural(g), short_name(item)),
                 None => (key.clone(), String::new()),
@@ -57,7 +61,9 @@ impl Manifest {
             .into_iter()
             .map(|((group, change), items)| {
                 let items: Vec<String> = items.into_iter().filter(|i| !i.is_empty()).collect();
-                if items.is_empty() {
+                if change.is_empty() {
+                    group
+                } else if items.is_empty() {
                     format!("{group} {change}")
                 } else {
                     format!("{group} {change}: {}", items.join(", "))

@@ -197,3 +197,75 @@ fn run_one<S: Stage>(
     cx.progress.finish(S::NAME.as_str(), &inst.key());
     Ok(Some(out))
 }
+
+/// Runs a measuring stage with one shard per CPU: instances of one
+/// algorithm stay on one core, shards run concurrently, each serially on its
+/// own core, so no two measurements ever share a core.
+pub fn run_stage_sharded<S: Stage>(
+    cx: &Cx,
+    stage: &S,
+    results: &mut BTreeMap<String, InstanceResults>,
+    tally: &Tally,
+    cpus: &[usize],
+) {
+    let shards = shard_by_algorithm(&cx.plan.instances, cpus.len().max(1));
+    let run_shard = |cpu: Option<usize>, members: &[usize]| -> Vec<(String, S::Output)> {
+        crate::measure::set_measuring_cpu(cpu);
+        let mut out = Vec::new();
+        for &i in members {
+            let inst = &cx.plan.instances[i];
+            match run_one(cx, stage, inst, &results[&inst.key()], tally) {
+                Ok(Some(o)) => out.push((inst.key(), o)),
+                Ok(None) => {}
+                Err(e) => {
+                    tally.failed.fetch_add(1, Ordering::Relaxed);
+                    let msg = format!("{} {}: {e:#}", S::NAME.as_str(), inst.key());
+                    cx.progress.error(&msg);
+                    tally.failures.lock().expect("tally lock").push(msg);
+                }
+            }
+        }
+        out
+    };
+    let outs: Vec<(String, S::Output)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shards
+            .iter()
+            .enumerate()
+            .map(|(k, members)| {
+                let cpu = cpus.get(k).copied();
+                let run_shard = &run_shard;
+                scope.spawn(move || run_shard(cpu, members))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    for (key, out) in outs {
+        S::store(results.get_mut(&key).expect("instance results"), out);
+    }
+}
+
+/// Splits instance indices into `n` shards, whole algorithms at a time,
+/// largest algorithms first onto the least loaded shard.
+pub fn shard_by_algorithm(instances: &[Instance], n: usize) -> Vec<Vec<usize>> {
+    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (i, inst) in instances.iter().enumerate() {
+        groups.entry(inst.algorithm.as_str()).or_default().push(i);
+    }
+    let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
+    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
+    let mut shards = vec![Vec::new(); n.max(1)];
+    for g in groups {
+        let target = shards
+            .iter_mut()
+            .min_by_key(|s| s.len())
+            .expect("at least one shard");
+        target.extend(g);
+    }
+    for s in &mut shards {
+        s.sort();
+    }
+    shards
+}

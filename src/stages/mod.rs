@@ -4,6 +4,8 @@
 
 pub mod build;
 pub mod kat;
+pub mod memory;
+pub mod time;
 
 use serde::{Deserialize, Serialize};
 
@@ -12,4 +14,6 @@ use serde::{Deserialize, Serialize};
 pub struct InstanceResults {
     pub build: Option<build::BuildOutput>,
     pub kat: Option<kat::KatOutput>,
+    pub time: Option<time::TimeOutput>,
+    pub memory: Option<memory::MemoryOutput>,
 }

@@ -12,6 +12,9 @@ use crate::engine::Cx;
 use crate::fsutil;
 use crate::stages::InstanceResults;
 
+pub mod campaign;
+pub mod operation;
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildRecord {
     pub algorithm: String,

@@ -1,0 +1,273 @@
+//! Time stage: per operation, calibrate with warm calls, plan the
+//! iterations, then run each trial in a fresh pinned driver process;
+//! a trial that lost the CPU is repeated (up to 3 attempts) and counted.
+//! Statistics are derived from the raw trials kept in the output.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::InstanceResults;
+use crate::engine::{Cx, Manifest, Stage};
+use crate::measure::driver::{self, ProcessRecord};
+use crate::measure::{measured_library, measuring_cpu, plan_iterations, IterationPlan};
+use crate::plan::{Instance, StageName};
+use crate::stats::{self, Summary, Trial};
+
+/// A trial whose process ran less than this share of its wall time (or whose
+/// cycle rate fell below this share of the clock) lost the CPU.
+pub const LOST_CPU_SHARE: f64 = 0.95;
+const TRIAL_ATTEMPTS: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpTiming {
+    pub op: String,
+    /// `ok`, or why it has no figures: `crash`, `timeout`, `error`.
+    pub status: String,
+    pub detail: Option<String>,
+    pub counter: Option<String>,
+    pub counter_hz: Option<f64>,
+    pub calibration: Option<Calibration>,
+    pub plan: Option<IterationPlan>,
+    pub trials_wanted: u32,
+    pub warmup: u32,
+    pub processes: Vec<ProcessRecord>,
+    pub trials: Vec<Trial>,
+    /// Trials run again because they lost the CPU.
+    pub repeated_trials: u32,
+    pub sign_retries: u64,
+    pub verify_rejects: u64,
+    /// Maximum lengths the library returned (pk, sk, sig, ct, ss).
+    pub lengths: BTreeMap<String, u64>,
+    pub summary: Option<Summary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub calls: u64,
+    pub seconds: f64,
+    /// Seconds per warm call.
+    pub seconds_per_call: f64,
+    /// The first timed call, for comparison with a cold-call calibration.
+    pub first_seconds: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeOutput {
+    pub cpu: Option<usize>,
+    pub ops: Vec<OpTiming>,
+}
+
+pub struct TimeStage;
+
+impl Stage for TimeStage {
+    type Output = TimeOutput;
+    const NAME: StageName = StageName::Time;
+
+    fn parallel(&self) -> bool {
+        false
+    }
+
+    fn is_measurement(&self) -> bool {
+        true
+    }
+
+    fn manifest(
+        &self,
+        cx: &Cx,
+        inst: &Instance,
+        prior: &InstanceResults,
+    ) -> Result<Option<Manifest>> {
+        measurement_manifest(cx, inst, prior)
+    }
+
+    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<TimeOutput> {
+        let sha = measured_library(cx.plan, inst, prior).context("instance is not measured")?;
+        let lib = cx
+            .cache
+            .existing_blob(&sha)
+            .context("library missing from the cache")?;
+        let cpu = measuring_cpu();
+        let ops = inst
+            .kind
+            .operations()
+            .iter()
+            .map(|op| time_op(cx, &lib, op, cpu))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(TimeOutput { cpu, ops })
+    }
+
+    fn store(results: &mut InstanceResults, out: TimeOutput) {
+        results.time = Some(out);
+    }
+}
+
+/// Inputs of every measuring stage: the library, the driver, the settings
+/// and the host state; None when the instance is excluded.
+pub fn measurement_manifest(
+    cx: &Cx,
+    inst: &Instance,
+    prior: &InstanceResults,
+) -> Result<Option<Manifest>> {
+    let Some(lib) = measured_library(cx.plan, inst, prior) else {
+        return Ok(None);
+    };
+    let mut m = Manifest::new();
+    m.set("library", lib)
+        .set("driver", &cx.support.version)
+        .set("timing", &cx.plan.timing)
+        .set("limits", &cx.plan.limits)
+        .set("cpu", measuring_cpu())
+        .set("host", cx.host_fingerprint.clone().unwrap_or_default())
+        .set("pqbench", crate::STAGE_LOGIC_VERSION);
+    Ok(Some(m))
+}
+
+fn failed(op: &str, status: &str, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
+    OpTiming {
+        op: op.to_string(),
+        status: status.to_string(),
+        detail: Some(detail),
+        counter: None,
+        counter_hz: None,
+        calibration: None,
+        plan: None,
+        trials_wanted: 0,
+        warmup: 0,
+        processes,
+        trials: Vec::new(),
+        repeated_trials: 0,
+        sign_retries: 0,
+        verify_rejects: 0,
+        lengths: BTreeMap::new(),
+        summary: None,
+    }
+}
+
+fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming> {
+    let s = &cx.plan.timing;
+    let timeout = Duration::from_secs_f64(s.timeout_seconds);
+    let base = |mode: &str| -> Vec<String> {
+        ["--op", op, "--mode", mode, "--warmup"]
+            .iter()
+            .map(|x| x.to_string())
+            .chain([s.warmup.to_string()])
+            .collect()
+    };
+    let (calib_proc, _) = driver::run(cx, lib, &base("calibrate"), cpu, timeout)?;
+    if let Some((status, detail)) = calib_proc.failure() {
+        return Ok(failed(
+            op,
+            &status,
+            format!("calibration: {detail}"),
+            vec![calib_proc],
+        ));
+    }
+    let c = calib_proc
+        .line("calib")
+        .context("driver printed no calibration")?;
+    let calls = c.u64("calls").unwrap_or(1).max(1);
+    let seconds = c.f64("seconds").unwrap_or(0.0);
+    let calibration = Calibration {
+        calls,
+        seconds,
+        seconds_per_call: seconds / calls as f64,
+        first_seconds: c.f64("first_seconds"),
+    };
+    let plan = plan_iterations(calibration.seconds_per_call, s);
+    // A trial may take a few times its planned length on a noisy host, but
+    // a hang must still end well before the campaign-wide limit.
+    let expected = (plan.iterations + u64::from(s.warmup)) as f64 * calibration.seconds_per_call;
+    let trial_timeout = Duration::from_secs_f64((expected * 10.0 + 30.0).min(s.timeout_seconds));
+    let mut args = base("trial");
+    args.extend(["--iters".to_string(), plan.iterations.to_string()]);
+    if s.samples {
+        args.push("--samples".into());
+    }
+    let mut timing = OpTiming {
+        op: op.to_string(),
+        status: "ok".into(),
+        detail: None,
+        counter: None,
+        counter_hz: None,
+        calibration: Some(calibration),
+        plan: Some(plan),
+        trials_wanted: s.trials,
+        warmup: s.warmup,
+        processes: vec![calib_proc],
+        trials: Vec::new(),
+        repeated_trials: 0,
+        sign_retries: 0,
+        verify_rejects: 0,
+        lengths: BTreeMap::new(),
+        summary: None,
+    };
+    for _ in 0..s.trials {
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (proc, samples) = driver::run(cx, lib, &args, cpu, trial_timeout)?;
+            if let Some((status, detail)) = proc.failure() {
+                timing.status = status;
+                timing.detail = Some(format!("trial {}: {detail}", timing.trials.len() + 1));
+                timing.processes.push(proc);
+                return Ok(finish(timing));
+            }
+            let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
+            timing.processes.push(proc);
+            if lost && attempt < TRIAL_ATTEMPTS {
+                timing.repeated_trials += 1;
+                continue;
+            }
+            timing.trials.push(trial);
+            break;
+        }
+    }
+    Ok(finish(timing))
+}
+
+/// Reads one trial's figures; `lost` when it ran below the CPU share.
+fn read_trial(
+    proc: &ProcessRecord,
+    samples: Vec<u64>,
+    timing: &mut OpTiming,
+) -> Result<(Trial, bool)> {
+    let meta = proc.line("meta").context("driver printed no meta line")?;
+    timing.counter = meta.get("counter").map(String::from);
+    timing.counter_hz = meta.f64("counter_hz");
+    let t = proc.line("trial").context("driver printed no trial line")?;
+    let trial = Trial {
+        calls: t.u64("calls").unwrap_or(0),
+        seconds: t.f64("seconds").unwrap_or(0.0),
+        cycles: t.f64("cycles").unwrap_or(0.0),
+        samples,
+    };
+    timing.sign_retries += t.u64("sign_retries").unwrap_or(0);
+    timing.verify_rejects += t.u64("verify_rejects").unwrap_or(0);
+    if let Some(l) = proc.line("lengths") {
+        for (k, v) in &l.fields {
+            if let Ok(v) = v.parse::<u64>() {
+                let e = timing.lengths.entry(k.clone()).or_insert(0);
+                *e = (*e).max(v);
+            }
+        }
+    }
+    let cpu_share = t.f64("cpu_seconds").unwrap_or(trial.seconds) / trial.seconds.max(1e-12);
+    let rate_share = match (timing.counter.as_deref(), timing.counter_hz) {
+        // Only a counter that stops while descheduled shows lost time.
+        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => {
+            trial.cycles / trial.seconds.max(1e-12) / hz
+        }
+        _ => 1.0,
+    };
+    let lost = cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE;
+    Ok((trial, lost))
+}
+
+fn finish(mut t: OpTiming) -> OpTiming {
+    t.summary = stats::summarize(&t.trials);
+    t
+}

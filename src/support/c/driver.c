@@ -1,0 +1,962 @@
+/*
+ * driver.c - pqb-driver, the timing and memory driver of pqbench.
+ *
+ * One process measures one operation of one instance library:
+ *
+ *   pqb-driver --lib PATH --op keygen|sign|verify|enc|dec
+ *              --mode calibrate|trial|memory
+ *              [--warmup W] [--iters I] [--samples] [--profile]
+ *
+ * Built by pqbench as
+ *   gcc -std=c99 -D_GNU_SOURCE -O2 -o pqb-driver driver.c counter.c -ldl -rdynamic
+ * (-rdynamic exports the allocator defined below, so the instance library's
+ * malloc and free calls bind to it).
+ *
+ * Every record is one line on stdout, `tag key=value ...`, flushed at once:
+ *   meta      first, once the library is loaded
+ *   calib     (calibrate) calls, seconds, cycles, first_seconds
+ *   trial     (trial) calls, seconds, cycles, cpu_seconds, sign_retries,
+ *             verify_rejects; `samples c1 c2 ...` with --samples
+ *   prof_op / prof  (trial --profile) totals and one line per shape
+ *   memory    (memory) baseline_rss_kib, peak_rss_kib, stack_bytes,
+ *             heap_peak_bytes, heap_allocs
+ *   lengths   maximum lengths returned by the library over all calls
+ *   done      last line on success
+ * A failure prints `error stage=<load|setup|op|profile> msg=<word>` and
+ * exits 3; a usage error exits 2; success exits 0. A crash or a hang inside
+ * the library is left to the caller (signal exit status, timeout).
+ *
+ * Setup (never timed): seed the library once with bytes 0x00..0x2f, keygen;
+ * for verify one honest signature, for dec one honest encapsulation whose
+ * secret dec must return. Warm-ups: calibrate 3, trial 2 (--warmup W);
+ * memory runs exactly one call and no warm-up.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include "counter.h"
+#include "pqb_entry.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <malloc.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define EXIT_FAIL 3
+
+#define SEED_BYTES 48
+#define MSG_BYTES 64
+#define SIGN_ATTEMPTS 64
+#define BUF_SLACK 64 /* spare bytes behind every output buffer */
+
+#define CALIB_MIN_CALLS 2
+#define CALIB_MIN_SECONDS 0.05
+#define CALIB_MAX_SECONDS 10.0
+
+#define STACK_BYTES ((size_t)16 << 20)
+#define STACK_PATTERN 0x5C
+
+/* ------------------------------------------------------------------------
+ * Heap accounting.
+ *
+ * The driver defines the allocator entry points itself and forwards them to
+ * glibc's own implementation (__libc_*), so every block still comes from and
+ * returns to glibc's heap and dlopen, stdio and the library can mix the
+ * calls freely. Accounting is only a flag: while it is on, the usable size
+ * of every block allocated is added to a live-byte balance and the usable
+ * size of every block freed is subtracted (blocks older than the start
+ * included, so the balance may go negative); heap_peak_bytes is the highest
+ * balance reached, i.e. the peak of live heap bytes above the level at the
+ * moment accounting started. heap_allocs counts allocating calls (malloc,
+ * calloc, realloc to a nonzero size, the memalign family). Sizes are
+ * malloc_usable_size, so they include glibc's rounding.
+ * ---------------------------------------------------------------------- */
+#if defined(__GLIBC__)
+#define PQB_HEAP_ACCOUNTING 1
+
+extern void *__libc_malloc(size_t size);
+extern void __libc_free(void *p);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t size);
+extern void *__libc_memalign(size_t alignment, size_t size);
+extern void *__libc_valloc(size_t size);
+extern void *__libc_pvalloc(size_t size);
+
+static int heap_on;
+static long long heap_live;
+static long long heap_peak;
+static unsigned long long heap_allocs;
+
+static void heap_raise(long long delta)
+{
+    long long now = __atomic_add_fetch(&heap_live, delta, __ATOMIC_RELAXED);
+    long long peak = __atomic_load_n(&heap_peak, __ATOMIC_RELAXED);
+    while (now > peak &&
+           !__atomic_compare_exchange_n(&heap_peak, &peak, now, 1, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+static void heap_took(void *p)
+{
+    if (p && __atomic_load_n(&heap_on, __ATOMIC_RELAXED)) {
+        __atomic_add_fetch(&heap_allocs, 1, __ATOMIC_RELAXED);
+        heap_raise((long long)malloc_usable_size(p));
+    }
+}
+
+void *malloc(size_t size)
+{
+    void *p = __libc_malloc(size);
+    heap_took(p);
+    return p;
+}
+
+void *calloc(size_t n, size_t size)
+{
+    void *p = __libc_calloc(n, size);
+    heap_took(p);
+    return p;
+}
+
+void free(void *p)
+{
+    if (p && __atomic_load_n(&heap_on, __ATOMIC_RELAXED))
+        __atomic_sub_fetch(&heap_live, (long long)malloc_usable_size(p), __ATOMIC_RELAXED);
+    __libc_free(p);
+}
+
+void *realloc(void *p, size_t size)
+{
+    void *q;
+    long long before;
+    if (!__atomic_load_n(&heap_on, __ATOMIC_RELAXED))
+        return __libc_realloc(p, size);
+    before = p ? (long long)malloc_usable_size(p) : 0;
+    q = __libc_realloc(p, size);
+    if (q) {
+        __atomic_add_fetch(&heap_allocs, 1, __ATOMIC_RELAXED);
+        heap_raise((long long)malloc_usable_size(q) - before);
+    } else if (p && size == 0) {
+        /* realloc(p, 0) freed p */
+        __atomic_sub_fetch(&heap_live, before, __ATOMIC_RELAXED);
+    }
+    return q;
+}
+
+void *memalign(size_t alignment, size_t size)
+{
+    void *p = __libc_memalign(alignment, size);
+    heap_took(p);
+    return p;
+}
+
+void *aligned_alloc(size_t alignment, size_t size)
+{
+    void *p = __libc_memalign(alignment, size);
+    heap_took(p);
+    return p;
+}
+
+int posix_memalign(void **out, size_t alignment, size_t size)
+{
+    void *p;
+    if (alignment < sizeof(void *) || (alignment & (alignment - 1)) != 0)
+        return EINVAL;
+    p = __libc_memalign(alignment, size);
+    if (!p)
+        return ENOMEM;
+    heap_took(p);
+    *out = p;
+    return 0;
+}
+
+void *valloc(size_t size)
+{
+    void *p = __libc_valloc(size);
+    heap_took(p);
+    return p;
+}
+
+void *pvalloc(size_t size)
+{
+    void *p = __libc_pvalloc(size);
+    heap_took(p);
+    return p;
+}
+
+static void heap_begin(void)
+{
+    __atomic_store_n(&heap_live, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_peak, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_allocs, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&heap_on, 1, __ATOMIC_SEQ_CST);
+}
+
+static void heap_end(void)
+{
+    __atomic_store_n(&heap_on, 0, __ATOMIC_SEQ_CST);
+}
+#else
+/* No glibc: no __libc_* to forward to, so no accounting (reported as -1). */
+#define PQB_HEAP_ACCOUNTING 0
+static long long heap_peak = -1;
+static unsigned long long heap_allocs = 0;
+static void heap_begin(void) {}
+static void heap_end(void) {}
+#endif
+
+/* ------------------------------------------------------------------------
+ * Output.
+ * ---------------------------------------------------------------------- */
+#if defined(__GNUC__)
+#define PQB_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define PQB_PRINTF(a, b)
+#endif
+
+static void line(const char *fmt, ...) PQB_PRINTF(1, 2);
+static void line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stdout, fmt, ap);
+    va_end(ap);
+    fputc('\n', stdout);
+    fflush(stdout);
+}
+
+/* Copies s into out as one word: anything but printable non-space ASCII
+ * becomes '_'. */
+static const char *word(const char *s, char *out, size_t cap)
+{
+    size_t i = 0;
+    if (!s || !*s)
+        s = "unknown";
+    for (; s[i] && i + 1 < cap; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        out[i] = (ch > 0x20 && ch < 0x7f && ch != '"' && ch != '\'') ? (char)ch : '_';
+    }
+    out[i] = '\0';
+    return out;
+}
+
+static void fail(const char *stage, const char *fmt, ...) PQB_PRINTF(2, 3);
+static void fail(const char *stage, const char *fmt, ...)
+{
+    char raw[512], clean[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(raw, sizeof raw, fmt, ap);
+    va_end(ap);
+    line("error stage=%s msg=%s", stage, word(raw, clean, sizeof clean));
+    exit(EXIT_FAIL);
+}
+
+static void usage(const char *why)
+{
+    fprintf(stderr,
+            "pqb-driver: %s\n"
+            "usage: pqb-driver --lib PATH --op keygen|sign|verify|enc|dec\n"
+            "                  --mode calibrate|trial|memory\n"
+            "                  [--warmup W] [--iters I] [--samples] [--profile]\n",
+            why);
+    exit(EXIT_USAGE);
+}
+
+/* ------------------------------------------------------------------------
+ * The operation.
+ * ---------------------------------------------------------------------- */
+enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_ENC, OP_DEC };
+static const char *const op_names[] = {"keygen", "sign", "verify", "enc", "dec"};
+
+static const pqb_entry *E;
+static int g_op;
+
+static unsigned char *g_pk, *g_sk, *g_sig, *g_ct, *g_ss, *g_ss2, *g_msg;
+static size_t g_pk_len, g_sk_len, g_sig_len, g_ct_len, g_ss_len;
+static size_t g_sig_cap;
+
+/* Maximum lengths returned over all calls. */
+static size_t max_pk, max_sk, max_sig, max_ct, max_ss;
+
+/* Counted during every call; reset before the timed calls. */
+static unsigned long long g_sign_retries, g_verify_rejects;
+
+/* Set when a call fails; reported by the caller. */
+static char g_err[256];
+
+static void note_max(size_t *m, size_t v)
+{
+    if (v > *m)
+        *m = v;
+}
+
+static int call_failed(const char *fmt, ...) PQB_PRINTF(1, 2);
+static int call_failed(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(g_err, sizeof g_err, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int do_keygen(void)
+{
+    int rc;
+    g_pk_len = E->pk_bytes;
+    g_sk_len = E->sk_bytes;
+    rc = E->keygen(g_pk, &g_pk_len, g_sk, &g_sk_len);
+    if (rc != 0)
+        return call_failed("keygen_returned_%d", rc);
+    if (g_pk_len > E->pk_bytes || g_sk_len > E->sk_bytes)
+        return call_failed("keygen_length_exceeds_buffer_pk_%zu_sk_%zu", g_pk_len, g_sk_len);
+    note_max(&max_pk, g_pk_len);
+    note_max(&max_sk, g_sk_len);
+    return 0;
+}
+
+/* One sign, retried inside the call while the library reports failure. */
+static int do_sign(void)
+{
+    int attempt, rc = 0;
+    for (attempt = 0; attempt < SIGN_ATTEMPTS; attempt++) {
+        g_sig_len = g_sig_cap;
+        rc = E->sign(g_sig, &g_sig_len, g_msg, MSG_BYTES, g_sk, g_sk_len);
+        if (rc == 0)
+            break;
+        if (attempt + 1 < SIGN_ATTEMPTS)
+            g_sign_retries++;
+    }
+    if (rc != 0)
+        return call_failed("sign_failed_%d_times_last_rc_%d", SIGN_ATTEMPTS, rc);
+    if (g_sig_len > g_sig_cap)
+        return call_failed("sign_length_%zu_exceeds_buffer_%zu", g_sig_len, g_sig_cap);
+    if (E->sig_attached)
+        note_max(&max_sig, g_sig_len >= MSG_BYTES ? g_sig_len - MSG_BYTES : 0);
+    else
+        note_max(&max_sig, g_sig_len);
+    return 0;
+}
+
+static int do_verify(void)
+{
+    if (E->verify(g_sig, g_sig_len, g_msg, MSG_BYTES, g_pk, g_pk_len) != 0)
+        g_verify_rejects++;
+    return 0;
+}
+
+static int do_enc(void)
+{
+    int rc;
+    g_ct_len = E->ct_bytes;
+    g_ss_len = E->ss_bytes;
+    rc = E->enc(g_ct, &g_ct_len, g_ss, &g_ss_len, g_pk, g_pk_len);
+    if (rc != 0)
+        return call_failed("enc_returned_%d", rc);
+    if (g_ct_len > E->ct_bytes || g_ss_len > E->ss_bytes)
+        return call_failed("enc_length_exceeds_buffer_ct_%zu_ss_%zu", g_ct_len, g_ss_len);
+    note_max(&max_ct, g_ct_len);
+    note_max(&max_ss, g_ss_len);
+    return 0;
+}
+
+/* Decapsulates g_ct into g_ss2; *len receives the secret's length. */
+static int do_dec_into(size_t *len)
+{
+    int rc;
+    *len = E->ss_bytes;
+    rc = E->dec(g_ss2, len, g_ct, g_ct_len, g_sk, g_sk_len);
+    if (rc != 0)
+        return call_failed("dec_returned_%d", rc);
+    if (*len > E->ss_bytes)
+        return call_failed("dec_length_%zu_exceeds_buffer_%zu", *len, E->ss_bytes);
+    note_max(&max_ss, *len);
+    return 0;
+}
+
+static int do_dec(void)
+{
+    size_t len;
+    return do_dec_into(&len);
+}
+
+/* One timed call of the chosen operation: 0, or -1 with g_err set. */
+static int call_op(void)
+{
+    switch (g_op) {
+    case OP_KEYGEN:
+        return do_keygen();
+    case OP_SIGN:
+        return do_sign();
+    case OP_VERIFY:
+        return do_verify();
+    case OP_ENC:
+        return do_enc();
+    default:
+        return do_dec();
+    }
+}
+
+static void call_or_die(void)
+{
+    if (call_op() != 0)
+        fail("op", "%s", g_err);
+}
+
+static unsigned char *buffer(size_t n)
+{
+    unsigned char *p = malloc(n + BUF_SLACK);
+    if (!p)
+        fail("setup", "out_of_memory");
+    memset(p, 0, n + BUF_SLACK);
+    return p;
+}
+
+static void setup(void)
+{
+    unsigned char seed[SEED_BYTES];
+    size_t i;
+    int rc;
+
+    for (i = 0; i < SEED_BYTES; i++)
+        seed[i] = (unsigned char)i;
+    g_msg = buffer(MSG_BYTES);
+    for (i = 0; i < MSG_BYTES; i++)
+        g_msg[i] = (unsigned char)((131 * i + 64) % 256);
+    g_pk = buffer(E->pk_bytes);
+    g_sk = buffer(E->sk_bytes);
+    if (E->kind == PQB_KIND_SIGN) {
+        g_sig_cap = E->sig_bytes + (E->sig_attached ? MSG_BYTES : 0);
+        g_sig = buffer(g_sig_cap);
+    } else {
+        g_ct = buffer(E->ct_bytes);
+        g_ss = buffer(E->ss_bytes);
+        g_ss2 = buffer(E->ss_bytes);
+    }
+
+    rc = E->seed(seed, SEED_BYTES);
+    if (rc != 0)
+        fail("setup", "seed_returned_%d", rc);
+    if (do_keygen() != 0)
+        fail("setup", "%s", g_err);
+    if (g_op == OP_VERIFY && do_sign() != 0)
+        fail("setup", "%s", g_err);
+    if (g_op == OP_DEC) {
+        size_t len;
+        if (do_enc() != 0)
+            fail("setup", "%s", g_err);
+        if (do_dec_into(&len) != 0)
+            fail("setup", "%s", g_err);
+        if (len != g_ss_len || memcmp(g_ss, g_ss2, len) != 0)
+            fail("setup", "dec_secret_differs_from_enc_secret");
+    }
+}
+
+static void print_lengths(void)
+{
+    if (E->kind == PQB_KIND_SIGN)
+        line("lengths pk=%zu sk=%zu sig=%zu", max_pk, max_sk, max_sig);
+    else
+        line("lengths pk=%zu sk=%zu ct=%zu ss=%zu", max_pk, max_sk, max_ct, max_ss);
+}
+
+/* ------------------------------------------------------------------------
+ * Loading.
+ * ---------------------------------------------------------------------- */
+static void *sym(void *lib, const char *name)
+{
+    dlerror();
+    return dlsym(lib, name);
+}
+
+typedef const pqb_entry *(*entry_fn)(void);
+
+static void *load(const char *path)
+{
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *p;
+    entry_fn get;
+    int ok;
+
+    if (!lib) {
+        const char *e = dlerror();
+        fail("load", "dlopen_failed:%s", e ? e : "unknown");
+    }
+    p = sym(lib, "pqb_entry_table");
+    if (!p)
+        fail("load", "no_pqb_entry_table");
+    /* dlsym returns an object pointer; copy it into a function pointer
+     * (POSIX guarantees the representation). */
+    memcpy(&get, &p, sizeof get);
+    E = get();
+    if (!E)
+        fail("load", "pqb_entry_table_returned_null");
+    if (E->abi_version != PQB_ABI_VERSION)
+        fail("load", "abi_version_%d_driver_expects_%d", E->abi_version, PQB_ABI_VERSION);
+    if (E->kind != PQB_KIND_SIGN && E->kind != PQB_KIND_KEM)
+        fail("load", "unknown_kind_%d", E->kind);
+    if (E->kind == PQB_KIND_SIGN)
+        ok = g_op == OP_KEYGEN || g_op == OP_SIGN || g_op == OP_VERIFY;
+    else
+        ok = g_op == OP_KEYGEN || g_op == OP_ENC || g_op == OP_DEC;
+    if (!ok)
+        fail("load", "op_%s_does_not_fit_kind_%s", op_names[g_op],
+             E->kind == PQB_KIND_SIGN ? "sign" : "kem");
+    if (!E->seed || !E->keygen ||
+        (E->kind == PQB_KIND_SIGN && (!E->sign || !E->verify)) ||
+        (E->kind == PQB_KIND_KEM && (!E->enc || !E->dec)))
+        fail("load", "entry_table_lacks_a_function");
+    return lib;
+}
+
+/* ------------------------------------------------------------------------
+ * Profiling hooks (a library relinked with prof_runtime.c).
+ * ---------------------------------------------------------------------- */
+typedef void (*prof_enable_fn)(int);
+typedef void (*prof_reset_fn)(void);
+typedef unsigned long long (*prof_ticks_fn)(void);
+typedef double (*prof_tick_hz_fn)(void);
+typedef int (*prof_count_fn)(void);
+typedef int (*prof_get_fn)(int, const char **, int *, unsigned long long *, unsigned long long *,
+                           unsigned long long *, unsigned long long *);
+
+static struct {
+    prof_enable_fn enable;
+    prof_reset_fn reset;
+    prof_ticks_fn ticks;
+    prof_tick_hz_fn tick_hz;
+    prof_count_fn count;
+    prof_get_fn get;
+} P;
+
+static int prof_sym(void *lib, const char *name, void *fn, size_t fn_size)
+{
+    void *p = sym(lib, name);
+    if (!p)
+        return 0;
+    memcpy(fn, &p, fn_size);
+    return 1;
+}
+
+static void prof_load(void *lib)
+{
+    int ok = prof_sym(lib, "pqb_prof_enable", &P.enable, sizeof P.enable) &&
+             prof_sym(lib, "pqb_prof_reset", &P.reset, sizeof P.reset) &&
+             prof_sym(lib, "pqb_prof_ticks", &P.ticks, sizeof P.ticks) &&
+             prof_sym(lib, "pqb_prof_tick_hz", &P.tick_hz, sizeof P.tick_hz) &&
+             prof_sym(lib, "pqb_prof_count", &P.count, sizeof P.count) &&
+             prof_sym(lib, "pqb_prof_get", &P.get, sizeof P.get);
+    if (!ok)
+        fail("profile", "library-not-instrumented");
+}
+
+/* ------------------------------------------------------------------------
+ * Modes.
+ * ---------------------------------------------------------------------- */
+static pqb_counter C;
+
+static void warmups(long n)
+{
+    long i;
+    for (i = 0; i < n; i++)
+        call_or_die();
+}
+
+static void mode_calibrate(long warm)
+{
+    unsigned long long cycles = 0, c0, c1;
+    double seconds = 0.0, first = 0.0, start, t0, t1;
+    long calls = 0;
+
+    warmups(warm);
+    start = pqb_now_seconds();
+    for (;;) {
+        t0 = pqb_now_seconds();
+        c0 = pqb_counter_read(&C);
+        call_or_die();
+        c1 = pqb_counter_read(&C);
+        t1 = pqb_now_seconds();
+        cycles += c1 - c0;
+        seconds += t1 - t0;
+        if (calls++ == 0)
+            first = t1 - t0;
+        if ((calls >= CALIB_MIN_CALLS && seconds >= CALIB_MIN_SECONDS) ||
+            t1 - start >= CALIB_MAX_SECONDS)
+            break;
+    }
+    line("calib calls=%ld seconds=%.9e cycles=%llu first_seconds=%.9e", calls, seconds, cycles,
+         first);
+}
+
+static void mode_trial(long warm, long iters, int want_samples, int profile)
+{
+    unsigned long long *samples = NULL;
+    unsigned long long cycles = 0, c0, c1, p0 = 0, p1 = 0, prof_ticks = 0;
+    double seconds = 0.0, t0, t1, cpu0, cpu1, tick_hz = 0.0;
+    long i;
+
+    if (want_samples) {
+        samples = malloc((size_t)iters * sizeof *samples);
+        if (!samples)
+            fail("setup", "out_of_memory_for_samples");
+    }
+    if (profile)
+        tick_hz = P.tick_hz(); /* measured once, outside the timed calls */
+
+    warmups(warm);
+    if (profile)
+        P.reset();
+    g_sign_retries = 0;
+    g_verify_rejects = 0;
+
+    cpu0 = pqb_thread_cpu_seconds();
+    for (i = 0; i < iters; i++) {
+        t0 = pqb_now_seconds();
+        c0 = pqb_counter_read(&C);
+        if (profile) {
+            P.enable(1);
+            p0 = P.ticks();
+        }
+        call_or_die();
+        if (profile) {
+            p1 = P.ticks();
+            P.enable(0);
+            prof_ticks += p1 - p0;
+        }
+        c1 = pqb_counter_read(&C);
+        t1 = pqb_now_seconds();
+        cycles += c1 - c0;
+        seconds += t1 - t0;
+        if (samples)
+            samples[i] = c1 - c0;
+    }
+    cpu1 = pqb_thread_cpu_seconds();
+
+    line("trial calls=%ld seconds=%.9e cycles=%llu cpu_seconds=%.9e sign_retries=%llu "
+         "verify_rejects=%llu",
+         iters, seconds, cycles, cpu1 - cpu0, g_sign_retries, g_verify_rejects);
+    if (samples) {
+        fputs("samples", stdout);
+        for (i = 0; i < iters; i++)
+            fprintf(stdout, " %llu", samples[i]);
+        fputc('\n', stdout);
+        fflush(stdout);
+        free(samples);
+    }
+    if (profile) {
+        int n = P.count(), k;
+        line("prof_op ops=%ld ticks=%llu tick_hz=%.6e", iters, prof_ticks, tick_hz);
+        for (k = 0; k < n; k++) {
+            const char *name = NULL;
+            int klass = 0;
+            unsigned long long in_bits = 0, out_bits = 0, calls = 0, ticks = 0;
+            char clean[128];
+            if (P.get(k, &name, &klass, &in_bits, &out_bits, &calls, &ticks) != 0)
+                continue;
+            line("prof fn=%s class=%s in_bits=%llu out_bits=%llu calls=%llu ticks=%llu",
+                 word(name, clean, sizeof clean), klass == 2 ? "drng" : "hash", in_bits,
+                 out_bits, calls, ticks);
+        }
+    }
+}
+
+/* ---- memory: one call on a painted stack, heap accounting on ---------- */
+
+static ucontext_t main_uc, op_uc;
+static int op_rc;
+static unsigned char *guard_lo, *guard_hi;
+
+static void op_on_stack(void)
+{
+    op_rc = call_op();
+}
+
+/* A fault in the guard page below the painted stack is a stack overflow:
+ * say so instead of dying silently. Other faults get the default action. */
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    static const char msg[] = "error stage=op msg=stack_overflow_beyond_16_MiB\n";
+    unsigned char *a = (unsigned char *)si->si_addr;
+    (void)uc;
+    if (a >= guard_lo && a < guard_hi) {
+        ssize_t w = write(STDOUT_FILENO, msg, sizeof msg - 1);
+        (void)w;
+        _exit(EXIT_FAIL);
+    }
+    signal(sig, SIG_DFL);
+}
+
+/* Runs one call on the stack [lo, lo + STACK_BYTES) with heap accounting
+ * on. Kept apart (and never inlined) because getcontext/swapcontext return
+ * twice: no local of the caller lives across them. */
+static unsigned char *run_stack_lo;
+
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static void run_on_stack(unsigned char *lo)
+{
+    run_stack_lo = lo;
+    if (getcontext(&op_uc) != 0)
+        fail("setup", "getcontext_failed");
+    op_uc.uc_stack.ss_sp = run_stack_lo;
+    op_uc.uc_stack.ss_size = STACK_BYTES;
+    op_uc.uc_link = &main_uc;
+    makecontext(&op_uc, op_on_stack, 0);
+
+    heap_begin();
+    if (swapcontext(&main_uc, &op_uc) != 0) {
+        heap_end();
+        fail("setup", "swapcontext_failed");
+    }
+    heap_end();
+}
+
+static long long status_kib(const char *key)
+{
+    char buf[4096];
+    size_t klen = strlen(key);
+    long long v = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    while (fgets(buf, sizeof buf, f)) {
+        if (strncmp(buf, key, klen) == 0 && buf[klen] == ':') {
+            v = strtoll(buf + klen + 1, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static long long resident_kib(void)
+{
+    long long size = 0, resident = -1;
+    long page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return -1;
+    if (fscanf(f, "%lld %lld", &size, &resident) != 2)
+        resident = -1;
+    fclose(f);
+    return resident < 0 ? -1 : resident * page / 1024;
+}
+
+/*
+ * Maps guard page + STACK_BYTES, every stack byte holding STACK_PATTERN.
+ *
+ * Painting with memset would make all 16 MiB resident and put them in
+ * VmHWM, hiding the operation's own peak. So the pattern is written into a
+ * memfd with pwrite (page cache, not this process's RSS) and the memfd is
+ * mapped privately: only the pages the operation touches become resident,
+ * as with an ordinary stack. (A read fault may map up to the kernel's
+ * fault-around window of neighbouring pages, 64 KiB by default.) Without
+ * memfd_create the region is painted in place and peak RSS then includes it.
+ */
+static unsigned char *paint_stack(size_t page)
+{
+    size_t total = page + STACK_BYTES;
+    unsigned char *base = MAP_FAILED;
+#if defined(MFD_CLOEXEC)
+    int fd = memfd_create("pqb-stack", MFD_CLOEXEC);
+    if (fd >= 0) {
+        static unsigned char chunk[4096]; /* one page of RSS, not 64 KiB */
+        size_t off = page;
+        int ok = ftruncate(fd, (off_t)total) == 0;
+        memset(chunk, STACK_PATTERN, sizeof chunk);
+        while (ok && off < total) {
+            size_t n = total - off < sizeof chunk ? total - off : sizeof chunk;
+            ssize_t w = pwrite(fd, chunk, n, (off_t)off);
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w <= 0)
+                ok = 0;
+            else
+                off += (size_t)w;
+        }
+        if (ok)
+            base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+        close(fd);
+    }
+#endif
+    if (base == MAP_FAILED) {
+        base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (base == MAP_FAILED)
+            fail("setup", "cannot_map_stack_errno_%d", errno);
+        memset(base + page, STACK_PATTERN, STACK_BYTES);
+    }
+    if (mprotect(base, page, PROT_NONE) != 0)
+        fail("setup", "cannot_protect_guard_page_errno_%d", errno);
+    return base;
+}
+
+/* Lowest byte of [lo, hi) that differs from the pattern, or hi. */
+static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi)
+{
+    uint64_t pat;
+    memset(&pat, STACK_PATTERN, sizeof pat);
+    while (lo + sizeof pat <= hi) {
+        uint64_t w;
+        memcpy(&w, lo, sizeof w);
+        if (w != pat)
+            break;
+        lo += sizeof pat;
+    }
+    while (lo < hi && *lo == STACK_PATTERN)
+        lo++;
+    return lo;
+}
+
+static void mode_memory(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    long long baseline, peak;
+    unsigned char *base, *lo, *top;
+    struct sigaction sa, old_sa;
+    static unsigned char alt[1 << 16];
+    stack_t ss;
+
+    baseline = resident_kib();
+    base = paint_stack(page);
+    guard_lo = base;
+    guard_hi = base + page;
+    lo = base + page;
+    top = lo + STACK_BYTES;
+
+    ss.ss_sp = alt;
+    ss.ss_size = sizeof alt;
+    ss.ss_flags = 0;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGSEGV, &sa, &old_sa) != 0)
+        fail("setup", "cannot_install_stack_overflow_handler");
+
+    run_on_stack(lo);
+    sigaction(SIGSEGV, &old_sa, NULL);
+    if (op_rc != 0)
+        fail("op", "%s", g_err);
+
+    /* Read the high-water mark before scanning: the scan faults in the
+     * untouched part of the stack. */
+    peak = status_kib("VmHWM");
+    {
+        unsigned char *low = lowest_touched(lo, top);
+        line("memory baseline_rss_kib=%lld peak_rss_kib=%lld stack_bytes=%zu heap_peak_bytes=%lld "
+             "heap_allocs=%llu",
+             baseline, peak, (size_t)(top - low), (long long)heap_peak,
+             (unsigned long long)heap_allocs);
+    }
+    munmap(base, page + STACK_BYTES);
+}
+
+/* ------------------------------------------------------------------------
+ * main
+ * ---------------------------------------------------------------------- */
+static long parse_count(const char *opt, const char *s, long min, long max)
+{
+    char *end;
+    long v;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < min || v > max) {
+        char why[160];
+        snprintf(why, sizeof why, "%s wants an integer in %ld..%ld, got '%s'", opt, min, max, s);
+        usage(why);
+    }
+    return v;
+}
+
+int main(int argc, char **argv)
+{
+    const char *lib_path = NULL, *op = NULL, *mode = NULL;
+    long warm = -1, iters = 20;
+    int want_samples = 0, profile = 0, i;
+    char err[128], algname[256];
+    const char *inv;
+    void *lib;
+
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (strcmp(a, "--samples") == 0)
+            want_samples = 1;
+        else if (strcmp(a, "--profile") == 0)
+            profile = 1;
+        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            usage("help");
+        else if (!has_value)
+            usage("an option is missing its value or is unknown");
+        else if (strcmp(a, "--lib") == 0)
+            lib_path = argv[++i];
+        else if (strcmp(a, "--op") == 0)
+            op = argv[++i];
+        else if (strcmp(a, "--mode") == 0)
+            mode = argv[++i];
+        else if (strcmp(a, "--warmup") == 0) {
+            warm = parse_count(a, argv[i + 1], 0, 1000000);
+            i++;
+        } else if (strcmp(a, "--iters") == 0) {
+            iters = parse_count(a, argv[i + 1], 1, 100000000);
+            i++;
+        } else
+            usage("unknown option");
+    }
+    if (!lib_path || !op || !mode)
+        usage("--lib, --op and --mode are required");
+    for (g_op = 0; g_op < 5; g_op++)
+        if (strcmp(op, op_names[g_op]) == 0)
+            break;
+    if (g_op == 5)
+        usage("--op must be keygen, sign, verify, enc or dec");
+    if (strcmp(mode, "calibrate") != 0 && strcmp(mode, "trial") != 0 &&
+        strcmp(mode, "memory") != 0)
+        usage("--mode must be calibrate, trial or memory");
+    if (profile && strcmp(mode, "trial") != 0)
+        usage("--profile goes with --mode trial");
+    if (want_samples && strcmp(mode, "trial") != 0)
+        usage("--samples goes with --mode trial");
+
+    if (pqb_counter_open(&C, err, sizeof err) != 0)
+        fail("load", "counter:%s", err);
+    lib = load(lib_path);
+
+    inv = C.tsc_invariant < 0 ? "na" : C.tsc_invariant ? "1" : "0";
+    line("meta abi=%d api=%s kind=%s algname=%s counter=%s counter_hz=%.6e tsc_invariant=%s "
+         "pid=%ld cpu=%d",
+         E->abi_version, E->api == PQB_API_NIST ? "nist" : "ngcc",
+         E->kind == PQB_KIND_SIGN ? "sign" : "kem", word(E->algname, algname, sizeof algname),
+         C.name, C.hz, inv, (long)getpid(), sched_getcpu());
+
+    if (profile)
+        prof_load(lib);
+    setup();
+    if (strcmp(mode, "calibrate") == 0)
+        mode_calibrate(warm < 0 ? 3 : warm);
+    else if (strcmp(mode, "trial") == 0)
+        mode_trial(warm < 0 ? 2 : warm, iters, want_samples, profile);
+    else
+        mode_memory();
+
+    print_lengths();
+    line("done");
+    pqb_counter_close(&C);
+    return 0;
+}
