@@ -63,9 +63,9 @@ impl Location {
 pub struct ConfigError {
     pub message: String,
     /// The file the error is about, when there is no finer position.
-    pub file: Option<PathBuf>,
-    pub location: Option<Location>,
-    pub help: Option<String>,
+    pub file: Option<Box<PathBuf>>,
+    pub location: Option<Box<Location>>,
+    pub help: Option<Box<str>>,
 }
 
 impl ConfigError {
@@ -79,18 +79,18 @@ impl ConfigError {
     }
 
     pub fn in_file(mut self, file: &Path) -> Self {
-        self.file = Some(file.to_path_buf());
+        self.file = Some(Box::new(file.to_path_buf()));
         self
     }
 
     pub fn at(mut self, location: Location) -> Self {
-        self.file = Some(location.file.clone());
-        self.location = Some(location);
+        self.file = Some(Box::new(location.file.clone()));
+        self.location = Some(Box::new(location));
         self
     }
 
     pub fn help(mut self, help: impl Into<String>) -> Self {
-        self.help = Some(help.into());
+        self.help = Some(help.into().into_boxed_str());
         self
     }
 }

@@ -14,10 +14,13 @@ use crate::error::Error;
 use crate::host;
 use crate::plan::{Instance, Plan, StageName};
 use crate::records;
-use crate::records::campaign::CampaignRecord;
+use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::stages::build::BuildStage;
 use crate::stages::kat::KatStage;
 use crate::stages::memory::MemoryStage;
+use crate::stages::profile::ProfileStage;
+use crate::stages::sizes::SizesStage;
+use crate::stages::survey::SurveyStage;
 use crate::stages::time::TimeStage;
 use crate::stages::InstanceResults;
 use crate::support::Support;
@@ -92,12 +95,30 @@ fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
         engine::run_stage(&cx, &KatStage, &mut results, &tally);
     }
     records::write_build_json(&cx, &results, &started)?;
-    let measuring = [StageName::Time, StageName::Memory]
-        .iter()
-        .any(|s| plan.runs(*s));
-    if measuring {
-        measure(&mut cx, opts, &mut results, &tally, &started)?;
+    let host = host_state(plan, opts);
+    cx.host_fingerprint = Some(host.fingerprint.clone());
+    let measuring = [StageName::Time, StageName::Memory, StageName::Profile];
+    if measuring.iter().any(|s| plan.runs(*s)) {
+        refuse_unfixed_host(&cx, &host)?;
     }
+    if plan.runs(StageName::Time) {
+        engine::run_stage_sharded(&cx, &TimeStage, &mut results, &tally, &host.cpus);
+    }
+    if plan.runs(StageName::Memory) {
+        engine::run_stage_sharded(&cx, &MemoryStage, &mut results, &tally, &host.cpus);
+    }
+    if plan.runs(StageName::Sizes) {
+        engine::run_stage(&cx, &SizesStage, &mut results, &tally);
+    }
+    if plan.runs(StageName::Profile) {
+        engine::run_stage_sharded(&cx, &ProfileStage, &mut results, &tally, &host.cpus);
+    }
+    if plan.runs(StageName::Survey) {
+        engine::run_stage(&cx, &SurveyStage, &mut results, &tally);
+    }
+    records::operation::write_operation_records(&cx, &results)?;
+    records::analysis::write_analysis_records(&cx, &results)?;
+    write_campaign_json(&cx, &results, host, &started)?;
     let failing = plan
         .instances
         .iter()
@@ -132,22 +153,33 @@ pub fn measuring_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
         .unwrap_or_else(|| host::allowed_cpus().last().copied().into_iter().collect())
 }
 
-/// Checks the host, refuses an unfixed one unless allowed, runs the
-/// measuring stages sharded over the CPUs and writes their records.
-fn measure(
-    cx: &mut Cx,
-    opts: &RunOptions,
-    results: &mut BTreeMap<String, InstanceResults>,
-    tally: &Tally,
-    started: &str,
-) -> Result<(), Error> {
-    let plan = cx.plan;
+/// The measuring CPUs, their checks and the environment at the start.
+pub struct HostState {
+    pub cpus: Vec<usize>,
+    pub checks: Vec<host::HostCheck>,
+    pub environment: host::Environment,
+    pub fingerprint: String,
+}
+
+pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
     let cpus = measuring_cpus(plan, opts);
     let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
-    let env_start = host::environment();
-    let fingerprint = host::fingerprint(&env_start, &checks, &counter_hint());
-    cx.host_fingerprint = Some(fingerprint.clone());
-    let problems: Vec<String> = checks
+    let environment = host::environment();
+    let fingerprint = host::fingerprint(&environment, &checks, &counter_hint());
+    HostState {
+        cpus,
+        checks,
+        environment,
+        fingerprint,
+    }
+}
+
+/// Measuring stages refuse a host that is not fixed unless the campaign
+/// allows it; either way every problem is shown and recorded.
+fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<(), Error> {
+    let plan = cx.plan;
+    let problems: Vec<String> = host
+        .checks
         .iter()
         .flat_map(|c| {
             c.problems
@@ -155,26 +187,30 @@ fn measure(
                 .map(move |p| format!("CPU {}: {p}", c.cpu))
         })
         .collect();
-    if !problems.is_empty() {
-        if plan.host.require_fixed {
-            return Err(Error::Other(anyhow::anyhow!(
-                "the host is not fixed for measuring:\n  {}\nfix the host, or set `require-fixed = false` under [host] in {} to measure anyway (every problem is recorded)",
-                problems.join("\n  "),
-                plan.display_path(&plan.campaign_file)
-            )));
-        }
-        for p in &problems {
-            cx.progress
-                .note(&format!("host: {p} (recorded; measuring anyway)"));
-        }
+    if problems.is_empty() {
+        return Ok(());
     }
-    if plan.runs(StageName::Time) {
-        engine::run_stage_sharded(cx, &TimeStage, results, tally, &cpus);
+    if plan.host.require_fixed {
+        return Err(Error::Other(anyhow::anyhow!(
+            "the host is not fixed for measuring:\n  {}\nfix the host, or set `require-fixed = false` under [host] in {} to measure anyway (every problem is recorded)",
+            problems.join("\n  "),
+            plan.display_path(&plan.campaign_file)
+        )));
     }
-    if plan.runs(StageName::Memory) {
-        engine::run_stage_sharded(cx, &MemoryStage, results, tally, &cpus);
+    for p in &problems {
+        cx.progress
+            .note(&format!("host: {p} (recorded; measuring anyway)"));
     }
-    records::operation::write_operation_records(cx, results)?;
+    Ok(())
+}
+
+fn write_campaign_json(
+    cx: &Cx,
+    results: &BTreeMap<String, InstanceResults>,
+    host: HostState,
+    started: &str,
+) -> Result<()> {
+    let plan = cx.plan;
     let (counter, counter_hz) = results
         .values()
         .filter_map(|r| r.time.as_ref())
@@ -190,25 +226,29 @@ fn measure(
         pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
         start_utc: started.to_string(),
         end_utc: records::utc_now(),
-        environment_start: env_start,
+        environment_start: host.environment,
         environment_end: host::environment(),
         compiler: cx.compiler.clone(),
         build_tool: format!("pqbench {}", env!("CARGO_PKG_VERSION")),
         flag_profiles: plan.flag_profiles.iter().map(|p| p.name.clone()).collect(),
-        cpus,
-        host_checks: checks,
+        cpus: host.cpus,
+        host_checks: host.checks,
         host_require_fixed: plan.host.require_fixed,
-        host_fingerprint: fingerprint,
+        host_fingerprint: host.fingerprint,
         counter,
         counter_hz,
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,
         profile_wraps: plan.profile_wraps.clone(),
-        algorithms: plan.algorithms.iter().map(|a| a.id.clone()).collect(),
+        stages: plan.stages.clone(),
+        algorithms: plan
+            .algorithms
+            .iter()
+            .map(|a| AlgorithmInfo::from_plan(plan, a))
+            .collect(),
     };
-    crate::fsutil::write_json(&plan.output_dir.join("campaign.json"), &record)?;
-    Ok(())
+    crate::fsutil::write_json(&plan.output_dir.join("campaign.json"), &record)
 }
 
 /// What decides the driver's counter: perf permission and the TSC flags.

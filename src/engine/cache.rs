@@ -44,6 +44,13 @@ impl Cache {
         fsutil::write_json(&self.result_path(stage, key), value)
     }
 
+    pub fn object_path(&self, key: &str) -> PathBuf {
+        self.dir
+            .join("objects")
+            .join(&key[..2])
+            .join(format!("{key}.o"))
+    }
+
     pub fn blob_path(&self, sha: &str) -> PathBuf {
         self.dir.join("blobs").join(&sha[..2]).join(sha)
     }

@@ -32,5 +32,64 @@ pub struct CampaignRecord {
     pub limits: Limits,
     pub kat_timeout_seconds: f64,
     pub profile_wraps: Vec<crate::plan::Wrap>,
-    pub algorithms: Vec<String>,
+    pub stages: Vec<crate::plan::StageName>,
+    pub algorithms: Vec<AlgorithmInfo>,
+}
+
+/// What the pages need to know about an algorithm, without machine paths.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AlgorithmInfo {
+    pub id: String,
+    pub name: String,
+    pub kind: crate::plan::Kind,
+    pub api: crate::plan::ApiFamily,
+    pub description: String,
+    pub links: std::collections::BTreeMap<String, String>,
+    /// The TOML file, relative to the project root.
+    pub toml: String,
+    /// The KAT manifest, relative to the project root.
+    pub kat_manifest: String,
+    pub known_issues: Vec<KnownIssueInfo>,
+    pub survey_note: Option<String>,
+    pub implementations: Vec<String>,
+    pub labels: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KnownIssueInfo {
+    /// Regular expression over labels.
+    pub labels: String,
+    /// `measure` or `exclude`.
+    pub action: String,
+    pub cause: String,
+}
+
+impl AlgorithmInfo {
+    pub fn from_plan(plan: &crate::plan::Plan, a: &crate::plan::Algorithm) -> AlgorithmInfo {
+        AlgorithmInfo {
+            id: a.id.clone(),
+            name: a.name.clone(),
+            kind: a.kind,
+            api: a.api,
+            description: a.description.clone(),
+            links: a.links.clone(),
+            toml: a.toml.clone(),
+            kat_manifest: plan.display_path(&a.kat_manifest),
+            known_issues: a
+                .known_issues
+                .iter()
+                .map(|k| KnownIssueInfo {
+                    labels: k.labels.clone(),
+                    action: match k.action {
+                        crate::plan::IssueAction::Measure => "measure".into(),
+                        crate::plan::IssueAction::Exclude => "exclude".into(),
+                    },
+                    cause: k.cause.clone(),
+                })
+                .collect(),
+            survey_note: a.survey_note.clone(),
+            implementations: a.implementations.clone(),
+            labels: a.labels.clone(),
+        }
+    }
 }

@@ -12,6 +12,7 @@ use crate::engine::Cx;
 use crate::fsutil;
 use crate::stages::InstanceResults;
 
+pub mod analysis;
 pub mod campaign;
 pub mod operation;
 

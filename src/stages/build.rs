@@ -26,6 +26,20 @@ pub struct BuildAttempt {
     pub load_bytes: Option<u64>,
     /// Compiler or linker messages (tail), empty when quiet.
     pub log: String,
+    /// The objects linked, for relinking (profile) and scanning (survey).
+    #[serde(default)]
+    pub objects: Vec<ObjectRef>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectRef {
+    /// The source file, relative to the project root (support files by name).
+    pub source: String,
+    /// Key of the object in the cache (`Cache::object_path`).
+    pub key: String,
+    /// True for the submission's (and its components') own code; false for
+    /// pqbench's adapter and DRBG.
+    pub submission: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,6 +146,7 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         library_sha256: None,
         load_bytes: None,
         log: log.replace(&root, ""),
+        objects: Vec::new(),
     };
     if let Some(missing) = missing_cpu_features(&inst.cpu_features) {
         return Ok(failed(format!(
@@ -146,14 +161,15 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         }
         fsutil::sha256_hex(all.as_bytes())
     };
-    let mut units: Vec<(PathBuf, Vec<String>)> = inst
+    let mut units: Vec<(PathBuf, Vec<String>, bool)> = inst
         .sources
         .iter()
-        .map(|s| (s.path.clone(), args.clone()))
+        .map(|s| (s.path.clone(), args.clone(), true))
         .collect();
     units.push((
         cx.support.file(adapter_file(inst.api)),
         adapter_args(cx, inst, &args),
+        false,
     ));
     if let Binding::Nist {
         kat_rng: KatRng::Builtin,
@@ -164,19 +180,29 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         let mut own = profile.cflags.clone();
         own.push(format!("-I{}", cx.support.dir.display()));
         for f in ["aes256.c", "ctr_drbg.c"] {
-            units.push((cx.support.file(f), own.clone()));
+            units.push((cx.support.file(f), own.clone(), false));
         }
     }
-    let results: Vec<Result<(PathBuf, String)>> = units
+    let results: Vec<Result<(String, String)>> = units
         .par_iter()
-        .map(|(src, a)| compile_cached(cx, src, a, &header_digest))
+        .map(|(src, a, _)| compile_cached(cx, src, a, &header_digest))
         .collect();
     let mut objects = Vec::new();
     let mut log = String::new();
-    for r in results {
+    for (r, (src, _, submission)) in results.into_iter().zip(&units) {
         match r {
-            Ok((obj, warnings)) => {
-                objects.push(obj);
+            Ok((key, warnings)) => {
+                objects.push(ObjectRef {
+                    source: if *submission {
+                        cx.plan.display_path(src)
+                    } else {
+                        src.file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default()
+                    },
+                    key,
+                    submission: *submission,
+                });
                 log.push_str(&warnings);
             }
             Err(e) => return Ok(failed(format!("{e:#}"))),
@@ -184,16 +210,7 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
     }
     let scratch = cx.cache.scratch()?;
     let lib = scratch.path().join("lib.so");
-    let script = scratch.path().join("exports.map");
-    fsutil::write_atomic(&script, version_script(inst).as_bytes())?;
-    let mut link_args = vec![
-        "-shared".to_string(),
-        "-Wl,--no-undefined".into(),
-        format!("-Wl,--version-script={}", script.display()),
-    ];
-    link_args.extend(profile.ldflags.iter().cloned());
-    link_args.push("-lm".into());
-    if let Err(e) = cx.compiler.link(&objects, &lib, &link_args) {
+    if let Err(e) = link_library(cx, inst, profile, &objects, &[], &lib) {
         return Ok(failed(format!("{e:#}")));
     }
     let sha = cx.cache.put_blob_file(&lib)?;
@@ -204,7 +221,36 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         library_sha256: Some(sha),
         load_bytes,
         log: crate::toolchain::tail(&log, 20).replace(&root, ""),
+        objects,
     })
+}
+
+/// Links objects (plus extra inputs and arguments, e.g. profiling wrappers)
+/// into a shared library exporting only the entry table and the API.
+pub fn link_library(
+    cx: &Cx,
+    inst: &Instance,
+    profile: &FlagProfile,
+    objects: &[ObjectRef],
+    extra: &[String],
+    out: &Path,
+) -> Result<()> {
+    let script = out.with_extension("map");
+    fsutil::write_atomic(&script, version_script(inst).as_bytes())?;
+    let inputs: Vec<PathBuf> = objects
+        .iter()
+        .map(|o| cx.cache.object_path(&o.key))
+        .collect();
+    let mut args = vec![
+        "-shared".to_string(),
+        "-Wl,--no-undefined".into(),
+        format!("-Wl,--version-script={}", script.display()),
+    ];
+    args.extend(extra.iter().cloned());
+    args.extend(profile.ldflags.iter().cloned());
+    args.push("-lm".into());
+    cx.compiler.link(&inputs, out, &args)?;
+    Ok(())
 }
 
 fn compile_args(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Vec<String> {
@@ -264,13 +310,9 @@ fn adapter_args(cx: &Cx, inst: &Instance, base: &[String]) -> Vec<String> {
     a
 }
 
-/// Compiles one unit unless an object for exactly these inputs exists.
-fn compile_cached(
-    cx: &Cx,
-    src: &Path,
-    args: &[String],
-    headers: &str,
-) -> Result<(PathBuf, String)> {
+/// Compiles one unit unless an object for exactly these inputs exists;
+/// returns the object's cache key and the compiler's warnings.
+fn compile_cached(cx: &Cx, src: &Path, args: &[String], headers: &str) -> Result<(String, String)> {
     let key = fsutil::sha256_hex(
         format!(
             "{}|{}|{}|{}|{}",
@@ -282,21 +324,16 @@ fn compile_cached(
         )
         .as_bytes(),
     );
-    let obj = cx
-        .cache
-        .dir()
-        .join("objects")
-        .join(&key[..2])
-        .join(format!("{key}.o"));
+    let obj = cx.cache.object_path(&key);
     if obj.is_file() {
-        return Ok((obj, String::new()));
+        return Ok((key, String::new()));
     }
     let scratch = cx.cache.scratch()?;
     let tmp = scratch.path().join("unit.o");
     let log = cx.compiler.compile(src, &tmp, args)?;
     std::fs::create_dir_all(obj.parent().expect("object dir"))?;
     std::fs::rename(&tmp, &obj).context("storing object")?;
-    Ok((obj, log))
+    Ok((key, log))
 }
 
 /// Exports: the entry table and the API functions; everything else local.

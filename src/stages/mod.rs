@@ -5,6 +5,9 @@
 pub mod build;
 pub mod kat;
 pub mod memory;
+pub mod profile;
+pub mod sizes;
+pub mod survey;
 pub mod time;
 
 use serde::{Deserialize, Serialize};
@@ -16,4 +19,7 @@ pub struct InstanceResults {
     pub kat: Option<kat::KatOutput>,
     pub time: Option<time::TimeOutput>,
     pub memory: Option<memory::MemoryOutput>,
+    pub sizes: Option<sizes::SizesOutput>,
+    pub profile: Option<profile::ProfileOutput>,
+    pub survey: Option<survey::SurveyOutput>,
 }

@@ -1,0 +1,96 @@
+//! Survey stage: per instance, which ICCS helpers the exported API reaches
+//! and which well-known constant tables its objects contain (reachable or
+//! not); per algorithm, the verdict drawn from all its instances.
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::build::api_symbols;
+use super::InstanceResults;
+use crate::engine::{Cx, Manifest, Stage};
+use crate::objscan::{self, ObjectEvidence};
+use crate::plan::{Instance, StageName};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SurveyOutput {
+    pub objects: Vec<String>,
+    pub evidence: ObjectEvidence,
+}
+
+pub struct SurveyStage;
+
+/// Helpers looked for: the campaign's wrapped symbols plus the DRNG seeding.
+fn helpers(cx: &Cx) -> Vec<String> {
+    let mut h: Vec<String> = cx
+        .plan
+        .profile_wraps
+        .iter()
+        .map(|w| w.symbol.clone())
+        .collect();
+    for s in objscan::DEFAULT_HELPERS {
+        if !h.iter().any(|x| x == s) {
+            h.push(s.to_string());
+        }
+    }
+    h
+}
+
+impl Stage for SurveyStage {
+    type Output = SurveyOutput;
+    const NAME: StageName = StageName::Survey;
+
+    fn parallel(&self) -> bool {
+        true
+    }
+
+    fn manifest(
+        &self,
+        cx: &Cx,
+        _inst: &Instance,
+        prior: &InstanceResults,
+    ) -> Result<Option<Manifest>> {
+        let Some(a) = prior.build.as_ref().and_then(|b| b.built()) else {
+            return Ok(None);
+        };
+        let mut m = Manifest::new();
+        m.set("objects", &a.objects)
+            .set("helpers", helpers(cx))
+            .set("pqbench", crate::STAGE_LOGIC_VERSION);
+        Ok(Some(m))
+    }
+
+    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<SurveyOutput> {
+        let a = prior
+            .build
+            .as_ref()
+            .and_then(|b| b.built())
+            .context("nothing built")?;
+        let own: Vec<_> = a.objects.iter().filter(|o| o.submission).collect();
+        let paths: Vec<_> = own.iter().map(|o| cx.cache.object_path(&o.key)).collect();
+        let mut evidence = objscan::scan(&paths, &api_symbols(inst), &helpers(cx))?;
+        // Name objects by their source file rather than by cache key.
+        let rename = |s: &mut String| {
+            if let Some(o) = own.iter().find(|o| s.contains(&o.key)) {
+                *s = o.source.rsplit('/').next().unwrap_or(&o.source).to_string();
+            }
+        };
+        for h in &mut evidence.reachable_helpers {
+            rename(&mut h.via_object);
+        }
+        for t in evidence
+            .tables
+            .iter_mut()
+            .chain(evidence.unreachable_tables.iter_mut())
+        {
+            rename(&mut t.object);
+        }
+        Ok(SurveyOutput {
+            objects: own.iter().map(|o| o.source.clone()).collect(),
+            evidence,
+        })
+    }
+
+    fn store(results: &mut InstanceResults, out: SurveyOutput) {
+        results.survey = Some(out);
+    }
+}
