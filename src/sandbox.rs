@@ -108,10 +108,15 @@ pub fn run(spec: &Spec) -> Result<Output> {
     let limits = spec.limits;
     let cpu = spec.cpu;
     // SAFETY: the closure runs in the forked child before exec and only makes
-    // async-signal-safe system calls (setpgid, setrlimit, sched_setaffinity).
+    // async-signal-safe system calls (setpgid, prctl, setrlimit,
+    // sched_setaffinity).
     unsafe {
         cmd.pre_exec(move || {
             if libc::setpgid(0, 0) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Die with pqbench: a killed campaign leaves no submission running.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             set_limit(libc::RLIMIT_CORE, 0)?;

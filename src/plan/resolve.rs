@@ -314,6 +314,12 @@ fn resolve_algorithm(
             .map_err(|e| raw.error_at(m, e).help("use a path inside the project"))?,
         None => project.root.join("kat").join(id).join("kat.sha256"),
     };
+    if kat_manifest.is_file() {
+        let text = std::fs::read_to_string(&kat_manifest).map_err(|e| {
+            ConfigError::new(format!("cannot read KAT manifest: {e}")).in_file(&kat_manifest)
+        })?;
+        crate::kat::manifest::parse(&kat_manifest, &text)?;
+    }
     let kat_reference_dir = match &a.kat.reference_dir {
         Some(d) => {
             let p = contained(&project.root, &toml_dir, d.get_ref())

@@ -1,0 +1,209 @@
+//! Loading a dataset (one run directory `<campaign>/<system>/`, or its
+//! published copy) into memory, and the path arithmetic pages need.
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::fsutil::read_json;
+use crate::records::analysis::{ProfileRecord, SizesJson, SurveyJson};
+use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
+use crate::records::operation::OperationRecord;
+use crate::records::{BuildJson, BuildRecord};
+
+/// (algorithm, label, operation).
+pub type OpKey = (String, String, String);
+
+/// One system's evidence as the pages need it.
+#[derive(Debug, Clone)]
+pub struct Dataset {
+    pub dir: PathBuf,
+    /// The dataset directory relative to the site root, `/`-separated
+    /// (`../x86_1` in a campaign's output, `../data/x86_1` when published).
+    pub href: String,
+    pub campaign: CampaignRecord,
+    pub build: BuildJson,
+    pub sizes: Option<SizesJson>,
+    pub survey: Option<SurveyJson>,
+    pub records: BTreeMap<OpKey, OperationRecord>,
+    pub profiles: BTreeMap<OpKey, ProfileRecord>,
+}
+
+impl Dataset {
+    pub fn load(dir: &Path, href: String) -> Result<Dataset> {
+        let campaign: CampaignRecord = read_json(&dir.join("campaign.json"))?;
+        let build: BuildJson = read_json(&dir.join("build.json"))?;
+        for name in [&campaign.system, &campaign.campaign] {
+            safe_component(name).with_context(|| format!("{}", dir.join("campaign.json").display()))?;
+        }
+        for a in &campaign.algorithms {
+            safe_component(&a.id)
+                .with_context(|| format!("{}: algorithm id", dir.join("campaign.json").display()))?;
+        }
+        let optional = |name: &str| dir.join(name).is_file().then(|| dir.join(name));
+        let sizes = optional("sizes.json").map(|p| read_json(&p)).transpose()?;
+        let survey = optional("survey.json").map(|p| read_json(&p)).transpose()?;
+        let records = load_tree(&dir.join("records"), |r: &OperationRecord| {
+            (r.algorithm.clone(), r.label.clone(), r.op.clone())
+        })?;
+        let profiles = load_tree(&dir.join("profile"), |r: &ProfileRecord| {
+            (r.algorithm.clone(), r.label.clone(), r.op.clone())
+        })?;
+        Ok(Dataset {
+            dir: dir.to_path_buf(),
+            href,
+            campaign,
+            build,
+            sizes,
+            survey,
+            records,
+            profiles,
+        })
+    }
+
+    pub fn system(&self) -> &str {
+        &self.campaign.system
+    }
+
+    pub fn build_record(&self, algorithm: &str, label: &str) -> Option<&BuildRecord> {
+        self.build
+            .instances
+            .iter()
+            .find(|b| b.algorithm == algorithm && b.label == label)
+    }
+
+    pub fn record(&self, algorithm: &str, label: &str, op: &str) -> Option<&OperationRecord> {
+        self.records
+            .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
+    }
+
+    pub fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
+        self.profiles
+            .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
+    }
+
+    pub fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {
+        self.campaign.algorithms.iter().find(|a| a.id == id)
+    }
+}
+
+/// Reads every `<dir>/<id>/*.json` (sorted) keyed by `key`.
+fn load_tree<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    key: impl Fn(&T) -> OpKey,
+) -> Result<BTreeMap<OpKey, T>> {
+    let mut out = BTreeMap::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    for file in json_files(dir)? {
+        let rec: T = read_json(&file)?;
+        out.insert(key(&rec), rec);
+    }
+    Ok(out)
+}
+
+/// Every `*.json` one level below `dir`'s subdirectories, sorted.
+pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for sub in sorted_entries(dir)? {
+        if sub.is_dir() {
+            files.extend(
+                sorted_entries(&sub)?
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "json")),
+            );
+        }
+    }
+    Ok(files)
+}
+
+pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("reading {}", dir.display()))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()
+        .with_context(|| format!("reading {}", dir.display()))?;
+    v.sort();
+    Ok(v)
+}
+
+/// The subdirectories of `dir` that hold a `campaign.json`, sorted.
+pub fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
+    Ok(sorted_entries(dir)?
+        .into_iter()
+        .filter(|p| p.join("campaign.json").is_file())
+        .collect())
+}
+
+/// Names from records become file names: refuse anything that could leave
+/// the site directory or hide a file.
+pub fn safe_component(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && !name.contains(['/', '\\', '\0'])
+        && Path::new(name).components().count() == 1;
+    if !ok {
+        bail!("`{name}` cannot be used as a file name in the site");
+    }
+    Ok(())
+}
+
+/// Lexical absolute form: `..` and `.` resolved without touching the file
+/// system, so paths that do not exist yet (the site) work too.
+fn normalized(p: &Path) -> Result<PathBuf> {
+    let abs = std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))?;
+    let mut out = PathBuf::new();
+    for c in abs.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
+/// `to` relative to the directory `from`, `/`-separated.
+pub fn relative(from: &Path, to: &Path) -> Result<String> {
+    let (from, to) = (normalized(from)?, normalized(to)?);
+    let f: Vec<Component> = from.components().collect();
+    let t: Vec<Component> = to.components().collect();
+    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
+    parts.extend(
+        t[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    Ok(if parts.is_empty() {
+        ".".into()
+    } else {
+        parts.join("/")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_paths() {
+        let r = |a: &str, b: &str| relative(Path::new(a), Path::new(b)).unwrap();
+        assert_eq!(r("/o/demo/site", "/o/demo/local"), "../local");
+        assert_eq!(r("/p/site", "/p/data/x86_1"), "../data/x86_1");
+        assert_eq!(r("/p/site/", "/p/site/../data/./a"), "../data/a");
+        assert_eq!(r("/p", "/p"), ".");
+    }
+
+    #[test]
+    fn unsafe_names_are_refused() {
+        for bad in ["", "..", ".x", "a/b", "a\\b"] {
+            assert!(safe_component(bad).is_err(), "{bad}");
+        }
+        assert!(safe_component("sign-23").is_ok());
+    }
+}

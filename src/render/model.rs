@@ -1,0 +1,349 @@
+//! The one data model behind every page, Markdown and HTML alike.
+//!
+//! Every figure is formatted here (with `crate::format`), so the two output
+//! formats cannot disagree and templates only arrange text. Strings stay
+//! raw: the Markdown templates pass them through the `md`/`code` filters,
+//! the HTML templates through minijinja's auto-escaping.
+
+use serde::Serialize;
+
+/// A hyperlink, or plain text when `href` is `None`.
+///
+/// `page` links name a generated page without its extension: each format's
+/// `a` macro appends `.md` or `.html` (then `#fragment`), so one model
+/// serves both formats.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Link {
+    pub text: String,
+    pub href: Option<String>,
+    pub page: bool,
+    pub fragment: Option<String>,
+}
+
+impl Link {
+    pub fn text(text: impl Into<String>) -> Link {
+        Link {
+            text: text.into(),
+            href: None,
+            page: false,
+            fragment: None,
+        }
+    }
+
+    /// A link to a generated page (`href` without extension).
+    pub fn page(text: impl Into<String>, href: impl Into<String>) -> Link {
+        Link {
+            text: text.into(),
+            href: Some(href.into()),
+            page: true,
+            fragment: None,
+        }
+    }
+
+    /// A link to a file that keeps its name in both formats.
+    pub fn file(text: impl Into<String>, href: impl Into<String>) -> Link {
+        Link {
+            text: text.into(),
+            href: Some(href.into()),
+            page: false,
+            fragment: None,
+        }
+    }
+
+    pub fn with_fragment(mut self, fragment: impl Into<String>) -> Link {
+        self.fragment = Some(fragment.into());
+        self
+    }
+}
+
+/// `Performance measurements › <system> › <here> · system: <system> · <others>`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Crumb {
+    pub root: Link,
+    pub system: Link,
+    /// The last step (algorithm id, `summary`, `method`); None on system-less pages.
+    pub here: Option<String>,
+    /// Every system of the campaign, the current one as plain text.
+    pub systems: Vec<Link>,
+}
+
+/// A `label: value, value` bullet of section 1.
+#[derive(Debug, Clone, Serialize)]
+pub struct Bullet {
+    pub label: String,
+    pub items: Vec<Link>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row2 {
+    pub item: String,
+    pub value: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Footnote {
+    pub n: usize,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct KatRow {
+    pub label: String,
+    pub flags: String,
+    pub status: String,
+    /// Footnote numbers.
+    pub notes: Vec<usize>,
+}
+
+/// A row of the reference's performance table; failed or untimed
+/// operations carry their status in `mean_cycles` and `–` elsewhere.
+#[derive(Debug, Clone, Serialize)]
+pub struct PerfRow {
+    pub label: String,
+    pub op: String,
+    pub mean_cycles: String,
+    pub mean_time: String,
+    pub ops_per_sec: String,
+    pub median_trial: String,
+    pub n: String,
+    /// ⚠ marks, footnote references and measurement remarks.
+    pub notes: String,
+}
+
+/// The figures beyond the reference, from the same statistics.
+#[derive(Debug, Clone, Serialize)]
+pub struct DistRow {
+    pub label: String,
+    pub op: String,
+    /// `calls` (per-call samples) or `trials` (per-trial means).
+    pub basis: String,
+    pub median: String,
+    pub p5_p95: String,
+    pub ci_median: String,
+    pub cv: String,
+    pub outliers: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemRow {
+    pub label: String,
+    pub op: String,
+    pub static_bytes: String,
+    pub baseline_rss: String,
+    pub peak_rss: String,
+    pub stack_bytes: String,
+    pub heap_peak_bytes: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CellsRow {
+    pub label: String,
+    pub cells: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SurveyLine {
+    pub verdict: Link,
+    pub note: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ShareRow {
+    pub label: String,
+    pub op: String,
+    pub hash: String,
+    pub drng: String,
+    pub calls: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct EvidenceRow {
+    pub label: String,
+    pub item: String,
+    /// Abbreviated digest shown after the item (KAT logs).
+    pub sha256: Option<String>,
+    pub file: Link,
+}
+
+/// `site/<system>/<id>.{md,html}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct AlgorithmPage {
+    pub system: String,
+    pub id: String,
+    pub name: String,
+    pub description: String,
+    pub crumb: Crumb,
+    pub title: String,
+    pub basic: Vec<Bullet>,
+    pub environment: Vec<Row2>,
+    pub kat_manifest: String,
+    pub kat_rows: Vec<KatRow>,
+    pub footnotes: Vec<Footnote>,
+    pub perf_rows: Vec<PerfRow>,
+    pub perf_has_notes: bool,
+    pub warnings: Vec<String>,
+    pub dist_rows: Vec<DistRow>,
+    pub chart_svg: String,
+    pub chart_file: String,
+    pub mem_rows: Vec<MemRow>,
+    pub size_columns: Vec<String>,
+    pub size_rows: Vec<CellsRow>,
+    pub sizes_catalog: Option<String>,
+    pub size_audit: Link,
+    pub survey: Option<SurveyLine>,
+    pub share_build: String,
+    pub share_rows: Vec<ShareRow>,
+    /// The dataset directory the evidence paths are relative to.
+    pub dataset: String,
+    pub evidence: Vec<EvidenceRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryRow {
+    pub algorithm: Link,
+    pub name: String,
+    pub label: String,
+    /// Mean cycles per operation with the hash share: `8.65 M (0.0%)`.
+    pub ops: Vec<String>,
+    pub sizes: Vec<String>,
+    pub notes: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryTable {
+    pub kind: String,
+    pub heading: String,
+    pub ops: Vec<String>,
+    pub size_columns: Vec<String>,
+    pub rows: Vec<SummaryRow>,
+    pub chart_svg: String,
+    pub chart_file: String,
+}
+
+/// `site/<system>/summary.{md,html}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SummaryPage {
+    pub system: String,
+    pub crumb: Crumb,
+    pub title: String,
+    pub method: Link,
+    pub tables: Vec<SummaryTable>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MethodSection {
+    pub title: String,
+    pub bullets: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FlagRow {
+    pub name: String,
+    pub cflags: String,
+    pub ldflags: String,
+}
+
+/// `site/<system>/method.{md,html}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct MethodPage {
+    pub system: String,
+    pub crumb: Crumb,
+    pub title: String,
+    pub sections: Vec<MethodSection>,
+    pub flag_profiles: Vec<FlagRow>,
+    pub limitations: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SurveyRow {
+    pub anchor: String,
+    pub algorithm: Link,
+    pub name: String,
+    pub verdict: String,
+    pub note: Option<String>,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SurveySystem {
+    pub system: String,
+    pub rows: Vec<SurveyRow>,
+}
+
+/// `site/survey.{md,html}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SurveyPage {
+    pub campaign: String,
+    pub root: Link,
+    pub systems: Vec<SurveySystem>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeAuditRow {
+    pub system: String,
+    pub algorithm: Link,
+    pub label: String,
+    pub item: String,
+    pub api: String,
+    pub observed: String,
+    pub catalog: String,
+    pub basis: String,
+}
+
+/// `site/sizes.{md,html}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizesPage {
+    pub campaign: String,
+    pub root: Link,
+    /// `system: catalog` for each system that used one.
+    pub catalogs: Vec<Row2>,
+    pub rows: Vec<SizeAuditRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexAlgorithm {
+    pub link: Link,
+    pub name: String,
+    pub kind: String,
+    pub instances: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexSystem {
+    pub system: String,
+    pub title: String,
+    pub start_utc: String,
+    pub end_utc: String,
+    pub summary: Link,
+    pub method: Link,
+    pub algorithms: Vec<IndexAlgorithm>,
+}
+
+/// `site/index.{md,html}`.
+#[derive(Debug, Clone, Serialize)]
+pub struct IndexPage {
+    pub campaign: String,
+    pub description: String,
+    pub survey: Link,
+    pub sizes: Link,
+    pub systems: Vec<IndexSystem>,
+}
+
+/// Every page of one system.
+#[derive(Debug, Clone, Serialize)]
+pub struct SystemPages {
+    pub system: String,
+    pub summary: SummaryPage,
+    pub method: MethodPage,
+    pub algorithms: Vec<AlgorithmPage>,
+}
+
+/// The whole site.
+#[derive(Debug, Clone, Serialize)]
+pub struct Site {
+    pub index: IndexPage,
+    pub survey: SurveyPage,
+    pub sizes: SizesPage,
+    pub systems: Vec<SystemPages>,
+}

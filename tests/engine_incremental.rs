@@ -1,0 +1,111 @@
+//! The engine reuses what has not changed, says why something is stale,
+//! and survives being killed at any moment.
+
+mod common;
+use common::{files_with_ext, TestProject};
+
+use std::time::{Duration, Instant};
+
+/// Counts `<stage> <id>/<label> done` progress lines per algorithm id.
+fn recomputed(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter(|l| l.contains(" done ("))
+        .filter_map(|l| {
+            let mut w = l.split(']').nth(1)?.split_whitespace();
+            let stage = w.next()?.to_string();
+            let item = w.next()?.to_string();
+            Some((stage, item))
+        })
+        .collect()
+}
+
+#[test]
+fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
+    let p = TestProject::demo();
+    let first = p.pqbench(&["run", "demo"]).expect(0);
+    let build = p.json("output/demo/local/build.json");
+    let instances = build["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 7);
+    for rec in instances {
+        assert_eq!(rec["kat_status"], "PASS", "{rec}");
+        let log = p.read(&format!("output/demo/local/{}", rec["kat_log"].as_str().unwrap()));
+        let sha = pqbench::fsutil::sha256_hex(log.as_bytes());
+        assert_eq!(rec["kat_log_sha256"], sha.as_str());
+    }
+    assert!(first.stdout.contains("0 stage results reused"), "{}", first.stdout);
+
+    // Nothing changed: nothing is compiled or checked again, quickly.
+    let t = Instant::now();
+    let again = p.pqbench(&["run", "demo"]).expect(0);
+    let elapsed = t.elapsed();
+    assert!(again.stdout.contains(" 0 computed"), "{}", again.stdout);
+    assert!(recomputed(&again.stderr).is_empty(), "{}", again.stderr);
+    assert!(elapsed < Duration::from_secs(2), "second run took {elapsed:?}");
+    let status = p.pqbench(&["status", "demo"]).expect(0);
+    assert!(status.stdout.contains("everything is fresh"), "{}", status.stdout);
+
+    // One byte of one source changes (inside a comment).
+    let src = p.path().join("algorithms/sign-90/wots.c");
+    let mut bytes = std::fs::read(&src).unwrap();
+    let at = bytes.windows(2).position(|w| w == b"/*").unwrap() + 3;
+    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+    std::fs::write(&src, bytes).unwrap();
+
+    let status = p.pqbench(&["status", "demo"]).expect(0);
+    let stale: Vec<&str> = status.stdout.lines().collect();
+    assert!(!stale.is_empty());
+    for line in &stale {
+        assert!(line.starts_with("sign-90/"), "only sign-90 is stale: {line}");
+    }
+    for label in ["WINTER-128", "WINTER-128R", "WINTER-192"] {
+        let build_line = stale
+            .iter()
+            .find(|l| l.starts_with(&format!("sign-90/{label} ")) && l.contains(" build "))
+            .unwrap_or_else(|| panic!("no stale build line for {label}: {}", status.stdout));
+        assert!(build_line.contains("stale: sources changed: wots.c"), "{build_line}");
+    }
+
+    let third = p.pqbench(&["run", "demo"]).expect(0);
+    let redone = recomputed(&third.stderr);
+    let stages: Vec<&str> = redone.iter().map(|(s, _)| s.as_str()).collect();
+    assert!(stages.contains(&"build") && stages.contains(&"kat"), "{redone:?}");
+    for (stage, item) in &redone {
+        assert!(item.starts_with("sign-90/"), "{stage} {item} should have been reused");
+    }
+    assert_eq!(redone.iter().filter(|(s, _)| s == "build").count(), 3);
+    assert_eq!(redone.iter().filter(|(s, _)| s == "kat").count(), 3);
+}
+
+/// Kills a run with SIGKILL at several moments: no JSON file is ever left
+/// torn, and the next run completes.
+#[test]
+fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
+    let p = TestProject::demo();
+    for delay_ms in [700u64, 1600, 2600] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+            .arg("-C")
+            .arg(p.path())
+            .args(["run", "demo", "-q"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        for f in files_with_ext(&p.path().join("output"), "json") {
+            let text = std::fs::read_to_string(&f).unwrap();
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+                panic!("{} is corrupt after a kill at {delay_ms} ms: {e}", f.display());
+            }
+        }
+    }
+    p.pqbench(&["run", "demo"]).expect(0);
+    let build = p.json("output/demo/local/build.json");
+    assert!(build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["kat_status"] == "PASS"));
+}
