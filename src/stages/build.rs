@@ -117,8 +117,34 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("pqbench", crate::STAGE_LOGIC_VERSION)
         .set("target", &cx.compiler.target)
         .set("binding", &inst.binding)
-        .set("cpu-features", &inst.cpu_features);
+        .set("cpu-features", &inst.cpu_features)
+        .set("cmake", &inst.cmake);
+    if let Some(spec) = &inst.cmake {
+        for f in cmake_files(&spec.root) {
+            m.set(format!("source:{}", cx.plan.display_path(&f)), fsutil::sha256_file(&f)?);
+        }
+    }
     Ok(m)
+}
+
+/// CMakeLists.txt and *.cmake files under a CMake root: part of the build's
+/// inputs when the backend is used.
+fn cmake_files(root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                stack.push(p);
+            } else if name == "CMakeLists.txt" || name.ends_with(".cmake") {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }
 
 /// Header files of the include dirs (one level): any may be included, so
@@ -161,11 +187,24 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         }
         fsutil::sha256_hex(all.as_bytes())
     };
-    let mut units: Vec<(PathBuf, Vec<String>, bool)> = inst
-        .sources
-        .iter()
-        .map(|s| (s.path.clone(), args.clone(), true))
-        .collect();
+    let mut objects = Vec::new();
+    let mut units: Vec<(PathBuf, Vec<String>, bool)> = Vec::new();
+    match &inst.cmake {
+        Some(spec) => {
+            match super::cmake::build_target(cx, inst, spec, profile) {
+                Ok(objs) => objects = objs,
+                Err(e) => return Ok(failed(format!("{e:#}"))),
+            }
+            // Shared components are not part of the submission's CMake project.
+            units.extend(
+                inst.sources
+                    .iter()
+                    .filter(|s| !s.path.starts_with(&spec.root))
+                    .map(|s| (s.path.clone(), args.clone(), true)),
+            );
+        }
+        None => units.extend(inst.sources.iter().map(|s| (s.path.clone(), args.clone(), true))),
+    }
     units.push((
         cx.support.file(adapter_file(inst.api)),
         adapter_args(cx, inst, &args),
@@ -187,7 +226,6 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
         .par_iter()
         .map(|(src, a, _)| compile_cached(cx, src, a, &header_digest))
         .collect();
-    let mut objects = Vec::new();
     let mut log = String::new();
     for (r, (src, _, submission)) in results.into_iter().zip(&units) {
         match r {

@@ -3,6 +3,7 @@
 //! recorded and tested without compiling C.
 
 pub mod build;
+pub mod cmake;
 pub mod kat;
 pub mod memory;
 pub mod profile;

@@ -140,3 +140,144 @@ pub fn quick_campaign(algorithms: &[&str], extra: &str) -> String {
         list.join(", ")
     )
 }
+
+// ---------------------------------------------------------------------------
+// Measurement and analysis tests (tests/measure_*.rs, tests/analysis_*.rs).
+
+/// An NGCC signature fixture's algorithm TOML: sources under
+/// `algorithms/<root>`, one parameter set per `(label, defines)` pair (the
+/// defines as the inside of a TOML inline table, e.g. `"FIX_WORK = 10"`),
+/// and a known issue that lets every instance be timed without a KAT.
+pub fn sign_fixture_toml(
+    id: &str,
+    root: &str,
+    headers: &[&str],
+    sources: &[&str],
+    uses: &[&str],
+    sets: &[(&str, &str)],
+) -> String {
+    let quoted = |v: &[&str]| {
+        let q: Vec<String> = v.iter().map(|s| format!("\"{s}\"")).collect();
+        format!("[{}]", q.join(", "))
+    };
+    let mut t = format!(
+        "id = \"{id}\"\nname = \"Fixture {id}\"\nkind = \"sign\"\napi = \"ngcc\"\n"
+    );
+    if !uses.is_empty() {
+        t += &format!("uses = {}\n", quoted(uses));
+    }
+    t += &format!(
+        "\n[ngcc]\nheaders = {}\n\n[[implementation]]\nname = \"reference\"\nroot = \"{root}\"\nsources = {}\n",
+        quoted(headers),
+        quoted(sources)
+    );
+    for (label, defines) in sets {
+        t += &format!("\n[[parameter-set]]\nlabel = \"{label}\"\ndefines = {{ {defines} }}\n");
+    }
+    t + "\n[[known-issue]]\nlabels = \".*\"\naction = \"measure\"\ncause = \"fixture without reference KAT\"\n"
+}
+
+/// Copies the measurement fixture (tests/fixtures/measure) to
+/// `algorithms/measure` and writes `algorithms/<id>.toml` over it.
+pub fn measure_fixture(p: &TestProject, id: &str, sets: &[(&str, &str)]) {
+    p.copy("tests/fixtures/measure", "algorithms/measure");
+    let sources = ["measure.c", "fixdrng.c", "helpers.c", "helpers2.c"];
+    let toml = sign_fixture_toml(id, "measure", &["api.h", "fixdrng.h"], &sources, &[], sets);
+    p.write(&format!("algorithms/{id}.toml"), &toml);
+}
+
+/// A campaign with small timing settings (overridden by `timing`, pairs of
+/// key and TOML value) and the tables in `tail` appended (e.g. `[limits]`).
+pub fn measure_campaign(
+    algorithms: &[&str],
+    stages: &[&str],
+    timing: &[(&str, &str)],
+    tail: &str,
+) -> String {
+    let list = |v: &[&str]| -> String {
+        let q: Vec<String> = v.iter().map(|s| format!("\"{s}\"")).collect();
+        q.join(", ")
+    };
+    let mut settings: Vec<(String, String)> = [
+        ("trials", "5"),
+        ("warmup", "1"),
+        ("trial-seconds", "0.005"),
+        ("budget-seconds", "1.0"),
+        ("timeout-seconds", "20"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    for (k, v) in timing {
+        match settings.iter_mut().find(|(key, _)| key == k) {
+            Some(e) => e.1 = v.to_string(),
+            None => settings.push((k.to_string(), v.to_string())),
+        }
+    }
+    let timing: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+    format!(
+        "algorithms = [{}]\nflag-profiles = [\"guide\"]\nstages = [{}]\n\n[kat]\ntimeout-seconds = 20\n\n[timing]\n{}\n\n[host]\nrequire-fixed = false\n\n{tail}",
+        list(algorithms),
+        list(stages),
+        timing.join("\n")
+    )
+}
+
+/// `records/<id>/<label>__<op>.json` of campaign `campaign` on `local`.
+pub fn op_record(
+    p: &TestProject,
+    campaign: &str,
+    id: &str,
+    label: &str,
+    op: &str,
+) -> pqbench::records::operation::OperationRecord {
+    let rel = format!("output/{campaign}/local/records/{id}/{label}__{op}.json");
+    serde_json::from_str(&p.read(&rel)).unwrap_or_else(|e| panic!("parsing {rel}: {e}"))
+}
+
+/// Median of a record's per-call cycle samples over all its trials.
+pub fn median_call_cycles(r: &pqbench::records::operation::OperationRecord) -> f64 {
+    let v: Vec<f64> = r
+        .trials
+        .iter()
+        .flat_map(|t| &t.samples)
+        .map(|&s| s as f64)
+        .collect();
+    assert!(!v.is_empty(), "{}/{} {}: no samples", r.algorithm, r.label, r.op);
+    pqbench::stats::median(&v)
+}
+
+/// The stored statistics are exactly what the stored raw trials give.
+pub fn assert_statistics_recompute(r: &pqbench::records::operation::OperationRecord) {
+    assert_eq!(
+        pqbench::stats::summarize(&r.trials),
+        r.statistics,
+        "{}/{} {}: statistics differ from the raw trials",
+        r.algorithm,
+        r.label,
+        r.op
+    );
+}
+
+/// The trial processes of a record whose trials were kept, in trial order
+/// (a trial repeated because it lost the CPU leaves a process without a
+/// kept trial). Matched on the exact figures of the process's `trial` line.
+pub fn kept_trial_processes(
+    r: &pqbench::records::operation::OperationRecord,
+) -> Vec<&pqbench::measure::driver::ProcessRecord> {
+    r.trials
+        .iter()
+        .map(|t| {
+            r.processes
+                .iter()
+                .find(|p| {
+                    p.line("trial").is_some_and(|l| {
+                        l.u64("calls") == Some(t.calls)
+                            && l.f64("seconds") == Some(t.seconds)
+                            && l.f64("cycles") == Some(t.cycles)
+                    })
+                })
+                .unwrap_or_else(|| panic!("{}/{} {}: no process for a trial", r.algorithm, r.label, r.op))
+        })
+        .collect()
+}

@@ -1,0 +1,208 @@
+//! KAT files shipped with a submission: NIST `.rsp` files and NGCC KAT
+//! text files, matched to parameter-set labels and turned into manifest
+//! lines (`<sha256> strict[:N] <label>/<file>`).
+
+use std::path::{Path, PathBuf};
+
+use super::params::same_name;
+use crate::config::algorithm::ApiFamily;
+use crate::kat::manifest::{self as katman, Mode};
+
+/// A reference KAT file for one label.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KatRef {
+    pub source: PathBuf,
+    pub label: String,
+    /// File name under `kat/<id>/<label>/`.
+    pub file: String,
+    pub records: usize,
+    /// The manifest line.
+    pub line: String,
+    /// Records to generate when the file holds fewer than the default.
+    pub kat_records: Option<u32>,
+}
+
+/// Default records generated per API family (see `plan::resolve`).
+pub fn default_records(api: ApiFamily) -> usize {
+    match api {
+        ApiFamily::Nist => 100,
+        ApiFamily::Ngcc => 10,
+    }
+}
+
+/// A set the KAT files may belong to: its label and the folder names that
+/// identify it (the per-set source folder, if any).
+pub struct SetKey {
+    pub label: String,
+    pub folders: Vec<String>,
+}
+
+/// Finds KAT files under `dir` and assigns each to a set. Returns the
+/// references (one per label, the first by path order) and notes about
+/// files it could not place.
+pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Vec<String>) {
+    let mut files = Vec::new();
+    walk(dir, 0, &mut files);
+    files.sort_by_key(|p| (!is_reference_path(p), p.clone()));
+    let mut refs: Vec<KatRef> = Vec::new();
+    let mut notes = Vec::new();
+    for path in files {
+        let Ok(bytes) = std::fs::read(&path) else {
+            continue;
+        };
+        if !is_kat(&path, &bytes, api) {
+            continue;
+        }
+        let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+        let Some(label) = label_for(&path, dir, &bytes, sets) else {
+            notes.push(format!(
+                "KAT file {shown} matches no parameter set: copy it to kat/<id>/<label>/ and add its manifest line"
+            ));
+            continue;
+        };
+        let records = katman::count_records(&bytes);
+        if let Some(prev) = refs.iter().find(|r| r.label == label) {
+            let same = katman::digest(&bytes, Mode::Strict, None)
+                == katman::digest(&std::fs::read(&prev.source).unwrap_or_default(), Mode::Strict, None);
+            if !same {
+                notes.push(format!(
+                    "KAT file {shown} also belongs to {label} but differs from {}; using the latter",
+                    prev.file
+                ));
+            }
+            continue;
+        }
+        let wanted = default_records(api);
+        let (limit, kat_records) = match records.cmp(&wanted) {
+            std::cmp::Ordering::Equal => (None, None),
+            // Check as many records as pqbench generates by default.
+            std::cmp::Ordering::Greater => (Some(wanted), None),
+            // Generate only the records the reference has.
+            std::cmp::Ordering::Less => (None, Some(records as u32)),
+        };
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let mode = match limit {
+            Some(n) => format!("strict:{n}"),
+            None => "strict".into(),
+        };
+        let line = format!(
+            "{} {mode} {label}/{file}",
+            katman::digest(&bytes, Mode::Strict, limit)
+        );
+        refs.push(KatRef {
+            source: path,
+            label,
+            file,
+            records,
+            line,
+            kat_records,
+        });
+    }
+    (refs, notes)
+}
+
+/// Reference implementations' KATs come first when both ship one.
+fn is_reference_path(p: &Path) -> bool {
+    let s = p.to_string_lossy().to_ascii_lowercase();
+    !s.contains("optimi") && !s.contains("additional")
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 6 {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let hidden = e.file_name().to_string_lossy().starts_with('.');
+        if hidden {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, depth + 1, out);
+        } else if p.metadata().map(|m| m.len() < 256 << 20).unwrap_or(false) {
+            out.push(p);
+        }
+    }
+}
+
+/// NIST: `.rsp` with `count = ` records. NGCC: a text file with
+/// `Count = ` records and `_Len = ` fields.
+pub fn is_kat(path: &Path, bytes: &[u8], api: ApiFamily) -> bool {
+    let ext = path
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(8192)]);
+    match api {
+        ApiFamily::Nist => ext == "rsp" && head.lines().any(|l| l.starts_with("count = ")),
+        ApiFamily::Ngcc => {
+            !["c", "h", "rsp", "req", "md"].contains(&ext.as_str())
+                && head.lines().any(|l| l.starts_with("Count = "))
+                && head.contains("_Len = ")
+        }
+    }
+}
+
+/// The label a KAT file belongs to: by its `# NAME` header, then by the
+/// folders on its path, then the only set there is.
+fn label_for(path: &Path, root: &Path, bytes: &[u8], sets: &[SetKey]) -> Option<String> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]);
+    if let Some(name) = head.lines().next().and_then(|l| l.strip_prefix('#')) {
+        if let Some(s) = sets.iter().find(|s| same_name(&s.label, name.trim())) {
+            return Some(s.label.clone());
+        }
+    }
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    for comp in rel.parent().into_iter().flat_map(|p| p.components().rev()) {
+        let c = comp.as_os_str().to_string_lossy();
+        if let Some(s) = sets
+            .iter()
+            .find(|s| same_name(&s.label, &c) || s.folders.iter().any(|f| same_name(f, &c)))
+        {
+            return Some(s.label.clone());
+        }
+    }
+    (sets.len() == 1).then(|| sets[0].label.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rsp_files_map_by_header_and_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let k = dir.path().join("KAT/set_b");
+        std::fs::create_dir_all(&k).unwrap();
+        let rec = |n: usize| {
+            (0..n)
+                .map(|i| format!("count = {i}\nseed = 00\n\n"))
+                .collect::<String>()
+        };
+        std::fs::write(k.join("x.rsp"), format!("# B-2\n\n{}", rec(3))).unwrap();
+        std::fs::write(k.join("y.req"), "count = 0\n").unwrap();
+        std::fs::write(dir.path().join("KAT/z.rsp"), format!("# ?\n\n{}", rec(100))).unwrap();
+        let sets = [
+            SetKey {
+                label: "A-1".into(),
+                folders: vec!["set_a".into()],
+            },
+            SetKey {
+                label: "B-2".into(),
+                folders: vec!["set_b".into()],
+            },
+        ];
+        let (refs, notes) = discover(dir.path(), ApiFamily::Nist, &sets);
+        assert_eq!(refs.len(), 1, "{refs:?}");
+        assert_eq!(refs[0].label, "B-2");
+        assert_eq!(refs[0].kat_records, Some(3));
+        assert!(refs[0].line.ends_with(" strict B-2/x.rsp"));
+        assert_eq!(notes.len(), 1, "{notes:?}");
+    }
+}

@@ -1,0 +1,288 @@
+//! Report pages: one data model (`model`) built from the datasets of a
+//! campaign, rendered through minijinja templates into Markdown and HTML.
+//!
+//! Site layout (under `output/<campaign>/site/`, or `<dir>/site/` when
+//! published):
+//!
+//! ```text
+//! index.{md,html}              every system, algorithm, summary and method page
+//! survey.{md,html}             symmetric-primitive survey, all systems
+//! sizes.{md,html}              size audit, all systems
+//! <system>/summary.{md,html}   one table per kind, charts summary-<kind>.svg
+//! <system>/method.{md,html}    how this system's run measured
+//! <system>/<id>.{md,html}      the algorithm page, chart <id>.svg
+//! ```
+//!
+//! Templates are built in (`templates/`) and a campaign's
+//! `[render] templates = "dir"` replaces any of them by file name. `.html`
+//! templates auto-escape every value; Markdown templates escape table
+//! breakers and raw HTML with the `md` filter. Rendering is a pure function
+//! of the records and templates, so `pqbench check` can demand identical
+//! bytes: no clock, no hash-map order, no host lookups.
+
+pub mod algorithm;
+pub mod chart;
+pub mod dataset;
+pub mod links;
+pub mod model;
+pub mod site;
+pub mod synth;
+pub mod system;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use minijinja::{AutoEscape, Environment, UndefinedBehavior};
+use serde::Serialize;
+
+pub use dataset::Dataset;
+pub use links::check_links;
+pub use site::{anchor, crumb, kind_function, Systems};
+
+/// The built-in templates, by the name a user directory overrides.
+pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
+    ("macros.md", include_str!("templates/macros.md")),
+    ("algorithm.md", include_str!("templates/algorithm.md")),
+    ("summary.md", include_str!("templates/summary.md")),
+    ("method.md", include_str!("templates/method.md")),
+    ("survey.md", include_str!("templates/survey.md")),
+    ("sizes.md", include_str!("templates/sizes.md")),
+    ("index.md", include_str!("templates/index.md")),
+    ("layout.html", include_str!("templates/layout.html")),
+    ("macros.html", include_str!("templates/macros.html")),
+    ("algorithm.html", include_str!("templates/algorithm.html")),
+    ("summary.html", include_str!("templates/summary.html")),
+    ("method.html", include_str!("templates/method.html")),
+    ("survey.html", include_str!("templates/survey.html")),
+    ("sizes.html", include_str!("templates/sizes.html")),
+    ("index.html", include_str!("templates/index.html")),
+];
+
+/// What a render did.
+#[derive(Debug, Clone, Serialize)]
+pub struct RenderReport {
+    pub site: PathBuf,
+    pub systems: Vec<String>,
+    /// Files the site consists of.
+    pub files: usize,
+    /// Files whose content changed (written).
+    pub written: usize,
+    /// Stale generated files removed.
+    pub removed: usize,
+}
+
+/// Escapes text for Markdown: pipes would split table cells, angle
+/// brackets would pass raw HTML through, newlines would end a row.
+fn md_filter(s: String) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '|' => out.push_str("\\|"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A Markdown code span that survives backticks and pipes in its content.
+fn code_filter(s: String) -> String {
+    let body = s.replace(['\n', '\r'], " ").replace('|', "\\|");
+    let fence = if body.contains('`') { "``" } else { "`" };
+    let pad = if body.starts_with('`') || body.ends_with('`') { " " } else { "" };
+    format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// The template environment: a user directory first, then the built-ins.
+pub fn environment(templates: Option<&Path>) -> Environment<'static> {
+    let mut env = Environment::new();
+    let dir = templates.map(Path::to_path_buf);
+    env.set_loader(move |name| {
+        // Names come from our templates, but a user template could ask for
+        // `../x`: only plain file names are looked up.
+        if name.contains(['/', '\\']) || name.starts_with('.') {
+            return Ok(None);
+        }
+        if let Some(path) = dir.as_ref().map(|d| d.join(name)).filter(|p| p.is_file()) {
+            return std::fs::read_to_string(&path).map(Some).map_err(|e| {
+                minijinja::Error::new(
+                    minijinja::ErrorKind::InvalidOperation,
+                    format!("reading template {}: {e}", path.display()),
+                )
+            });
+        }
+        Ok(BUILTIN_TEMPLATES
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, t)| t.to_string()))
+    });
+    env.set_auto_escape_callback(|name| {
+        if name.ends_with(".html") {
+            AutoEscape::Html
+        } else {
+            AutoEscape::None
+        }
+    });
+    env.set_undefined_behavior(UndefinedBehavior::Strict);
+    env.set_trim_blocks(true);
+    env.set_lstrip_blocks(true);
+    env.set_keep_trailing_newline(true);
+    env.add_filter("md", md_filter);
+    env.add_filter("code", code_filter);
+    env
+}
+
+fn render_one<T: Serialize>(env: &Environment, name: &str, page: &T) -> Result<Vec<u8>> {
+    let tmpl = env
+        .get_template(name)
+        .with_context(|| format!("loading template {name}"))?;
+    let text = tmpl
+        .render(page)
+        .map_err(|e| anyhow::anyhow!("rendering {name}: {e:#}"))?;
+    Ok(text.into_bytes())
+}
+
+/// Every file of the site, keyed by its `/`-separated path in the site.
+pub fn render_files(
+    datasets: &[Dataset],
+    templates: Option<&Path>,
+) -> Result<BTreeMap<String, Vec<u8>>> {
+    let env = environment(templates);
+    let site = site::build(datasets);
+    let mut files = BTreeMap::new();
+    for ext in ["md", "html"] {
+        let mut put = |path: String, name: &str, bytes: Result<Vec<u8>>| -> Result<()> {
+            files.insert(format!("{path}.{ext}"), bytes.with_context(|| format!("page {path}.{ext} ({name})"))?);
+            Ok(())
+        };
+        let t = |base: &str| format!("{base}.{ext}");
+        put("index".into(), "index", render_one(&env, &t("index"), &site.index))?;
+        put("survey".into(), "survey", render_one(&env, &t("survey"), &site.survey))?;
+        put("sizes".into(), "sizes", render_one(&env, &t("sizes"), &site.sizes))?;
+        for s in &site.systems {
+            let dir = &s.system;
+            put(format!("{dir}/summary"), "summary", render_one(&env, &t("summary"), &s.summary))?;
+            put(format!("{dir}/method"), "method", render_one(&env, &t("method"), &s.method))?;
+            for a in &s.algorithms {
+                put(format!("{dir}/{}", a.id), "algorithm", render_one(&env, &t("algorithm"), a))?;
+            }
+        }
+    }
+    for s in &site.systems {
+        for a in &s.algorithms {
+            files.insert(format!("{}/{}", s.system, a.chart_file), a.chart_svg.clone().into_bytes());
+        }
+        for k in &s.summary.tables {
+            files.insert(format!("{}/{}", s.system, k.chart_file), k.chart_svg.clone().into_bytes());
+        }
+    }
+    Ok(files)
+}
+
+/// Generated files are these kinds; only they are pruned when stale.
+pub fn is_generated(path: &Path) -> bool {
+    path.extension()
+        .is_some_and(|e| e == "md" || e == "html" || e == "svg")
+}
+
+/// Every generated-kind file under `dir`, as `/`-separated relative paths.
+pub fn site_files(dir: &Path) -> Result<Vec<String>> {
+    fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
+        for p in dataset::sorted_entries(dir)? {
+            if p.is_dir() {
+                walk(root, &p, out)?;
+            } else if is_generated(&p) {
+                out.push(dataset::relative(root, &p)?);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    if dir.is_dir() {
+        walk(dir, dir, &mut out)?;
+    }
+    Ok(out)
+}
+
+/// Writes `files` into `site`: unchanged files are left alone (no churn),
+/// changed ones replaced atomically, stale generated files removed.
+pub fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(usize, usize)> {
+    let mut written = 0;
+    for (rel, bytes) in files {
+        let path = site.join(rel);
+        if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
+            crate::fsutil::write_atomic(&path, bytes)?;
+            written += 1;
+        }
+    }
+    let mut removed = 0;
+    for rel in site_files(site)? {
+        if !files.contains_key(&rel) {
+            let p = site.join(&rel);
+            std::fs::remove_file(&p).with_context(|| format!("removing stale {}", p.display()))?;
+            removed += 1;
+        }
+    }
+    Ok((written, removed))
+}
+
+/// Loads datasets, computing each one's location relative to `site`.
+pub fn load_datasets(datasets: &[PathBuf], site: &Path) -> Result<Vec<Dataset>> {
+    datasets
+        .iter()
+        .map(|d| Dataset::load(d, dataset::relative(site, d)?))
+        .collect()
+}
+
+/// Renders the given datasets (one per system) into `site`.
+pub fn render_dataset_dirs(
+    datasets: &[PathBuf],
+    site: &Path,
+    templates: Option<&Path>,
+) -> Result<RenderReport> {
+    let loaded = load_datasets(datasets, site)?;
+    let files = render_files(&loaded, templates)?;
+    let (written, removed) = write_site(site, &files)?;
+    Ok(RenderReport {
+        site: site.to_path_buf(),
+        systems: loaded.iter().map(|d| d.system().to_string()).collect(),
+        files: files.len(),
+        written,
+        removed,
+    })
+}
+
+/// Renders every system's dataset of the plan's campaign (the sibling
+/// directories of the site holding a `campaign.json`) into `plan.site_dir`.
+pub fn render_campaign(plan: &crate::plan::Plan) -> Result<RenderReport> {
+    let campaign_dir = plan
+        .site_dir
+        .parent()
+        .context("the site directory has no parent")?;
+    let datasets = dataset::dataset_dirs_in(campaign_dir)?;
+    render_dataset_dirs(&datasets, &plan.site_dir, plan.templates.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markdown_filters_neutralise_structure() {
+        assert_eq!(md_filter("a|b <i>\nc".into()), "a\\|b &lt;i&gt; c");
+        assert_eq!(code_filter("X-1".into()), "`X-1`");
+        assert_eq!(code_filter("a`b".into()), "``a`b``");
+        assert_eq!(code_filter("`a".into()), "`` `a ``");
+    }
+
+    #[test]
+    fn every_builtin_template_compiles() {
+        let env = environment(None);
+        for (name, _) in BUILTIN_TEMPLATES {
+            env.get_template(name).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+        }
+    }
+}

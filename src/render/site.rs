@@ -1,0 +1,217 @@
+//! Building the whole site model from the datasets of one campaign: the
+//! campaign-wide pages (index, survey, size audit) and every system's pages.
+
+use std::collections::BTreeSet;
+
+use crate::plan::Kind;
+
+use super::dataset::Dataset;
+use super::model::*;
+use super::{algorithm, system};
+
+/// Which systems the site covers and which algorithms each has, for the
+/// crumb line's links to the same page on another system.
+pub struct Systems(pub Vec<(String, BTreeSet<String>)>);
+
+impl Systems {
+    pub fn new(datasets: &[Dataset]) -> Systems {
+        Systems(
+            datasets
+                .iter()
+                .map(|d| {
+                    let ids = d.campaign.algorithms.iter().map(|a| a.id.clone()).collect();
+                    (d.system().to_string(), ids)
+                })
+                .collect(),
+        )
+    }
+
+    pub fn has(&self, system: &str, id: &str) -> bool {
+        self.0.iter().any(|(s, ids)| s == system && ids.contains(id))
+    }
+}
+
+/// `Performance measurements › <system> › <here> · system: <this> · <others>`;
+/// `other_href` gives the page on another system, None to leave it out.
+pub fn crumb(
+    systems: &Systems,
+    here_system: &str,
+    here: Option<&str>,
+    other_href: impl Fn(&str) -> Option<String>,
+) -> Crumb {
+    Crumb {
+        root: Link::page("Performance measurements", "../index"),
+        system: Link::page(here_system, "summary"),
+        here: here.map(String::from),
+        systems: systems
+            .0
+            .iter()
+            .filter_map(|(s, _)| {
+                if s == here_system {
+                    Some(Link::text(s.clone()))
+                } else {
+                    other_href(s).map(|h| Link::page(s.clone(), h))
+                }
+            })
+            .collect(),
+    }
+}
+
+/// An HTML id from names: letters, digits, `-` and `_` kept, the rest `_`.
+pub fn anchor(parts: &[&str]) -> String {
+    parts
+        .iter()
+        .map(|p| {
+            p.chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+pub fn kind_function(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Sign => "digital signature",
+        Kind::Kem => "key encapsulation",
+    }
+}
+
+fn survey_page(datasets: &[Dataset]) -> SurveyPage {
+    let systems = datasets
+        .iter()
+        .map(|ds| SurveySystem {
+            system: ds.system().into(),
+            rows: ds
+                .survey
+                .iter()
+                .flat_map(|s| &s.algorithms)
+                .map(|s| {
+                    let name = ds.algorithm(&s.algorithm).map(|a| a.name.clone());
+                    SurveyRow {
+                        anchor: anchor(&[ds.system(), &s.algorithm]),
+                        algorithm: Link::page(
+                            s.algorithm.clone(),
+                            format!("{}/{}", ds.system(), s.algorithm),
+                        ),
+                        name: name.unwrap_or_default(),
+                        verdict: s.verdict.clone(),
+                        note: s.note.clone(),
+                        reason: s.reason.clone(),
+                    }
+                })
+                .collect(),
+        })
+        .collect();
+    SurveyPage {
+        campaign: campaign_name(datasets),
+        root: Link::page("Performance measurements", "index"),
+        systems,
+    }
+}
+
+fn sizes_page(datasets: &[Dataset]) -> SizesPage {
+    let mut rows = Vec::new();
+    let mut catalogs = Vec::new();
+    let num = |v: Option<u64>| v.map_or("–".to_string(), |v| v.to_string());
+    for ds in datasets {
+        let Some(sizes) = &ds.sizes else { continue };
+        if let Some(c) = &sizes.catalog {
+            catalogs.push(Row2 {
+                item: ds.system().into(),
+                value: c.clone(),
+            });
+        }
+        for r in &sizes.instances {
+            for d in &r.disagreements {
+                // Each disagreement line starts with the figure's name.
+                let item = d.split_once(':').map_or(d.as_str(), |(n, _)| n);
+                let f = r.figures.get(item);
+                rows.push(SizeAuditRow {
+                    system: ds.system().into(),
+                    algorithm: Link::page(r.algorithm.clone(), format!("{}/{}", ds.system(), r.algorithm)),
+                    label: r.label.clone(),
+                    item: item.into(),
+                    api: num(f.and_then(|f| f.api)),
+                    observed: num(f.and_then(|f| f.observed)),
+                    catalog: num(f.and_then(|f| f.catalog)),
+                    basis: r.basis.clone().unwrap_or_else(|| "–".into()),
+                });
+            }
+        }
+    }
+    SizesPage {
+        campaign: campaign_name(datasets),
+        root: Link::page("Performance measurements", "index"),
+        catalogs,
+        rows,
+    }
+}
+
+fn campaign_name(datasets: &[Dataset]) -> String {
+    datasets
+        .first()
+        .map(|d| d.campaign.campaign.clone())
+        .unwrap_or_default()
+}
+
+fn index_page(datasets: &[Dataset]) -> IndexPage {
+    IndexPage {
+        campaign: campaign_name(datasets),
+        description: datasets
+            .first()
+            .map(|d| d.campaign.description.clone())
+            .unwrap_or_default(),
+        survey: Link::page("Symmetric-primitive survey", "survey"),
+        sizes: Link::page("Size audit", "sizes"),
+        systems: datasets
+            .iter()
+            .map(|ds| {
+                let s = ds.system();
+                IndexSystem {
+                    system: s.into(),
+                    title: ds.campaign.system_title.clone().unwrap_or_else(|| s.into()),
+                    start_utc: ds.campaign.start_utc.clone(),
+                    end_utc: ds.campaign.end_utc.clone(),
+                    summary: Link::page("summary", format!("{s}/summary")),
+                    method: Link::page("method", format!("{s}/method")),
+                    algorithms: ds
+                        .campaign
+                        .algorithms
+                        .iter()
+                        .map(|a| IndexAlgorithm {
+                            link: Link::page(a.id.clone(), format!("{s}/{}", a.id)),
+                            name: a.name.clone(),
+                            kind: kind_function(a.kind).into(),
+                            instances: a.labels.len(),
+                        })
+                        .collect(),
+                }
+            })
+            .collect(),
+    }
+}
+
+/// The model of every page, in a fixed order.
+pub fn build(datasets: &[Dataset]) -> Site {
+    let systems = Systems::new(datasets);
+    Site {
+        index: index_page(datasets),
+        survey: survey_page(datasets),
+        sizes: sizes_page(datasets),
+        systems: datasets
+            .iter()
+            .map(|ds| SystemPages {
+                system: ds.system().into(),
+                summary: system::summary(ds, &systems),
+                method: system::method(ds, &systems),
+                algorithms: ds
+                    .campaign
+                    .algorithms
+                    .iter()
+                    .map(|a| algorithm::build(ds, a, &systems))
+                    .collect(),
+            })
+            .collect(),
+    }
+}

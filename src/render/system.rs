@@ -1,0 +1,234 @@
+//! Per-system pages: the summary (one table and chart per kind) and the
+//! method page, generated from `campaign.json` and `build.json` so it always
+//! describes the run it sits beside.
+
+use crate::format;
+use crate::plan::Kind;
+use crate::stages::time::LOST_CPU_SHARE;
+
+use super::algorithm::issues_for;
+use super::chart;
+use super::dataset::Dataset;
+use super::model::*;
+use super::{crumb, Systems};
+
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
+    let system = ds.system().to_string();
+    let mut tables = Vec::new();
+    for kind in [Kind::Sign, Kind::Kem] {
+        let (heading, sizes): (&str, &[&str]) = match kind {
+            Kind::Sign => ("Digital signatures", &["public key", "signature"]),
+            Kind::Kem => ("Key encapsulation", &["public key", "ciphertext"]),
+        };
+        let ops = kind.operations();
+        let mut rows = Vec::new();
+        let mut bars = Vec::new();
+        for a in ds.campaign.algorithms.iter().filter(|a| a.kind == kind) {
+            for label in &a.labels {
+                let mut notes = Vec::new();
+                let status = ds
+                    .build_record(&a.id, label)
+                    .map_or("NOT BUILT", |b| b.kat_status.as_str());
+                if status != "PASS" {
+                    notes.push(format!("KAT {status}"));
+                }
+                if issues_for(a, label).iter().any(|k| k.action == "measure") {
+                    notes.push("⚠ known issue".to_string());
+                }
+                let mut cells = Vec::new();
+                for op in ops {
+                    let cell = match ds.record(&a.id, label, op) {
+                        None => "–".to_string(),
+                        Some(r) => match &r.statistics {
+                            None => {
+                                notes.push(format!("{op} {}", r.status));
+                                r.status.clone()
+                            }
+                            Some(s) => {
+                                bars.push(chart::Bar {
+                                    label: format!("{label} {op}"),
+                                    value: s.mean_cycles,
+                                    low: s.ci_median_cycles.0,
+                                    high: s.ci_median_cycles.1,
+                                    series: ops.iter().position(|o| o == op).unwrap_or(0),
+                                });
+                                match ds.profile(&a.id, label, op).filter(|p| p.status == "ok") {
+                                    Some(p) => format!(
+                                        "{} ({})",
+                                        format::cycles(s.mean_cycles),
+                                        format::percent(p.hash_share)
+                                    ),
+                                    None => format::cycles(s.mean_cycles),
+                                }
+                            }
+                        },
+                    };
+                    cells.push(cell);
+                }
+                let size_row = ds.sizes.as_ref().and_then(|s| {
+                    s.instances
+                        .iter()
+                        .find(|r| r.algorithm == a.id && &r.label == label)
+                });
+                let size_cells = sizes
+                    .iter()
+                    .map(|c| {
+                        size_row
+                            .and_then(|r| r.figures.get(*c))
+                            .and_then(|f| f.shown)
+                            .map_or("–".to_string(), |v| v.to_string())
+                    })
+                    .collect();
+                rows.push(SummaryRow {
+                    algorithm: Link::page(a.id.clone(), a.id.clone()),
+                    name: a.name.clone(),
+                    label: label.clone(),
+                    ops: cells,
+                    sizes: size_cells,
+                    notes: notes.join("; "),
+                });
+            }
+        }
+        if rows.is_empty() {
+            continue;
+        }
+        tables.push(SummaryTable {
+            kind: kind.as_str().into(),
+            heading: heading.into(),
+            ops: ops.iter().map(|o| o.to_string()).collect(),
+            size_columns: sizes.iter().map(|s| s.to_string()).collect(),
+            rows,
+            chart_svg: chart::svg(&format!("{heading} on {system}"), ops, &bars),
+            chart_file: format!("summary-{}.svg", kind.as_str()),
+        });
+    }
+    SummaryPage {
+        crumb: crumb(systems, &system, Some("summary"), |o| {
+            Some(format!("../{o}/summary"))
+        }),
+        title: format!("Performance summary — system {system}"),
+        method: Link::page(format!("{system} method"), "method"),
+        system,
+        tables,
+    }
+}
+
+pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
+    let c = &ds.campaign;
+    let t = &c.timing;
+    let system = c.system.clone();
+    let section = |title: &str, bullets: Vec<String>| MethodSection {
+        title: title.into(),
+        bullets,
+    };
+    let counter = match (&c.counter, c.counter_hz) {
+        (Some(n), Some(hz)) => format!("{n}, {:.6} GHz as measured by the driver", hz / 1e9),
+        (Some(n), None) => n.clone(),
+        _ => "not recorded (no operation was timed)".into(),
+    };
+    let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
+    let mut host = Vec::new();
+    for h in &c.host_checks {
+        let clock = match (h.min_khz, h.max_khz) {
+            (Some(lo), Some(hi)) if lo == hi => format!("clock fixed at {lo} kHz"),
+            (Some(lo), Some(hi)) => format!("clock {lo}–{hi} kHz"),
+            _ => "clock unknown".into(),
+        };
+        host.push(format!(
+            "CPU {}: governor {}, turbo {}, SMT siblings online {:?}, {clock}, perf_event_paranoid {}, CPU allowed: {}",
+            h.cpu,
+            h.governor.as_deref().unwrap_or("unknown"),
+            h.turbo.map_or("unknown", |t| if t { "on" } else { "off" }),
+            h.smt_siblings_online,
+            h.perf_event_paranoid.map_or("unknown".into(), |p| p.to_string()),
+            yes_no(h.cpu_allowed),
+        ));
+        host.extend(h.problems.iter().map(|p| format!("Problem on CPU {}: {p}", h.cpu)));
+    }
+    host.push(format!(
+        "A fixed host was {}required for measuring.",
+        if c.host_require_fixed { "" } else { "not " }
+    ));
+    let sections = vec![
+        section(
+            "Measuring core and counter",
+            vec![
+                format!("Measuring CPU(s): {}; never two measurements on one core.", cpus.join(", ")),
+                format!("Cycle counter: {counter}. Time: CLOCK_MONOTONIC_RAW seconds."),
+                "Each trial runs in a fresh driver process pinned to the measuring CPU.".into(),
+            ],
+        ),
+        section("Host state", host),
+        section(
+            "Builds and KAT policy",
+            vec![
+                format!("Compiler: {} (target {}); build tool: {}.", c.compiler.version, c.compiler.target, c.build_tool),
+                format!("Flag profiles, in order of preference: {}. An instance that does not build or pass its KAT under one profile is retried under the next.", c.flag_profiles.join(", ")),
+                format!("Every library reproduces its known-answer tests before it is timed (digests in each algorithm's KAT manifest); KAT timeout {} per instance.", format::duration(c.kat_timeout_seconds)),
+                "Statuses: PASS, MISMATCH, NOKAT, CRYPTOFAIL, OVERFLOW, LOADFAIL, TIMEOUT, CRASH. A known issue in the algorithm's TOML decides whether a failing instance is still timed (marked ⚠ with its cause) or excluded.".into(),
+            ],
+        ),
+        section(
+            "Seeding and inputs",
+            vec![
+                "The DRNG is seeded once per process with the bytes 00..2f; setup (key generation, one honest signature or encapsulation) precedes the timed calls.".into(),
+                "Signature message: 64 bytes, msg[i] = (131·i + 64) mod 256. A failing signing call is retried inside the timed call (up to 64 attempts) and counted.".into(),
+            ],
+        ),
+        section(
+            "Planning",
+            vec![
+                format!("Trials: {} per operation, each in a fresh process, after {} warm-up calls.", t.trials, t.warmup),
+                format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
+                format!("A trial whose cycle rate fell below {:.0} % of the clock lost the CPU: it is repeated (up to 3 attempts) and counted.", LOST_CPU_SHARE * 100.0),
+                format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
+            ],
+        ),
+        section(
+            "Statistics",
+            vec![
+                "n = Σ calls; mean cycles = Σ cycles / n; mean time = Σ seconds / n; ops/s = n / Σ seconds; median trial = median of the per-trial mean times.".into(),
+                format!("Median, P5/P95 (linear interpolation), CV and Tukey outliers use per-call samples when every trial kept them, else per-trial means; 95 % intervals are percentile bootstraps over {} resamples with a fixed seed, so `pqbench check` can recompute them.", crate::stats::BOOTSTRAP_RESAMPLES),
+            ],
+        ),
+    ];
+    let flag_profiles = ds
+        .build
+        .flag_profiles
+        .iter()
+        .map(|p| FlagRow {
+            name: p.name.clone(),
+            cflags: p.cflags.join(" "),
+            ldflags: p.ldflags.join(" "),
+        })
+        .collect();
+    let mut limitations = Vec::new();
+    if let Some(v) = &c.environment_start.virtualization {
+        limitations.push(format!("The host is a {v}: the hypervisor may steal time and hides hardware counters; figures are indicative."));
+    }
+    match c.counter.as_deref() {
+        Some("perf-user-cycles") | None => {}
+        Some(other) => limitations.push(format!("No hardware cycle counter was used ({other}): cycles are reference ticks at a constant rate, not core clock cycles.")),
+    }
+    if c.host_checks.iter().any(|h| !h.fixed()) {
+        limitations.push("The host was not fixed (see the problems above); timings may vary with frequency scaling.".into());
+    }
+    limitations.push("Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into());
+    limitations.push("The helper profile catches only calls that cross an object boundary; wrapper overhead is included in the shares.".into());
+    MethodPage {
+        crumb: crumb(systems, &system, Some("method"), |o| Some(format!("../{o}/method"))),
+        title: format!("Measurement method — system {system}"),
+        system,
+        sections,
+        flag_profiles,
+        limitations,
+    }
+}
