@@ -269,3 +269,53 @@ pub fn shard_by_algorithm(instances: &[Instance], n: usize) -> Vec<Vec<usize>> {
     }
     shards
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{ApiFamily, Binding, Kind};
+
+    fn inst(alg: &str, label: &str) -> Instance {
+        Instance {
+            algorithm: alg.into(),
+            label: label.into(),
+            implementation: "reference".into(),
+            kind: Kind::Sign,
+            api: ApiFamily::Ngcc,
+            sources: vec![],
+            include_dirs: vec![],
+            defines: vec![],
+            binding: Binding::Ngcc { headers: vec![] },
+            cpu_features: vec![],
+            kat_records: 10,
+            cmake: None,
+        }
+    }
+
+    #[test]
+    fn shards_keep_algorithms_together_and_balance_load() {
+        let insts = vec![
+            inst("a", "1"),
+            inst("a", "2"),
+            inst("a", "3"),
+            inst("b", "1"),
+            inst("c", "1"),
+            inst("c", "2"),
+        ];
+        let shards = shard_by_algorithm(&insts, 2);
+        assert_eq!(shards.len(), 2);
+        let all: Vec<usize> = shards.iter().flatten().copied().collect();
+        assert_eq!(all.len(), 6, "every instance in exactly one shard");
+        for alg in ["a", "b", "c"] {
+            let homes: Vec<usize> = (0..2)
+                .filter(|&s| shards[s].iter().any(|&i| insts[i].algorithm == alg))
+                .collect();
+            assert_eq!(homes.len(), 1, "{alg} split across shards");
+        }
+        assert_eq!(
+            shards.iter().map(Vec::len).collect::<Vec<_>>(),
+            vec![3, 3]
+        );
+        assert_eq!(shard_by_algorithm(&insts, 1), vec![(0..6).collect::<Vec<_>>()]);
+    }
+}
