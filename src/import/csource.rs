@@ -6,6 +6,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+pub use super::macros::expansions;
+
 /// One scanned C source or header.
 #[derive(Debug, Clone, Default)]
 pub struct CFile {
@@ -407,71 +409,6 @@ fn join(toks: &[Tok]) -> String {
         .join(" ")
 }
 
-/// All names a definition may stand for once macros are expanded: the
-/// plain name, object-like aliases of it (`#define crypto_sign_keypair
-/// NS(keypair)`), and namespacing wrappers (`NS(crypto_sign)` with
-/// `#define NS(x) PREFIX_##x`). Alternative definitions of a macro (under
-/// different `#if` branches) each give a candidate.
-pub fn expansions(name: &str, via: Option<&str>, macros: &[&Macro]) -> BTreeSet<String> {
-    let start = match via {
-        Some(m) => format!("{m}({name})"),
-        None => name.to_string(),
-    };
-    let mut out = BTreeSet::new();
-    expand_into(&start, macros, 0, &mut out);
-    out.insert(name.to_string());
-    out
-}
-
-fn expand_into(text: &str, macros: &[&Macro], depth: usize, out: &mut BTreeSet<String>) {
-    let text = text.trim();
-    let ident = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if ident(text) {
-        out.insert(text.to_string());
-    }
-    if depth > 4 {
-        return;
-    }
-    // `M(arg)`: a function-like macro call.
-    if let Some((m, arg)) = text
-        .strip_suffix(')')
-        .and_then(|t| t.split_once('('))
-        .filter(|(m, _)| ident(m.trim()))
-    {
-        for mac in macros
-            .iter()
-            .filter(|x| x.name == m.trim() && x.params.as_ref().is_some_and(|p| p.len() == 1))
-        {
-            let p = &mac.params.as_ref().expect("function-like")[0];
-            let body = substitute(&mac.body, p, arg.trim());
-            expand_into(&body, macros, depth + 1, out);
-        }
-        return;
-    }
-    if ident(text) {
-        for mac in macros
-            .iter()
-            .filter(|x| x.name == text && x.params.is_none())
-        {
-            expand_into(&mac.body, macros, depth + 1, out);
-        }
-    } else if let Some((a, b)) = text.split_once("##") {
-        // `PREFIX ## name` where PREFIX is itself a macro.
-        let mut heads = BTreeSet::new();
-        expand_into(a, macros, depth + 1, &mut heads);
-        for h in heads {
-            out.insert(format!("{h}{}", b.trim()));
-        }
-    }
-}
-
-/// Replaces the parameter `p` by `arg` in a macro body; `expand_into`
-/// then resolves any `##` pasting, whose left side may itself be a macro.
-fn substitute(body: &str, p: &str, arg: &str) -> String {
-    let re = regex::Regex::new(&format!(r"\b{}\b", regex::escape(p))).expect("identifier regex");
-    re.replace_all(body, regex::NoExpand(arg)).into_owned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -497,28 +434,25 @@ int plain(size_t *len) { return 0; }
     #[test]
     fn finds_definitions_declarations_calls_and_comments() {
         let f = CFile::parse("a.c", SRC);
-        let names: Vec<_> = f.defs.iter().map(|d| (d.name.as_str(), d.via.as_deref())).collect();
-        assert_eq!(names, vec![("crypto_sign_keypair", Some("NS")), ("plain", None)]);
+        let names: Vec<_> = f
+            .defs
+            .iter()
+            .map(|d| (d.name.as_str(), d.via.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![("crypto_sign_keypair", Some("NS")), ("plain", None)]
+        );
         assert_eq!(f.decls[0].name, "plain");
         assert!(f.decls[0].params.contains("size_t"));
         assert!(f.calls.contains("helper_randombytes") && f.calls.contains("other"));
         assert!(!f.calls.contains("if"));
-        assert!(f.comments.iter().any(|(l, t)| *l == 3 && t == "SET-1  -DLEVEL=1"));
+        assert!(f
+            .comments
+            .iter()
+            .any(|(l, t)| *l == 3 && t == "SET-1  -DLEVEL=1"));
         assert_eq!(f.macros.len(), 2);
         assert_eq!(f.directives[0].kind, "include");
         assert_eq!(f.code.len(), SRC.len());
-    }
-
-    #[test]
-    fn expands_namespacing_macros() {
-        let a = parse_macro("NS(name) PFX1_##name").unwrap();
-        let b = parse_macro("NS(name) PFX3_ ## name").unwrap();
-        let c = parse_macro("crypto_sign NSB(sign)").unwrap();
-        let d = parse_macro("NSB(s) PQCLEAN_X_##s").unwrap();
-        let all = [&a, &b, &c, &d];
-        let got = expansions("crypto_sign_keypair", Some("NS"), &all);
-        assert!(got.contains("PFX1_crypto_sign_keypair") && got.contains("PFX3_crypto_sign_keypair"));
-        let got = expansions("crypto_sign", None, &all);
-        assert!(got.contains("PQCLEAN_X_sign"), "{got:?}");
     }
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::params::same_name;
 use crate::config::algorithm::ApiFamily;
+use crate::error::ConfigError;
 use crate::kat::manifest::{self as katman, Mode};
 
 /// A reference KAT file for one label.
@@ -53,7 +54,11 @@ pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Ve
         if !is_kat(&path, &bytes, api) {
             continue;
         }
-        let shown = path.strip_prefix(dir).unwrap_or(&path).display().to_string();
+        let shown = path
+            .strip_prefix(dir)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let Some(label) = label_for(&path, dir, &bytes, sets) else {
             notes.push(format!(
                 "KAT file {shown} matches no parameter set: copy it to kat/<id>/<label>/ and add its manifest line"
@@ -63,7 +68,11 @@ pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Ve
         let records = katman::count_records(&bytes);
         if let Some(prev) = refs.iter().find(|r| r.label == label) {
             let same = katman::digest(&bytes, Mode::Strict, None)
-                == katman::digest(&std::fs::read(&prev.source).unwrap_or_default(), Mode::Strict, None);
+                == katman::digest(
+                    &std::fs::read(&prev.source).unwrap_or_default(),
+                    Mode::Strict,
+                    None,
+                );
             if !same {
                 notes.push(format!(
                     "KAT file {shown} also belongs to {label} but differs from {}; using the latter",
@@ -102,6 +111,36 @@ pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Ve
         });
     }
     (refs, notes)
+}
+
+/// Warnings about a manifest against an algorithm's labels: a missing
+/// manifest, labels without a line (their KAT is NOKAT) and lines naming
+/// no label. `shown` is how to name the manifest in messages.
+pub fn coverage(
+    manifest: &Path,
+    shown: &str,
+    labels: &[String],
+) -> Result<Vec<String>, ConfigError> {
+    let Ok(text) = std::fs::read_to_string(manifest) else {
+        return Ok(vec![format!(
+            "no KAT manifest {shown}: every instance is NOKAT until `pqbench bless` or an import writes one"
+        )]);
+    };
+    let entries = katman::parse(manifest, &text)?;
+    let mut out = Vec::new();
+    for l in labels
+        .iter()
+        .filter(|l| !entries.iter().any(|e| &e.label == *l))
+    {
+        out.push(format!("{l} has no line in {shown}"));
+    }
+    for e in entries.iter().filter(|e| !labels.contains(&e.label)) {
+        out.push(format!(
+            "{shown} names `{}`, which is not a label of this algorithm",
+            e.label
+        ));
+    }
+    Ok(out)
 }
 
 /// Reference implementations' KATs come first when both ship one.
@@ -199,6 +238,17 @@ mod tests {
             },
         ];
         let (refs, notes) = discover(dir.path(), ApiFamily::Nist, &sets);
+        // NGCC text files have no header: the folder names the set.
+        let n = dir.path().join("KAT/B-2");
+        std::fs::create_dir_all(&n).unwrap();
+        let ngcc: String = (0..10)
+            .map(|i| format!("Count = {i}\r\nSeed_Len = 1\r\nSeed = 00\r\n\r\n"))
+            .collect();
+        std::fs::write(n.join("KAT_SIG.txt"), &ngcc).unwrap();
+        let (ng, _) = discover(dir.path(), ApiFamily::Ngcc, &sets);
+        assert_eq!(ng.len(), 1, "{ng:?}");
+        assert_eq!((ng[0].label.as_str(), ng[0].kat_records), ("B-2", None));
+        assert!(ng[0].line.ends_with(" strict B-2/KAT_SIG.txt"));
         assert_eq!(refs.len(), 1, "{refs:?}");
         assert_eq!(refs[0].label, "B-2");
         assert_eq!(refs[0].kat_records, Some(3));

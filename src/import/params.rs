@@ -127,9 +127,10 @@ fn hinted(files: &[CFile], readme: Option<&str>) -> Vec<SetGuess> {
 }
 
 fn collect_hints(lines: &[(String, String)], used: &dyn Fn(&str) -> bool) -> Vec<SetGuess> {
-    let line_re =
-        regex::Regex::new(r"^\s*([A-Za-z][A-Za-z0-9_.+-]*)\s*:?\s+((?:-D[A-Za-z_]\w*(?:=\S+)?\s*)+)")
-            .expect("hint regex");
+    let line_re = regex::Regex::new(
+        r"^\s*([A-Za-z][A-Za-z0-9_.+-]*)\s*:?\s+((?:-D[A-Za-z_]\w*(?:=\S+)?\s*)+)",
+    )
+    .expect("hint regex");
     let def_re = regex::Regex::new(r"-D([A-Za-z_]\w*)(?:=(\S+))?").expect("define regex");
     let mut sets: Vec<SetGuess> = Vec::new();
     for (at, text) in lines {
@@ -380,7 +381,10 @@ mod tests {
         assert_eq!(sets.len(), 2);
         assert_eq!(sets[1].label, "L-3");
         assert_eq!(sets[1].namespace.as_deref(), Some("P3_"));
-        assert_eq!(sets[1].defines, vec![("LVL".to_string(), toml::Value::Integer(3))]);
+        assert_eq!(
+            sets[1].defines,
+            vec![("LVL".to_string(), toml::Value::Integer(3))]
+        );
     }
 
     #[test]
@@ -393,7 +397,12 @@ mod tests {
         let labels: Vec<_> = sets.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(labels, vec!["PEB-2", "PEB-3"]);
         assert!(sets[0].todos[0].starts_with("label = "));
-        let none = define_selected(&[file("x.c", "int f(void) { return 0; }\n")], None, &[], "Z");
+        let none = define_selected(
+            &[file("x.c", "int f(void) { return 0; }\n")],
+            None,
+            &[],
+            "Z",
+        );
         assert_eq!(none.len(), 1);
         assert!(none[0].todos[0].contains("no define-selected"));
     }

@@ -14,7 +14,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
-pub use resolve::{resolve, Project};
+pub use paths::{contained, expand_sources};
+pub use resolve::{resolve, resolve_single, Project};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

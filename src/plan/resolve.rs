@@ -245,6 +245,17 @@ fn select_algorithms(
     Ok(chosen.into_iter().collect())
 }
 
+/// Resolves `algorithms/<id>.toml` on its own, as a campaign selecting only
+/// it (every implementation, no record override) would: for checks such as
+/// `pqbench validate` that run outside any campaign.
+pub fn resolve_single(
+    project: &Project,
+    id: &str,
+) -> Result<(Algorithm, Vec<Instance>), ConfigError> {
+    let campaign: RawCampaign = config::parse(Path::new("(no campaign)"), "algorithms = []")?;
+    resolve_algorithm(project, id, &campaign, None)
+}
+
 fn resolve_algorithm(
     project: &Project,
     id: &str,

@@ -1,0 +1,127 @@
+//! How the adapter binds to a submission: NGCC headers and the ICCS helper
+//! component, or the NIST header, namespace, length type and the symbol the
+//! code calls for randomness.
+
+use std::path::Path;
+
+use super::emit::NistDraft;
+use super::folder::Folder;
+use crate::config::algorithm::{Kind, LengthType};
+
+/// Functions of the ICCS helper files NGCC submissions build on.
+const ICCS: &[&str] = &["pseudohash", "pseudoXOF", "sm3hash", "get_random_number"];
+
+/// `uses`, its note, and `[ngcc] headers`.
+pub fn ngcc(
+    main: &Folder,
+    alg_dir: &Path,
+    todos: &mut Vec<String>,
+) -> (Vec<String>, Option<String>, Vec<String>) {
+    let calls = main.calls();
+    let defined = main.defined();
+    let called: Vec<&&str> = ICCS.iter().filter(|f| calls.contains(**f)).collect();
+    let iccs = !called.is_empty() && !ICCS.iter().any(|f| defined.contains(*f));
+    let mut headers = Vec::new();
+    let api = ["sig_keygen", "kem_keygen"]
+        .iter()
+        .find_map(|f| main.declaring(f));
+    headers.push(api.map_or("api.h".to_string(), |f| f.rel.clone()));
+    let drng = main
+        .library()
+        .into_iter()
+        .find(|f| f.is_header() && f.code.contains("drng_algorithm"))
+        .map(|f| f.rel.clone());
+    match drng {
+        Some(h) => headers.push(h),
+        None if iccs => headers.push("drng.h".into()),
+        None => todos
+            .push("add the header declaring DRNG_ctx and drng_algorithm to [ngcc] headers".into()),
+    }
+    headers.dedup();
+    if !iccs {
+        return (Vec::new(), None, headers);
+    }
+    let names = called.iter().map(|s| **s).collect::<Vec<_>>().join(", ");
+    let note = format!(
+        "The sources call the ICCS helpers ({names}) without defining them: iccs-standin is pqbench's stand-in; replace it with the official auxfunc.c/drng.c files for an evaluation."
+    );
+    if !alg_dir.join("components/iccs-standin.toml").is_file() {
+        todos.push("add a component with the ICCS helper files (algorithms/components/<name>.toml) and name it in `uses`".into());
+    }
+    (vec!["iccs-standin".into()], Some(note), headers)
+}
+
+pub fn nist(
+    main: &Folder,
+    kind: Kind,
+    common_ns: Option<String>,
+    namespaces: &[String],
+) -> NistDraft {
+    let ns = common_ns
+        .clone()
+        .or_else(|| namespaces.first().cloned())
+        .unwrap_or_default();
+    let (keypair, op) = match kind {
+        Kind::Sign => ("crypto_sign_keypair", "crypto_sign"),
+        Kind::Kem => ("crypto_kem_keypair", "crypto_kem_enc"),
+    };
+    let header = main
+        .declaring(&format!("{ns}{keypair}"))
+        .filter(|f| f.is_header())
+        .map_or("api.h".to_string(), |f| f.rel.clone());
+    let macros = main.macros();
+    let lengths = (kind == Kind::Sign)
+        .then(|| {
+            main.library()
+                .iter()
+                .flat_map(|f| f.decls.iter())
+                .find(|d| {
+                    super::csource::expansions(&d.name, d.via.as_deref(), &macros)
+                        .contains(&format!("{ns}{op}"))
+                })
+        })
+        .flatten()
+        .and_then(|d| {
+            if d.params.contains("size_t") {
+                Some(LengthType::SizeT)
+            } else {
+                None
+            }
+        });
+    let defined = main.defined();
+    let mut rb: Vec<String> = main
+        .calls()
+        .into_iter()
+        .filter(|c| c.to_ascii_lowercase().contains("randombytes") && !c.ends_with("_init"))
+        .filter(|c| !defined.contains(c))
+        .collect();
+    rb.sort();
+    let mut d = NistDraft {
+        header,
+        namespace: common_ns.filter(|n| !n.is_empty()),
+        lengths,
+        ..NistDraft::default()
+    };
+    match rb.len() {
+        0 => {
+            d.randombytes = "randombytes".into();
+            d.randombytes_note = Some(
+                "no call to an undefined *randombytes* function found: check the randomness symbol"
+                    .into(),
+            );
+        }
+        1 => {
+            d.randombytes = rb.remove(0);
+            d.randombytes_note =
+                Some("the randomness function the sources call but do not define".into());
+        }
+        _ => {
+            d.randombytes = rb[0].clone();
+            d.todos.push(format!(
+                "randombytes: the sources call several undefined functions: {}",
+                rb.join(", ")
+            ));
+        }
+    }
+    d
+}

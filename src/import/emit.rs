@@ -1,0 +1,257 @@
+//! The draft algorithm TOML: what the importer decided, plus commented
+//! notes (where a value came from) and TODO lines (what a human must fill
+//! in). Writing goes through `toml::Value` for every string so quoting is
+//! always valid, and the result is checked against `RawAlgorithm`.
+
+use crate::config::algorithm::{ApiFamily, Kind, LengthType};
+
+use super::params::SetGuess;
+
+#[derive(Debug, Clone)]
+pub struct Draft {
+    pub id: String,
+    pub name: String,
+    pub kind: Kind,
+    pub api: ApiFamily,
+    /// Comment lines at the top of the file.
+    pub header: Vec<String>,
+    /// TODO lines that concern the whole algorithm.
+    pub todos: Vec<String>,
+    pub uses: Vec<String>,
+    pub uses_note: Option<String>,
+    pub ngcc_headers: Vec<String>,
+    pub nist: Option<NistDraft>,
+    pub implementations: Vec<ImplDraft>,
+    pub sets: Vec<SetDraft>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct NistDraft {
+    pub header: String,
+    pub namespace: Option<String>,
+    pub randombytes: String,
+    pub randombytes_note: Option<String>,
+    pub lengths: Option<LengthType>,
+    pub todos: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct ImplDraft {
+    pub name: String,
+    pub root: String,
+    pub notes: Vec<String>,
+    pub todos: Vec<String>,
+    pub sources: Vec<String>,
+    /// File name and why it is excluded.
+    pub exclude: Vec<(String, String)>,
+    pub include_dirs: Vec<String>,
+    pub cpu_features: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SetDraft {
+    pub guess: SetGuess,
+    pub implementations: Option<Vec<String>>,
+    pub root: Option<String>,
+    pub sources: Option<Vec<String>>,
+    pub include_dirs: Option<Vec<String>>,
+    pub kat_records: Option<u32>,
+}
+
+impl Draft {
+    /// Every instance label with the parameter-set label it derives from:
+    /// the first implementation's instances carry the set's label, the
+    /// others `<label>.<implementation>` (as `plan::resolve` names them).
+    pub fn labels(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (k, imp) in self.implementations.iter().enumerate() {
+            for s in &self.sets {
+                if s.implementations
+                    .as_ref()
+                    .is_some_and(|l| !l.contains(&imp.name))
+                {
+                    continue;
+                }
+                let base = s.guess.label.clone();
+                let full = if k == 0 {
+                    base.clone()
+                } else {
+                    format!("{base}.{}", imp.name)
+                };
+                out.push((base, full));
+            }
+        }
+        out
+    }
+}
+
+fn q(s: &str) -> String {
+    toml::Value::String(s.to_string()).to_string()
+}
+
+fn list(items: &[String]) -> String {
+    let parts: Vec<String> = items.iter().map(|s| q(s)).collect();
+    format!("[{}]", parts.join(", "))
+}
+
+fn comment(out: &mut String, lines: &[String]) {
+    for l in lines {
+        out.push_str(&format!("# {l}\n"));
+    }
+}
+
+fn todo(out: &mut String, lines: &[String]) {
+    for l in lines {
+        out.push_str(&format!("# TODO: {l}\n"));
+    }
+}
+
+/// Renders the draft as TOML text.
+pub fn render(d: &Draft) -> String {
+    let mut o = String::new();
+    comment(&mut o, &d.header);
+    todo(&mut o, &d.todos);
+    o.push_str(&format!("id = {}\n", q(&d.id)));
+    o.push_str(&format!("name = {}\n", q(&d.name)));
+    o.push_str(&format!("kind = {}\n", q(d.kind.as_str())));
+    o.push_str(&format!("api = {}\n", q(d.api.as_str())));
+    o.push_str("# description = \"...\"  # TODO: one line shown on the algorithm's page\n");
+    if !d.uses.is_empty() {
+        if let Some(n) = &d.uses_note {
+            o.push_str(&format!("# {n}\n"));
+        }
+        o.push_str(&format!("uses = {}\n", list(&d.uses)));
+    }
+    match (d.api, &d.nist) {
+        (ApiFamily::Ngcc, _) => {
+            o.push_str("\n[ngcc]\n");
+            o.push_str(&format!("headers = {}\n", list(&d.ngcc_headers)));
+        }
+        (ApiFamily::Nist, Some(n)) => {
+            o.push_str("\n[nist]\n");
+            o.push_str(&format!("header = {}\n", q(&n.header)));
+            if let Some(ns) = &n.namespace {
+                o.push_str(&format!("namespace = {}\n", q(ns)));
+            }
+            if let Some(note) = &n.randombytes_note {
+                o.push_str(&format!("# {note}\n"));
+            }
+            o.push_str(&format!("randombytes = {}\n", q(&n.randombytes)));
+            if let Some(l) = n.lengths {
+                let s = match l {
+                    LengthType::SizeT => "size-t",
+                    LengthType::UnsignedLongLong => "unsigned-long-long",
+                };
+                o.push_str(&format!("lengths = {}\n", q(s)));
+            }
+            todo(&mut o, &n.todos);
+        }
+        (ApiFamily::Nist, None) => {}
+    }
+    for imp in &d.implementations {
+        o.push_str("\n[[implementation]]\n");
+        comment(&mut o, &imp.notes);
+        todo(&mut o, &imp.todos);
+        o.push_str(&format!("name = {}\n", q(&imp.name)));
+        o.push_str(&format!("root = {}\n", q(&imp.root)));
+        o.push_str(&format!("sources = {}\n", list(&imp.sources)));
+        if !imp.exclude.is_empty() {
+            o.push_str("exclude = [\n");
+            for (f, why) in &imp.exclude {
+                o.push_str(&format!("    {},  # {why}\n", q(f)));
+            }
+            o.push_str("]\n");
+        }
+        if !imp.include_dirs.is_empty() {
+            o.push_str(&format!("include-dirs = {}\n", list(&imp.include_dirs)));
+        }
+        if !imp.cpu_features.is_empty() {
+            o.push_str(&format!("cpu-features = {}\n", list(&imp.cpu_features)));
+        }
+    }
+    for s in &d.sets {
+        o.push_str("\n[[parameter-set]]\n");
+        comment(&mut o, &s.guess.notes);
+        todo(&mut o, &s.guess.todos);
+        o.push_str(&format!("label = {}\n", q(&s.guess.label)));
+        if !s.guess.defines.is_empty() {
+            let parts: Vec<String> = s
+                .guess
+                .defines
+                .iter()
+                .map(|(k, v)| format!("{k} = {v}"))
+                .collect();
+            o.push_str(&format!("defines = {{ {} }}\n", parts.join(", ")));
+        }
+        if let Some(ns) = &s.guess.namespace {
+            o.push_str(&format!("namespace = {}\n", q(ns)));
+        }
+        if let Some(i) = &s.implementations {
+            o.push_str(&format!("implementations = {}\n", list(i)));
+        }
+        if let Some(r) = &s.root {
+            o.push_str(&format!("root = {}\n", q(r)));
+        }
+        if let Some(src) = &s.sources {
+            o.push_str(&format!("sources = {}\n", list(src)));
+        }
+        if let Some(inc) = &s.include_dirs {
+            o.push_str(&format!("include-dirs = {}\n", list(inc)));
+        }
+        if let Some(n) = s.kat_records {
+            o.push_str(&format!(
+                "kat-records = {n}  # the reference KAT file has {n} records\n"
+            ));
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::algorithm::RawAlgorithm;
+
+    #[test]
+    fn rendered_draft_parses_with_the_schema() {
+        let d = Draft {
+            id: "x-1".into(),
+            name: "Name \"quoted\"".into(),
+            kind: Kind::Sign,
+            api: ApiFamily::Nist,
+            header: vec!["imported".into()],
+            todos: vec!["check".into()],
+            uses: vec![],
+            uses_note: None,
+            ngcc_headers: vec![],
+            nist: Some(NistDraft {
+                header: "api.h".into(),
+                randombytes: "randombytes".into(),
+                lengths: Some(LengthType::SizeT),
+                ..NistDraft::default()
+            }),
+            implementations: vec![ImplDraft {
+                name: "reference".into(),
+                root: "x-1".into(),
+                sources: vec!["*.c".into()],
+                exclude: vec![("rng.c".into(), "builtin RNG".into())],
+                ..ImplDraft::default()
+            }],
+            sets: vec![SetDraft {
+                guess: SetGuess {
+                    label: "X-1".into(),
+                    defines: vec![("N".into(), toml::Value::Integer(1))],
+                    todos: vec!["label = \"...\"".into()],
+                    ..SetGuess::default()
+                },
+                kat_records: Some(3),
+                ..SetDraft::default()
+            }],
+        };
+        let text = render(&d);
+        let raw: RawAlgorithm = crate::config::parse(std::path::Path::new("x.toml"), &text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(raw.name, "Name \"quoted\"");
+        assert_eq!(raw.parameter_sets[0].kat_records, Some(3));
+    }
+}

@@ -1,0 +1,284 @@
+//! One source folder of a submission: its C files, which of them are not
+//! part of the library (KAT generators, mains, benchmarks, tests, NIST's
+//! `rng.c`), and what the rest defines, declares and calls.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use super::csource::{self, CFile, Macro};
+
+/// Folders never compiled into the library.
+const SKIP_DIRS: &[&str] = &[
+    "test",
+    "tests",
+    "bench",
+    "benchmark",
+    "benchmarks",
+    "kat",
+    "example",
+    "examples",
+    "doc",
+    "docs",
+    "build",
+];
+
+#[derive(Debug, Clone)]
+pub struct Folder {
+    pub path: PathBuf,
+    /// Every scanned `.c` and `.h` file.
+    pub files: Vec<CFile>,
+    /// `.c` files left out of the library: (file name, why).
+    pub excluded: Vec<(String, String)>,
+    pub readme: Option<String>,
+}
+
+impl Folder {
+    pub fn scan(path: &Path) -> Folder {
+        let mut files = Vec::new();
+        scan_into(path, path, 0, &mut files);
+        files.sort_by(|a: &CFile, b| a.rel.cmp(&b.rel));
+        let excluded = files
+            .iter()
+            .filter(|f| !f.is_header())
+            .filter_map(|f| exclusion(f).map(|why| (f.name().to_string(), why.to_string())))
+            .collect();
+        let readme = ["README.md", "README", "readme.md", "README.txt"]
+            .iter()
+            .find_map(|n| std::fs::read_to_string(path.join(n)).ok());
+        Folder {
+            path: path.to_path_buf(),
+            files,
+            excluded,
+            readme,
+        }
+    }
+
+    pub fn is_excluded(&self, f: &CFile) -> bool {
+        self.excluded.iter().any(|(n, _)| n == f.name())
+    }
+
+    /// Files that go into the library: kept `.c` files and every header.
+    pub fn library(&self) -> Vec<&CFile> {
+        self.files
+            .iter()
+            .filter(|f| f.is_header() || !self.is_excluded(f))
+            .collect()
+    }
+
+    pub fn macros(&self) -> Vec<&Macro> {
+        self.files.iter().flat_map(|f| f.macros.iter()).collect()
+    }
+
+    /// Every name the library defines, with namespacing macros expanded.
+    pub fn defined(&self) -> BTreeSet<String> {
+        let macros = self.macros();
+        self.library()
+            .iter()
+            .flat_map(|f| f.defs.iter())
+            .flat_map(|d| csource::expansions(&d.name, d.via.as_deref(), &macros))
+            .collect()
+    }
+
+    /// Every name the library defines or declares (prototypes included).
+    pub fn known(&self) -> BTreeSet<String> {
+        let macros = self.macros();
+        let mut out = self.defined();
+        for f in self.library() {
+            for d in &f.decls {
+                out.extend(csource::expansions(&d.name, d.via.as_deref(), &macros));
+            }
+        }
+        out
+    }
+
+    /// Functions the kept `.c` files call.
+    pub fn calls(&self) -> BTreeSet<String> {
+        self.library()
+            .iter()
+            .filter(|f| !f.is_header())
+            .flat_map(|f| f.calls.iter().cloned())
+            .collect()
+    }
+
+    /// The header that declares `name` (else the file that defines it).
+    pub fn declaring(&self, name: &str) -> Option<&CFile> {
+        let macros = self.macros();
+        let hit = |f: &&CFile| {
+            f.decls
+                .iter()
+                .any(|d| csource::expansions(&d.name, d.via.as_deref(), &macros).contains(name))
+        };
+        let lib = self.library();
+        lib.iter()
+            .copied()
+            .find(|f| f.is_header() && hit(f))
+            .or_else(|| lib.iter().copied().find(|f| hit(f)))
+    }
+
+    /// `sources` patterns: `*.c` per directory holding kept `.c` files.
+    pub fn source_patterns(&self) -> Vec<String> {
+        let mut dirs: Vec<String> = self
+            .library()
+            .iter()
+            .filter(|f| !f.is_header())
+            .map(|f| dir_of(&f.rel))
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs.iter()
+            .map(|d| {
+                if d.is_empty() {
+                    "*.c".to_string()
+                } else {
+                    format!("{d}/*.c")
+                }
+            })
+            .collect()
+    }
+
+    /// Subdirectories holding headers (the folder itself is always one).
+    pub fn include_dirs(&self) -> Vec<String> {
+        let mut dirs: Vec<String> = self
+            .files
+            .iter()
+            .filter(|f| f.is_header())
+            .map(|f| dir_of(&f.rel))
+            .filter(|d| !d.is_empty())
+            .collect();
+        dirs.sort();
+        dirs.dedup();
+        dirs
+    }
+
+    /// CPU features implied by the intrinsics the kept code uses.
+    pub fn cpu_features(&self) -> Vec<String> {
+        let marks: &[(&str, &str)] = &[
+            ("_mm512_", "avx512f"),
+            ("_mm256_", "avx2"),
+            ("_mm_aes", "aes"),
+            ("_mm_clmulepi64", "pclmulqdq"),
+            ("_pdep_u", "bmi2"),
+            ("_pext_u", "bmi2"),
+            ("_mm_popcnt", "popcnt"),
+        ];
+        let mut out: Vec<String> = Vec::new();
+        for f in self.library() {
+            for (mark, feature) in marks {
+                if f.code.contains(mark) && !out.iter().any(|o| o == feature) {
+                    out.push(feature.to_string());
+                }
+            }
+        }
+        out
+    }
+
+    pub fn uses_neon(&self) -> bool {
+        self.library().iter().any(|f| f.code.contains("arm_neon.h"))
+    }
+}
+
+fn dir_of(rel: &str) -> String {
+    rel.rsplit_once('/')
+        .map(|(d, _)| d.to_string())
+        .unwrap_or_default()
+}
+
+fn scan_into(root: &Path, dir: &Path, depth: usize, out: &mut Vec<CFile>) {
+    if depth > 4 {
+        return;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        let name = e.file_name().to_string_lossy().to_string();
+        if name.starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            let lower = name.to_ascii_lowercase();
+            if !SKIP_DIRS.contains(&lower.as_str()) && !lower.starts_with("kat") {
+                scan_into(root, &p, depth + 1, out);
+            }
+        } else if name.ends_with(".c") || name.ends_with(".h") {
+            let rel = p
+                .strip_prefix(root)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if let Ok(f) = CFile::read(&p, &rel) {
+                out.push(f);
+            }
+        }
+    }
+}
+
+/// Why a `.c` file is not part of the library, if it is not.
+pub fn exclusion(f: &CFile) -> Option<&'static str> {
+    let n = f.name().to_ascii_lowercase();
+    if n.starts_with("pqcgenkat") {
+        return Some("NIST KAT generator");
+    }
+    if f.defines_fn("main") {
+        return Some("a program: defines main()");
+    }
+    // `*main*` by whole word only: `domain.c` is library code.
+    let stem = n.trim_end_matches(".c");
+    if stem.split(['_', '-', '.']).any(|w| w == "main") {
+        return Some("a main program, by its name");
+    }
+    if n.starts_with("bench") || n.starts_with("speed") {
+        return Some("benchmark");
+    }
+    if n.starts_with("test") || n.ends_with("_test.c") {
+        return Some("test");
+    }
+    if n == "rng.c" && (f.defines_fn("randombytes_init") || f.defines_fn("randombytes")) {
+        return Some("NIST's rng.c: pqbench's builtin KAT DRBG provides the randomness");
+    }
+    None
+}
+
+/// Whether a directory holds `.c` files (within two levels).
+pub fn has_c(dir: &Path, depth: usize) -> bool {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    rd.flatten().any(|e| {
+        let p = e.path();
+        if p.is_dir() {
+            depth < 2 && has_c(&p, depth + 1)
+        } else {
+            p.extension().is_some_and(|x| x == "c")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generators_mains_and_nist_rng_are_excluded() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = |n: &str, t: &str| std::fs::write(dir.path().join(n), t).unwrap();
+        w("PQCgenKAT_sign.c", "int x;\n");
+        w("driver.c", "int main(void) { return 0; }\n");
+        w("rng.c", "void randombytes_init(unsigned char *e) { }\nint randombytes(unsigned char *x, unsigned long long n) { return 0; }\n");
+        w("sign.c", "int crypto_sign_keypair(unsigned char *pk, unsigned char *sk) { return randombytes(pk, 1); }\n");
+        w(
+            "api.h",
+            "int crypto_sign_keypair(unsigned char *pk, unsigned char *sk);\n",
+        );
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        w("tests/t.c", "int y;\n");
+        let f = Folder::scan(dir.path());
+        let names: Vec<&str> = f.excluded.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, vec!["PQCgenKAT_sign.c", "driver.c", "rng.c"]);
+        assert_eq!(f.source_patterns(), vec!["*.c"]);
+        assert!(f.calls().contains("randombytes"));
+        assert!(!f.defined().contains("randombytes"));
+        assert_eq!(f.declaring("crypto_sign_keypair").unwrap().rel, "api.h");
+    }
+}

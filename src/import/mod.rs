@@ -1,0 +1,384 @@
+//! `pqbench import`: drafts `algorithms/<id>.toml` from a submission
+//! directory or from scheme metadata (YAML), so adding an existing
+//! submission starts from a checkable file instead of a blank page.
+//!
+//! From a directory it also copies the sources into `algorithms/<id>/`
+//! (unless they already live under `algorithms/`) and the shipped KAT files
+//! into `kat/<id>/<label>/` with a manifest `kat/<id>/kat.sha256`. From
+//! metadata it writes size catalog rows (default `algorithms/sizes.csv`) and
+//! digest-only manifest lines. Nothing existing is overwritten without
+//! `force`; all conflicts are found before anything is written.
+
+mod binding;
+pub mod csource;
+mod emit;
+mod folder;
+mod from_meta;
+pub mod katfiles;
+mod macros;
+mod params;
+mod submission;
+pub mod symbols;
+pub mod tomltext;
+mod yaml;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::algorithm::{ApiFamily, RawAlgorithm};
+use crate::error::{ConfigError, Error};
+use crate::fsutil;
+
+pub use submission::sanitize;
+
+/// The catalog's header line, as `stages::sizes::read_catalog` reads it.
+pub const CATALOG_HEADER: &str = "ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis";
+
+#[derive(Debug, Clone)]
+pub struct ImportOptions {
+    /// A submission directory, or a `.yml`/`.yaml` metadata file.
+    pub path: PathBuf,
+    pub id: Option<String>,
+    /// Force the API family instead of detecting it.
+    pub api: Option<ApiFamily>,
+    pub force: bool,
+    /// liboqs-style `kats.json` with KAT digests (metadata imports).
+    pub kats: Option<PathBuf>,
+    /// Size catalog to write rows into (default `algorithms/sizes.csv`).
+    pub catalog: Option<PathBuf>,
+    /// Catalog basis: `encoded`, `maximum-variable` or `nominal-variable`.
+    pub basis: String,
+}
+
+/// What an import did, one line per action or note, for the user.
+#[derive(Debug, Clone, Default)]
+pub struct ImportReport {
+    pub id: String,
+    pub toml: PathBuf,
+    pub lines: Vec<String>,
+}
+
+/// Files to write, gathered before anything is written.
+#[derive(Default)]
+struct Plan {
+    root: PathBuf,
+    writes: Vec<(PathBuf, Vec<u8>)>,
+    copies: Vec<(PathBuf, PathBuf)>,
+    conflicts: Vec<String>,
+    lines: Vec<String>,
+}
+
+pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport, Error> {
+    let root = project_root.canonicalize().map_err(|e| {
+        ConfigError::new(format!("project directory {}: {e}", project_root.display()))
+    })?;
+    let alg_dir = root.join("algorithms");
+    let path = opts.path.canonicalize().map_err(|e| {
+        ConfigError::new(format!("cannot import {}: {e}", opts.path.display()))
+            .help("give a submission directory or a .yml metadata file")
+    })?;
+    if !["encoded", "maximum-variable", "nominal-variable"].contains(&opts.basis.as_str()) {
+        return Err(ConfigError::new(format!("unknown basis `{}`", opts.basis))
+            .help("use encoded, maximum-variable or nominal-variable")
+            .into());
+    }
+    let is_yaml = path.is_file() && path.extension().is_some_and(|e| e == "yml" || e == "yaml");
+    // Paths in messages and in the drafted file: project-relative when
+    // inside the project, else as the user gave them.
+    let shown = path
+        .strip_prefix(&root)
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| opts.path.display().to_string());
+    let mut plan = Plan {
+        root: root.clone(),
+        ..Plan::default()
+    };
+    let id;
+    if is_yaml {
+        let meta = yaml::read(&path)?;
+        id = choose_id(opts.id.as_deref(), &meta.family)?;
+        let kats = opts.kats.as_deref().map(yaml::read_kats).transpose()?;
+        let m = from_meta::convert(&meta, &id, opts.api, kats.as_ref(), &opts.basis, &shown);
+        let toml = alg_dir.join(format!("{id}.toml"));
+        if toml.exists() && !opts.force {
+            plan.lines.push(format!(
+                "kept algorithms/{id}.toml (pass --force to replace it)"
+            ));
+        } else {
+            add_toml(&mut plan, &toml, &emit::render(&m.draft), opts.force)?;
+        }
+        let catalog = opts
+            .catalog
+            .clone()
+            .unwrap_or_else(|| alg_dir.join("sizes.csv"));
+        let existing = std::fs::read_to_string(&catalog).ok();
+        let catalog_shown = plan.show(&catalog);
+        let text = merge(
+            existing.as_deref(),
+            &format!("{CATALOG_HEADER}\n"),
+            &m.catalog,
+            |l| {
+                let f: Vec<&str> = l.split(';').collect();
+                (f.len() >= 2 && f[0] == id).then(|| f[1].trim().to_string())
+            },
+            opts.force,
+            &mut plan.conflicts,
+            &catalog_shown,
+        );
+        plan.lines.push(format!(
+            "{} {} size catalog rows into {catalog_shown}",
+            if existing.is_some() {
+                "merged"
+            } else {
+                "wrote"
+            },
+            m.catalog.len(),
+        ));
+        plan.writes.push((catalog, text.into_bytes()));
+        if !m.manifest.is_empty() {
+            let mut lines = m.manifest.clone();
+            for c in &m.manifest_comments {
+                lines.push((String::new(), format!("# {c}")));
+            }
+            add_manifest(&mut plan, &id, &lines, &shown, opts.force);
+        }
+        plan.lines
+            .extend(m.notes.iter().map(|n| format!("note: {n}")));
+    } else if path.is_dir() {
+        let fallback = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .unwrap_or_default();
+        id = choose_id(opts.id.as_deref(), &fallback)?;
+        if opts.kats.is_some() {
+            plan.lines
+                .push("note: --kats applies to metadata imports; ignored".into());
+        }
+        let a = submission::analyse(&alg_dir, &path, &shown, &id, opts.api);
+        add_toml(
+            &mut plan,
+            &alg_dir.join(format!("{id}.toml")),
+            &emit::render(&a.draft),
+            opts.force,
+        )?;
+        let kat_sources: Vec<&Path> = a.kats.iter().map(|k| k.source.as_path()).collect();
+        for (from, to) in &a.copies {
+            let dest = alg_dir.join(to);
+            if dest.exists() && !opts.force {
+                let d = plan.show(&dest);
+                plan.conflicts
+                    .push(format!("{d} exists (sources would be copied there)"));
+            }
+            copy_plan(from, &dest, &kat_sources, &mut plan.copies);
+            plan.lines
+                .push(format!("copied {} to algorithms/{to}", from.display()));
+        }
+        let kat_dir = root.join("kat").join(&id);
+        for k in &a.kats {
+            plan.copies
+                .push((k.source.clone(), kat_dir.join(&k.label).join(&k.file)));
+        }
+        if a.kats.is_empty() {
+            let m = kat_dir.join("kat.sha256");
+            let shown = format!("kat/{id}/kat.sha256");
+            plan.lines.push(if m.is_file() {
+                format!("no KAT files found; kept {shown}")
+            } else {
+                format!("no KAT files found: after a run, `pqbench bless` writes {shown}")
+            });
+            // A kept manifest must still name the drafted labels.
+            if m.is_file() {
+                let labels: Vec<String> = a.draft.labels().into_iter().map(|(_, l)| l).collect();
+                let warnings = katfiles::coverage(&m, &shown, &labels)?;
+                plan.lines
+                    .extend(warnings.iter().map(|w| format!("note: {w}")));
+            }
+        } else {
+            let lines: Vec<(String, String)> = a
+                .kats
+                .iter()
+                .map(|k| (k.label.clone(), k.line.clone()))
+                .collect();
+            add_manifest(&mut plan, &id, &lines, &shown, opts.force);
+        }
+        plan.lines
+            .extend(a.notes.iter().map(|n| format!("note: {n}")));
+    } else {
+        return Err(
+            ConfigError::new(format!("cannot import {}", opts.path.display()))
+                .help("give a submission directory or a .yml/.yaml metadata file")
+                .into(),
+        );
+    }
+    if !plan.conflicts.is_empty() {
+        return Err(ConfigError::new(format!(
+            "import would overwrite:\n  {}",
+            plan.conflicts.join("\n  ")
+        ))
+        .help("pass --force to replace them")
+        .into());
+    }
+    for (from, to) in &plan.copies {
+        fsutil::copy_atomic(from, to)?;
+    }
+    for (p, bytes) in &plan.writes {
+        fsutil::write_atomic(p, bytes)?;
+    }
+    Ok(ImportReport {
+        toml: alg_dir.join(format!("{id}.toml")),
+        id,
+        lines: plan.lines,
+    })
+}
+
+fn choose_id(given: Option<&str>, fallback: &str) -> Result<String, ConfigError> {
+    let id = match given {
+        Some(g) => g.to_string(),
+        None => sanitize(&fallback.to_ascii_lowercase()),
+    };
+    let ok = !id.is_empty()
+        && !id.starts_with('.')
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if !ok {
+        return Err(
+            ConfigError::new(format!("`{id}` is not a usable algorithm id"))
+                .help("pass --id with letters, digits, - _ or ."),
+        );
+    }
+    Ok(id)
+}
+
+impl Plan {
+    fn show(&self, p: &Path) -> String {
+        p.strip_prefix(&self.root)
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    }
+}
+
+/// Queues the TOML after checking it parses with the schema (a failure is
+/// an importer bug, reported instead of writing a broken file).
+fn add_toml(plan: &mut Plan, path: &Path, text: &str, force: bool) -> Result<(), Error> {
+    crate::config::parse::<RawAlgorithm>(path, text).map_err(|e| {
+        Error::Other(anyhow::anyhow!(
+            "internal error: the drafted TOML does not parse:\n{e}"
+        ))
+    })?;
+    if path.exists() && !force {
+        let shown = plan.show(path);
+        plan.conflicts.push(format!("{shown} exists"));
+    }
+    let todos = text.lines().filter(|l| l.starts_with("# TODO")).count();
+    plan.lines
+        .push(format!("wrote {} ({todos} TODO lines)", plan.show(path)));
+    plan.writes
+        .push((path.to_path_buf(), text.as_bytes().to_vec()));
+    Ok(())
+}
+
+fn add_manifest(plan: &mut Plan, id: &str, lines: &[(String, String)], source: &str, force: bool) {
+    let path = plan.root.join("kat").join(id).join("kat.sha256");
+    let existing = std::fs::read_to_string(&path).ok();
+    let header = format!(
+        "# KAT manifest of {id}: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench import from {source}\n"
+    );
+    let text = merge(
+        existing.as_deref(),
+        &header,
+        lines,
+        |l| {
+            let target = l.split_whitespace().nth(2)?;
+            Some(target.split_once('/')?.0.to_string())
+        },
+        force,
+        &mut plan.conflicts,
+        &format!("kat/{id}/kat.sha256"),
+    );
+    let n = lines.iter().filter(|(k, _)| !k.is_empty()).count();
+    plan.lines
+        .push(format!("{n} manifest lines in kat/{id}/kat.sha256"));
+    plan.writes.push((path, text.into_bytes()));
+}
+
+/// Merges keyed lines into a text file: lines for other keys are kept, a
+/// line for an existing key replaces it only with `force` (else it is a
+/// conflict), new keys are appended. An empty key marks a comment line.
+fn merge(
+    existing: Option<&str>,
+    header: &str,
+    new: &[(String, String)],
+    key_of: impl Fn(&str) -> Option<String>,
+    force: bool,
+    conflicts: &mut Vec<String>,
+    file: &str,
+) -> String {
+    let mut lines: Vec<String> = match existing {
+        Some(t) => t.lines().map(String::from).collect(),
+        None => header.lines().map(String::from).collect(),
+    };
+    for (key, line) in new {
+        if key.is_empty() {
+            if !lines.contains(line) {
+                lines.push(line.clone());
+            }
+            continue;
+        }
+        let at = lines
+            .iter()
+            .position(|l| !l.starts_with('#') && key_of(l).as_deref() == Some(key));
+        match at {
+            Some(i) if lines[i] == *line => {}
+            Some(i) if force => lines[i] = line.clone(),
+            Some(_) => conflicts.push(format!("the line for {key} in {file}")),
+            None => lines.push(line.clone()),
+        }
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    text
+}
+
+/// Queues copies of every file under `from` (hidden files and the KAT
+/// files, which go to `kat/`, left out).
+fn copy_plan(from: &Path, to: &Path, skip: &[&Path], out: &mut Vec<(PathBuf, PathBuf)>) {
+    let Ok(rd) = std::fs::read_dir(from) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if e.file_name().to_string_lossy().starts_with('.') || skip.contains(&p.as_path()) {
+            continue;
+        }
+        let dest = to.join(e.file_name());
+        if p.is_dir() {
+            copy_plan(&p, &dest, skip, out);
+        } else {
+            out.push((p, dest));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_keeps_other_keys_and_refuses_changes_without_force() {
+        let key = |l: &str| l.split(';').nth(1).map(String::from);
+        let old = "H\nx;A;1\nx;B;2\n";
+        let mut c = Vec::new();
+        let new = [
+            ("B".to_string(), "x;B;3".to_string()),
+            ("C".to_string(), "x;C;4".to_string()),
+        ];
+        let t = merge(Some(old), "H\n", &new, key, false, &mut c, "f");
+        assert_eq!(c.len(), 1);
+        assert_eq!(t, "H\nx;A;1\nx;B;2\nx;C;4\n");
+        let mut c = Vec::new();
+        let t = merge(Some(old), "H\n", &new, key, true, &mut c, "f");
+        assert!(c.is_empty());
+        assert_eq!(t, "H\nx;A;1\nx;B;3\nx;C;4\n");
+    }
+}

@@ -1,0 +1,465 @@
+//! A submission directory → draft TOML, KAT references and the source
+//! trees to copy. Layouts: competition packages (`Reference_Implementation/`,
+//! `Optimized_Implementation/`, `Additional_Implementations/<x>/`, each with
+//! one folder per parameter set or one folder for all), or one source
+//! folder whose parameter sets are selected by defines.
+
+use std::path::{Path, PathBuf};
+
+use super::binding;
+use super::emit::{Draft, ImplDraft, SetDraft};
+use super::folder::{has_c, Folder};
+use super::katfiles::{self, KatRef, SetKey};
+use super::params::{self, SetGuess};
+use crate::config::algorithm::{ApiFamily, Kind};
+
+pub struct Analysis {
+    pub draft: Draft,
+    pub kats: Vec<KatRef>,
+    /// Trees to copy into the algorithms directory: (from, to relative to
+    /// `algorithms/`). Empty when the sources are already there.
+    pub copies: Vec<(PathBuf, String)>,
+    pub notes: Vec<String>,
+}
+
+/// One implementation: its name, directory and source folders (one per
+/// parameter set, or the directory itself).
+struct Impl {
+    name: String,
+    dir: PathBuf,
+    per_set: bool,
+    folders: Vec<Folder>,
+}
+
+fn implementations(dir: &Path) -> Vec<Impl> {
+    let mut found: Vec<(String, PathBuf)> = Vec::new();
+    for (name, path) in subdirs(dir) {
+        let lower = name.to_ascii_lowercase().replace([' ', '-'], "_");
+        if lower.starts_with("reference_impl") {
+            found.insert(0, ("reference".into(), path));
+        } else if lower.starts_with("optimi") && lower.contains("impl") {
+            found.push(("optimized".into(), path));
+        } else if lower.starts_with("additional_impl") {
+            for (sub, p) in subdirs(&path) {
+                found.push((sanitize(&sub), p));
+            }
+        }
+    }
+    if found.is_empty() {
+        found.push(("reference".into(), dir.to_path_buf()));
+    }
+    found
+        .into_iter()
+        .map(|(name, dir)| {
+            let sets: Vec<PathBuf> = subdirs(&dir)
+                .into_iter()
+                .map(|(_, p)| p)
+                .filter(|p| has_c(p, 0))
+                .collect();
+            let direct = std::fs::read_dir(&dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "c"));
+            let per_set = !direct && !sets.is_empty();
+            let folders = if per_set {
+                sets.iter().map(|p| Folder::scan(p)).collect()
+            } else {
+                vec![Folder::scan(&dir)]
+            };
+            Impl {
+                name,
+                dir,
+                per_set,
+                folders,
+            }
+        })
+        .collect()
+}
+
+fn subdirs(dir: &Path) -> Vec<(String, PathBuf)> {
+    let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .filter(|(n, _)| !n.starts_with('.'))
+        .collect();
+    v.sort();
+    v
+}
+
+/// Letters, digits and `-_.+`, as labels and ids allow.
+pub fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+/// The API family and kind a folder exposes, with NIST namespaces.
+struct Api {
+    family: Option<ApiFamily>,
+    kind: Option<Kind>,
+    namespaces: Vec<String>,
+    both: bool,
+}
+
+fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
+    let known = f.known();
+    let has = |names: &[&str]| names.iter().all(|n| known.contains(*n));
+    let ngcc = if has(&["sig_keygen", "sig_sign", "sig_verify"]) {
+        Some(Kind::Sign)
+    } else if has(&["kem_keygen", "kem_enc", "kem_dec"]) {
+        Some(Kind::Kem)
+    } else {
+        None
+    };
+    let mut namespaces = Vec::new();
+    let mut nist = None;
+    for n in &known {
+        for (suffix, kind) in [
+            ("crypto_sign_keypair", Kind::Sign),
+            ("crypto_kem_keypair", Kind::Kem),
+        ] {
+            if let Some(ns) = n.strip_suffix(suffix) {
+                nist.get_or_insert(kind);
+                if !namespaces.contains(&ns.to_string()) {
+                    namespaces.push(ns.to_string());
+                }
+            }
+        }
+    }
+    // A macro-wrapped name also yields the bare name; keep the prefixed
+    // ones when there are any.
+    if namespaces.len() > 1 {
+        namespaces.retain(|n| !n.is_empty());
+    }
+    let family = forced.or(match (ngcc, nist) {
+        (Some(_), _) => Some(ApiFamily::Ngcc),
+        (None, Some(_)) => Some(ApiFamily::Nist),
+        _ => None,
+    });
+    let kind = match family {
+        Some(ApiFamily::Ngcc) => ngcc,
+        Some(ApiFamily::Nist) => nist,
+        None => None,
+    };
+    Api {
+        family,
+        kind,
+        namespaces,
+        both: ngcc.is_some() && nist.is_some(),
+    }
+}
+
+/// The display name: the README's first heading (`# id — Name (...)`),
+/// else the common start of the NIST labels, else the folder name.
+fn display_name(readme: Option<&str>, labels: &[String], dir: &Path) -> String {
+    if let Some(h) = readme.and_then(|t| t.lines().find_map(|l| l.strip_prefix("# "))) {
+        let after = h
+            .split_once(" \u{2014} ")
+            .or_else(|| h.split_once(" - "))
+            .map_or(h, |(_, b)| b);
+        let name = after.split(" (").next().unwrap_or(after).trim();
+        if !name.is_empty() {
+            return name.to_string();
+        }
+    }
+    if let Some(first) = labels.first() {
+        let common: String = first
+            .chars()
+            .enumerate()
+            .take_while(|(i, c)| labels.iter().all(|l| l.chars().nth(*i) == Some(*c)))
+            .map(|(_, c)| c)
+            .collect();
+        let trimmed = common.trim_end_matches(|c: char| !c.is_ascii_alphabetic());
+        if trimmed.len() >= 2 {
+            return trimmed.to_string();
+        }
+    }
+    dir.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Analyses `dir` for algorithm `id`. `alg_dir` is the project's
+/// algorithms directory (roots are written relative to it).
+pub fn analyse(
+    alg_dir: &Path,
+    dir: &Path,
+    shown: &str,
+    id: &str,
+    forced: Option<ApiFamily>,
+) -> Analysis {
+    let mut notes = Vec::new();
+    let mut todos = Vec::new();
+    let (base, copy) = match dir.strip_prefix(alg_dir) {
+        Ok(r) => (r.to_string_lossy().replace('\\', "/"), false),
+        Err(_) => (id.to_string(), true),
+    };
+    let rel = |p: &Path| -> String {
+        let r = p
+            .strip_prefix(dir)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if r.is_empty() {
+            base.clone()
+        } else {
+            format!("{base}/{r}")
+        }
+    };
+    let impls = implementations(dir);
+    let main = &impls[0].folders[0];
+    let api = detect_api(main, forced);
+    if api.both && forced.is_none() {
+        notes.push(
+            "both NGCC and NIST API functions found; drafted NGCC (pass --api nist for the other)"
+                .into(),
+        );
+    }
+    let family = api.family.unwrap_or(ApiFamily::Nist);
+    let kind = api.kind.unwrap_or_else(|| {
+        todos.push(
+            "kind = \"sign\" or \"kem\": no sig_*/kem_*/crypto_* API functions were found".into(),
+        );
+        Kind::Sign
+    });
+    if api.family.is_none() {
+        todos.push("api = \"ngcc\" or \"nist\": no API functions found; pass --api".into());
+    }
+    let fallback = sanitize(
+        &main
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_uppercase())
+            .unwrap_or_default(),
+    );
+
+    // Parameter sets per implementation.
+    let mut per_impl: Vec<Vec<(SetGuess, Option<String>, &Folder)>> = Vec::new();
+    for imp in &impls {
+        let mut sets = Vec::new();
+        for f in &imp.folders {
+            let lib: Vec<_> = f.library().into_iter().cloned().collect();
+            let names = params::algnames(&lib);
+            if imp.per_set {
+                let a = detect_api(f, forced);
+                let ns = a.namespaces.first().cloned();
+                let label = ns
+                    .as_ref()
+                    .and_then(|ns| names.iter().find(|(n, _)| n == ns))
+                    .or(names.first())
+                    .map(|(_, l)| l.clone());
+                let folder = f
+                    .path
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let guess = SetGuess {
+                    label: sanitize(label.as_deref().unwrap_or(&folder)),
+                    namespace: ns,
+                    notes: vec![match &label {
+                        Some(_) => format!("label from CRYPTO_ALGNAME in {folder}/"),
+                        None => format!("label from the folder name {folder}/"),
+                    }],
+                    ..SetGuess::default()
+                };
+                sets.push((guess, Some(rel(&f.path)), f));
+            } else {
+                let base_label = names
+                    .first()
+                    .map(|(_, l)| sanitize(l))
+                    .unwrap_or(fallback.clone());
+                for mut g in params::define_selected(&lib, f.readme.as_deref(), &names, &base_label)
+                {
+                    if g.namespace.is_none() && api.namespaces.len() == 1 {
+                        g.namespace = Some(api.namespaces[0].clone());
+                    }
+                    sets.push((g, None, f));
+                }
+            }
+        }
+        per_impl.push(sets);
+    }
+
+    let labels: Vec<String> = per_impl[0]
+        .iter()
+        .map(|(g, _, _)| g.label.clone())
+        .collect();
+    let name = display_name(main.readme.as_deref(), &labels, dir);
+
+    // Namespaces: one for all sets goes to [nist], else per set.
+    let nss: Vec<Option<String>> = per_impl
+        .iter()
+        .flatten()
+        .map(|(g, _, _)| g.namespace.clone())
+        .collect();
+    let common_ns = nss
+        .first()
+        .cloned()
+        .flatten()
+        .filter(|n| nss.iter().all(|x| x.as_deref() == Some(n)));
+    // Per-set folders need one [[parameter-set]] per (implementation, set);
+    // define-selected sets are shared by every implementation.
+    let any_per_set = impls.iter().any(|i| i.per_set);
+    let mut sets = Vec::new();
+    for (i, imp) in impls.iter().enumerate() {
+        if i > 0 && !any_per_set {
+            break;
+        }
+        for (g, root, f) in &per_impl[i] {
+            let mut g = g.clone();
+            if common_ns.is_some() {
+                g.namespace = None;
+            }
+            let first = &imp.folders[0];
+            let differs = f.source_patterns() != first.source_patterns();
+            sets.push(SetDraft {
+                guess: g,
+                implementations: (impls.len() > 1 && any_per_set).then(|| vec![imp.name.clone()]),
+                root: root.clone(),
+                sources: differs.then(|| f.source_patterns()),
+                include_dirs: (f.include_dirs() != first.include_dirs()).then(|| f.include_dirs()),
+                kat_records: None,
+            });
+        }
+    }
+
+    let implementations: Vec<ImplDraft> = impls.iter().map(|imp| impl_draft(imp, &rel)).collect();
+    let (uses, uses_note, ngcc_headers, nist) = match family {
+        ApiFamily::Ngcc => {
+            let (uses, note, headers) = binding::ngcc(main, alg_dir, &mut todos);
+            (uses, note, headers, None)
+        }
+        ApiFamily::Nist => (
+            Vec::new(),
+            None,
+            Vec::new(),
+            Some(binding::nist(main, kind, common_ns, &api.namespaces)),
+        ),
+    };
+
+    let keys: Vec<SetKey> = sets
+        .iter()
+        .filter(|s| {
+            s.implementations
+                .as_ref()
+                .is_none_or(|i| i[0] == impls[0].name)
+        })
+        .map(|s| SetKey {
+            label: s.guess.label.clone(),
+            folders: s
+                .root
+                .iter()
+                .map(|r| r.rsplit('/').next().unwrap_or(r).to_string())
+                .collect(),
+        })
+        .collect();
+    let (mut kats, kat_notes) = katfiles::discover(dir, family, &keys);
+    notes.extend(kat_notes);
+    for k in &kats {
+        for s in sets.iter_mut().filter(|s| s.guess.label == k.label) {
+            s.kat_records = k.kat_records;
+        }
+    }
+    let copies = if copy {
+        impls.iter().map(|i| (i.dir.clone(), rel(&i.dir))).collect()
+    } else {
+        Vec::new()
+    };
+    let draft = Draft {
+        id: id.to_string(),
+        name,
+        kind,
+        api: family,
+        header: vec![
+            format!("Drafted by `pqbench import` from {shown}."),
+            format!("Review the notes and TODO lines, then run `pqbench validate algorithms/{id}.toml`."),
+        ],
+        todos,
+        uses,
+        uses_note,
+        ngcc_headers,
+        nist,
+        implementations,
+        sets,
+    };
+    // A package's KATs hold for every implementation: the other
+    // implementations' instances (`<label>.<impl>`) get the same reference.
+    for (base, full) in draft.labels().into_iter().filter(|(b, f)| b != f) {
+        if let Some(k) = kats.iter().find(|k| k.label == base).cloned() {
+            let line = k
+                .line
+                .replacen(&format!(" {base}/"), &format!(" {full}/"), 1);
+            kats.push(KatRef {
+                label: full,
+                line,
+                ..k
+            });
+        }
+    }
+    Analysis {
+        draft,
+        kats,
+        copies,
+        notes,
+    }
+}
+
+fn impl_draft(imp: &Impl, rel: &dyn Fn(&Path) -> String) -> ImplDraft {
+    let first = &imp.folders[0];
+    let mut exclude: Vec<(String, String)> = Vec::new();
+    for f in &imp.folders {
+        for (n, why) in &f.excluded {
+            if !exclude.iter().any(|(e, _)| e == n) {
+                exclude.push((n.clone(), why.clone()));
+            }
+        }
+    }
+    let mut features: Vec<String> = Vec::new();
+    for f in &imp.folders {
+        for c in f.cpu_features() {
+            if !features.contains(&c) {
+                features.push(c);
+            }
+        }
+    }
+    let mut d = ImplDraft {
+        name: imp.name.clone(),
+        root: rel(&imp.dir),
+        sources: first.source_patterns(),
+        exclude,
+        include_dirs: first.include_dirs(),
+        cpu_features: features.clone(),
+        ..ImplDraft::default()
+    };
+    if d.sources.is_empty() {
+        d.sources = vec!["*.c".into()];
+        d.todos.push(format!(
+            "no library .c files found under {}: fix `root` and `sources`",
+            d.root
+        ));
+    }
+    if imp.per_set {
+        d.notes.push(
+            "one folder per parameter set: each [[parameter-set]] sets its own `root`".into(),
+        );
+    }
+    if !features.is_empty() {
+        d.notes
+            .push("cpu-features guessed from the intrinsics the code uses".into());
+    }
+    if imp.folders.iter().any(|f| f.uses_neon()) {
+        d.todos
+            .push("this code uses ARM NEON (arm_neon.h): it builds only on aarch64".into());
+    }
+    d
+}
