@@ -66,6 +66,81 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Draft algorithms/<id>.toml from a submission directory or scheme
+    /// metadata (.yml); also copies KAT files, writes manifests and sizes.
+    Import {
+        path: PathBuf,
+        #[arg(long)]
+        id: Option<String>,
+        /// API family, when detection is not wanted.
+        #[arg(long, value_parser = ["ngcc", "nist"])]
+        api: Option<String>,
+        /// Replace existing files.
+        #[arg(long)]
+        force: bool,
+        /// liboqs-style kats.json with KAT digests (metadata imports).
+        #[arg(long)]
+        kats: Option<PathBuf>,
+        /// Size catalog to write rows into (default algorithms/sizes.csv).
+        #[arg(long)]
+        catalog: Option<PathBuf>,
+        /// Basis of the catalog sizes.
+        #[arg(long, default_value = "encoded", value_parser = ["encoded", "maximum-variable", "nominal-variable"])]
+        basis: String,
+    },
+    /// Check an algorithm TOML (paths, sources, API symbols) without building.
+    Validate { toml: PathBuf },
+    /// Render the campaign's pages from its recorded datasets (every system).
+    Render { campaign: String },
+    /// Copy a run's evidence into <DIR>/data/<system>/ and render <DIR>/site/.
+    Publish {
+        campaign: String,
+        /// Only this system (default: every system with a dataset).
+        #[arg(long)]
+        system: Option<String>,
+        dir: PathBuf,
+        /// Also copy the built libraries (lib/).
+        #[arg(long)]
+        with_libraries: bool,
+    },
+    /// Recompute every statistic, share and KAT digest of a published
+    /// dataset (or output/<campaign>) and regenerate its pages byte for byte.
+    Check { dir: PathBuf },
+    /// Re-run a recorded run (run id, run dir or lock.json) in a fresh cache
+    /// and compare everything with it; stops first if inputs changed.
+    Reproduce {
+        run: String,
+        /// Reproduce even though inputs differ from the lock.
+        #[arg(long)]
+        allow_changed: bool,
+        /// Noise threshold of the timing comparison (default: from the runs).
+        #[arg(long)]
+        threshold: Option<f64>,
+        #[arg(short, long)]
+        jobs: Option<usize>,
+    },
+    /// Compare the timings of two runs (run ids, run dirs or datasets).
+    Compare {
+        run_a: String,
+        run_b: String,
+        /// Relative change below which nothing is called faster or slower
+        /// (default: derived from the runs' trial-to-trial dispersion).
+        #[arg(long)]
+        threshold: Option<f64>,
+        #[arg(long, default_value = "md", value_parser = ["md", "json", "csv"])]
+        format: String,
+        #[arg(long)]
+        output: Option<PathBuf>,
+        /// Exit 1 when any operation is slower.
+        #[arg(long)]
+        fail_on_regression: bool,
+    },
+    /// Time rendering of a synthetic dataset.
+    #[command(hide = true)]
+    BenchRender {
+        #[arg(long, default_value_t = 500)]
+        instances: usize,
+    },
 }
 
 fn main() -> ExitCode {
@@ -153,6 +228,108 @@ fn dispatch(cli: &Cli) -> Result<i32, Error> {
                 println!("{line}");
             }
             Ok(exit::OK)
+        }
+        Command::Render { campaign } => {
+            let plan = plan::resolve(&project(cli)?, campaign)?;
+            let r = pqbench::render::render_campaign(&plan)?;
+            println!(
+                "{} pages ({} changed) in {}",
+                r.files,
+                r.written,
+                plan.display_path(&r.site)
+            );
+            Ok(exit::OK)
+        }
+        Command::Publish {
+            campaign,
+            system,
+            dir,
+            with_libraries,
+        } => {
+            let plan = plan::resolve(&project(cli)?, campaign)?;
+            pqbench::publish::publish(&plan, system.as_deref(), dir, *with_libraries)?;
+            println!("published to {}", dir.display());
+            Ok(exit::OK)
+        }
+        Command::Check { dir } => {
+            let report = pqbench::check::check_dataset(dir)?;
+            println!("{report}");
+            Ok(if report.passed() {
+                exit::OK
+            } else {
+                exit::ITEM_FAILURES
+            })
+        }
+        Command::Reproduce {
+            run,
+            allow_changed,
+            threshold,
+            jobs,
+        } => {
+            let opts = pqbench::reproduce::ReproduceOptions {
+                allow_changed: *allow_changed,
+                quiet: cli.quiet,
+                jobs: *jobs,
+                threshold: *threshold,
+            };
+            pqbench::reproduce::cli(&project(cli)?, run, &opts)
+        }
+        Command::Compare {
+            run_a,
+            run_b,
+            threshold,
+            format,
+            output,
+            fail_on_regression,
+        } => {
+            let opts = pqbench::compare::CompareOptions {
+                threshold: *threshold,
+                format: pqbench::compare::render::Format::parse(format)
+                    .unwrap_or(pqbench::compare::render::Format::Markdown),
+                output: output.clone(),
+                fail_on_regression: *fail_on_regression,
+            };
+            pqbench::compare::cli(&project(cli)?.root, run_a, run_b, &opts)
+        }
+        Command::BenchRender { instances } => {
+            let (took, r) = pqbench::render::bench::run(*instances)?;
+            println!(
+                "rendered {} files for {instances} instances in {:.3} s",
+                r.files,
+                took.as_secs_f64()
+            );
+            Ok(exit::OK)
+        }
+        Command::Import {
+            path,
+            id,
+            api,
+            force,
+            kats,
+            catalog,
+            basis,
+        } => {
+            let opts = pqbench::import::ImportOptions {
+                path: path.clone(),
+                id: id.clone(),
+                api: api.as_deref().map(|a| match a {
+                    "ngcc" => pqbench::plan::ApiFamily::Ngcc,
+                    _ => pqbench::plan::ApiFamily::Nist,
+                }),
+                force: *force,
+                kats: kats.clone(),
+                catalog: catalog.clone(),
+                basis: basis.clone(),
+            };
+            for line in pqbench::import::import(&cli.root, &opts)?.lines {
+                println!("{line}");
+            }
+            Ok(exit::OK)
+        }
+        Command::Validate { toml } => {
+            let report = pqbench::validate::validate(&cli.root, toml)?;
+            print!("{report}");
+            Ok(report.exit_code())
         }
         Command::Plan { campaign } | Command::Status { campaign } => {
             let only_stale = matches!(cli.command, Command::Status { .. });

@@ -15,6 +15,7 @@ use crate::host;
 use crate::plan::{Instance, Plan, StageName};
 use crate::records;
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
+use crate::reproduce::lock::Recording;
 use crate::stages::build::BuildStage;
 use crate::stages::kat::KatStage;
 use crate::stages::memory::MemoryStage;
@@ -68,15 +69,21 @@ fn empty_results(plan: &Plan) -> BTreeMap<String, InstanceResults> {
 }
 
 pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
+    run_with(plan, opts, &Recording::default())
+}
+
+/// `run`, recording the run directory as `rec` says (`reproduce` runs a
+/// cloned plan in a fresh cache and files the run beside the original).
+pub fn run_with(plan: &Plan, opts: &RunOptions, rec: &Recording) -> Result<RunSummary, Error> {
     let jobs = opts.jobs.unwrap_or(plan.jobs);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
         .map_err(anyhow::Error::from)?;
-    pool.install(|| run_in_pool(plan, opts))
+    pool.install(|| run_in_pool(plan, opts, rec))
 }
 
-fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
+fn run_in_pool(plan: &Plan, opts: &RunOptions, rec: &Recording) -> Result<RunSummary, Error> {
     let mut cx = context(plan, opts)?;
     let started = records::utc_now();
     let mut results = empty_results(plan);
@@ -119,28 +126,50 @@ fn run_in_pool(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
     records::operation::write_operation_records(&cx, &results)?;
     records::analysis::write_analysis_records(&cx, &results)?;
     write_campaign_json(&cx, &results, host, &started)?;
-    let failing = plan
-        .instances
-        .iter()
-        .filter_map(|i| {
-            let st = results[&i.key()]
-                .kat
-                .as_ref()
-                .map(|k| k.status().to_string());
-            match st.as_deref() {
-                Some("PASS") => None,
-                Some(s) => Some((i.key(), s.to_string())),
-                None if plan.runs(StageName::Kat) => Some((i.key(), "no result".to_string())),
-                None => None,
-            }
-        })
-        .collect();
+    if plan.runs(StageName::Render) {
+        // Every system's dataset of the campaign, so crumb lines link them.
+        crate::render::render_campaign(plan)?;
+    }
+    crate::reproduce::lock::record_run(&cx, &results, rec)?;
+    let failing = failures(plan, &results);
     Ok(RunSummary {
         reused: tally.reused.load(Ordering::Relaxed),
         computed: tally.ran.load(Ordering::Relaxed),
         errors: tally.failures.into_inner().expect("tally lock"),
         failing,
     })
+}
+
+/// Every instance that did not pass its KAT, and every operation whose
+/// measurement, memory probe or profile failed: (instance, what).
+fn failures(plan: &Plan, results: &BTreeMap<String, InstanceResults>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for inst in &plan.instances {
+        let r = &results[&inst.key()];
+        match &r.kat {
+            Some(k) if k.status() != crate::kat::Status::Pass => out.push((inst.key(), k.status().to_string())),
+            None if plan.runs(StageName::Kat) => out.push((inst.key(), "no KAT result".into())),
+            _ => {}
+        }
+        let mut failed = |what: &str, op: &str, status: &str| {
+            out.push((inst.key(), format!("{what} {op}: {status}")));
+        };
+        for o in r.time.iter().flat_map(|t| &t.ops).filter(|o| o.status != "ok") {
+            failed("timing", &o.op, &o.status);
+        }
+        for o in r.memory.iter().flat_map(|m| &m.ops).filter(|o| o.status != "ok") {
+            failed("memory", &o.op, &o.status);
+        }
+        for o in r.profile.iter().flat_map(|p| &p.ops) {
+            if o.status != "ok" && o.status != "no-helpers" {
+                failed("profile", &o.op, &o.status);
+            }
+        }
+        if let Some(p) = r.profile.as_ref().filter(|p| p.status == "relink-failed") {
+            failed("profile", "relink", &p.status);
+        }
+    }
+    out
 }
 
 /// The CPUs measurements run on: the command line, else the campaign,

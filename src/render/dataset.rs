@@ -35,11 +35,13 @@ impl Dataset {
         let campaign: CampaignRecord = read_json(&dir.join("campaign.json"))?;
         let build: BuildJson = read_json(&dir.join("build.json"))?;
         for name in [&campaign.system, &campaign.campaign] {
-            safe_component(name).with_context(|| format!("{}", dir.join("campaign.json").display()))?;
+            safe_component(name)
+                .with_context(|| format!("{}", dir.join("campaign.json").display()))?;
         }
         for a in &campaign.algorithms {
-            safe_component(&a.id)
-                .with_context(|| format!("{}: algorithm id", dir.join("campaign.json").display()))?;
+            safe_component(&a.id).with_context(|| {
+                format!("{}: algorithm id", dir.join("campaign.json").display())
+            })?;
         }
         let optional = |name: &str| dir.join(name).is_file().then(|| dir.join(name));
         let sizes = optional("sizes.json").map(|p| read_json(&p)).transpose()?;

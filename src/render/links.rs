@@ -70,7 +70,10 @@ pub fn check_links(site_dir: &Path) -> Vec<String> {
             };
             if file.extension().is_some_and(|e| e == "html") {
                 let body = std::fs::read_to_string(&file).unwrap_or_default();
-                if !ids.captures_iter(&body).any(|c| unescape(&c[1]) == fragment) {
+                if !ids
+                    .captures_iter(&body)
+                    .any(|c| unescape(&c[1]) == fragment)
+                {
                     broken.push(format!("{page}: {href} (no id `{fragment}`)"));
                 }
             }
@@ -87,8 +90,12 @@ mod tests {
     fn finds_missing_files_and_fragments() {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("s")).unwrap();
-        std::fs::write(d.path().join("index.html"), r#"<p id="top"><a href="s/a.html#x">a</a> <a href="https://e.org">e</a> <a href="#top">t</a> <a href="gone.html">g</a></p>"#).unwrap();
-        std::fs::write(d.path().join("s/a.html"), r#"<h2 id="y">y</h2><a href="../index.html#top">i</a>"#).unwrap();
+        std::fs::write(d.path().join("index.html"), r##"<p id="top"><a href="s/a.html#x">a</a> <a href="https://e.org">e</a> <a href="#top">t</a> <a href="gone.html">g</a></p>"##).unwrap();
+        std::fs::write(
+            d.path().join("s/a.html"),
+            r##"<h2 id="y">y</h2><a href="../index.html#top">i</a>"##,
+        )
+        .unwrap();
         let b = check_links(d.path());
         assert_eq!(
             b,

@@ -13,6 +13,10 @@
 //! <system>/<id>.{md,html}      the algorithm page, chart <id>.svg
 //! ```
 //!
+//! The site directory belongs to the renderer: `.md`, `.html` and `.svg`
+//! files a render does not produce (pages of a removed algorithm) are
+//! deleted, unchanged files are not rewritten.
+//!
 //! Templates are built in (`templates/`) and a campaign's
 //! `[render] templates = "dir"` replaces any of them by file name. `.html`
 //! templates auto-escape every value; Markdown templates escape table
@@ -21,10 +25,12 @@
 //! bytes: no clock, no hash-map order, no host lookups.
 
 pub mod algorithm;
+pub mod bench;
 pub mod chart;
 pub mod dataset;
 pub mod links;
 pub mod model;
+pub mod rows;
 pub mod site;
 pub mod synth;
 pub mod system;
@@ -92,8 +98,29 @@ fn md_filter(s: String) -> String {
 fn code_filter(s: String) -> String {
     let body = s.replace(['\n', '\r'], " ").replace('|', "\\|");
     let fence = if body.contains('`') { "``" } else { "`" };
-    let pad = if body.starts_with('`') || body.ends_with('`') { " " } else { "" };
+    let pad = if body.starts_with('`') || body.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
     format!("{fence}{pad}{body}{pad}{fence}")
+}
+
+/// A Markdown link destination: characters that end or split it are
+/// percent-encoded (HTML attributes are escaped by minijinja instead).
+fn url_filter(s: String) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The template environment: a user directory first, then the built-ins.
@@ -132,6 +159,7 @@ pub fn environment(templates: Option<&Path>) -> Environment<'static> {
     env.set_keep_trailing_newline(true);
     env.add_filter("md", md_filter);
     env.add_filter("code", code_filter);
+    env.add_filter("url", url_filter);
     env
 }
 
@@ -151,32 +179,69 @@ pub fn render_files(
     templates: Option<&Path>,
 ) -> Result<BTreeMap<String, Vec<u8>>> {
     let env = environment(templates);
-    let site = site::build(datasets);
+    // Canonical order, whatever order the caller found the datasets in.
+    let mut sorted: Vec<&Dataset> = datasets.iter().collect();
+    sorted.sort_by(|a, b| a.system().cmp(b.system()));
+    let sorted: Vec<Dataset> = sorted.into_iter().cloned().collect();
+    let site = site::build(&sorted);
     let mut files = BTreeMap::new();
     for ext in ["md", "html"] {
         let mut put = |path: String, name: &str, bytes: Result<Vec<u8>>| -> Result<()> {
-            files.insert(format!("{path}.{ext}"), bytes.with_context(|| format!("page {path}.{ext} ({name})"))?);
+            files.insert(
+                format!("{path}.{ext}"),
+                bytes.with_context(|| format!("page {path}.{ext} ({name})"))?,
+            );
             Ok(())
         };
         let t = |base: &str| format!("{base}.{ext}");
-        put("index".into(), "index", render_one(&env, &t("index"), &site.index))?;
-        put("survey".into(), "survey", render_one(&env, &t("survey"), &site.survey))?;
-        put("sizes".into(), "sizes", render_one(&env, &t("sizes"), &site.sizes))?;
+        put(
+            "index".into(),
+            "index",
+            render_one(&env, &t("index"), &site.index),
+        )?;
+        put(
+            "survey".into(),
+            "survey",
+            render_one(&env, &t("survey"), &site.survey),
+        )?;
+        put(
+            "sizes".into(),
+            "sizes",
+            render_one(&env, &t("sizes"), &site.sizes),
+        )?;
         for s in &site.systems {
             let dir = &s.system;
-            put(format!("{dir}/summary"), "summary", render_one(&env, &t("summary"), &s.summary))?;
-            put(format!("{dir}/method"), "method", render_one(&env, &t("method"), &s.method))?;
+            put(
+                format!("{dir}/summary"),
+                "summary",
+                render_one(&env, &t("summary"), &s.summary),
+            )?;
+            put(
+                format!("{dir}/method"),
+                "method",
+                render_one(&env, &t("method"), &s.method),
+            )?;
             for a in &s.algorithms {
-                put(format!("{dir}/{}", a.id), "algorithm", render_one(&env, &t("algorithm"), a))?;
+                put(
+                    format!("{dir}/{}", a.id),
+                    "algorithm",
+                    render_one(&env, &t("algorithm"), a),
+                )?;
             }
         }
     }
     for s in &site.systems {
         for a in &s.algorithms {
-            files.insert(format!("{}/{}", s.system, a.chart_file), a.chart_svg.clone().into_bytes());
+            files.insert(
+                format!("{}/{}", s.system, a.chart_file),
+                a.chart_svg.clone().into_bytes(),
+            );
         }
         for k in &s.summary.tables {
-            files.insert(format!("{}/{}", s.system, k.chart_file), k.chart_svg.clone().into_bytes());
+            files.insert(
+                format!("{}/{}", s.system, k.chart_file),
+                k.chart_svg.clone().into_bytes(),
+            );
         }
     }
     Ok(files)
@@ -207,6 +272,24 @@ pub fn site_files(dir: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Temporary file and rename, so a reader or a killed run never sees a torn
+/// page; unlike records no fsync: pages are derived and re-rendered at will,
+/// and syncing hundreds of them dominated the render time.
+fn write_page(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().context("page path without a directory")?;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
+    tmp.write_all(bytes)
+        .with_context(|| format!("writing {}", path.display()))?;
+    tmp.persist(path)
+        .with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
 /// Writes `files` into `site`: unchanged files are left alone (no churn),
 /// changed ones replaced atomically, stale generated files removed.
 pub fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(usize, usize)> {
@@ -214,7 +297,7 @@ pub fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(usi
     for (rel, bytes) in files {
         let path = site.join(rel);
         if std::fs::read(&path).ok().as_deref() != Some(bytes.as_slice()) {
-            crate::fsutil::write_atomic(&path, bytes)?;
+            write_page(&path, bytes)?;
             written += 1;
         }
     }
@@ -282,7 +365,8 @@ mod tests {
     fn every_builtin_template_compiles() {
         let env = environment(None);
         for (name, _) in BUILTIN_TEMPLATES {
-            env.get_template(name).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            env.get_template(name)
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
         }
     }
 }

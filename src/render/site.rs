@@ -27,7 +27,9 @@ impl Systems {
     }
 
     pub fn has(&self, system: &str, id: &str) -> bool {
-        self.0.iter().any(|(s, ids)| s == system && ids.contains(id))
+        self.0
+            .iter()
+            .any(|(s, ids)| s == system && ids.contains(id))
     }
 }
 
@@ -43,16 +45,15 @@ pub fn crumb(
         root: Link::page("Performance measurements", "../index"),
         system: Link::page(here_system, "summary"),
         here: here.map(String::from),
-        systems: systems
-            .0
-            .iter()
-            .filter_map(|(s, _)| {
-                if s == here_system {
-                    Some(Link::text(s.clone()))
-                } else {
-                    other_href(s).map(|h| Link::page(s.clone(), h))
-                }
-            })
+        // This system first, as on the reference pages, then the others.
+        systems: std::iter::once(Link::text(here_system))
+            .chain(
+                systems
+                    .0
+                    .iter()
+                    .filter(|(s, _)| s != here_system)
+                    .filter_map(|(s, _)| other_href(s).map(|h| Link::page(s.clone(), h))),
+            )
             .collect(),
     }
 }
@@ -63,7 +64,13 @@ pub fn anchor(parts: &[&str]) -> String {
         .iter()
         .map(|p| {
             p.chars()
-                .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
                 .collect::<String>()
         })
         .collect::<Vec<_>>()
@@ -129,7 +136,10 @@ fn sizes_page(datasets: &[Dataset]) -> SizesPage {
                 let f = r.figures.get(item);
                 rows.push(SizeAuditRow {
                     system: ds.system().into(),
-                    algorithm: Link::page(r.algorithm.clone(), format!("{}/{}", ds.system(), r.algorithm)),
+                    algorithm: Link::page(
+                        r.algorithm.clone(),
+                        format!("{}/{}", ds.system(), r.algorithm),
+                    ),
                     label: r.label.clone(),
                     item: item.into(),
                     api: num(f.and_then(|f| f.api)),

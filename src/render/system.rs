@@ -6,10 +6,10 @@ use crate::format;
 use crate::plan::Kind;
 use crate::stages::time::LOST_CPU_SHARE;
 
-use super::algorithm::issues_for;
 use super::chart;
 use super::dataset::Dataset;
 use super::model::*;
+use super::rows::issues_for;
 use super::{crumb, Systems};
 
 fn yes_no(b: bool) -> &'static str {
@@ -130,28 +130,36 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
         bullets,
     };
     let counter = match (&c.counter, c.counter_hz) {
-        (Some(n), Some(hz)) => format!("{n}, {:.6} GHz as measured by the driver", hz / 1e9),
+        (Some(n), Some(hz)) => format!("{n} at {hz:.0} Hz, as measured by the driver"),
         (Some(n), None) => n.clone(),
         _ => "not recorded (no operation was timed)".into(),
     };
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
     let mut host = Vec::new();
     for h in &c.host_checks {
+        let ghz = |khz: u64| format!("{:.2} GHz", khz as f64 / 1e6);
         let clock = match (h.min_khz, h.max_khz) {
-            (Some(lo), Some(hi)) if lo == hi => format!("clock fixed at {lo} kHz"),
-            (Some(lo), Some(hi)) => format!("clock {lo}–{hi} kHz"),
+            (Some(lo), Some(hi)) if lo == hi => format!("clock fixed at {}", ghz(lo)),
+            (Some(lo), Some(hi)) => format!("clock {}–{}", ghz(lo), ghz(hi)),
             _ => "clock unknown".into(),
         };
+        let smt = match h.smt_siblings_online.as_slice() {
+            [] => "no SMT sibling online".to_string(),
+            s => format!("SMT sibling(s) {s:?} online"),
+        };
         host.push(format!(
-            "CPU {}: governor {}, turbo {}, SMT siblings online {:?}, {clock}, perf_event_paranoid {}, CPU allowed: {}",
+            "CPU {}: governor {}, turbo {}, {smt}, {clock}, perf_event_paranoid {}, CPU allowed: {}",
             h.cpu,
             h.governor.as_deref().unwrap_or("unknown"),
             h.turbo.map_or("unknown", |t| if t { "on" } else { "off" }),
-            h.smt_siblings_online,
             h.perf_event_paranoid.map_or("unknown".into(), |p| p.to_string()),
             yes_no(h.cpu_allowed),
         ));
-        host.extend(h.problems.iter().map(|p| format!("Problem on CPU {}: {p}", h.cpu)));
+        host.extend(
+            h.problems
+                .iter()
+                .map(|p| format!("Problem on CPU {}: {p}", h.cpu)),
+        );
     }
     host.push(format!(
         "A fixed host was {}required for measuring.",
@@ -224,7 +232,9 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     limitations.push("Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into());
     limitations.push("The helper profile catches only calls that cross an object boundary; wrapper overhead is included in the shares.".into());
     MethodPage {
-        crumb: crumb(systems, &system, Some("method"), |o| Some(format!("../{o}/method"))),
+        crumb: crumb(systems, &system, Some("method"), |o| {
+            Some(format!("../{o}/method"))
+        }),
         title: format!("Measurement method — system {system}"),
         system,
         sections,

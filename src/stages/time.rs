@@ -20,7 +20,7 @@ use crate::stats::{self, Summary, Trial};
 /// A trial whose process ran less than this share of its wall time (or whose
 /// cycle rate fell below this share of the clock) lost the CPU.
 pub const LOST_CPU_SHARE: f64 = 0.95;
-const TRIAL_ATTEMPTS: u32 = 3;
+pub const TRIAL_ATTEMPTS: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpTiming {
@@ -217,11 +217,16 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 return Ok(finish(timing));
             }
             let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
+            let t = proc.line("trial").context("driver printed no trial line")?;
+            let (retries, rejects) = (t.u64("sign_retries"), t.u64("verify_rejects"));
             timing.processes.push(proc);
             if lost && attempt < TRIAL_ATTEMPTS {
                 timing.repeated_trials += 1;
                 continue;
             }
+            // Counted for kept trials only, so they refer to the same calls as n.
+            timing.sign_retries += retries.unwrap_or(0);
+            timing.verify_rejects += rejects.unwrap_or(0);
             timing.trials.push(trial);
             break;
         }
@@ -245,8 +250,6 @@ fn read_trial(
         cycles: t.f64("cycles").unwrap_or(0.0),
         samples,
     };
-    timing.sign_retries += t.u64("sign_retries").unwrap_or(0);
-    timing.verify_rejects += t.u64("verify_rejects").unwrap_or(0);
     if let Some(l) = proc.line("lengths") {
         for (k, v) in &l.fields {
             if let Ok(v) = v.parse::<u64>() {
@@ -255,16 +258,22 @@ fn read_trial(
             }
         }
     }
-    let cpu_share = t.f64("cpu_seconds").unwrap_or(trial.seconds) / trial.seconds.max(1e-12);
-    let rate_share = match (timing.counter.as_deref(), timing.counter_hz) {
-        // Only a counter that stops while descheduled shows lost time.
-        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => {
-            trial.cycles / trial.seconds.max(1e-12) / hz
-        }
+    Ok((trial, lost_cpu(proc)))
+}
+
+/// Whether a trial process lost the CPU: it ran less than 95 % of its wall
+/// time, or (with a counter that stops while descheduled) its cycle rate
+/// fell below 95 % of the clock.
+pub fn lost_cpu(proc: &ProcessRecord) -> bool {
+    let Some(t) = proc.line("trial") else { return false };
+    let seconds = t.f64("seconds").unwrap_or(0.0).max(1e-12);
+    let cpu_share = t.f64("cpu_seconds").unwrap_or(seconds) / seconds;
+    let meta = proc.line("meta");
+    let rate_share = match (meta.and_then(|m| m.get("counter")), meta.and_then(|m| m.f64("counter_hz"))) {
+        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => t.f64("cycles").unwrap_or(0.0) / seconds / hz,
         _ => 1.0,
     };
-    let lost = cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE;
-    Ok((trial, lost))
+    cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE
 }
 
 fn finish(mut t: OpTiming) -> OpTiming {

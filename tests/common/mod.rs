@@ -20,7 +20,10 @@ impl TestProject {
     /// An empty project with only the shared components (ICCS stand-in).
     pub fn bare() -> TestProject {
         let p = TestProject {
-            dir: tempfile::Builder::new().prefix("pqbench-test-").tempdir().unwrap(),
+            dir: tempfile::Builder::new()
+                .prefix("pqbench-test-")
+                .tempdir()
+                .unwrap(),
         };
         for d in ["algorithms", "campaigns", "kat"] {
             std::fs::create_dir_all(p.path().join(d)).unwrap();
@@ -120,7 +123,9 @@ pub fn copy_tree(from: &Path, to: &Path) {
 /// Every file under `dir` with extension `ext`.
 pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(rd) = std::fs::read_dir(dir) else { return out };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -160,9 +165,8 @@ pub fn sign_fixture_toml(
         let q: Vec<String> = v.iter().map(|s| format!("\"{s}\"")).collect();
         format!("[{}]", q.join(", "))
     };
-    let mut t = format!(
-        "id = \"{id}\"\nname = \"Fixture {id}\"\nkind = \"sign\"\napi = \"ngcc\"\n"
-    );
+    let mut t =
+        format!("id = \"{id}\"\nname = \"Fixture {id}\"\nkind = \"sign\"\napi = \"ngcc\"\n");
     if !uses.is_empty() {
         t += &format!("uses = {}\n", quoted(uses));
     }
@@ -203,6 +207,8 @@ pub fn measure_campaign(
         ("warmup", "1"),
         ("trial-seconds", "0.005"),
         ("budget-seconds", "1.0"),
+        // Few enough samples that the debug build's statistics stay quick.
+        ("max-iterations", "100"),
         ("timeout-seconds", "20"),
     ]
     .iter()
@@ -243,7 +249,13 @@ pub fn median_call_cycles(r: &pqbench::records::operation::OperationRecord) -> f
         .flat_map(|t| &t.samples)
         .map(|&s| s as f64)
         .collect();
-    assert!(!v.is_empty(), "{}/{} {}: no samples", r.algorithm, r.label, r.op);
+    assert!(
+        !v.is_empty(),
+        "{}/{} {}: no samples",
+        r.algorithm,
+        r.label,
+        r.op
+    );
     pqbench::stats::median(&v)
 }
 
@@ -277,7 +289,12 @@ pub fn kept_trial_processes(
                             && l.f64("cycles") == Some(t.cycles)
                     })
                 })
-                .unwrap_or_else(|| panic!("{}/{} {}: no process for a trial", r.algorithm, r.label, r.op))
+                .unwrap_or_else(|| {
+                    panic!(
+                        "{}/{} {}: no process for a trial",
+                        r.algorithm, r.label, r.op
+                    )
+                })
         })
         .collect()
 }

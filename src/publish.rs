@@ -1,0 +1,247 @@
+//! `pqbench publish <campaign> [--system S] <dir>`: a self-contained,
+//! relocatable copy of a campaign's evidence and pages.
+//!
+//! Published layout (what `pqbench check <dir>` expects):
+//!
+//! ```text
+//! <dir>/data/<system>/campaign.json, build.json, sizes.json, survey.json
+//! <dir>/data/<system>/records/<id>/<label>__<op>.json
+//! <dir>/data/<system>/profile/<id>/<label>__<op>.json
+//! <dir>/data/<system>/kat/<id>/<label>.log (+ the generated KAT files)
+//! <dir>/data/<system>/lib/<id>/<label>.so   only with --with-libraries
+//! <dir>/templates/                           the campaign's template overrides, if any
+//! <dir>/site/                                pages of every system under data/
+//! ```
+//!
+//! The pages are rendered from the copied data rather than copied from the
+//! campaign's site: links to the evidence and the crumb line's other
+//! systems must point inside `<dir>`, and `check` must regenerate exactly
+//! what is published. Publishing several systems into one `<dir>` one after
+//! another re-renders all of them, so their crumb lines link each other.
+//!
+//! Nothing is copied when any record holds an absolute path. The one
+//! exemption is `compiler.path`, the compiler's identity (like its version
+//! and binary hash), which names a host tool, not a file of the dataset.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+use crate::render::dataset;
+
+/// Keys whose absolute values identify a host tool and are allowed.
+pub const TOOL_IDENTITY_KEYS: &[&str] = &["compiler.path"];
+
+const TOP_FILES: [&str; 4] = ["campaign.json", "build.json", "sizes.json", "survey.json"];
+const TREES: [&str; 3] = ["records", "profile", "kat"];
+
+fn is_absolute(s: &str) -> bool {
+    let b = s.as_bytes();
+    s.starts_with('/')
+        || s.starts_with("\\\\")
+        || (b.len() >= 3
+            && b[0].is_ascii_alphabetic()
+            && b[1] == b':'
+            && (b[2] == b'\\' || b[2] == b'/'))
+}
+
+/// The first absolute path among the string values of `v`, as `(key, value)`.
+fn find_absolute(key: &str, v: &serde_json::Value) -> Option<(String, String)> {
+    use serde_json::Value;
+    match v {
+        Value::String(s) if is_absolute(s) && !TOOL_IDENTITY_KEYS.contains(&key) => {
+            Some((key.to_string(), s.clone()))
+        }
+        Value::Array(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| find_absolute(&format!("{key}[{i}]"), x)),
+        Value::Object(map) => map.iter().find_map(|(k, x)| {
+            let path = if key.is_empty() {
+                k.clone()
+            } else {
+                format!("{key}.{k}")
+            };
+            find_absolute(&path, x)
+        }),
+        _ => None,
+    }
+}
+
+/// Every JSON file a dataset publishes.
+fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out: Vec<PathBuf> = TOP_FILES
+        .iter()
+        .map(|f| dir.join(f))
+        .filter(|p| p.is_file())
+        .collect();
+    for sub in ["records", "profile"] {
+        if dir.join(sub).is_dir() {
+            out.extend(dataset::json_files(&dir.join(sub))?);
+        }
+    }
+    Ok(out)
+}
+
+/// Refuses a dataset in which any JSON string value is an absolute path,
+/// naming the file and key.
+pub fn refuse_absolute_paths(dir: &Path) -> Result<()> {
+    for file in json_files(dir)? {
+        let text = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+        let v: serde_json::Value =
+            serde_json::from_slice(&text).with_context(|| format!("parsing {}", file.display()))?;
+        if let Some((key, value)) = find_absolute("", &v) {
+            bail!(
+                "{}: key `{key}` holds the absolute path `{value}`; a published dataset must use paths relative to the run directory",
+                file.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
+    let mut n = 0;
+    for p in dataset::sorted_entries(from)? {
+        let name = p.file_name().context("entry without a name")?;
+        if name.to_string_lossy().starts_with('.') {
+            continue; // temporary files of an interrupted write
+        }
+        if p.is_dir() {
+            n += copy_tree(&p, &to.join(name))?;
+        } else if p.is_file() {
+            crate::fsutil::copy_atomic(&p, &to.join(name))?;
+            n += 1;
+        }
+    }
+    Ok(n)
+}
+
+/// Copies one system's evidence into `dest/data/<system>/`, replacing an
+/// earlier copy.
+fn copy_dataset(src: &Path, dest: &Path, with_libraries: bool) -> Result<usize> {
+    if dest.exists() {
+        std::fs::remove_dir_all(dest).with_context(|| format!("clearing {}", dest.display()))?;
+    }
+    let mut n = 0;
+    for f in TOP_FILES {
+        if src.join(f).is_file() {
+            crate::fsutil::copy_atomic(&src.join(f), &dest.join(f))?;
+            n += 1;
+        }
+    }
+    let libs = with_libraries.then_some("lib");
+    for tree in TREES.into_iter().chain(libs) {
+        if src.join(tree).is_dir() {
+            n += copy_tree(&src.join(tree), &dest.join(tree))?;
+        }
+    }
+    Ok(n)
+}
+
+/// What `publish` copied and rendered.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct PublishReport {
+    pub systems: Vec<String>,
+    pub files_copied: usize,
+    pub render: crate::render::RenderReport,
+}
+
+/// Publishes the datasets under `campaign_dir` (one system, or all) into
+/// `dest` and renders the site there from every dataset `dest` then holds.
+pub fn publish_from(
+    campaign_dir: &Path,
+    system: Option<&str>,
+    dest: &Path,
+    with_libraries: bool,
+    templates: Option<&Path>,
+) -> Result<PublishReport> {
+    let sources = match system {
+        Some(s) => {
+            dataset::safe_component(s)?;
+            let d = campaign_dir.join(s);
+            if !d.join("campaign.json").is_file() {
+                bail!(
+                    "{}: no dataset of system `{s}` (campaign.json missing)",
+                    d.display()
+                );
+            }
+            vec![d]
+        }
+        None => dataset::dataset_dirs_in(campaign_dir)?,
+    };
+    if sources.is_empty() {
+        bail!("{}: no dataset to publish", campaign_dir.display());
+    }
+    // Check every source before copying anything.
+    for s in &sources {
+        refuse_absolute_paths(s)?;
+    }
+    let mut files_copied = 0;
+    let mut systems = Vec::new();
+    for s in &sources {
+        let name = s.file_name().context("dataset without a name")?;
+        files_copied += copy_dataset(s, &dest.join("data").join(name), with_libraries)?;
+        systems.push(name.to_string_lossy().into_owned());
+    }
+    let dest_templates = dest.join("templates");
+    if dest_templates.exists() {
+        std::fs::remove_dir_all(&dest_templates)?;
+    }
+    if let Some(t) = templates {
+        for p in dataset::sorted_entries(t)? {
+            if p.is_file() && crate::render::is_generated(&p) {
+                let name = p.file_name().context("template without a name")?;
+                crate::fsutil::copy_atomic(&p, &dest_templates.join(name))?;
+            }
+        }
+    }
+    let all = dataset::dataset_dirs_in(&dest.join("data"))?;
+    let used = Some(dest_templates.as_path()).filter(|t| t.is_dir());
+    let render = crate::render::render_dataset_dirs(&all, &dest.join("site"), used)?;
+    Ok(PublishReport {
+        systems,
+        files_copied,
+        render,
+    })
+}
+
+/// Publishes the plan's campaign (all systems, or `system`) into `dest`.
+pub fn publish(
+    plan: &crate::plan::Plan,
+    system: Option<&str>,
+    dest: &Path,
+    with_libraries: bool,
+) -> Result<()> {
+    let campaign_dir = plan
+        .site_dir
+        .parent()
+        .context("the site directory has no parent")?;
+    publish_from(
+        campaign_dir,
+        system,
+        dest,
+        with_libraries,
+        plan.templates.as_deref(),
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absolute_paths_are_found_with_their_key() {
+        let v = serde_json::json!({
+            "compiler": {"path": "/usr/bin/gcc"},
+            "processes": [{"command": ["--lib", "<library>"]}, {"command": ["--lib", "/tmp/x.so"]}]
+        });
+        assert_eq!(
+            find_absolute("", &v),
+            Some(("processes[1].command[1]".into(), "/tmp/x.so".into()))
+        );
+        assert!(is_absolute("C:\\x") && is_absolute("\\\\srv\\x") && !is_absolute("lib/x.so"));
+        assert_eq!(find_absolute("", &serde_json::json!({"a": "rel/x"})), None);
+    }
+}

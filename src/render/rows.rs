@@ -1,0 +1,334 @@
+//! Rows and cells of the algorithm page: the environment table, TOML
+//! links, footnotes, performance/memory rows and the helper-call text.
+
+use crate::format;
+use crate::records::analysis::ProfileRecord;
+use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
+use crate::records::operation::OperationRecord;
+use crate::records::BuildRecord;
+
+use super::dataset::Dataset;
+use super::model::*;
+
+pub const DASH: &str = "–";
+
+/// The known issues whose label pattern matches `label` in full (the same
+/// rule as `plan::Algorithm::issues_for`, applied to the recorded TOML).
+pub fn issues_for<'a>(a: &'a AlgorithmInfo, label: &str) -> Vec<&'a KnownIssueInfo> {
+    a.known_issues
+        .iter()
+        .filter(|k| {
+            regex::Regex::new(&format!("^(?:{})$", k.labels)).is_ok_and(|r| r.is_match(label))
+        })
+        .collect()
+}
+
+/// Footnotes numbered in order of first use; equal texts share a number.
+#[derive(Default)]
+pub struct Notes(pub Vec<String>);
+
+impl Notes {
+    pub fn add(&mut self, text: &str) -> usize {
+        match self.0.iter().position(|t| t == text) {
+            Some(i) => i + 1,
+            None => {
+                self.0.push(text.to_string());
+                self.0.len()
+            }
+        }
+    }
+}
+
+/// One instance of the algorithm with what the dataset holds about it.
+pub struct Inst<'a> {
+    pub label: &'a str,
+    pub build: Option<&'a BuildRecord>,
+    pub issues: Vec<&'a KnownIssueInfo>,
+    /// Footnote numbers of `issues`, then of the KAT detail.
+    pub notes: Vec<usize>,
+    pub issue_notes: Vec<usize>,
+}
+
+impl Inst<'_> {
+    pub fn kat_status(&self) -> &str {
+        self.build.map_or("NOT BUILT", |b| b.kat_status.as_str())
+    }
+}
+
+/// `label: value` lines of the environment table.
+pub fn environment(ds: &Dataset, cpus: &[usize]) -> Vec<Row2> {
+    let c = &ds.campaign;
+    let env = &c.environment_start;
+    let row = |item: &str, value: String| Row2 {
+        item: item.into(),
+        value,
+    };
+    let cores = match cpus {
+        [one] => format!("CPU {one}, one core"),
+        many => format!(
+            "CPUs {}, one core each",
+            many.iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let check = cpus
+        .first()
+        .and_then(|cpu| c.host_checks.iter().find(|h| h.cpu == *cpu))
+        .or(c.host_checks.first());
+    let mut clock = Vec::new();
+    clock.push(match env.max_mhz {
+        Some(mhz) => format!("max {:.2} GHz", mhz / 1000.0),
+        None => "clock unknown".into(),
+    });
+    if let Some(h) = check {
+        clock.push(format!(
+            "governor {}",
+            h.governor.as_deref().unwrap_or("unknown")
+        ));
+        clock.push(
+            match h.turbo {
+                Some(true) => "turbo on",
+                Some(false) => "turbo off",
+                None => "turbo unknown",
+            }
+            .into(),
+        );
+        clock.push(if h.smt_siblings_online.is_empty() {
+            "SMT off".into()
+        } else {
+            format!("SMT on (sibling {:?} online)", h.smt_siblings_online)
+        });
+    }
+    let problems: Vec<String> = c
+        .host_checks
+        .iter()
+        .flat_map(|h| {
+            h.problems
+                .iter()
+                .map(move |p| format!("CPU {}: {p}", h.cpu))
+        })
+        .collect();
+    let counter = match (&c.counter, c.counter_hz) {
+        (Some(name), Some(hz)) => format!("{name} at {:.3} GHz", hz / 1e9),
+        (Some(name), None) => name.clone(),
+        _ => "not recorded".into(),
+    };
+    vec![
+        row("processor", format!("{} ({cores})", env.cpu_model)),
+        row("clock", clock.join(", ")),
+        row("memory", format!("{} MiB", env.memory_mib)),
+        row("OS / kernel", format!("{} / {}", env.os, env.kernel)),
+        row(
+            "compiler / build tool",
+            format!("{} / {}", c.compiler.version, c.build_tool),
+        ),
+        row(
+            "campaign start / end (UTC)",
+            format!("{} / {}", c.start_utc, c.end_utc),
+        ),
+        row("cycle counter", counter),
+        row(
+            "host problems recorded",
+            if problems.is_empty() {
+                "none".into()
+            } else {
+                problems.join("; ")
+            },
+        ),
+        row(
+            "virtualisation",
+            env.virtualization
+                .clone()
+                .unwrap_or_else(|| "none detected".into()),
+        ),
+    ]
+}
+
+/// Links of the algorithm TOML: a value `Text <url>` shows `Text`; only
+/// web and relative links become hyperlinks (no `javascript:` from a TOML).
+pub fn toml_link(key: &str, value: &str) -> Bullet {
+    let (text, url) = match value
+        .trim()
+        .strip_suffix('>')
+        .and_then(|v| v.rsplit_once('<'))
+    {
+        Some((text, url)) if !text.trim().is_empty() => (text.trim(), url.trim()),
+        _ => (value.trim(), value.trim()),
+    };
+    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+    let linkable = match scheme.as_deref() {
+        Some("http") | Some("https") => true,
+        Some(s) => s.contains('/') || s.contains('#'),
+        None => true,
+    };
+    let item = if linkable && !url.is_empty() {
+        Link::file(text, url)
+    } else {
+        Link::text(text)
+    };
+    Bullet {
+        label: key.into(),
+        items: vec![item],
+    }
+}
+
+pub fn op_rows(
+    inst: &Inst,
+    op: &str,
+    rec: &OperationRecord,
+    warn: &str,
+) -> (PerfRow, Option<DistRow>) {
+    let label = inst.label.to_string();
+    let mut notes = Vec::new();
+    if !warn.is_empty() {
+        notes.push(warn.to_string());
+    }
+    if rec.status != "ok" {
+        notes.push(rec.detail.clone().unwrap_or_else(|| rec.status.clone()));
+    }
+    if let Some(p) = &rec.plan {
+        if p.budget_limited {
+            notes.push("iterations cut by the time budget".into());
+        }
+        if p.below_min_calls {
+            notes.push("fewer timed calls than min-calls".into());
+        }
+    }
+    if rec.repeated_trials > 0 {
+        notes.push(format!(
+            "{} trial(s) repeated after losing the CPU",
+            rec.repeated_trials
+        ));
+    }
+    let notes = notes.join("; ");
+    let Some(s) = &rec.statistics else {
+        let row = PerfRow {
+            label,
+            op: op.into(),
+            mean_cycles: rec.status.clone(),
+            mean_time: DASH.into(),
+            ops_per_sec: DASH.into(),
+            median_trial: DASH.into(),
+            n: DASH.into(),
+            notes,
+        };
+        return (row, None);
+    };
+    let calls: Vec<u64> = rec.trials.iter().map(|t| t.calls).collect();
+    let perf = PerfRow {
+        label: label.clone(),
+        op: op.into(),
+        mean_cycles: format::cycles(s.mean_cycles),
+        mean_time: format::duration(s.mean_seconds),
+        ops_per_sec: format::ops_per_sec(s.ops_per_sec),
+        median_trial: format::duration(s.median_trial_seconds),
+        n: format!(
+            "{}{}",
+            format::count_n(&calls),
+            format::retries_suffix(rec.sign_failures_retried)
+        ),
+        notes,
+    };
+    let pair = |(a, b): (f64, f64)| format!("{} – {}", format::cycles(a), format::cycles(b));
+    let dist = DistRow {
+        label,
+        op: op.into(),
+        basis: if s.basis == "per-call samples" {
+            "calls"
+        } else {
+            "trials"
+        }
+        .into(),
+        median: format::cycles(s.median_cycles),
+        p5_p95: pair((s.p5_cycles, s.p95_cycles)),
+        ci_median: pair(s.ci_median_cycles),
+        cv: format::percent(s.cv),
+        outliers: format!("{} low, {} high", s.outliers_low, s.outliers_high),
+    };
+    (perf, Some(dist))
+}
+
+pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
+    let num = |v: Option<u64>| v.map_or(DASH.to_string(), |v| v.to_string());
+    let kib = |v: Option<u64>| v.map_or(DASH.to_string(), format::kib);
+    let load = rec
+        .memory
+        .as_ref()
+        .and_then(|m| m.load_bytes)
+        .or(inst.build.and_then(|b| b.load_bytes));
+    let mut row = MemRow {
+        label: inst.label.into(),
+        op: op.into(),
+        static_bytes: num(load),
+        baseline_rss: DASH.into(),
+        peak_rss: DASH.into(),
+        stack_bytes: DASH.into(),
+        heap_peak_bytes: DASH.into(),
+    };
+    match &rec.memory {
+        Some(m) if m.status == "ok" => {
+            row.baseline_rss = kib(m.baseline_rss_kib);
+            row.peak_rss = kib(m.peak_rss_kib);
+            row.stack_bytes = num(m.stack_bytes);
+            row.heap_peak_bytes = num(m.heap_peak_bytes);
+        }
+        Some(m) => row.baseline_rss = m.status.clone(),
+        None => row.baseline_rss = "not measured".into(),
+    }
+    row
+}
+
+/// `drng 289, pseudoXOF 349`: the DRNG helpers summed as `drng` first,
+/// then every other helper by name.
+pub fn calls_text(p: &ProfileRecord) -> String {
+    let drng: Vec<&str> = p
+        .shapes
+        .iter()
+        .filter(|s| s.class == "drng")
+        .map(|s| s.function.as_str())
+        .collect();
+    let mut parts = Vec::new();
+    let drng_calls: f64 = p
+        .calls_per_op
+        .iter()
+        .filter(|(f, _)| drng.contains(&f.as_str()))
+        .map(|(_, v)| v)
+        .sum();
+    if !drng.is_empty() {
+        parts.push(format!("drng {}", format::calls_per_op(drng_calls)));
+    }
+    for (f, v) in &p.calls_per_op {
+        if !drng.contains(&f.as_str()) {
+            parts.push(format!("{f} {}", format::calls_per_op(*v)));
+        }
+    }
+    parts.join(", ")
+}
+
+/// The flag profile whose library was measured, and any profile it fell
+/// back from with that profile's outcome.
+pub fn flags_text(b: Option<&BuildRecord>) -> String {
+    let Some(b) = b else { return DASH.into() };
+    let Some(profile) = &b.profile else {
+        return "no profile built".into();
+    };
+    let failed: Vec<String> = b
+        .attempts
+        .iter()
+        .filter(|t| &t.profile != profile)
+        .map(|t| {
+            let outcome = t
+                .kat_status
+                .clone()
+                .unwrap_or_else(|| if t.built { "built" } else { "build failed" }.into());
+            format!("{}: {outcome}", t.profile)
+        })
+        .collect();
+    if failed.is_empty() {
+        profile.clone()
+    } else {
+        format!("{profile} (after {})", failed.join(", "))
+    }
+}

@@ -1,0 +1,357 @@
+//! The reproduction report: per instance whether the library is
+//! bit-identical and the KAT unchanged, per operation the timing verdict,
+//! and why the reproduction failed if it did. Written as Markdown, HTML
+//! (every string escaped) and JSON into the reproducing run's directory.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde::{Deserialize, Serialize};
+
+use super::lock::{InstanceLock, Lock};
+use crate::compare::render::{counts_text, html_escape, operations_html, operations_markdown};
+use crate::compare::{CompareReport, RunData, Verdict};
+use crate::fsutil;
+use crate::records::operation::OperationRecord;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReproductionReport {
+    pub original: String,
+    pub reproduction: String,
+    pub campaign: String,
+    pub system: String,
+    /// Inputs that differed from the lock (run anyway: `--allow-changed`).
+    pub input_differences: Vec<String>,
+    pub instances: Vec<InstanceCheck>,
+    pub timing: CompareReport,
+    /// Figures that should not vary for an identical library (lengths
+    /// returned, ELF load bytes, stack and heap high-water marks, heap
+    /// allocations): how many matched, and each that did not. Shown, not
+    /// part of the exit code (RSS and timings vary and are left out here).
+    pub fixed_figures_identical: usize,
+    pub fixed_figures_differing: Vec<String>,
+    /// Stage errors of the reproducing run.
+    pub stage_errors: Vec<String>,
+    /// Why the reproduction failed; empty when it succeeded.
+    pub failures: Vec<String>,
+    pub exit_code: i32,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InstanceCheck {
+    pub instance: String,
+    /// `bit-identical`, `differs` or `missing`.
+    pub library: String,
+    pub library_original: Option<String>,
+    pub library_reproduced: Option<String>,
+    /// `identical` (same log bytes), `equivalent` (same status and
+    /// generated KAT file, the log differs only e.g. in the library hash),
+    /// `changed` or `missing`.
+    pub kat: String,
+    pub kat_status_original: Option<String>,
+    pub kat_status_reproduced: Option<String>,
+}
+
+fn check(old: Option<&InstanceLock>, new: Option<&InstanceLock>, key: &str) -> InstanceCheck {
+    let lib = |i: Option<&InstanceLock>| i.and_then(|i| i.library_sha256.clone());
+    let status = |i: Option<&InstanceLock>| i.and_then(|i| i.kat_status.clone());
+    let (la, lb) = (lib(old), lib(new));
+    let library = match (&la, &lb) {
+        (Some(a), Some(b)) if a == b => "bit-identical",
+        (Some(_), Some(_)) => "differs",
+        _ => "missing",
+    };
+    let kat = match (old, new) {
+        (Some(a), Some(b))
+            if a.kat_log_sha256.is_some() && a.kat_log_sha256 == b.kat_log_sha256 =>
+        {
+            "identical"
+        }
+        (Some(a), Some(b))
+            if a.kat_status.is_some()
+                && a.kat_status == b.kat_status
+                && a.kat_output_sha256 == b.kat_output_sha256 =>
+        {
+            "equivalent"
+        }
+        (Some(a), Some(_)) if a.kat_status.is_none() => "missing",
+        (Some(_), Some(_)) => "changed",
+        _ => "missing",
+    };
+    InstanceCheck {
+        instance: key.to_string(),
+        library: library.into(),
+        library_original: la,
+        library_reproduced: lb,
+        kat: kat.into(),
+        kat_status_original: status(old),
+        kat_status_reproduced: status(new),
+    }
+}
+
+/// Builds the report and decides the exit code: 1 when a KAT changed, an
+/// operation is `slower`, or a library differs although no input did.
+/// Per operation, the figures a bit-identical library must reproduce
+/// exactly: (name, value) pairs.
+fn fixed_figures(r: &OperationRecord) -> Vec<(String, u64)> {
+    let mut v: Vec<(String, u64)> = r
+        .lengths
+        .iter()
+        .map(|(k, n)| (format!("{k} length"), *n))
+        .collect();
+    if let Some(m) = &r.memory {
+        let named = [
+            ("load bytes", m.load_bytes),
+            ("stack bytes", m.stack_bytes),
+            ("heap peak bytes", m.heap_peak_bytes),
+            ("heap allocations", m.heap_allocs),
+        ];
+        v.extend(
+            named
+                .iter()
+                .filter_map(|(k, x)| Some((k.to_string(), (*x)?))),
+        );
+    }
+    v
+}
+
+fn compare_fixed(a: &RunData, b: &RunData) -> (usize, Vec<String>) {
+    let (mut same, mut differ) = (0, Vec::new());
+    for (key, ra) in &a.records {
+        let Some(rb) = b.records.get(key) else {
+            continue;
+        };
+        let fb = fixed_figures(rb);
+        for (name, va) in fixed_figures(ra) {
+            match fb.iter().find(|(n, _)| *n == name) {
+                Some((_, vb)) if *vb == va => same += 1,
+                Some((_, vb)) => differ.push(format!("{} {} {name}: {va} → {vb}", key.0, key.1)),
+                None => {}
+            }
+        }
+    }
+    (same, differ)
+}
+
+pub fn build(
+    old: &Lock,
+    new: &Lock,
+    runs: (&RunData, &RunData),
+    input_differences: Vec<String>,
+    timing: CompareReport,
+    stage_errors: Vec<String>,
+) -> ReproductionReport {
+    let (fixed_same, fixed_differ) = compare_fixed(runs.0, runs.1);
+    let mut keys: Vec<&str> = old.instances.iter().map(|i| i.instance.as_str()).collect();
+    keys.extend(new.instances.iter().map(|i| i.instance.as_str()));
+    keys.sort();
+    keys.dedup();
+    let find = |l: &'_ Lock, k: &str| -> Option<InstanceLock> {
+        l.instances.iter().find(|i| i.instance == k).cloned()
+    };
+    let instances: Vec<InstanceCheck> = keys
+        .iter()
+        .map(|k| check(find(old, k).as_ref(), find(new, k).as_ref(), k))
+        .collect();
+    let mut failures = Vec::new();
+    for i in &instances {
+        if i.kat == "changed" || (i.kat == "missing" && i.kat_status_original.is_some()) {
+            failures.push(format!(
+                "KAT changed: {} ({} → {})",
+                i.instance,
+                i.kat_status_original.as_deref().unwrap_or("none"),
+                i.kat_status_reproduced.as_deref().unwrap_or("none")
+            ));
+        }
+        if i.library == "differs" && input_differences.is_empty() {
+            failures.push(format!(
+                "library not bit-identical although no input changed: {}",
+                i.instance
+            ));
+        }
+    }
+    for o in &timing.operations {
+        // An operation the original run timed must be timed again.
+        let key = (o.instance.clone(), o.op.clone());
+        let timed_before = runs
+            .0
+            .records
+            .get(&key)
+            .is_some_and(|r| r.status == "ok" && !r.trials.is_empty());
+        let reason = o.reason.as_deref().unwrap_or("");
+        if timed_before && o.verdict == Verdict::Incomparable && reason.contains("run B") {
+            failures.push(format!(
+                "not timed again: {} {} ({reason})",
+                o.instance, o.op
+            ));
+        }
+    }
+    for o in timing
+        .operations
+        .iter()
+        .filter(|o| o.verdict == Verdict::Slower)
+    {
+        failures.push(format!(
+            "slower: {} {} (ratio {:.3})",
+            o.instance,
+            o.op,
+            o.ratio.unwrap_or(f64::NAN)
+        ));
+    }
+    let exit_code = if failures.is_empty() {
+        crate::error::exit::OK
+    } else {
+        crate::error::exit::ITEM_FAILURES
+    };
+    ReproductionReport {
+        original: old.run_id.clone(),
+        reproduction: new.run_id.clone(),
+        campaign: new.campaign.clone(),
+        system: new.system.clone(),
+        input_differences,
+        instances,
+        timing,
+        fixed_figures_identical: fixed_same,
+        fixed_figures_differing: fixed_differ,
+        stage_errors,
+        failures,
+        exit_code,
+    }
+}
+
+fn summary_lines(r: &ReproductionReport) -> Vec<(String, String)> {
+    let inputs = if r.input_differences.is_empty() {
+        "identical to the lock".to_string()
+    } else {
+        format!(
+            "changed (reproduced anyway, --allow-changed): {}",
+            r.input_differences.join("; ")
+        )
+    };
+    let result = if r.failures.is_empty() {
+        "reproduced".to_string()
+    } else {
+        format!("NOT reproduced: {}", r.failures.join("; "))
+    };
+    vec![
+        ("Campaign".into(), format!("{} on {}", r.campaign, r.system)),
+        ("Original run".into(), r.original.clone()),
+        (
+            "Reproduction".into(),
+            format!("{} (fresh cache: nothing reused)", r.reproduction),
+        ),
+        ("Inputs".into(), inputs),
+        (
+            "Noise threshold".into(),
+            r.timing.threshold.explanation.clone(),
+        ),
+        ("Timing verdicts".into(), counts_text(&r.timing.counts)),
+        (
+            "Fixed figures (lengths, load bytes, stack, heap)".into(),
+            if r.fixed_figures_differing.is_empty() {
+                format!("{} identical", r.fixed_figures_identical)
+            } else {
+                format!(
+                    "{} identical, differing: {}",
+                    r.fixed_figures_identical,
+                    r.fixed_figures_differing.join("; ")
+                )
+            },
+        ),
+        ("Result".into(), result),
+    ]
+}
+
+fn library_text(i: &InstanceCheck) -> String {
+    match (&i.library_original, &i.library_reproduced) {
+        (Some(a), Some(b)) if a == b => format!("bit-identical ({})", &a[..12.min(a.len())]),
+        (Some(a), Some(b)) => format!(
+            "differs ({} → {})",
+            &a[..12.min(a.len())],
+            &b[..12.min(b.len())]
+        ),
+        _ => "missing".into(),
+    }
+}
+
+fn kat_text(i: &InstanceCheck) -> String {
+    let s = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+    match i.kat.as_str() {
+        "identical" => format!("identical log ({})", s(&i.kat_status_reproduced)),
+        "equivalent" => format!(
+            "equivalent ({}; same generated KAT, log differs)",
+            s(&i.kat_status_reproduced)
+        ),
+        other => format!(
+            "{other} ({} → {})",
+            s(&i.kat_status_original),
+            s(&i.kat_status_reproduced)
+        ),
+    }
+}
+
+pub fn markdown(r: &ReproductionReport) -> String {
+    let mut s = format!("# Reproduction of run {}\n\n", r.original);
+    for (k, v) in summary_lines(r) {
+        s.push_str(&format!("- {k}: {v}\n"));
+    }
+    s.push_str("\n## Libraries and KATs\n\n| Instance | Library | KAT |\n|---|---|---|\n");
+    for i in &r.instances {
+        s.push_str(&format!(
+            "| {} | {} | {} |\n",
+            i.instance.replace('|', "\\|"),
+            library_text(i),
+            kat_text(i)
+        ));
+    }
+    s.push_str("\n## Timing\n\n");
+    s.push_str(&format!("Rule: {}\n\n", r.timing.rule));
+    s.push_str(&operations_markdown(&r.timing.operations));
+    if !r.stage_errors.is_empty() {
+        s.push_str("\n## Stage errors\n\n");
+        for e in &r.stage_errors {
+            s.push_str(&format!("- {}\n", e.replace('\n', " ")));
+        }
+    }
+    s
+}
+
+pub fn html(r: &ReproductionReport) -> String {
+    let e = html_escape;
+    let mut s = format!(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Reproduction of run {}</title></head>\n<body>\n<h1>Reproduction of run {}</h1>\n<ul>\n",
+        e(&r.original),
+        e(&r.original)
+    );
+    for (k, v) in summary_lines(r) {
+        s.push_str(&format!("<li>{}: {}</li>\n", e(&k), e(&v)));
+    }
+    s.push_str("</ul>\n<h2>Libraries and KATs</h2>\n<table>\n<tr><th>Instance</th><th>Library</th><th>KAT</th></tr>\n");
+    for i in &r.instances {
+        s.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            e(&i.instance),
+            e(&library_text(i)),
+            e(&kat_text(i))
+        ));
+    }
+    s.push_str("</table>\n<h2>Timing</h2>\n");
+    s.push_str(&format!("<p>Rule: {}</p>\n", e(&r.timing.rule)));
+    s.push_str(&operations_html(&r.timing.operations));
+    if !r.stage_errors.is_empty() {
+        s.push_str("<h2>Stage errors</h2>\n<ul>\n");
+        for err in &r.stage_errors {
+            s.push_str(&format!("<li>{}</li>\n", e(err)));
+        }
+        s.push_str("</ul>\n");
+    }
+    s.push_str("</body>\n</html>\n");
+    s
+}
+
+/// Writes `reproduction.{md,html,json}` into `dir`.
+pub fn write(dir: &Path, r: &ReproductionReport) -> Result<()> {
+    fsutil::write_atomic(&dir.join("reproduction.md"), markdown(r).as_bytes())?;
+    fsutil::write_atomic(&dir.join("reproduction.html"), html(r).as_bytes())?;
+    fsutil::write_json(&dir.join("reproduction.json"), r)
+}

@@ -1,0 +1,166 @@
+//! `pqbench check` on what `publish` writes: it passes on an untouched
+//! copy and names the file (and field or line) of every edit.
+
+use std::path::{Path, PathBuf};
+
+use pqbench::check::check_dataset;
+use pqbench::publish::publish_from;
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/reference-dataset")
+}
+
+fn copy(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}
+
+/// The fixture as a campaign output directory, and a publish destination.
+fn published(system: Option<&str>) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = tmp.path().join("output/reference");
+    for s in ["x86_1", "arm_1"] {
+        copy(&fixture().join(s), &campaign.join(s));
+    }
+    let dest = tmp.path().join("published");
+    publish_from(&campaign, system, &dest, false, None).unwrap();
+    (tmp, campaign, dest)
+}
+
+fn edit_json(path: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut v: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(path, serde_json::to_vec_pretty(&v).unwrap()).unwrap();
+}
+
+#[test]
+fn check_passes_on_a_published_dataset() {
+    let (_tmp, _campaign, dest) = published(Some("x86_1"));
+    assert!(dest
+        .join("data/x86_1/kat/sign-23/SHUTTLE-128.log")
+        .is_file());
+    assert!(!dest.join("data/arm_1").exists());
+    assert!(dest.join("site/x86_1/sign-23.html").is_file());
+    let report = check_dataset(&dest).unwrap();
+    assert!(report.passed(), "{report}");
+    assert_eq!(
+        (report.records, report.profiles, report.kat_logs),
+        (15, 9, 5)
+    );
+    assert!(report.pages > 10);
+    assert_eq!(
+        pqbench::render::check_links(&dest.join("site")),
+        Vec::<String>::new()
+    );
+
+    // Publishing the second system re-renders both, linking each other.
+    let (_tmp2, campaign, dest) = published(Some("x86_1"));
+    publish_from(&campaign, Some("arm_1"), &dest, false, None).unwrap();
+    let md = std::fs::read_to_string(dest.join("site/x86_1/sign-23.md")).unwrap();
+    assert!(
+        md.lines()
+            .next()
+            .unwrap()
+            .ends_with("[arm_1](../arm_1/sign-23.md)"),
+        "{md}"
+    );
+    assert!(check_dataset(&dest).unwrap().passed());
+}
+
+#[test]
+fn an_edited_raw_trial_is_named() {
+    let (_tmp, _campaign, dest) = published(None);
+    let rec = dest.join("data/x86_1/records/sign-23/SHUTTLE-128__keygen.json");
+    edit_json(&rec, |v| {
+        let c = v["trials"][0]["cycles"].as_f64().unwrap();
+        v["trials"][0]["cycles"] = serde_json::json!(c + 1000.0);
+    });
+    let report = check_dataset(&dest).unwrap();
+    assert!(!report.passed());
+    let first = &report.problems[0];
+    assert!(
+        first.starts_with(
+            "data/x86_1/records/sign-23/SHUTTLE-128__keygen.json: statistics.mean_cycles: recorded"
+        ),
+        "{report}"
+    );
+    assert_eq!(report.problems.len(), 1, "{report}");
+}
+
+#[test]
+fn edited_shares_logs_and_pages_are_named() {
+    let (_tmp, _campaign, dest) = published(None);
+    edit_json(
+        &dest.join("data/arm_1/profile/sign-23/SHUTTLE-256__sign.json"),
+        |v| {
+            v["drng_share"] = serde_json::json!(0.5);
+        },
+    );
+    let log = dest.join("data/x86_1/kat/sign-23/SHUTTLE-512.log");
+    let text = std::fs::read_to_string(&log)
+        .unwrap()
+        .replace("PASS", "MISMATCH");
+    std::fs::write(&log, text).unwrap();
+    let page = dest.join("site/x86_1/summary.md");
+    let text = std::fs::read_to_string(&page)
+        .unwrap()
+        .replace("8.65 M", "8.64 M");
+    std::fs::write(&page, text).unwrap();
+    std::fs::write(dest.join("site/x86_1/extra.html"), "<p>stray</p>").unwrap();
+
+    let p = check_dataset(&dest).unwrap().problems;
+    let has = |s: &str| p.iter().any(|x| x.contains(s));
+    assert!(
+        has("data/arm_1/profile/sign-23/SHUTTLE-256__sign.json: drng_share: recorded 0.5"),
+        "{p:#?}"
+    );
+    assert!(
+        has("data/x86_1/kat/sign-23/SHUTTLE-512.log: sha256"),
+        "{p:#?}"
+    );
+    assert!(has("data/x86_1/kat/sign-23/SHUTTLE-512.log: last line `RESULT sign-23 SHUTTLE-512 MISMATCH`"), "{p:#?}");
+    assert!(has("site/x86_1/summary.md: line 11 differs: published `| [sign-23](sign-23.md) | Shuttle | `SHUTTLE-128` | 8.64 M"), "{p:#?}");
+    assert!(has("site/x86_1/extra.html: not produced"), "{p:#?}");
+    // The edited share also changes the page that shows it.
+    assert!(has("site/arm_1/sign-23.md: line "), "{p:#?}");
+}
+
+#[test]
+fn absolute_paths_refuse_publication() {
+    let tmp = tempfile::tempdir().unwrap();
+    let campaign = tmp.path().join("output/reference");
+    copy(&fixture().join("x86_1"), &campaign.join("x86_1"));
+    edit_json(
+        &campaign.join("x86_1/records/kem-7/FERRY-2__enc.json"),
+        |v| {
+            v["processes"][0]["command"][1] = serde_json::json!("/home/me/lib.so");
+        },
+    );
+    let dest = tmp.path().join("published");
+    let err = publish_from(&campaign, None, &dest, false, None)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("FERRY-2__enc.json") && err.contains("processes[0].command[1]"),
+        "{err}"
+    );
+    assert!(!dest.exists(), "nothing is copied");
+}
+
+#[test]
+fn check_works_on_a_campaign_output_directory() {
+    let (_tmp, campaign, _dest) = published(None);
+    let data = [campaign.join("x86_1"), campaign.join("arm_1")];
+    pqbench::render::render_dataset_dirs(&data, &campaign.join("site"), None).unwrap();
+    let report = check_dataset(&campaign).unwrap();
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.systems, ["arm_1", "x86_1"]);
+}

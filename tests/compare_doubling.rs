@@ -1,0 +1,129 @@
+//! `pqbench compare` on two runs of the measurement fixture, back to back:
+//! sign built with twice the work is `slower` with an interval holding 2.0,
+//! nothing else moves; different hosts are `incomparable`.
+
+#[path = "fixtures/compare/project.rs"]
+mod project;
+
+use project::{text, TempProject};
+use serde_json::Value;
+
+const FLAGS: &str = r#""-std=c99", "-O2", "-fPIC", "-D_GNU_SOURCE""#;
+const STAGES: &str = r#""build", "kat", "time""#;
+
+fn json(p: &TempProject, args: &[&str]) -> Value {
+    let out = p.pqbench(args);
+    assert!(out.status.code().is_some(), "{}", text(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)))
+}
+
+fn op<'a>(r: &'a Value, name: &str) -> &'a Value {
+    r["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == name)
+        .unwrap()
+}
+
+#[test]
+fn doubled_work_is_slower_and_the_rest_within_noise() {
+    // Ten units against twenty: sign's fixed part (under 1 % of one unit)
+    // is then too small to pull the true ratio off 2.0.
+    let p = TempProject::fixture(10, STAGES, FLAGS);
+    p.pqbench(&["run", "fx"]);
+    p.set_work(20);
+    p.pqbench(&["run", "fx"]);
+    let runs = p.runs("fx");
+    assert_eq!(runs.len(), 2);
+    let (a, b) = (runs[0].as_str(), runs[1].as_str());
+
+    let r = json(&p, &["compare", a, b, "--format", "json"]);
+    let report = serde_json::to_string_pretty(&r).unwrap();
+    let sign = op(&r, "sign");
+    assert_eq!(sign["verdict"], "slower", "{report}");
+    let (lo, hi) = (
+        sign["ci"][0].as_f64().unwrap(),
+        sign["ci"][1].as_f64().unwrap(),
+    );
+    assert!(lo <= 2.0 && 2.0 <= hi, "{report}");
+    for name in ["keygen", "verify"] {
+        assert_eq!(op(&r, name)["verdict"], "within noise", "{name}: {report}");
+    }
+    assert!(r["threshold"]["explanation"].as_str().unwrap().len() > 10);
+    let geo = &r["algorithms"][0];
+    assert_eq!(geo["algorithm"], "fixmeas");
+    let g = geo["geomean_ratio"].as_f64().unwrap();
+    assert!((1.1..1.5).contains(&g), "cube root of about 2: {report}");
+
+    let gate = p.pqbench(&["compare", a, b, "--fail-on-regression", "--format", "csv"]);
+    assert_eq!(gate.status.code(), Some(1), "{}", text(&gate));
+    let csv = String::from_utf8(gate.stdout).unwrap();
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(
+        csv.lines().any(
+            |l| l.starts_with("operation,fixmeas/FIX-A,fixmeas,FIX-A,sign,")
+                && l.contains(",slower,")
+        ),
+        "{csv}"
+    );
+    assert!(
+        csv.lines().any(|l| l.starts_with("geomean,,fixmeas,")),
+        "{csv}"
+    );
+
+    let back = p.pqbench(&[
+        "compare",
+        b,
+        a,
+        "--fail-on-regression",
+        "--threshold",
+        "0.5",
+    ]);
+    assert_eq!(back.status.code(), Some(0), "{}", text(&back));
+    let md = String::from_utf8(back.stdout).unwrap();
+    assert!(
+        md.contains("| fixmeas/FIX-A | sign |") && md.contains("**faster**"),
+        "{md}"
+    );
+    assert!(md.contains("0.5 (given)"), "{md}");
+
+    let file = p.root().join("cmp.md");
+    let out = p.pqbench(&["compare", a, b, "--output", file.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("## Geometric mean per algorithm"));
+
+    // The same run seen from another host: no speed verdict at all.
+    let elsewhere = p.root().join("elsewhere");
+    let src = p.run_dir("fx", b);
+    std::fs::create_dir_all(elsewhere.join("records/fixmeas")).unwrap();
+    for f in [
+        "campaign.json",
+        "records/fixmeas/FIX-A__sign.json",
+        "records/fixmeas/FIX-A__keygen.json",
+        "records/fixmeas/FIX-A__verify.json",
+    ] {
+        std::fs::copy(src.join(f), elsewhere.join(f)).unwrap();
+    }
+    let mut c: Value =
+        serde_json::from_str(&std::fs::read_to_string(elsewhere.join("campaign.json")).unwrap())
+            .unwrap();
+    c["host_fingerprint"] = "another host".into();
+    std::fs::write(elsewhere.join("campaign.json"), c.to_string()).unwrap();
+    let r = json(
+        &p,
+        &[
+            "compare",
+            a,
+            elsewhere.to_str().unwrap(),
+            "--format",
+            "json",
+        ],
+    );
+    for o in r["operations"].as_array().unwrap() {
+        assert_eq!(o["verdict"], "incomparable", "{o}");
+        assert_eq!(o["reason"], "different host fingerprint");
+    }
+}
