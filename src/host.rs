@@ -115,7 +115,16 @@ pub fn perf_cycles_available() -> Result<(), String> {
     // SAFETY: the attribute buffer is valid for the size it declares.
     let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, attr.as_ptr(), 0, -1, -1, 0) };
     if fd < 0 {
-        return Err(std::io::Error::last_os_error().to_string());
+        let err = std::io::Error::last_os_error();
+        return Err(match err.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::EOPNOTSUPP) | Some(libc::ENODEV) => {
+                "perf_event_open: cycles event not supported by this CPU or hypervisor".into()
+            }
+            Some(libc::EACCES) | Some(libc::EPERM) => {
+                "perf_event_open: not permitted (see perf_event_paranoid)".into()
+            }
+            _ => format!("perf_event_open: {err}"),
+        });
     }
     // SAFETY: closing the descriptor just opened.
     unsafe { libc::close(fd as i32) };

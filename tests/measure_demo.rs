@@ -436,4 +436,44 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
         "{}",
         winter.reason
     );
+
+    // ---- Issue 5: the site, its links, and `check` on the published data.
+    assert_demo_site(&p);
+}
+
+fn assert_demo_site(p: &TestProject) {
+    let site = p.path().join("output/demo/site");
+    for page in [
+        "index.html",
+        "index.md",
+        "survey.html",
+        "sizes.html",
+        "local/summary.html",
+        "local/method.html",
+        "local/sign-90.html",
+        "local/kem-91.md",
+        "local/sign-92.html",
+    ] {
+        assert!(site.join(page).is_file(), "{page} missing");
+    }
+    let broken = pqbench::render::check_links(&site);
+    assert!(broken.is_empty(), "broken links: {broken:#?}");
+
+    let published = tempfile::tempdir().unwrap();
+    let dest = published.path().join("dataset");
+    p.pqbench(&["publish", "demo", dest.to_str().unwrap()]).expect(0);
+    let ok = p.pqbench(&["check", dest.to_str().unwrap()]);
+    assert_eq!(ok.code, 0, "{}\n{}", ok.stdout, ok.stderr);
+
+    // One raw trial edited: `check` names the file.
+    let rec = dest.join("data/local/records/sign-90/WINTER-128__sign.json");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let c = v["trials"][0]["cycles"].as_f64().unwrap();
+    v["trials"][0]["cycles"] = serde_json::json!(c + 1000.0);
+    std::fs::write(&rec, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    let bad = p.pqbench(&["check", dest.to_str().unwrap()]);
+    assert_eq!(bad.code, 1, "{}\n{}", bad.stdout, bad.stderr);
+    let said = format!("{}{}", bad.stdout, bad.stderr);
+    assert!(said.contains("records/sign-90/WINTER-128__sign.json"), "{said}");
 }
