@@ -147,17 +147,29 @@ fn failures(plan: &Plan, results: &BTreeMap<String, InstanceResults>) -> Vec<(St
     for inst in &plan.instances {
         let r = &results[&inst.key()];
         match &r.kat {
-            Some(k) if k.status() != crate::kat::Status::Pass => out.push((inst.key(), k.status().to_string())),
+            Some(k) if k.status() != crate::kat::Status::Pass => {
+                out.push((inst.key(), k.status().to_string()))
+            }
             None if plan.runs(StageName::Kat) => out.push((inst.key(), "no KAT result".into())),
             _ => {}
         }
         let mut failed = |what: &str, op: &str, status: &str| {
             out.push((inst.key(), format!("{what} {op}: {status}")));
         };
-        for o in r.time.iter().flat_map(|t| &t.ops).filter(|o| o.status != "ok") {
+        for o in r
+            .time
+            .iter()
+            .flat_map(|t| &t.ops)
+            .filter(|o| o.status != "ok")
+        {
             failed("timing", &o.op, &o.status);
         }
-        for o in r.memory.iter().flat_map(|m| &m.ops).filter(|o| o.status != "ok") {
+        for o in r
+            .memory
+            .iter()
+            .flat_map(|m| &m.ops)
+            .filter(|o| o.status != "ok")
+        {
             failed("memory", &o.op, &o.status);
         }
         for o in r.profile.iter().flat_map(|p| &p.ops) {

@@ -8,9 +8,18 @@ use common::{quick_campaign, TestProject};
 fn cmake_backend_builds_a_library_that_passes_its_kat() {
     let p = TestProject::demo();
     p.copy("algorithms/sign-90", "algorithms/sign-90c");
-    p.copy("tests/fixtures/cmake/CMakeLists.txt", "algorithms/sign-90c/CMakeLists.txt");
-    p.copy("tests/fixtures/cmake/sign-90c.toml", "algorithms/sign-90c.toml");
-    p.write("campaigns/c.toml", &quick_campaign(&["sign-90c"], "stages = [\"build\", \"kat\", \"survey\"]"));
+    p.copy(
+        "tests/fixtures/cmake/CMakeLists.txt",
+        "algorithms/sign-90c/CMakeLists.txt",
+    );
+    p.copy(
+        "tests/fixtures/cmake/sign-90c.toml",
+        "algorithms/sign-90c.toml",
+    );
+    p.write(
+        "campaigns/c.toml",
+        &quick_campaign(&["sign-90c"], "stages = [\"build\", \"kat\", \"survey\"]"),
+    );
     let run = p.pqbench(&["run", "c"]);
     let build = p.json("output/c/local/build.json");
     let rec = &build["instances"][0];

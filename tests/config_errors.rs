@@ -35,7 +35,11 @@ fn project(alg: &str, campaign: &str) -> TestProject {
 /// Runs `plan c` and returns the error text, checking the exit code.
 fn error_of(p: &TestProject) -> String {
     let run = p.pqbench(&["plan", "c"]);
-    assert_eq!(run.code, 2, "expected a bad-input exit\n{}\n{}", run.stdout, run.stderr);
+    assert_eq!(
+        run.code, 2,
+        "expected a bad-input exit\n{}\n{}",
+        run.stdout, run.stderr
+    );
     assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
     assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
     run.stderr
@@ -58,25 +62,41 @@ fn a_good_project_plans() {
 
 #[test]
 fn toml_syntax_error_points_at_the_line() {
-    expect(GOOD_ALG, "algorithms = [\"sign-1\"\nsystem = 3\n", &["TOML syntax error", "campaigns/c.toml:", "help:"]);
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"\nsystem = 3\n",
+        &["TOML syntax error", "campaigns/c.toml:", "help:"],
+    );
 }
 
 #[test]
 fn unknown_key_is_named_with_alternatives() {
     let alg = GOOD_ALG.replace("root = \"sign-1\"", "root = \"sign-1\"\nsourcs = [\"*.c\"]");
-    expect(&alg, GOOD_CAMPAIGN, &["unknown key `sourcs`", "sign-1.toml:13:1", "sources"]);
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["unknown key `sourcs`", "sign-1.toml:13:1", "sources"],
+    );
 }
 
 #[test]
 fn wrong_type_is_reported() {
     let alg = GOOD_ALG.replace("name = \"One\"", "name = 3");
-    expect(&alg, GOOD_CAMPAIGN, &["invalid type", "sign-1.toml:2:", "expected a string"]);
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["invalid type", "sign-1.toml:2:", "expected a string"],
+    );
 }
 
 #[test]
 fn unknown_kind_lists_the_choices() {
     let alg = GOOD_ALG.replace("kind = \"sign\"", "kind = \"kex\"");
-    expect(&alg, GOOD_CAMPAIGN, &["unknown variant `kex`", "sign-1.toml:3:", "`sign`"]);
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["unknown variant `kex`", "sign-1.toml:3:", "`sign`"],
+    );
 }
 
 #[test]
@@ -87,31 +107,57 @@ fn missing_key_is_named() {
 
 #[test]
 fn missing_source_file_is_named() {
-    let alg = GOOD_ALG.replace("root = \"sign-1\"", "root = \"sign-1\"\nsources = [\"nope.c\"]");
-    expect(&alg, GOOD_CAMPAIGN, &["`nope.c` matches no file", "sign-1.toml:13:12", "help:"]);
+    let alg = GOOD_ALG.replace(
+        "root = \"sign-1\"",
+        "root = \"sign-1\"\nsources = [\"nope.c\"]",
+    );
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["`nope.c` matches no file", "sign-1.toml:13:12", "help:"],
+    );
 }
 
 #[test]
 fn paths_may_not_leave_the_algorithm_root() {
     let alg = GOOD_ALG.replace("root = \"sign-1\"", "root = \"../../etc\"");
-    expect(&alg, GOOD_CAMPAIGN, &["points outside", "sign-1.toml:12:8", "inside the algorithms directory"]);
-    let alg = GOOD_ALG.replace("root = \"sign-1\"", "root = \"sign-1\"\nsources = [\"../../x.c\"]");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &[
+            "points outside",
+            "sign-1.toml:12:8",
+            "inside the algorithms directory",
+        ],
+    );
+    let alg = GOOD_ALG.replace(
+        "root = \"sign-1\"",
+        "root = \"sign-1\"\nsources = [\"../../x.c\"]",
+    );
     expect(&alg, GOOD_CAMPAIGN, &["points outside", "sign-1.toml:13:"]);
 }
 
 #[test]
 fn unknown_algorithm_in_a_campaign_lists_the_known_ones() {
-    expect(GOOD_ALG, "algorithms = [\"sign-1\", \"sign-99\"]\n", &[
-        "unknown algorithm `sign-99`",
-        "campaigns/c.toml:1:25",
-        "add algorithms/sign-99.toml or use one of: sign-1",
-    ]);
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\", \"sign-99\"]\n",
+        &[
+            "unknown algorithm `sign-99`",
+            "campaigns/c.toml:1:25",
+            "add algorithms/sign-99.toml or use one of: sign-1",
+        ],
+    );
 }
 
 #[test]
 fn duplicate_labels_are_refused() {
     let alg = format!("{GOOD_ALG}\n[[parameter-set]]\nlabel = \"ONE-1\"\n");
-    expect(&alg, GOOD_CAMPAIGN, &["duplicate label `ONE-1`", "sign-1.toml:18:9"]);
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["duplicate label `ONE-1`", "sign-1.toml:18:9"],
+    );
 }
 
 #[test]
@@ -119,35 +165,71 @@ fn unknown_campaign_lists_campaigns() {
     let p = project(GOOD_ALG, GOOD_CAMPAIGN);
     let run = p.pqbench(&["run", "nosuch"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("no campaign named `nosuch`"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("no campaign named `nosuch`"),
+        "{}",
+        run.stderr
+    );
     assert!(run.stderr.contains("use one of: c"), "{}", run.stderr);
 }
 
 #[test]
 fn unknown_flag_profile_stage_and_component() {
-    expect(GOOD_ALG, "algorithms = [\"sign-1\"]\nflag-profiles = [\"fast\"]\n", &[
-        "unknown flag profile `fast`",
-        "c.toml:2:18",
-        "[flag-profile.<name>]",
-    ]);
-    expect(GOOD_ALG, "algorithms = [\"sign-1\"]\nstages = [\"bild\"]\n", &["unknown stage `bild`", "c.toml:2:11"]);
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nflag-profiles = [\"fast\"]\n",
+        &[
+            "unknown flag profile `fast`",
+            "c.toml:2:18",
+            "[flag-profile.<name>]",
+        ],
+    );
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nstages = [\"bild\"]\n",
+        &["unknown stage `bild`", "c.toml:2:11"],
+    );
     let alg = GOOD_ALG.replace("uses = [\"iccs-standin\"]", "uses = [\"iccs\"]");
-    expect(&alg, GOOD_CAMPAIGN, &["unknown component `iccs`", "sign-1.toml:5:9", "iccs-standin"]);
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &[
+            "unknown component `iccs`",
+            "sign-1.toml:5:9",
+            "iccs-standin",
+        ],
+    );
 }
 
 #[test]
 fn id_must_match_the_file_name_and_patterns_must_compile() {
     let alg = GOOD_ALG.replace("id = \"sign-1\"", "id = \"sign-2\"");
-    expect(&alg, GOOD_CAMPAIGN, &["does not match the file name", "sign-1.toml:1:6"]);
-    let alg = format!("{GOOD_ALG}\n[[known-issue]]\nlabels = \"ONE-(\"\naction = \"measure\"\ncause = \"x\"\n");
-    expect(&alg, GOOD_CAMPAIGN, &["bad label pattern", "sign-1.toml:18:10"]);
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["does not match the file name", "sign-1.toml:1:6"],
+    );
+    let alg = format!(
+        "{GOOD_ALG}\n[[known-issue]]\nlabels = \"ONE-(\"\naction = \"measure\"\ncause = \"x\"\n"
+    );
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["bad label pattern", "sign-1.toml:18:10"],
+    );
 }
 
 #[test]
 fn a_bad_manifest_line_is_located() {
     let p = project(GOOD_ALG, GOOD_CAMPAIGN);
-    p.write("kat/sign-1/kat.sha256", "# ok\nabc strict ONE-1/KAT_SIG.txt\n");
+    p.write(
+        "kat/sign-1/kat.sha256",
+        "# ok\nabc strict ONE-1/KAT_SIG.txt\n",
+    );
     let err = error_of(&p);
-    assert!(err.contains("bad manifest line: the first field must be 64 hex digits"), "{err}");
+    assert!(
+        err.contains("bad manifest line: the first field must be 64 hex digits"),
+        "{err}"
+    );
     assert!(err.contains("kat/sign-1/kat.sha256:2:1"), "{err}");
 }

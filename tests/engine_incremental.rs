@@ -29,11 +29,18 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     assert_eq!(instances.len(), 7);
     for rec in instances {
         assert_eq!(rec["kat_status"], "PASS", "{rec}");
-        let log = p.read(&format!("output/demo/local/{}", rec["kat_log"].as_str().unwrap()));
+        let log = p.read(&format!(
+            "output/demo/local/{}",
+            rec["kat_log"].as_str().unwrap()
+        ));
         let sha = pqbench::fsutil::sha256_hex(log.as_bytes());
         assert_eq!(rec["kat_log_sha256"], sha.as_str());
     }
-    assert!(first.stdout.contains("0 stage results reused"), "{}", first.stdout);
+    assert!(
+        first.stdout.contains("0 stage results reused"),
+        "{}",
+        first.stdout
+    );
 
     // Nothing changed: nothing is compiled or checked again, quickly.
     let t = Instant::now();
@@ -41,9 +48,16 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     let elapsed = t.elapsed();
     assert!(again.stdout.contains(" 0 computed"), "{}", again.stdout);
     assert!(recomputed(&again.stderr).is_empty(), "{}", again.stderr);
-    assert!(elapsed < Duration::from_secs(2), "second run took {elapsed:?}");
+    assert!(
+        elapsed < Duration::from_secs(2),
+        "second run took {elapsed:?}"
+    );
     let status = p.pqbench(&["status", "demo"]).expect(0);
-    assert!(status.stdout.contains("everything is fresh"), "{}", status.stdout);
+    assert!(
+        status.stdout.contains("everything is fresh"),
+        "{}",
+        status.stdout
+    );
 
     // One byte of one source changes (inside a comment).
     let src = p.path().join("algorithms/sign-90/wots.c");
@@ -56,22 +70,34 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     let stale: Vec<&str> = status.stdout.lines().collect();
     assert!(!stale.is_empty());
     for line in &stale {
-        assert!(line.starts_with("sign-90/"), "only sign-90 is stale: {line}");
+        assert!(
+            line.starts_with("sign-90/"),
+            "only sign-90 is stale: {line}"
+        );
     }
     for label in ["WINTER-128", "WINTER-128R", "WINTER-192"] {
         let build_line = stale
             .iter()
             .find(|l| l.starts_with(&format!("sign-90/{label} ")) && l.contains(" build "))
             .unwrap_or_else(|| panic!("no stale build line for {label}: {}", status.stdout));
-        assert!(build_line.contains("stale: sources changed: wots.c"), "{build_line}");
+        assert!(
+            build_line.contains("stale: sources changed: wots.c"),
+            "{build_line}"
+        );
     }
 
     let third = p.pqbench(&["run", "demo"]).expect(0);
     let redone = recomputed(&third.stderr);
     let stages: Vec<&str> = redone.iter().map(|(s, _)| s.as_str()).collect();
-    assert!(stages.contains(&"build") && stages.contains(&"kat"), "{redone:?}");
+    assert!(
+        stages.contains(&"build") && stages.contains(&"kat"),
+        "{redone:?}"
+    );
     for (stage, item) in &redone {
-        assert!(item.starts_with("sign-90/"), "{stage} {item} should have been reused");
+        assert!(
+            item.starts_with("sign-90/"),
+            "{stage} {item} should have been reused"
+        );
     }
     assert_eq!(redone.iter().filter(|(s, _)| s == "build").count(), 3);
     assert_eq!(redone.iter().filter(|(s, _)| s == "kat").count(), 3);
@@ -97,7 +123,10 @@ fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
         for f in files_with_ext(&p.path().join("output"), "json") {
             let text = std::fs::read_to_string(&f).unwrap();
             if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
-                panic!("{} is corrupt after a kill at {delay_ms} ms: {e}", f.display());
+                panic!(
+                    "{} is corrupt after a kill at {delay_ms} ms: {e}",
+                    f.display()
+                );
             }
         }
     }

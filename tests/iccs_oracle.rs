@@ -51,7 +51,11 @@ fn add_into(a: &mut [u8; SEEDLEN], b: &[u8]) {
     let mut carry = 0u16;
     for i in 0..SEEDLEN {
         let ai = SEEDLEN - 1 - i;
-        let bv = if i < b.len() { b[b.len() - 1 - i] as u16 } else { 0 };
+        let bv = if i < b.len() {
+            b[b.len() - 1 - i] as u16
+        } else {
+            0
+        };
         let s = a[ai] as u16 + bv + carry;
         a[ai] = s as u8;
         carry = s >> 8;
@@ -123,7 +127,11 @@ fn ask(h: &Harness, commands: &[String]) -> Vec<String> {
     let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()).unwrap());
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
-    String::from_utf8(out.stdout).unwrap().lines().map(String::from).collect()
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
 }
 
 fn hexarg(b: &[u8]) -> String {
@@ -144,7 +152,10 @@ fn sm3_matches_the_rustcrypto_crate_on_random_inputs() {
             (0..len).map(|_| rng.gen()).collect()
         })
         .collect();
-    let cmds: Vec<String> = inputs.iter().map(|m| format!("sm3 0 {}", hexarg(m))).collect();
+    let cmds: Vec<String> = inputs
+        .iter()
+        .map(|m| format!("sm3 0 {}", hexarg(m)))
+        .collect();
     let got = ask(&h, &cmds);
     assert_eq!(got.len(), inputs.len());
     for (m, g) in inputs.iter().zip(&got) {
@@ -165,7 +176,11 @@ fn pseudoxof_and_pseudohash_match_kdf_sm3() {
     let mut want = Vec::new();
     for i in 0..300 {
         let m: Vec<u8> = (0..rng.gen_range(0..200)).map(|_| rng.gen()).collect();
-        let bits = if i % 3 == 0 { rng.gen_range(1..2000) } else { 8 * rng.gen_range(1..300) };
+        let bits = if i % 3 == 0 {
+            rng.gen_range(1..2000)
+        } else {
+            8 * rng.gen_range(1..300)
+        };
         cmds.push(format!("xof {bits} {}", hexarg(&m)));
         want.push(hex::encode(kdf(bits, &m)));
         cmds.push(format!("hash {bits} {}", hexarg(&m)));
@@ -180,14 +195,29 @@ fn hash_drbg_matches_sp800_90a_over_sm3() {
     let mut rng = rand::rngs::StdRng::seed_from_u64(90);
     for seed_len in [16usize, 32, 48, 64, 100] {
         let seed: Vec<u8> = (0..seed_len).map(|_| rng.gen()).collect();
-        let draws: Vec<usize> = (0..12).map(|i| if i % 4 == 3 { rng.gen_range(1..3000) } else { 8 * rng.gen_range(1..200) }).collect();
+        let draws: Vec<usize> = (0..12)
+            .map(|i| {
+                if i % 4 == 3 {
+                    rng.gen_range(1..3000)
+                } else {
+                    8 * rng.gen_range(1..200)
+                }
+            })
+            .collect();
         let cmd = format!(
             "drbg {} {}",
             hex::encode(&seed),
-            draws.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(" ")
+            draws
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
         );
         let mut oracle = HashDrbg::new(&seed);
-        let want: Vec<String> = draws.iter().map(|&b| hex::encode(oracle.generate(b))).collect();
+        let want: Vec<String> = draws
+            .iter()
+            .map(|&b| hex::encode(oracle.generate(b)))
+            .collect();
         assert_eq!(ask(&h, &[cmd]), want, "seed of {seed_len} bytes");
     }
     // The driver's seed (bytes 00..2f): a fixed first draw pins the stand-in.

@@ -24,7 +24,10 @@ struct Drbg {
 
 impl Drbg {
     fn new(entropy: &[u8; 48]) -> Drbg {
-        let mut d = Drbg { key: [0; 32], v: [0; 16] };
+        let mut d = Drbg {
+            key: [0; 32],
+            v: [0; 16],
+        };
         d.update(Some(entropy));
         d
     }
@@ -126,20 +129,35 @@ fn field<'a>(rec: &'a [(String, String)], name: &str) -> &'a str {
 #[test]
 fn demo_rsp_seeds_and_messages_follow_the_master_drbg() {
     for label in ["LARCH-1", "LARCH-3"] {
-        let path = format!("{}/kat/sign-92/{label}/PQCsignKAT.rsp", env!("CARGO_MANIFEST_DIR"));
+        let path = format!(
+            "{}/kat/sign-92/{label}/PQCsignKAT.rsp",
+            env!("CARGO_MANIFEST_DIR")
+        );
         let text = std::fs::read_to_string(&path).unwrap();
         let recs = records(&text);
         assert_eq!(recs.len(), 100);
         let mut master = Drbg::new(&entropy());
         for (i, rec) in recs.iter().enumerate() {
             assert_eq!(field(rec, "count"), i.to_string());
-            assert_eq!(field(rec, "seed"), hex::encode_upper(master.generate(48)), "{label} count {i}");
+            assert_eq!(
+                field(rec, "seed"),
+                hex::encode_upper(master.generate(48)),
+                "{label} count {i}"
+            );
             let mlen = 33 * (i + 1);
             assert_eq!(field(rec, "mlen"), mlen.to_string());
-            assert_eq!(field(rec, "msg"), hex::encode_upper(master.generate(mlen)), "{label} count {i}");
+            assert_eq!(
+                field(rec, "msg"),
+                hex::encode_upper(master.generate(mlen)),
+                "{label} count {i}"
+            );
         }
         assert_eq!(field(&recs[0], "seed"), KNOWN[0]);
-        assert_eq!(field(&recs[1], "seed"), KNOWN[2], "count 1 follows the count-0 message");
+        assert_eq!(
+            field(&recs[1], "seed"),
+            KNOWN[2],
+            "count 1 follows the count-0 message"
+        );
     }
 }
 
@@ -147,7 +165,10 @@ fn demo_rsp_seeds_and_messages_follow_the_master_drbg() {
 /// records each followed by an empty line, upper-case hex.
 #[test]
 fn demo_rsp_has_the_nist_layout() {
-    let path = format!("{}/kat/sign-92/LARCH-1/PQCsignKAT.rsp", env!("CARGO_MANIFEST_DIR"));
+    let path = format!(
+        "{}/kat/sign-92/LARCH-1/PQCsignKAT.rsp",
+        env!("CARGO_MANIFEST_DIR")
+    );
     let text = std::fs::read_to_string(path).unwrap();
     let lines: Vec<&str> = text.split('\n').collect();
     assert_eq!(lines[0], "# LARCH-1");
@@ -158,17 +179,27 @@ fn demo_rsp_has_the_nist_layout() {
     assert_eq!(body.len(), 100 * (fields.len() + 1));
     for (r, chunk) in body.chunks(fields.len() + 1).enumerate() {
         for (line, name) in chunk.iter().zip(fields) {
-            let (k, v) = line.split_once(" = ").unwrap_or_else(|| panic!("record {r}: {line}"));
+            let (k, v) = line
+                .split_once(" = ")
+                .unwrap_or_else(|| panic!("record {r}: {line}"));
             assert_eq!(k, name, "record {r}");
             let hex_field = !["count", "mlen", "smlen"].contains(&name);
             if hex_field {
-                assert!(v.bytes().all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b)), "record {r} {name}");
+                assert!(
+                    v.bytes()
+                        .all(|b| b.is_ascii_digit() || (b'A'..=b'F').contains(&b)),
+                    "record {r} {name}"
+                );
                 assert_eq!(v.len() % 2, 0);
             } else {
                 assert!(v.parse::<u64>().is_ok());
             }
         }
-        assert_eq!(chunk[fields.len()], "", "record {r} ends with an empty line");
+        assert_eq!(
+            chunk[fields.len()],
+            "",
+            "record {r} ends with an empty line"
+        );
         let smlen: usize = chunk[6].split_once(" = ").unwrap().1.parse().unwrap();
         assert_eq!(chunk[7].len() - "sm = ".len(), 2 * smlen);
     }

@@ -101,7 +101,11 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         // The samples time the calls alone; the trial's cycles also cover
         // the loop around them, by at most a few hundred cycles per call.
         let sum = t.samples.iter().sum::<u64>() as f64;
-        assert!(sum <= t.cycles && t.cycles - sum < 500.0 * t.calls as f64, "{what}: {sum} vs {}", t.cycles);
+        assert!(
+            sum <= t.cycles && t.cycles - sum < 500.0 * t.calls as f64,
+            "{what}: {sum} vs {}",
+            t.cycles
+        );
         assert!(t.seconds > 0.0, "{what}");
     }
     kept_trial_processes(r); // every kept trial came from a recorded process
@@ -461,7 +465,8 @@ fn assert_demo_site(p: &TestProject) {
 
     let published = tempfile::tempdir().unwrap();
     let dest = published.path().join("dataset");
-    p.pqbench(&["publish", "demo", dest.to_str().unwrap()]).expect(0);
+    p.pqbench(&["publish", "demo", dest.to_str().unwrap()])
+        .expect(0);
     let ok = p.pqbench(&["check", dest.to_str().unwrap()]);
     assert_eq!(ok.code, 0, "{}\n{}", ok.stdout, ok.stderr);
 
@@ -475,5 +480,8 @@ fn assert_demo_site(p: &TestProject) {
     let bad = p.pqbench(&["check", dest.to_str().unwrap()]);
     assert_eq!(bad.code, 1, "{}\n{}", bad.stdout, bad.stderr);
     let said = format!("{}{}", bad.stdout, bad.stderr);
-    assert!(said.contains("records/sign-90/WINTER-128__sign.json"), "{said}");
+    assert!(
+        said.contains("records/sign-90/WINTER-128__sign.json"),
+        "{said}"
+    );
 }

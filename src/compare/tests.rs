@@ -3,49 +3,10 @@
 
 use super::*;
 use crate::reproduce::lock::Lock;
-use crate::stats::Trial;
+use crate::reproduce::testutil::{self, record};
 
 fn default(a: &RunData, b: &RunData) -> Threshold {
     Threshold::default_for(a, b, &[])
-}
-
-fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecord {
-    let trials: Vec<Trial> = per_trial
-        .iter()
-        .map(|s| {
-            let cycles = s.iter().sum::<u64>() as f64;
-            Trial {
-                calls: s.len() as u64,
-                seconds: cycles / 2e9,
-                cycles,
-                samples: s.clone(),
-            }
-        })
-        .collect();
-    OperationRecord {
-        algorithm: "sign-1".into(),
-        label: "L".into(),
-        op: op.into(),
-        kat_status: "PASS".into(),
-        known_issues: vec![],
-        status: "ok".into(),
-        detail: None,
-        cpu: Some(1),
-        counter: Some(counter.into()),
-        counter_hz: Some(2e9),
-        calibration: None,
-        plan: None,
-        trials_wanted: per_trial.len() as u32,
-        warmup: 2,
-        processes: vec![],
-        statistics: stats::summarize(&trials),
-        trials,
-        repeated_trials: 0,
-        sign_failures_retried: 0,
-        verify_rejects: 0,
-        lengths: BTreeMap::new(),
-        memory: None,
-    }
 }
 
 /// `trials` trials of `n` calls around `centre` (±2 %, deterministic).
@@ -221,33 +182,9 @@ fn threshold_follows_trial_dispersion_and_host_state() {
 }
 
 fn lock(run_id: &str, host: &str, lib: &str, digest: &str, median: f64) -> Lock {
-    let v = serde_json::json!({
-        "lock_version": 1, "run_id": run_id, "reproduces": null,
-        "pqbench_version": "0", "stage_logic_version": "0",
-        "campaign": "c", "system": "local", "start_utc": "", "end_utc": "",
-        "fresh_cache": false, "plan": {}, "config_files": {},
-        "compiler": {"command": "cc", "path": "/cc", "version": "1",
-                     "binary_sha256": "00", "target": "t"},
-        "support_version": "", "seeds": {"kat_ngcc": "", "kat_nist": "",
-                                         "driver": "", "bootstrap": ""},
-        "host": {"fingerprint": host, "cpus": [1], "checks": [],
-                 "environment": {"cpu_model": "x", "cpus_online": 2, "max_mhz": null,
-                                 "memory_mib": 1, "os": "", "kernel": "",
-                                 "virtualization": null, "load_averages": [0.0, 0.0, 0.0],
-                                 "utc": ""},
-                 "counter": "tsc", "counter_hz": null},
-        "environment": {},
-        "instances": [{
-            "instance": "sign-1/L", "algorithm": "sign-1", "label": "L",
-            "implementation": "ref", "inputs": {}, "profile": null,
-            "cflags": [], "ldflags": [], "library_sha256": lib,
-            "kat_status": null, "kat_log_sha256": null, "kat_output_sha256": null,
-            "counter": "tsc", "median_cycles": {"sign": median, "verify": median / 3.0},
-            "stages": {"time": {"key": "k", "result_sha256": digest}}
-        }],
-        "files": {}
-    });
-    serde_json::from_value(v).unwrap()
+    let medians = serde_json::json!({"sign": median, "verify": median / 3.0});
+    let i = testutil::instance("sign-1/L", lib, ("PASS", "l", "o"), digest, medians);
+    testutil::lock(run_id, host, vec![i])
 }
 
 #[test]

@@ -312,10 +312,10 @@ mod tests {
                 .collect();
             assert_eq!(homes.len(), 1, "{alg} split across shards");
         }
+        assert_eq!(shards.iter().map(Vec::len).collect::<Vec<_>>(), vec![3, 3]);
         assert_eq!(
-            shards.iter().map(Vec::len).collect::<Vec<_>>(),
-            vec![3, 3]
+            shard_by_algorithm(&insts, 1),
+            vec![(0..6).collect::<Vec<_>>()]
         );
-        assert_eq!(shard_by_algorithm(&insts, 1), vec![(0..6).collect::<Vec<_>>()]);
     }
 }

@@ -12,6 +12,8 @@
 pub mod inputs;
 pub mod lock;
 pub mod report;
+#[cfg(test)]
+pub mod testutil;
 
 use std::path::{Path, PathBuf};
 

@@ -170,20 +170,11 @@ pub fn build(
             ));
         }
     }
-    for o in &timing.operations {
-        // An operation the original run timed must be timed again.
-        let key = (o.instance.clone(), o.op.clone());
-        let timed_before = runs
-            .0
-            .records
-            .get(&key)
-            .is_some_and(|r| r.status == "ok" && !r.trials.is_empty());
-        let reason = o.reason.as_deref().unwrap_or("");
-        if timed_before && o.verdict == Verdict::Incomparable && reason.contains("run B") {
-            failures.push(format!(
-                "not timed again: {} {} ({reason})",
-                o.instance, o.op
-            ));
+    // An operation the original run timed must be timed again.
+    let timed = |r: &OperationRecord| r.status == "ok" && r.trials.iter().any(|t| t.calls > 0);
+    for (key, r) in &runs.0.records {
+        if timed(r) && !runs.1.records.get(key).is_some_and(timed) {
+            failures.push(format!("not timed again: {} {}", key.0, key.1));
         }
     }
     for o in timing
@@ -355,3 +346,7 @@ pub fn write(dir: &Path, r: &ReproductionReport) -> Result<()> {
     fsutil::write_atomic(&dir.join("reproduction.html"), html(r).as_bytes())?;
     fsutil::write_json(&dir.join("reproduction.json"), r)
 }
+
+#[cfg(test)]
+#[path = "report_tests.rs"]
+mod tests;

@@ -121,7 +121,10 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("cmake", &inst.cmake);
     if let Some(spec) = &inst.cmake {
         for f in cmake_files(&spec.root) {
-            m.set(format!("source:{}", cx.plan.display_path(&f)), fsutil::sha256_file(&f)?);
+            m.set(
+                format!("source:{}", cx.plan.display_path(&f)),
+                fsutil::sha256_file(&f)?,
+            );
         }
     }
     Ok(m)
@@ -203,7 +206,11 @@ pub fn build_profile(cx: &Cx, inst: &Instance, profile: &FlagProfile) -> Result<
                     .map(|s| (s.path.clone(), args.clone(), true)),
             );
         }
-        None => units.extend(inst.sources.iter().map(|s| (s.path.clone(), args.clone(), true))),
+        None => units.extend(
+            inst.sources
+                .iter()
+                .map(|s| (s.path.clone(), args.clone(), true)),
+        ),
     }
     units.push((
         cx.support.file(adapter_file(inst.api)),

@@ -49,8 +49,12 @@ pub fn build_target(
         spec.target.clone(),
     ];
     run(&cmake, &build_args, scratch.path(), "building")?;
-    let archive = find_archive(&build, &spec.target)
-        .with_context(|| format!("the CMake target `{}` produced no lib{}.a", spec.target, spec.target))?;
+    let archive = find_archive(&build, &spec.target).with_context(|| {
+        format!(
+            "the CMake target `{}` produced no lib{}.a",
+            spec.target, spec.target
+        )
+    })?;
     extract_objects(cx, &archive, &spec.target)
 }
 
@@ -66,7 +70,11 @@ fn run(cmake: &Path, args: &[String], cwd: &Path, what: &str) -> Result<()> {
     })?;
     if out.outcome != Outcome::Exited(0) {
         let log = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
-        bail!("{what} with cmake failed ({}):\n{}", out.outcome, crate::toolchain::tail(&log, 30));
+        bail!(
+            "{what} with cmake failed ({}):\n{}",
+            out.outcome,
+            crate::toolchain::tail(&log, 30)
+        );
     }
     Ok(())
 }
@@ -89,11 +97,14 @@ fn find_archive(dir: &Path, target: &str) -> Option<PathBuf> {
 /// Copies every member of a static library into the object cache.
 fn extract_objects(cx: &Cx, archive: &Path, target: &str) -> Result<Vec<ObjectRef>> {
     let data = std::fs::read(archive).with_context(|| format!("reading {}", archive.display()))?;
-    let ar = object::read::archive::ArchiveFile::parse(&*data).context("parsing the static library")?;
+    let ar =
+        object::read::archive::ArchiveFile::parse(&*data).context("parsing the static library")?;
     let mut out = Vec::new();
     for member in ar.members() {
         let member = member?;
-        let name = String::from_utf8_lossy(member.name()).trim_end_matches('/').to_string();
+        let name = String::from_utf8_lossy(member.name())
+            .trim_end_matches('/')
+            .to_string();
         let bytes = member.data(&*data)?;
         let key = crate::fsutil::sha256_hex(bytes);
         let path = cx.cache.object_path(&key);

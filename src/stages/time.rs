@@ -265,12 +265,19 @@ fn read_trial(
 /// time, or (with a counter that stops while descheduled) its cycle rate
 /// fell below 95 % of the clock.
 pub fn lost_cpu(proc: &ProcessRecord) -> bool {
-    let Some(t) = proc.line("trial") else { return false };
+    let Some(t) = proc.line("trial") else {
+        return false;
+    };
     let seconds = t.f64("seconds").unwrap_or(0.0).max(1e-12);
     let cpu_share = t.f64("cpu_seconds").unwrap_or(seconds) / seconds;
     let meta = proc.line("meta");
-    let rate_share = match (meta.and_then(|m| m.get("counter")), meta.and_then(|m| m.f64("counter_hz"))) {
-        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => t.f64("cycles").unwrap_or(0.0) / seconds / hz,
+    let rate_share = match (
+        meta.and_then(|m| m.get("counter")),
+        meta.and_then(|m| m.f64("counter_hz")),
+    ) {
+        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => {
+            t.f64("cycles").unwrap_or(0.0) / seconds / hz
+        }
         _ => 1.0,
     };
     cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE
