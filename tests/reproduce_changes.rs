@@ -64,14 +64,14 @@ fn changed_inputs_are_named_before_anything_runs() {
     refused(&p, &id, &[], "flags changed: fx: -O2 → -O3");
     p.write("campaigns/fx.toml", &campaign);
 
-    p.set_work(2);
+    p.set_repeat(2);
     refused(
         &p,
         &id,
         &[],
-        "defines changed: fixmeas/FIX-A: -DFIX_WORK=1 → -DFIX_WORK=2",
+        "defines changed: fixmeas/FIX-A: -DFIX_REPEAT=1 -DFIX_WORK=10 → -DFIX_REPEAT=2 -DFIX_WORK=10",
     );
-    p.set_work(1);
+    p.set_repeat(1);
 
     let wrapper = p.root().join("cc-wrapper.sh");
     std::fs::write(&wrapper, "#!/bin/sh\nexec gcc \"$@\"\n").unwrap();
