@@ -5,6 +5,7 @@
 //! every instance is fully described. The plan is serde so it can go into
 //! lock files and tests can build one by hand.
 
+mod algorithm;
 mod paths;
 mod resolve;
 
@@ -14,8 +15,9 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
+pub use algorithm::resolve_single;
 pub use paths::{contained, expand_sources};
-pub use resolve::{resolve, resolve_single, Project};
+pub use resolve::{resolve, Project};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
