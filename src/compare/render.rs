@@ -229,20 +229,8 @@ fn push_row(s: &mut String, row: &[String]) {
     s.push('\n');
 }
 
-pub fn html_escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+/// HTML escaping shared with the report pages.
+pub use crate::render::chart::escape as html_escape;
 
 /// The per-operation table as HTML, every string escaped.
 pub fn operations_html(ops: &[OpComparison]) -> String {
