@@ -39,8 +39,12 @@ pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
 }
 
 /// Copies a file atomically (the destination appears complete or not at all).
+/// A destination that already holds the same bytes is left alone.
 pub fn copy_atomic(from: &Path, to: &Path) -> Result<()> {
     let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
+    if std::fs::read(to).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
     write_atomic(to, &bytes)
 }
 

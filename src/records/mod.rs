@@ -124,6 +124,7 @@ pub fn write_build_json(
             rec.kat_detail = f.detail.clone();
             rec.library_sha256 = f.library_sha256.clone();
             rec.load_bytes = f.load_bytes;
+            crate::stages::kat::write_evidence(cx, inst, f)?;
             rec.kat_log = Some(format!("kat/{}/{}.log", inst.algorithm, inst.label));
             rec.kat_log_sha256 = Some(f.log_sha256.clone());
         }

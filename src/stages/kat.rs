@@ -121,7 +121,6 @@ impl Stage for KatStage {
             .position(|a| a.status == Status::Pass)
             .or_else(|| attempts.iter().position(|a| a.library_sha256.is_some()))
             .unwrap_or(0);
-        write_evidence(cx, inst, &attempts[chosen])?;
         Ok(KatOutput { attempts, chosen })
     }
 
@@ -324,8 +323,9 @@ fn finish(
     Ok(attempt)
 }
 
-/// Copies the chosen attempt's log and KAT file into the run's evidence.
-fn write_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
+/// Copies the chosen attempt's log and KAT file into the run's evidence
+/// (from the cache, so a reused result still gets its files).
+pub fn write_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
     let dir = cx.plan.output_dir.join("kat").join(&inst.algorithm);
     let log = cx
         .cache
