@@ -334,58 +334,56 @@ pub fn states(plan: &Plan) -> Result<Vec<StageState>> {
         let shard = shards.iter().position(|s| s.contains(&index));
         crate::measure::set_measuring_cpu(shard.and_then(|k| cpus.get(k).copied()));
         let mut prior = InstanceResults::default();
-        let mut stale = false;
         let mut rows = Vec::new();
-        rows.push((
-            StageName::Build,
-            check(&cx, &BuildStage, inst, &mut prior, &mut stale, plan)?,
-        ));
-        rows.push((
-            StageName::Kat,
-            check(&cx, &KatStage, inst, &mut prior, &mut stale, plan)?,
-        ));
-        // Time and memory both depend on the KAT only, not on each other.
-        let after_kat = stale;
-        rows.push((
-            StageName::Time,
-            check(&cx, &TimeStage, inst, &mut prior, &mut stale, plan)?,
-        ));
-        stale = after_kat;
-        rows.push((
-            StageName::Memory,
-            check(&cx, &MemoryStage, inst, &mut prior, &mut stale, plan)?,
-        ));
-        out.extend(rows.into_iter().filter_map(|(stage, f)| {
-            f.map(|freshness| StageState {
-                instance: inst.key(),
-                stage,
-                freshness,
-            })
+        // Each stage is stale when one it depends on is.
+        let build = check(&cx, &BuildStage, inst, &mut prior, false, plan, &mut rows)?;
+        let kat = check(&cx, &KatStage, inst, &mut prior, build, plan, &mut rows)?;
+        let time = check(&cx, &TimeStage, inst, &mut prior, kat, plan, &mut rows)?;
+        check(&cx, &MemoryStage, inst, &mut prior, kat, plan, &mut rows)?;
+        check(
+            &cx,
+            &SizesStage,
+            inst,
+            &mut prior,
+            kat || time,
+            plan,
+            &mut rows,
+        )?;
+        check(&cx, &ProfileStage, inst, &mut prior, kat, plan, &mut rows)?;
+        check(&cx, &SurveyStage, inst, &mut prior, build, plan, &mut rows)?;
+        out.extend(rows.into_iter().map(|(stage, freshness)| StageState {
+            instance: inst.key(),
+            stage,
+            freshness,
         }));
     }
     Ok(out)
 }
 
+/// Adds the freshness row of `stage` (when the campaign runs it) and says
+/// whether it is stale, for the stages depending on it.
 fn check<S: Stage>(
     cx: &Cx,
     stage: &S,
     inst: &Instance,
     prior: &mut InstanceResults,
-    upstream_stale: &mut bool,
+    upstream_stale: bool,
     plan: &Plan,
-) -> Result<Option<Freshness>> {
+    rows: &mut Vec<(StageName, Freshness)>,
+) -> Result<bool> {
     if !plan.runs(S::NAME) {
-        return Ok(None);
+        return Ok(upstream_stale);
     }
-    if *upstream_stale {
-        return Ok(Some(Freshness::Stale(vec![
-            "an earlier stage is stale".into()
-        ])));
+    if upstream_stale {
+        let f = Freshness::Stale(vec!["an earlier stage is stale".into()]);
+        rows.push((S::NAME, f));
+        return Ok(true);
     }
     let (f, out) = freshness(cx, stage, inst, prior)?;
-    match out {
-        Some(o) => S::store(prior, o),
-        None => *upstream_stale = matches!(f, Freshness::Stale(_)),
+    let stale = matches!(f, Freshness::Stale(_));
+    if let Some(o) = out {
+        S::store(prior, o);
     }
-    Ok(Some(f))
+    rows.push((S::NAME, f));
+    Ok(stale)
 }
