@@ -65,9 +65,8 @@ typedef unsigned long long pqb_nist_len;
 
 /* Returned by verify() when crypto_sign_open wrote outside the adapter's
  * scratch buffer (its 64 guard bytes) or returned a message length above
- * the signed-message length. The KAT runner reports it as OVERFLOW; the
- * value must match PQB_VERIFY_SCRATCH_OVERFLOW in kat_runner.c. */
-#define PQB_VERIFY_SCRATCH_OVERFLOW 0x50514201
+ * the signed-message length. The KAT runner reports it as OVERFLOW
+ * (PQB_VERIFY_SCRATCH_OVERFLOW, pqb_entry.h). */
 #define PQB_SCRATCH_GUARD 64
 #define PQB_SCRATCH_FILL 0xA5
 

@@ -37,9 +37,6 @@
 #include "ctr_drbg.h"
 #include "pqb_entry.h"
 
-/* Must match adapter_nist.c. */
-#define PQB_VERIFY_SCRATCH_OVERFLOW 0x50514201
-
 #define GUARD_BYTES 64
 #define GUARD_FILL 0xA5
 #define MAX_SIGN_ATTEMPTS 64

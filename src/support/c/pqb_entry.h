@@ -22,6 +22,11 @@
 #define PQB_API_NGCC 1
 #define PQB_API_NIST 2
 
+/* What verify() returns when the NIST adapter's own crypto_sign_open
+ * scratch buffer was overrun (its guard bytes touched, or a recovered
+ * message longer than the signed message): an OVERFLOW, not a rejection. */
+#define PQB_VERIFY_SCRATCH_OVERFLOW 0x50514201
+
 typedef struct pqb_entry {
     int abi_version; /* PQB_ABI_VERSION */
     int kind;        /* PQB_KIND_SIGN or PQB_KIND_KEM */
