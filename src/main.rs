@@ -181,23 +181,8 @@ fn dispatch(cli: &Cli) -> Result<i32, Error> {
                 cpus: cpus.clone().or_else(|| cpu.map(|c| vec![c])),
             };
             let summary = pipeline::run(&plan, &opts)?;
-            println!(
-                "{} stage results reused, {} computed; records in {}",
-                summary.reused,
-                summary.computed,
-                plan.display_path(&plan.output_dir)
-            );
-            for e in &summary.errors {
-                println!("error: {e}");
-            }
-            for (inst, status) in &summary.failing {
-                println!("{inst}: {status}");
-            }
-            if summary.errors.is_empty() && summary.failing.is_empty() {
-                Ok(exit::OK)
-            } else {
-                Ok(exit::ITEM_FAILURES)
-            }
+            print!("{}", summary.report(&plan));
+            Ok(summary.exit_code())
         }
         Command::Host { cpu } => {
             let cpu =

@@ -46,6 +46,34 @@ pub struct RunSummary {
     pub failing: Vec<(String, String)>,
 }
 
+impl RunSummary {
+    /// What `pqbench run` prints at the end: counts, then every failure.
+    pub fn report(&self, plan: &Plan) -> String {
+        let mut s = format!(
+            "{} stage results reused, {} computed; records in {}\n",
+            self.reused,
+            self.computed,
+            plan.display_path(&plan.output_dir)
+        );
+        for e in &self.errors {
+            s.push_str(&format!("error: {e}\n"));
+        }
+        for (inst, status) in &self.failing {
+            s.push_str(&format!("{inst}: {status}\n"));
+        }
+        s
+    }
+
+    /// Failures of single items still let the run finish, but not exit 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.errors.is_empty() && self.failing.is_empty() {
+            crate::error::exit::OK
+        } else {
+            crate::error::exit::ITEM_FAILURES
+        }
+    }
+}
+
 pub fn context<'a>(plan: &'a Plan, opts: &RunOptions) -> Result<Cx<'a>> {
     let cache = Cache::new(&plan.cache_dir);
     let compiler = Compiler::detect(&plan.compiler)?;
