@@ -287,6 +287,8 @@ fn write_campaign_json(
         .find(|o| o.counter.is_some())
         .map(|o| (o.counter.clone(), o.counter_hz))
         .unwrap_or((None, None));
+    // UTC stamps in one fixed format compare in time order as strings.
+    let timed = results.values().filter_map(|r| r.time.as_ref());
     let record = CampaignRecord {
         campaign: plan.campaign.clone(),
         description: plan.description.clone(),
@@ -295,6 +297,8 @@ fn write_campaign_json(
         pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
         start_utc: started.to_string(),
         end_utc: records::utc_now(),
+        measured_from_utc: timed.clone().filter_map(|t| t.started_utc.clone()).min(),
+        measured_to_utc: timed.filter_map(|t| t.finished_utc.clone()).max(),
         environment_start: host.environment,
         environment_end: host::environment(),
         compiler: cx.compiler.clone(),

@@ -41,6 +41,14 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
         "{}",
         first.stdout
     );
+    let span =
+        |c: &serde_json::Value| (c["measured_from_utc"].clone(), c["measured_to_utc"].clone());
+    let measured = span(&p.json("output/demo/local/campaign.json"));
+    assert!(
+        measured.0.is_string() && measured.1.is_string(),
+        "{measured:?}"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
 
     // Nothing changed: nothing is compiled or checked again, quickly.
     let t = Instant::now();
@@ -57,6 +65,16 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
         status.stdout.contains("everything is fresh"),
         "{}",
         status.stdout
+    );
+    // Reused measurements keep the time they were taken, on the pages too.
+    let campaign = p.json("output/demo/local/campaign.json");
+    assert_eq!(span(&campaign), measured);
+    assert_ne!(campaign["start_utc"], campaign["measured_from_utc"]);
+    let page = p.read("output/demo/site/local/sign-90.md");
+    let from = measured.0.as_str().unwrap();
+    assert!(
+        page.contains(&format!("| campaign start / end (UTC) | {from} / ")),
+        "{page}"
     );
 
     // One byte of one source changes (inside a comment).

@@ -14,8 +14,15 @@ pub struct CampaignRecord {
     pub system: String,
     pub system_title: Option<String>,
     pub pqbench_version: String,
+    /// This invocation of `pqbench run`.
     pub start_utc: String,
     pub end_utc: String,
+    /// When the measurements on the pages were taken: a run that reuses
+    /// stored measurements keeps their original times here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_from_utc: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_to_utc: Option<String>,
     pub environment_start: Environment,
     pub environment_end: Environment,
     pub compiler: Compiler,
@@ -91,5 +98,16 @@ impl AlgorithmInfo {
             implementations: a.implementations.clone(),
             labels: a.labels.clone(),
         }
+    }
+}
+
+impl CampaignRecord {
+    /// The span the pages report as the campaign: the measurements' own
+    /// times when known, else this run's.
+    pub fn span(&self) -> (&str, &str) {
+        (
+            self.measured_from_utc.as_deref().unwrap_or(&self.start_utc),
+            self.measured_to_utc.as_deref().unwrap_or(&self.end_utc),
+        )
     }
 }

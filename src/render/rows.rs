@@ -126,7 +126,7 @@ pub fn environment(ds: &Dataset, cpus: &[usize]) -> Vec<Row2> {
         ),
         row(
             "campaign start / end (UTC)",
-            format!("{} / {}", c.start_utc, c.end_utc),
+            format!("{} / {}", c.span().0, c.span().1),
         ),
         row("cycle counter", counter),
         row(

@@ -181,8 +181,8 @@ fn index_page(datasets: &[Dataset]) -> IndexPage {
                 IndexSystem {
                     system: s.into(),
                     title: ds.campaign.system_title.clone().unwrap_or_else(|| s.into()),
-                    start_utc: ds.campaign.start_utc.clone(),
-                    end_utc: ds.campaign.end_utc.clone(),
+                    start_utc: ds.campaign.span().0.to_string(),
+                    end_utc: ds.campaign.span().1.to_string(),
                     summary: Link::page("summary", format!("{s}/summary")),
                     method: Link::page("method", format!("{s}/method")),
                     algorithms: ds

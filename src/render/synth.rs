@@ -216,6 +216,8 @@ impl Synth {
             pqbench_version: env!("CARGO_PKG_VERSION").into(),
             start_utc: start.into(),
             end_utc: end.into(),
+            measured_from_utc: None,
+            measured_to_utc: None,
             environment_end: Environment {
                 utc: end.into(),
                 ..env.clone()

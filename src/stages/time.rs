@@ -59,6 +59,11 @@ pub struct Calibration {
 pub struct TimeOutput {
     pub cpu: Option<usize>,
     pub ops: Vec<OpTiming>,
+    /// When this instance was timed (UTC); kept with the cached result.
+    #[serde(default)]
+    pub started_utc: Option<String>,
+    #[serde(default)]
+    pub finished_utc: Option<String>,
 }
 
 pub struct TimeStage;
@@ -91,13 +96,19 @@ impl Stage for TimeStage {
             .existing_blob(&sha)
             .context("library missing from the cache")?;
         let cpu = measuring_cpu();
+        let started_utc = Some(crate::records::utc_now());
         let ops = inst
             .kind
             .operations()
             .iter()
             .map(|op| time_op(cx, &lib, op, cpu))
             .collect::<Result<Vec<_>>>()?;
-        Ok(TimeOutput { cpu, ops })
+        Ok(TimeOutput {
+            cpu,
+            ops,
+            started_utc,
+            finished_utc: Some(crate::records::utc_now()),
+        })
     }
 
     fn store(results: &mut InstanceResults, out: TimeOutput) {
