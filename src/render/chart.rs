@@ -55,7 +55,9 @@ fn decades(bars: &[Bar]) -> (i32, i32) {
     if !lo.is_finite() {
         return (0, 1);
     }
-    let (a, b) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+    // Start at least half a decade below the smallest value, so a bar just
+    // above a power of ten still has a visible length.
+    let (a, b) = ((lo.log10() - 0.5).floor() as i32, hi.log10().ceil() as i32);
     (a, b.max(a + 1))
 }
 
