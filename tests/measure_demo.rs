@@ -102,7 +102,7 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         // the loop around them, by at most a few hundred cycles per call.
         let sum = t.samples.iter().sum::<u64>() as f64;
         assert!(
-            sum <= t.cycles && t.cycles - sum < 500.0 * t.calls as f64,
+            sum <= t.cycles && t.cycles - sum < gap_allowed(t),
             "{what}: {sum} vs {}",
             t.cycles
         );

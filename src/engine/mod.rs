@@ -79,8 +79,18 @@ pub enum Freshness {
 pub struct Tally {
     pub reused: AtomicUsize,
     pub ran: AtomicUsize,
-    pub failed: AtomicUsize,
     pub failures: Mutex<Vec<String>>,
+}
+
+impl Tally {
+    /// Records a stage that could not produce a result for one instance; the
+    /// run goes on, and the failure is shown now and in the summary.
+    fn fail<T>(&self, cx: &Cx, stage: StageName, inst: &Instance, e: &anyhow::Error) -> Option<T> {
+        let msg = format!("{} {}: {e:#}", stage.as_str(), inst.key());
+        cx.progress.error(&msg);
+        self.failures.lock().expect("tally lock").push(msg);
+        None
+    }
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -140,16 +150,7 @@ pub fn run_stage<S: Stage>(
 ) {
     let instances = &cx.plan.instances;
     let one = |inst: &Instance, prior: &InstanceResults| -> Option<S::Output> {
-        match run_one(cx, stage, inst, prior, tally) {
-            Ok(out) => out,
-            Err(e) => {
-                tally.failed.fetch_add(1, Ordering::Relaxed);
-                let msg = format!("{} {}: {e:#}", S::NAME.as_str(), inst.key());
-                cx.progress.error(&msg);
-                tally.failures.lock().expect("tally lock").push(msg);
-                None
-            }
-        }
+        run_one(cx, stage, inst, prior, tally).unwrap_or_else(|e| tally.fail(cx, S::NAME, inst, &e))
     };
     let outs: Vec<Option<S::Output>> = if stage.parallel() {
         instances
@@ -214,15 +215,9 @@ pub fn run_stage_sharded<S: Stage>(
         let mut out = Vec::new();
         for &i in members {
             let inst = &cx.plan.instances[i];
-            match run_one(cx, stage, inst, &results[&inst.key()], tally) {
-                Ok(Some(o)) => out.push((inst.key(), o)),
-                Ok(None) => {}
-                Err(e) => {
-                    tally.failed.fetch_add(1, Ordering::Relaxed);
-                    let msg = format!("{} {}: {e:#}", S::NAME.as_str(), inst.key());
-                    cx.progress.error(&msg);
-                    tally.failures.lock().expect("tally lock").push(msg);
-                }
+            let result = run_one(cx, stage, inst, &results[&inst.key()], tally);
+            if let Some(o) = result.unwrap_or_else(|e| tally.fail(cx, S::NAME, inst, &e)) {
+                out.push((inst.key(), o));
             }
         }
         out

@@ -298,3 +298,11 @@ pub fn kept_trial_processes(
         })
         .collect()
 }
+
+/// How far a kept trial's cycles may exceed the sum of its calls' samples:
+/// a few hundred cycles of loop per call, plus time the process spent off
+/// the CPU between calls (a kept trial ran at least 95 % of its wall time,
+/// and the TSC keeps counting while it waits).
+pub fn gap_allowed(t: &pqbench::stats::Trial) -> f64 {
+    500.0 * t.calls as f64 + 0.05 * t.cycles
+}
