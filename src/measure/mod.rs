@@ -46,6 +46,20 @@ pub fn measured_library(plan: &Plan, inst: &Instance, prior: &InstanceResults) -
     (allowed && runnable).then_some(lib)
 }
 
+/// The measured library's file in the cache (an error when the instance
+/// is excluded or the cache lost it).
+pub fn measured_library_path(
+    cx: &crate::engine::Cx,
+    inst: &Instance,
+    prior: &InstanceResults,
+) -> anyhow::Result<std::path::PathBuf> {
+    use anyhow::Context;
+    let sha = measured_library(cx.plan, inst, prior).context("instance is not measured")?;
+    cx.cache
+        .existing_blob(&sha)
+        .context("library missing from the cache")
+}
+
 /// Iterations of one trial, from a warm per-call time `t1`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IterationPlan {

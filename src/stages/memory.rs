@@ -6,14 +6,14 @@
 
 use std::time::Duration;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use super::time::measurement_manifest;
 use super::InstanceResults;
 use crate::engine::{Cx, Manifest, Stage};
 use crate::measure::driver::{self, ProcessRecord};
-use crate::measure::{measured_library, measuring_cpu};
+use crate::measure::{measured_library_path, measuring_cpu};
 use crate::plan::{Instance, StageName};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,11 +60,7 @@ impl Stage for MemoryStage {
     }
 
     fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<MemoryOutput> {
-        let sha = measured_library(cx.plan, inst, prior).context("instance is not measured")?;
-        let lib = cx
-            .cache
-            .existing_blob(&sha)
-            .context("library missing from the cache")?;
+        let lib = measured_library_path(cx, inst, prior)?;
         let load_bytes = crate::elf::load_segment_bytes(&lib).ok();
         let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();

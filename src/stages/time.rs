@@ -13,7 +13,9 @@ use serde::{Deserialize, Serialize};
 use super::InstanceResults;
 use crate::engine::{Cx, Manifest, Stage};
 use crate::measure::driver::{self, ProcessRecord};
-use crate::measure::{measured_library, measuring_cpu, plan_iterations, IterationPlan};
+use crate::measure::{
+    measured_library, measured_library_path, measuring_cpu, plan_iterations, IterationPlan,
+};
 use crate::plan::{Instance, StageName};
 use crate::stats::{self, Summary, Trial};
 
@@ -90,11 +92,7 @@ impl Stage for TimeStage {
     }
 
     fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<TimeOutput> {
-        let sha = measured_library(cx.plan, inst, prior).context("instance is not measured")?;
-        let lib = cx
-            .cache
-            .existing_blob(&sha)
-            .context("library missing from the cache")?;
+        let lib = measured_library_path(cx, inst, prior)?;
         let cpu = measuring_cpu();
         let started_utc = Some(crate::records::utc_now());
         let ops = inst
