@@ -353,13 +353,10 @@ pub fn states(plan: &Plan) -> Result<Vec<StageState>> {
         ..Default::default()
     };
     let mut cx = context(plan, &opts)?;
-    let cpus = measuring_cpus(plan, &opts);
-    let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
-    cx.host_fingerprint = Some(host::fingerprint(
-        &host::environment(),
-        &checks,
-        &counter_hint(),
-    ));
+    let HostState {
+        cpus, fingerprint, ..
+    } = host_state(plan, &opts);
+    cx.host_fingerprint = Some(fingerprint);
     let shards = engine::shard_by_algorithm(&plan.instances, cpus.len().max(1));
     let mut out = Vec::new();
     for (index, inst) in plan.instances.iter().enumerate() {
