@@ -22,10 +22,10 @@ use anyhow::{bail, Result};
 use serde::Serialize;
 
 use crate::fsutil;
+use crate::measure::profile::OpProfile;
 use crate::records::analysis::{profile_path, ProfileRecord};
 use crate::records::operation::{record_path, OperationRecord};
 use crate::render::dataset::{self, Dataset};
-use crate::stages::profile::OpProfile;
 use crate::stats::Summary;
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -193,7 +193,7 @@ fn check_profile(rel: &str, p: &ProfileRecord, problems: &mut Vec<String>) {
     }
     let op = OpProfile {
         op: p.op.clone(),
-        status: p.status.clone(),
+        status: p.status,
         detail: p.detail.clone(),
         ops: p.ops,
         total_ticks: p.total_ticks,

@@ -139,9 +139,10 @@ pub enum Error {
     /// Several independent configuration errors found in one pass.
     #[error("{}", .0.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n\n"))]
     ConfigMany(Vec<ConfigError>),
-    /// The run finished, but some items failed; the message summarises them.
-    #[error("{0}")]
-    ItemFailures(String),
+    /// Something the user named (a run, a dataset, a file) cannot be found
+    /// or read as what it should be: bad input, like a configuration error.
+    #[error(transparent)]
+    Input(anyhow::Error),
     #[error(transparent)]
     Other(#[from] anyhow::Error),
 }
@@ -149,8 +150,7 @@ pub enum Error {
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config(_) | Error::ConfigMany(_) => exit::BAD_INPUT,
-            Error::ItemFailures(_) => exit::ITEM_FAILURES,
+            Error::Config(_) | Error::ConfigMany(_) | Error::Input(_) => exit::BAD_INPUT,
             Error::Other(e) => {
                 if e.downcast_ref::<ConfigError>().is_some() {
                     exit::BAD_INPUT
@@ -159,6 +159,13 @@ impl Error {
                 }
             }
         }
+    }
+}
+
+impl Error {
+    /// Marks a failure to find or read something the user named.
+    pub fn input(e: impl Into<anyhow::Error>) -> Error {
+        Error::Input(e.into())
     }
 }
 

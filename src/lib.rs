@@ -3,9 +3,11 @@
 //! report pages. The CLI in `main.rs` is a thin layer over this library.
 
 pub mod bless;
+pub mod cache;
 pub mod check;
 pub mod compare;
 pub mod config;
+pub mod context;
 pub mod elf;
 pub mod engine;
 pub mod error;
@@ -18,11 +20,13 @@ pub mod measure;
 pub mod objscan;
 pub mod pipeline;
 pub mod plan;
+pub mod progress;
 pub mod publish;
 pub mod records;
 pub mod render;
 pub mod reproduce;
 pub mod sandbox;
+pub mod sizes;
 pub mod stages;
 pub mod stats;
 pub mod support;
@@ -31,4 +35,4 @@ pub mod validate;
 
 /// Bumped whenever a stage's way of producing results changes, so results
 /// cached by an older pqbench are not reused.
-pub const STAGE_LOGIC_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+4");
+pub const STAGE_LOGIC_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+5");

@@ -41,6 +41,14 @@ pub fn is_drng_helper(name: &str) -> bool {
     name.contains("random")
 }
 
+/// What the survey stage found for one instance: its own objects (by
+/// source file) and the evidence drawn from them.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct SurveyOutput {
+    pub objects: Vec<String>,
+    pub evidence: ObjectEvidence,
+}
+
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct ObjectEvidence {
     pub reachable_helpers: Vec<HelperUse>,

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::engine::cache::Cache;
+use crate::cache::Cache;
 use crate::fsutil;
 use crate::toolchain::Compiler;
 

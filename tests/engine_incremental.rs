@@ -4,15 +4,16 @@
 mod common;
 use common::{files_with_ext, TestProject};
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Counts `<stage> <id>/<label> done` progress lines per algorithm id.
+/// The (stage, instance) of every `[k/N] <stage> <id>/<label> (…)` progress
+/// line: the jobs that computed their result.
 fn recomputed(stderr: &str) -> Vec<(String, String)> {
     stderr
         .lines()
-        .filter(|l| l.contains(" done ("))
         .filter_map(|l| {
-            let mut w = l.split(']').nth(1)?.split_whitespace();
+            let rest = l.split("] [").nth(1)?;
+            let mut w = rest.split(']').nth(1)?.split_whitespace();
             let stage = w.next()?.to_string();
             let item = w.next()?.to_string();
             Some((stage, item))
@@ -50,16 +51,10 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     );
     std::thread::sleep(Duration::from_millis(1100));
 
-    // Nothing changed: nothing is compiled or checked again, quickly.
-    let t = Instant::now();
+    // Nothing changed: nothing is compiled, checked or measured again.
     let again = p.pqbench(&["run", "demo"]).expect(0);
-    let elapsed = t.elapsed();
     assert!(again.stdout.contains(" 0 computed"), "{}", again.stdout);
     assert!(recomputed(&again.stderr).is_empty(), "{}", again.stderr);
-    assert!(
-        elapsed < Duration::from_secs(2),
-        "second run took {elapsed:?}"
-    );
     let status = p.pqbench(&["status", "demo"]).expect(0);
     assert!(
         status.stdout.contains("everything is fresh"),
@@ -85,8 +80,19 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     std::fs::write(&src, bytes).unwrap();
 
     let status = p.pqbench(&["status", "demo"]).expect(0);
-    let stale: Vec<&str> = status.stdout.lines().collect();
+    let stale: Vec<&str> = status
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with("campaign "))
+        .collect();
     assert!(!stale.is_empty());
+    assert!(
+        status
+            .stdout
+            .contains("render       stale: instance results are stale"),
+        "{}",
+        status.stdout
+    );
     for line in &stale {
         assert!(
             line.starts_with("sign-90/"),

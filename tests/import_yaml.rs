@@ -43,7 +43,7 @@ fn two_schemes_give_catalog_rows_and_digests_that_a_run_accepts() {
     assert_eq!(p.read("algorithms/sign-92.toml"), before);
 
     let csv = p.path().join("algorithms/sizes.csv");
-    let catalog = pqbench::stages::sizes::read_catalog(&csv).unwrap();
+    let catalog = pqbench::sizes::read_catalog(&csv).unwrap();
     let l1 = &catalog[&("sign-92".to_string(), "LARCH-1".to_string())];
     let l3 = &catalog[&("sign-92".to_string(), "LARCH-3".to_string())];
     assert_eq!(

@@ -5,7 +5,7 @@
 use aes::cipher::{BlockEncrypt, KeyInit};
 use aes::Aes256;
 
-use pqbench::engine::cache::Cache;
+use pqbench::cache::Cache;
 use pqbench::support::Support;
 use pqbench::toolchain::Compiler;
 

@@ -211,7 +211,7 @@ fn ferry(s: &mut Synth) {
             s.add_operation(&a, label, op, trials, 0, Some(mem));
             if label == "FERRY-1" && op == "dec" {
                 let r = s.records.last_mut().unwrap();
-                r.status = "crash".into();
+                r.status = pqbench::measure::OpStatus::Crash;
                 r.detail = Some("killed by signal 11 (SIGSEGV) in dec".into());
                 r.trials.clear();
                 r.statistics = None;

@@ -104,7 +104,7 @@ impl RunData {
     pub fn load(dir: &Path) -> Result<RunData> {
         let campaign: Option<CampaignRecord> =
             crate::fsutil::read_json(&dir.join("campaign.json")).ok();
-        let lock = crate::reproduce::lock::load(dir).ok();
+        let lock = crate::records::lock::load(dir).ok();
         let info = RunInfo {
             name: lock
                 .as_ref()
@@ -319,7 +319,7 @@ pub fn compare_op(
         ));
         return c;
     };
-    let untimed = |r: &OperationRecord| r.status != "ok" || timed_trials(r).is_empty();
+    let untimed = |r: &OperationRecord| !r.status.is_ok() || timed_trials(r).is_empty();
     if untimed(a) || untimed(b) {
         let which = if untimed(a) { ("A", a) } else { ("B", b) };
         c.reason = Some(format!(
@@ -436,7 +436,7 @@ fn summarize_algorithms(ops: &[OpComparison], t: f64) -> Vec<AlgorithmSummary> {
 
 /// Runs resolved by `lock::find_run` and loaded.
 pub fn load_run(root: &Path, arg: &str) -> Result<(PathBuf, RunData)> {
-    let dir = crate::reproduce::lock::find_run(root, arg)?;
+    let dir = crate::records::lock::find_run(root, arg)?;
     let data = RunData::load(&dir)?;
     Ok((dir, data))
 }
@@ -463,8 +463,9 @@ pub fn cli(root: &Path, a: &str, b: &str, opts: &CompareOptions) -> Result<i32, 
             );
         }
     }
-    let (_, ra) = load_run(root, a)?;
-    let (_, rb) = load_run(root, b)?;
+    // A run that cannot be found or read is bad input (exit 2).
+    let (_, ra) = load_run(root, a).map_err(Error::input)?;
+    let (_, rb) = load_run(root, b).map_err(Error::input)?;
     let report = compare_runs(&ra, &rb, choose_threshold(opts.threshold, &ra, &rb));
     let text = render::render(&report, opts.format);
     match &opts.output {

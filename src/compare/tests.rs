@@ -2,7 +2,7 @@
 //! derived threshold and the exact test.
 
 use super::*;
-use crate::reproduce::lock::Lock;
+use crate::records::lock::Lock;
 use crate::reproduce::testutil::{self, record};
 
 fn default(a: &RunData, b: &RunData) -> Threshold {
@@ -98,7 +98,7 @@ fn different_counters_hosts_or_missing_data_are_incomparable() {
     assert!(r.operations[0].reason.as_deref().unwrap().contains("host"));
 
     let mut failed = record("sign", "tsc", &[]);
-    failed.status = "crash".into();
+    failed.status = crate::measure::OpStatus::Crash;
     let d = run(
         "h1",
         vec![failed, record("keygen", "tsc", &samples(1e4, 3, 30, 5))],

@@ -32,8 +32,8 @@ use serde::{Deserialize, Serialize};
 
 use super::noise::{timed_trials, trial_cv};
 use super::RunData;
+use crate::records::lock::{self, Lock};
 use crate::records::operation::OperationRecord;
-use crate::reproduce::lock::{self, Lock};
 use crate::stats;
 
 pub const THRESHOLD_FLOOR: f64 = 0.02;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 #[derive(Debug, Deserialize)]
@@ -140,8 +140,9 @@ pub struct RawProfile {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawWrap {
     pub symbol: String,
-    /// `hash` or `drng`: which share the time goes to.
-    pub class: String,
+    /// `hash` or `drng`: which share the time goes to (any other word is
+    /// an error, so a typo cannot move time into another share).
+    pub class: HelperClass,
     /// 0-based index of the argument holding the input length in bits.
     #[serde(default)]
     pub in_bits_arg: Option<u32>,
@@ -155,4 +156,23 @@ pub struct RawWrap {
 pub struct RawRender {
     /// Directory of templates overriding the built-in ones.
     pub templates: Option<Spanned<String>>,
+}
+
+/// What a wrapped helper is, for the shares on the pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HelperClass {
+    /// Hashing and XOF helpers: the "hash share".
+    Hash,
+    /// The deterministic random number generator: the "DRNG share".
+    Drng,
+}
+
+impl HelperClass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HelperClass::Hash => "hash",
+            HelperClass::Drng => "drng",
+        }
+    }
 }

@@ -67,7 +67,7 @@ pub fn missing(inst: &Instance, cache: &mut Cache, show: &dyn Fn(&Path) -> Strin
             }
         }
     }
-    let wanted = crate::stages::build::api_symbols(inst);
+    let wanted = crate::toolchain::library::api_symbols(inst);
     let sibling = wanted.iter().find_map(|w| defined.get(w)).cloned();
     let mut out = Vec::new();
     for sym in wanted.iter().filter(|s| !defined.contains_key(*s)) {

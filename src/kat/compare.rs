@@ -14,9 +14,10 @@ pub struct Difference {
 
 impl std::fmt::Display for Difference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Clipped by characters: a reference may hold any UTF-8.
         let clip = |s: &str| {
-            if s.len() > 48 {
-                format!("{}…", &s[..48])
+            if s.chars().count() > 48 {
+                format!("{}…", s.chars().take(48).collect::<String>())
             } else {
                 s.to_string()
             }
@@ -97,6 +98,11 @@ mod tests {
         assert_eq!(d.field, "sk");
         assert_eq!((d.ours.as_str(), d.reference.as_str()), ("04", "05"));
         assert!(first_difference(a, a, Mode::Exact, None).is_none());
+        // A non-ASCII reference value is a difference, never a panic.
+        let odd =
+            "count = 0\npk = 01\nsk = ééééééééééééééééééééééééééééééééééééééééééééééééééé\n\n";
+        let d = first_difference(a, odd.as_bytes(), Mode::Strict, None).unwrap();
+        assert!(d.to_string().contains("ééé"), "{d}");
         let short = b"count = 0\npk = 01\nsk = 02\n\n";
         let d = first_difference(short, a, Mode::Strict, None).unwrap();
         assert_eq!(

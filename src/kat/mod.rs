@@ -3,6 +3,9 @@
 
 pub mod compare;
 pub mod manifest;
+mod outcome;
+
+pub use outcome::{KatAttempt, KatOutput};
 
 use serde::{Deserialize, Serialize};
 

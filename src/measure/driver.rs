@@ -8,7 +8,7 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Cx;
+use crate::context::Cx;
 use crate::sandbox::{self, Limits, Outcome, Spec};
 
 /// One line of driver output: its tag and fields.
@@ -81,14 +81,15 @@ impl ProcessRecord {
     }
 
     /// Why the process failed, in words, or None when it succeeded.
-    pub fn failure(&self) -> Option<(String, String)> {
+    pub fn failure(&self) -> Option<(super::OpStatus, String)> {
+        use super::OpStatus;
         if self.ok() {
             return None;
         }
         let status = match self.outcome {
-            Outcome::TimedOut => "timeout",
-            Outcome::Signaled(_) => "crash",
-            Outcome::Exited(_) => "error",
+            Outcome::TimedOut => OpStatus::Timeout,
+            Outcome::Signaled(_) => OpStatus::Crash,
+            Outcome::Exited(_) => OpStatus::Error,
         };
         let mut detail = self.outcome.to_string();
         if let Some(e) = self.line("error") {
@@ -99,7 +100,7 @@ impl ProcessRecord {
                 e.get("msg").unwrap_or("?")
             );
         }
-        Some((status.to_string(), detail))
+        Some((status, detail))
     }
 }
 
@@ -116,7 +117,7 @@ pub fn run(
     full.extend(args.iter().cloned());
     let scratch = cx.cache.scratch()?;
     let spec = Spec {
-        program: cx.support.driver.clone(),
+        program: cx.support()?.driver.clone(),
         args: full,
         cwd: Some(scratch.path().to_path_buf()),
         env: Vec::new(),

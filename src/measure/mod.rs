@@ -2,33 +2,70 @@
 //! which CPU, and how many iterations a trial gets.
 
 pub mod driver;
-
-use std::cell::Cell;
+pub mod memory;
+pub mod profile;
+pub mod timing;
 
 use serde::{Deserialize, Serialize};
 
-use crate::kat::Status;
+use crate::cache::Cache;
+use crate::engine::{Job, Manifest};
+use crate::kat::{KatOutput, Status};
 use crate::plan::{Instance, IssueAction, Plan, TimingSettings};
-use crate::stages::InstanceResults;
 
-thread_local! {
-    static MEASURING_CPU: Cell<Option<usize>> = const { Cell::new(None) };
+/// How a measured operation ended; `ok` is the only one with figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpStatus {
+    Ok,
+    /// The process died on a signal.
+    Crash,
+    Timeout,
+    /// The driver reported an error (setup, a failing call, ...).
+    Error,
+    /// The process's own accounting does not fit what the kernel saw.
+    Implausible,
+    /// Profile: the objects define none of the wrapped helpers.
+    NoHelpers,
+    /// Profile: the instrumented library could not be linked.
+    RelinkFailed,
 }
 
-/// Sets the CPU the current thread's measurements are pinned to.
-pub fn set_measuring_cpu(cpu: Option<usize>) {
-    MEASURING_CPU.with(|c| c.set(cpu));
+impl OpStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpStatus::Ok => "ok",
+            OpStatus::Crash => "crash",
+            OpStatus::Timeout => "timeout",
+            OpStatus::Error => "error",
+            OpStatus::Implausible => "implausible",
+            OpStatus::NoHelpers => "no-helpers",
+            OpStatus::RelinkFailed => "relink-failed",
+        }
+    }
+
+    pub fn is_ok(self) -> bool {
+        self == OpStatus::Ok
+    }
 }
 
-pub fn measuring_cpu() -> Option<usize> {
-    MEASURING_CPU.with(|c| c.get())
+/// Compares with the JSON spelling (`status == "ok"`).
+impl PartialEq<&str> for OpStatus {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_str() == *other
+    }
+}
+
+impl std::fmt::Display for OpStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// The library an instance is measured with, or None when it is excluded:
 /// it must pass its KAT, or carry a known issue with action `measure`.
-pub fn measured_library(plan: &Plan, inst: &Instance, prior: &InstanceResults) -> Option<String> {
-    let kat = prior.kat.as_ref()?;
-    let attempt = kat.final_attempt();
+pub fn measured_library(plan: &Plan, inst: &Instance, kat: Option<&KatOutput>) -> Option<String> {
+    let attempt = kat?.final_attempt();
     let lib = attempt.library_sha256.clone()?;
     if attempt.status == Status::Pass {
         return Some(lib);
@@ -49,15 +86,40 @@ pub fn measured_library(plan: &Plan, inst: &Instance, prior: &InstanceResults) -
 /// The measured library's file in the cache (an error when the instance
 /// is excluded or the cache lost it).
 pub fn measured_library_path(
-    cx: &crate::engine::Cx,
+    cache: &Cache,
+    plan: &Plan,
     inst: &Instance,
-    prior: &InstanceResults,
+    kat: Option<&KatOutput>,
 ) -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
-    let sha = measured_library(cx.plan, inst, prior).context("instance is not measured")?;
-    cx.cache
-        .existing_blob(&sha)
-        .context("library missing from the cache")
+    let sha = measured_library(plan, inst, kat).context("instance is not measured")?;
+    cache.existing_blob(&sha).with_context(|| {
+        format!(
+            "library {} of {} missing from the cache (run again to rebuild it)",
+            &sha[..12],
+            inst.key()
+        )
+    })
+}
+
+/// Inputs of every measuring stage: the library, the driver, the settings,
+/// the measuring CPU and the host state, and the campaign the measurement
+/// belongs to; None when the instance is excluded.
+pub fn measurement_manifest(job: &Job, kat: Option<&KatOutput>) -> Option<Manifest> {
+    let cx = job.cx;
+    let lib = measured_library(cx.plan, job.inst, kat)?;
+    let mut m = Manifest::new();
+    m.set("library", lib)
+        .set("driver", cx.support_version())
+        .set("timing", &cx.plan.timing)
+        .set("limits", &cx.plan.limits)
+        .set("cpu", job.cpu)
+        .set("host", cx.host_fingerprint.clone().unwrap_or_default())
+        // A measurement belongs to the campaign (and system) that made it:
+        // another campaign's --remeasure never replaces it.
+        .set("owner", format!("{}/{}", cx.plan.campaign, cx.plan.system))
+        .set("pqbench", crate::STAGE_LOGIC_VERSION);
+    Some(m)
 }
 
 /// Iterations of one trial, from a warm per-call time `t1`.

@@ -15,52 +15,14 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
+pub use crate::config::campaign::HelperClass;
 pub use algorithm::resolve_single;
 pub use paths::{contained, expand_sources};
 pub use resolve::{resolve, Project};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum StageName {
-    Build,
-    Kat,
-    Time,
-    Memory,
-    Sizes,
-    Profile,
-    Survey,
-    Render,
-}
-
-impl StageName {
-    pub const ALL: [StageName; 8] = [
-        StageName::Build,
-        StageName::Kat,
-        StageName::Time,
-        StageName::Memory,
-        StageName::Sizes,
-        StageName::Profile,
-        StageName::Survey,
-        StageName::Render,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StageName::Build => "build",
-            StageName::Kat => "kat",
-            StageName::Time => "time",
-            StageName::Memory => "memory",
-            StageName::Sizes => "sizes",
-            StageName::Profile => "profile",
-            StageName::Survey => "survey",
-            StageName::Render => "render",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<StageName> {
-        StageName::ALL.into_iter().find(|n| n.as_str() == s)
-    }
-}
+/// The entry of `Plan::stages` that selects every registered stage (a
+/// campaign without `stages`).
+pub const ALL_STAGES: &str = "*";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
@@ -79,7 +41,12 @@ pub struct Plan {
     /// The C compiler command as configured (before `CC` resolution).
     pub compiler: String,
     pub jobs: usize,
-    pub stages: Vec<StageName>,
+    /// The stages the campaign selects (names from the stage registry, or
+    /// `*` for all); the registry adds what they require.
+    pub stages: Vec<String>,
+    /// Where each entry of `stages` was written, for error messages.
+    #[serde(skip)]
+    pub stage_locations: Vec<Option<crate::error::Location>>,
     pub flag_profiles: Vec<FlagProfile>,
     pub kat: KatSettings,
     pub timing: TimingSettings,
@@ -97,8 +64,10 @@ impl Plan {
         self.algorithms.iter().find(|a| a.id == id)
     }
 
-    pub fn runs(&self, stage: StageName) -> bool {
-        self.stages.contains(&stage)
+    /// Whether the campaign selects `stage` itself (not only through a
+    /// stage that requires it).
+    pub fn selects(&self, stage: &str) -> bool {
+        self.stages.iter().any(|s| s == stage || s == ALL_STAGES)
     }
 
     /// A path relative to the project root, for display and records.
@@ -179,8 +148,7 @@ pub struct Limits {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Wrap {
     pub symbol: String,
-    /// `hash` or `drng`.
-    pub class: String,
+    pub class: HelperClass,
     pub in_bits_arg: Option<u32>,
     pub out_bits_arg: Option<u32>,
 }
@@ -191,7 +159,7 @@ impl Wrap {
     pub fn iccs_defaults() -> Vec<Wrap> {
         let hash = |s: &str| Wrap {
             symbol: s.into(),
-            class: "hash".into(),
+            class: HelperClass::Hash,
             in_bits_arg: Some(2),
             out_bits_arg: Some(0),
         };
@@ -201,7 +169,7 @@ impl Wrap {
             hash("sm3hash"),
             Wrap {
                 symbol: "get_random_number".into(),
-                class: "drng".into(),
+                class: HelperClass::Drng,
                 in_bits_arg: None,
                 out_bits_arg: Some(2),
             },

@@ -90,17 +90,18 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
             .help("name at least one profile")
             .into());
     }
-    let stages = match &c.stages {
-        None => StageName::ALL.to_vec(),
+    // Stage names are checked against the stage registry by the caller
+    // (`pipeline::resolve`), which is where the stages are known.
+    let (stages, stage_locations) = match &c.stages {
+        None => (vec![ALL_STAGES.to_string()], vec![None]),
         Some(list) => list
             .iter()
             .map(|s| {
-                StageName::parse(s.get_ref()).ok_or_else(|| {
-                    raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
-                        .help("stages are build, kat, time, memory, sizes, profile, survey, render")
-                })
+                let loc = (!s.span().is_empty())
+                    .then(|| crate::error::Location::from_span(&raw.path, &raw.text, s.span()));
+                (s.get_ref().clone(), loc)
             })
-            .collect::<Result<Vec<_>, _>>()?,
+            .unzip(),
     };
     let campaign_dir = file.parent().unwrap_or(&project.root).to_path_buf();
     let in_project = |s: &Spanned<String>| -> Result<PathBuf, ConfigError> {
@@ -152,6 +153,7 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
         compiler: c.compiler.clone().unwrap_or_else(|| "gcc".into()),
         jobs: c.jobs,
         stages,
+        stage_locations,
         flag_profiles,
         kat: KatSettings {
             timeout_seconds: c.kat.timeout_seconds.unwrap_or(300.0),
@@ -186,7 +188,7 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
                 ws.iter()
                     .map(|w| Wrap {
                         symbol: w.symbol.clone(),
-                        class: w.class.clone(),
+                        class: w.class,
                         in_bits_arg: w.in_bits_arg,
                         out_bits_arg: w.out_bits_arg,
                     })

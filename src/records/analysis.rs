@@ -4,22 +4,19 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::Cx;
-use crate::fsutil;
-use crate::objscan::{self, ObjectEvidence};
-use crate::stages::profile::{OpProfile, Shape};
-use crate::stages::sizes::SizeFigure;
-use crate::stages::InstanceResults;
+use crate::measure::profile::{OpProfile, Shape};
+use crate::measure::OpStatus;
+use crate::objscan::ObjectEvidence;
+use crate::sizes::SizeFigure;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileRecord {
     pub algorithm: String,
     pub label: String,
     pub op: String,
-    pub status: String,
+    pub status: OpStatus,
     pub detail: Option<String>,
     pub wrapped: Vec<String>,
     pub ops: u64,
@@ -45,7 +42,7 @@ impl ProfileRecord {
             algorithm: algorithm.into(),
             label: label.into(),
             op: p.op.clone(),
-            status: p.status.clone(),
+            status: p.status,
             detail: p.detail.clone(),
             wrapped: wrapped.to_vec(),
             ops: p.ops,
@@ -100,73 +97,4 @@ pub struct SurveyAlgorithm {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SurveyJson {
     pub algorithms: Vec<SurveyAlgorithm>,
-}
-
-/// Writes the profile, sizes and survey records present in `results`.
-pub fn write_analysis_records(cx: &Cx, results: &BTreeMap<String, InstanceResults>) -> Result<()> {
-    let plan = cx.plan;
-    let mut sizes = SizesJson {
-        catalog: plan.sizes_catalog.as_ref().map(|p| plan.display_path(p)),
-        instances: Vec::new(),
-    };
-    let mut survey: BTreeMap<String, Vec<SurveyInstance>> = BTreeMap::new();
-    for inst in &plan.instances {
-        let r = &results[&inst.key()];
-        if let Some(p) = &r.profile {
-            for op in &p.ops {
-                let rec = ProfileRecord::from_op(&inst.algorithm, &inst.label, &p.wrapped, op);
-                fsutil::write_json(
-                    &plan
-                        .output_dir
-                        .join(profile_path(&inst.algorithm, &inst.label, &op.op)),
-                    &rec,
-                )?;
-            }
-        }
-        if let Some(s) = &r.sizes {
-            sizes.instances.push(SizesRow {
-                algorithm: inst.algorithm.clone(),
-                label: inst.label.clone(),
-                kind: inst.kind.as_str().into(),
-                figures: s.figures.clone(),
-                basis: s.basis.clone(),
-                disagreements: s.disagreements.clone(),
-            });
-        }
-        if let Some(s) = &r.survey {
-            survey
-                .entry(inst.algorithm.clone())
-                .or_default()
-                .push(SurveyInstance {
-                    label: inst.label.clone(),
-                    objects: s.objects.clone(),
-                    evidence: s.evidence.clone(),
-                });
-        }
-    }
-    if plan.runs(crate::plan::StageName::Sizes) {
-        fsutil::write_json(&plan.output_dir.join("sizes.json"), &sizes)?;
-    }
-    if plan.runs(crate::plan::StageName::Survey) {
-        let algorithms = survey
-            .into_iter()
-            .map(|(id, instances)| {
-                let ev: Vec<ObjectEvidence> =
-                    instances.iter().map(|i| i.evidence.clone()).collect();
-                let (verdict, reason) = objscan::verdict(&ev);
-                SurveyAlgorithm {
-                    note: plan.algorithm(&id).and_then(|a| a.survey_note.clone()),
-                    algorithm: id,
-                    verdict,
-                    reason,
-                    instances,
-                }
-            })
-            .collect();
-        fsutil::write_json(
-            &plan.output_dir.join("survey.json"),
-            &SurveyJson { algorithms },
-        )?;
-    }
-    Ok(())
 }

@@ -39,7 +39,7 @@ pub struct CampaignRecord {
     pub limits: Limits,
     pub kat_timeout_seconds: f64,
     pub profile_wraps: Vec<crate::plan::Wrap>,
-    pub stages: Vec<crate::plan::StageName>,
+    pub stages: Vec<String>,
     pub algorithms: Vec<AlgorithmInfo>,
 }
 

@@ -3,17 +3,11 @@
 //! and its sha256). Paths inside records are relative to the run directory,
 //! so a published dataset carries no machine paths.
 
-use std::collections::BTreeMap;
-
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-
-use crate::engine::Cx;
-use crate::fsutil;
-use crate::stages::InstanceResults;
 
 pub mod analysis;
 pub mod campaign;
+pub mod lock;
 pub mod operation;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,102 +50,6 @@ pub struct BuildJson {
     pub support_version: String,
     pub flag_profiles: Vec<crate::plan::FlagProfile>,
     pub instances: Vec<BuildRecord>,
-}
-
-pub fn write_build_json(
-    cx: &Cx,
-    results: &BTreeMap<String, InstanceResults>,
-    written: &str,
-) -> Result<()> {
-    let plan = cx.plan;
-    let mut instances = Vec::new();
-    for inst in &plan.instances {
-        let r = &results[&inst.key()];
-        let mut rec = BuildRecord {
-            algorithm: inst.algorithm.clone(),
-            label: inst.label.clone(),
-            implementation: inst.implementation.clone(),
-            kind: inst.kind.as_str().into(),
-            api: inst.api.as_str().into(),
-            profile: None,
-            attempts: Vec::new(),
-            kat_status: "NOT RUN".into(),
-            kat_detail: None,
-            library: None,
-            library_sha256: None,
-            load_bytes: None,
-            kat_log: None,
-            kat_log_sha256: None,
-            kat_records: inst.kat_records,
-            defines: inst.defines.clone(),
-            sources: inst.sources.iter().map(|s| s.display.clone()).collect(),
-        };
-        if let Some(b) = &r.build {
-            rec.attempts = b
-                .attempts
-                .iter()
-                .map(|a| AttemptRecord {
-                    profile: a.profile.clone(),
-                    built: a.ok,
-                    kat_status: None,
-                    detail: (!a.ok).then(|| a.log.lines().take(3).collect::<Vec<_>>().join(" / ")),
-                })
-                .collect();
-            if let Some(a) = b.built() {
-                rec.profile = Some(a.profile.clone());
-                rec.library_sha256 = a.library_sha256.clone();
-                rec.load_bytes = a.load_bytes;
-            }
-        }
-        if let Some(k) = &r.kat {
-            for a in &k.attempts {
-                match rec.attempts.iter_mut().find(|x| x.profile == a.profile) {
-                    Some(x) => {
-                        x.kat_status = Some(a.status.to_string());
-                        x.detail = a.detail.clone().or(x.detail.take());
-                    }
-                    None => rec.attempts.push(AttemptRecord {
-                        profile: a.profile.clone(),
-                        built: a.library_sha256.is_some(),
-                        kat_status: Some(a.status.to_string()),
-                        detail: a.detail.clone(),
-                    }),
-                }
-            }
-            let f = k.final_attempt();
-            rec.profile = Some(f.profile.clone());
-            rec.kat_status = f.status.to_string();
-            rec.kat_detail = f.detail.clone();
-            rec.library_sha256 = f.library_sha256.clone();
-            rec.load_bytes = f.load_bytes;
-            crate::stages::kat::write_evidence(cx, inst, f)?;
-            rec.kat_log = Some(format!("kat/{}/{}.log", inst.algorithm, inst.label));
-            rec.kat_log_sha256 = Some(f.log_sha256.clone());
-        }
-        if let Some(sha) = &rec.library_sha256 {
-            let rel = format!("lib/{}/{}.so", inst.algorithm, inst.label);
-            let blob = cx
-                .cache
-                .existing_blob(sha)
-                .context("library missing from the cache")?;
-            let dest = plan.output_dir.join(&rel);
-            if fsutil::sha256_file(&dest).ok().as_deref() != Some(sha.as_str()) {
-                fsutil::copy_atomic(&blob, &dest)?;
-            }
-            rec.library = Some(rel);
-        }
-        instances.push(rec);
-    }
-    let json = BuildJson {
-        campaign: plan.campaign.clone(),
-        system: plan.system.clone(),
-        written: written.to_string(),
-        compiler: cx.compiler.clone(),
-        support_version: cx.support.version.clone(),
-        flag_profiles: plan.flag_profiles.clone(),
-        instances,
-    };
-    fsutil::write_json(&plan.output_dir.join("build.json"), &json)
 }
 
 /// Current UTC time as `YYYY-MM-DDTHH:MM:SS`.

@@ -121,14 +121,14 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         }
         for op in ops {
             if let Some(p) = ds.profile(&a.id, inst.label, op) {
-                let ok = p.status == "ok";
+                let ok = p.status.is_ok();
                 share_rows.push(ShareRow {
                     label: inst.label.into(),
                     op: op.to_string(),
                     hash: if ok {
                         format::percent(p.hash_share)
                     } else {
-                        p.status.clone()
+                        p.status.to_string()
                     },
                     drng: if ok {
                         format::percent(p.drng_share)

@@ -185,8 +185,8 @@ pub fn op_rows(
     if !warn.is_empty() {
         notes.push(warn.to_string());
     }
-    if rec.status != "ok" {
-        notes.push(rec.detail.clone().unwrap_or_else(|| rec.status.clone()));
+    if !rec.status.is_ok() {
+        notes.push(rec.detail.clone().unwrap_or_else(|| rec.status.to_string()));
     }
     if let Some(p) = &rec.plan {
         if p.budget_limited {
@@ -207,7 +207,7 @@ pub fn op_rows(
         let row = PerfRow {
             label,
             op: op.into(),
-            mean_cycles: rec.status.clone(),
+            mean_cycles: rec.status.to_string(),
             mean_time: DASH.into(),
             ops_per_sec: DASH.into(),
             median_trial: DASH.into(),
@@ -268,13 +268,13 @@ pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
         heap_peak_bytes: DASH.into(),
     };
     match &rec.memory {
-        Some(m) if m.status == "ok" => {
+        Some(m) if m.status.is_ok() => {
             row.baseline_rss = kib(m.baseline_rss_kib);
             row.peak_rss = kib(m.peak_rss_kib);
             row.stack_bytes = num(m.stack_bytes);
             row.heap_peak_bytes = num(m.heap_peak_bytes);
         }
-        Some(m) => row.baseline_rss = m.status.clone(),
+        Some(m) => row.baseline_rss = m.status.to_string(),
         None => row.baseline_rss = "not measured".into(),
     }
     row
@@ -286,7 +286,7 @@ pub fn calls_text(p: &ProfileRecord) -> String {
     let drng: Vec<&str> = p
         .shapes
         .iter()
-        .filter(|s| s.class == "drng")
+        .filter(|s| s.class == crate::plan::HelperClass::Drng)
         .map(|s| s.function.as_str())
         .collect();
     let mut parts = Vec::new();

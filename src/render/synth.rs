@@ -10,13 +10,13 @@ use anyhow::Result;
 
 use crate::host::{Environment, HostCheck};
 use crate::measure::driver::ProcessRecord;
-use crate::plan::{ApiFamily, Kind, Limits, StageName, TimingSettings, Wrap};
+use crate::measure::profile::{OpProfile, Shape};
+use crate::plan::{ApiFamily, Kind, Limits, TimingSettings, Wrap};
 use crate::records::analysis::{ProfileRecord, SizesJson, SizesRow, SurveyJson};
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::records::operation::{MemoryFigures, OperationRecord};
 use crate::records::{BuildJson, BuildRecord};
 use crate::sandbox::Outcome;
-use crate::stages::profile::{OpProfile, Shape};
 use crate::stats::Trial;
 use crate::toolchain::Compiler;
 
@@ -111,7 +111,7 @@ pub fn trials(calls: u64, cycles_per_call: &[f64], seconds_per_call: &[f64]) -> 
 pub fn memory(op: &str, cpu: usize, figures: [u64; 5]) -> MemoryFigures {
     let [load, base, peak, stack, heap] = figures;
     MemoryFigures {
-        status: "ok".into(),
+        status: crate::measure::OpStatus::Ok,
         detail: None,
         load_bytes: Some(load),
         baseline_rss_kib: Some(base),
@@ -137,7 +137,7 @@ pub fn profile(
         .collect();
     let p = OpProfile {
         op: op.into(),
-        status: "ok".into(),
+        status: crate::measure::OpStatus::Ok,
         detail: None,
         ops,
         total_ticks,
@@ -151,13 +151,13 @@ pub fn profile(
 /// A helper shape: `calls` calls taking `ticks` in total.
 pub fn shape(function: &str, calls: u64, ticks: u64) -> Shape {
     let class = if function.contains("random") {
-        "drng"
+        crate::plan::HelperClass::Drng
     } else {
-        "hash"
+        crate::plan::HelperClass::Hash
     };
     Shape {
         function: function.into(),
-        class: class.into(),
+        class,
         in_bits: 256,
         out_bits: 256,
         calls,
@@ -173,7 +173,7 @@ pub fn sizes_row(
     figures: &[(&str, u64, u64, Option<u64>)],
     basis: Option<&str>,
 ) -> SizesRow {
-    let out = crate::stages::sizes::combine(
+    let out = crate::sizes::combine(
         figures
             .iter()
             .map(|(n, a, o, c)| (n.to_string(), Some(*a), Some(*o), *c)),
@@ -251,7 +251,11 @@ impl Synth {
             },
             kat_timeout_seconds: 600.0,
             profile_wraps: Wrap::iccs_defaults(),
-            stages: StageName::ALL.to_vec(),
+            stages: crate::stages::registry()
+                .names()
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
             algorithms: Vec::new(),
         };
         Synth {
@@ -344,7 +348,7 @@ impl Synth {
                 .iter()
                 .map(|k| k.cause.clone())
                 .collect(),
-            status: "ok".into(),
+            status: crate::measure::OpStatus::Ok,
             detail: None,
             cpu: Some(cpu),
             counter: self.campaign.counter.clone(),

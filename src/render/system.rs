@@ -3,8 +3,8 @@
 //! describes the run it sits beside.
 
 use crate::format;
+use crate::measure::timing::LOST_CPU_SHARE;
 use crate::plan::Kind;
-use crate::stages::time::LOST_CPU_SHARE;
 
 use super::chart;
 use super::dataset::Dataset;
@@ -50,7 +50,7 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                         Some(r) => match &r.statistics {
                             None => {
                                 notes.push(format!("{op} {}", r.status));
-                                r.status.clone()
+                                r.status.to_string()
                             }
                             Some(s) => {
                                 bars.push(chart::Bar {
@@ -60,7 +60,7 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                                     high: s.ci_median_cycles.1,
                                     series: ops.iter().position(|o| o == op).unwrap_or(0),
                                 });
-                                match ds.profile(&a.id, label, op).filter(|p| p.status == "ok") {
+                                match ds.profile(&a.id, label, op).filter(|p| p.status.is_ok()) {
                                     Some(p) => format!(
                                         "{} ({})",
                                         format::cycles(s.mean_cycles),

@@ -5,18 +5,14 @@
 //! sign.c` or `compiler changed: gcc … at /usr/bin/gcc → …`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 
 use anyhow::Result;
 use serde_json::Value;
 
-use super::lock::{HostLock, Lock};
-use crate::engine::cache::Cache;
-use crate::engine::progress::Progress;
-use crate::engine::Cx;
+use crate::context::Cx;
 use crate::pipeline::HostState;
 use crate::plan::Plan;
-use crate::support::Support;
+use crate::records::lock::{HostLock, Lock};
 use crate::toolchain::Compiler;
 
 /// Differences between the lock and the current project, compiler and
@@ -29,20 +25,7 @@ pub fn differences(
 ) -> Result<Vec<String>> {
     // `build_manifest` reads only the plan, the compiler identity and the
     // support version, so no support code needs compiling here.
-    let cx = Cx {
-        plan,
-        cache: Cache::new(&plan.cache_dir),
-        compiler: compiler.clone(),
-        support: Support {
-            dir: PathBuf::new(),
-            kat_runner: PathBuf::new(),
-            driver: PathBuf::new(),
-            version: crate::support::version(),
-        },
-        host_fingerprint: None,
-        remeasure: false,
-        progress: Progress::new(true),
-    };
+    let cx = Cx::new(plan, compiler.clone(), false, true);
     let mut files: BTreeMap<(&str, &str), BTreeSet<String>> = BTreeMap::new();
     let mut out = Vec::new();
     let mut per_instance = Vec::new();
@@ -216,7 +199,7 @@ fn compiler_change(old: &Compiler, now: &Compiler) -> Option<String> {
 
 /// Planning settings that change what is measured or how.
 fn setting_changes(old: &Value, plan: &Plan) -> Result<Vec<String>> {
-    let now = super::lock::relative_plan(plan)?;
+    let now = crate::records::lock::relative_plan(plan)?;
     let mut out = Vec::new();
     for field in [
         "system",

@@ -10,7 +10,7 @@
 //! `--allow-changed` was not given (nothing ran).
 
 pub mod inputs;
-pub mod lock;
+
 pub mod report;
 #[cfg(test)]
 pub mod testutil;
@@ -21,10 +21,11 @@ use anyhow::Context;
 
 use crate::compare::{self, Verdict};
 use crate::error::{exit, Error};
+use crate::pipeline::Recording;
 use crate::pipeline::{self, RunOptions};
 use crate::plan::{self, Project};
+use crate::records::lock::{self, Lock};
 use crate::toolchain::Compiler;
-use lock::{Lock, Recording};
 
 #[derive(Debug, Clone, Default)]
 pub struct ReproduceOptions {
@@ -48,17 +49,16 @@ pub struct Prepared {
 
 /// Loads the run's lock and lists what differs now; builds and runs nothing.
 pub fn prepare(project: &Project, run: &str) -> Result<Prepared, Error> {
-    let run_dir = lock::find_run(&project.root, run)?;
+    let run_dir = lock::find_run(&project.root, run).map_err(Error::input)?;
     if !run_dir.join(lock::LOCK_FILE).is_file() {
-        return Err(anyhow::anyhow!(
+        return Err(Error::input(anyhow::anyhow!(
             "{} has no {}: only runs recorded by `pqbench run` can be reproduced",
             run_dir.display(),
             lock::LOCK_FILE
-        )
-        .into());
+        )));
     }
-    let lock = lock::load(&run_dir)?;
-    let plan = plan::resolve(project, &lock.campaign)?;
+    let lock = lock::load(&run_dir).map_err(Error::input)?;
+    let plan = pipeline::resolve(project, &lock.campaign)?;
     let compiler = Compiler::detect(&plan.compiler)?;
     // Measure where the run measured, when this process may.
     let allowed = crate::host::allowed_cpus();
@@ -133,7 +133,7 @@ pub fn execute(
         (&a, &b),
         p.differences.clone(),
         timing,
-        summary.errors,
+        summary.errors.iter().map(|e| e.to_string()).collect(),
     );
     report::write(&new_dir, &rep)?;
     Ok((rep, new_dir))

@@ -8,10 +8,10 @@ use std::path::Path;
 use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
-use super::lock::{InstanceLock, Lock};
 use crate::compare::render::{counts_text, html_escape, operations_html, operations_markdown};
 use crate::compare::{CompareReport, RunData, Verdict};
 use crate::fsutil;
+use crate::records::lock::{InstanceLock, Lock};
 use crate::records::operation::OperationRecord;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -171,7 +171,7 @@ pub fn build(
         }
     }
     // An operation the original run timed must be timed again.
-    let timed = |r: &OperationRecord| r.status == "ok" && r.trials.iter().any(|t| t.calls > 0);
+    let timed = |r: &OperationRecord| r.status.is_ok() && r.trials.iter().any(|t| t.calls > 0);
     for (key, r) in &runs.0.records {
         if timed(r) && !runs.1.records.get(key).is_some_and(timed) {
             failures.push(format!("not timed again: {} {}", key.0, key.1));

@@ -9,7 +9,7 @@ fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
     let mut r = record("sign", "tsc", &vec![vec![sign_cycles; 30]; 5]);
     r.lengths.insert("sig".into(), 64);
     r.memory = stack.map(|s| crate::records::operation::MemoryFigures {
-        status: "ok".into(),
+        status: crate::measure::OpStatus::Ok,
         detail: None,
         load_bytes: Some(4096),
         baseline_rss_kib: Some(900),

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value};
 
-use super::lock::Lock;
+use crate::records::lock::Lock;
 use crate::records::operation::OperationRecord;
 use crate::stats::{self, Trial};
 
@@ -71,7 +71,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         op: op.into(),
         kat_status: "PASS".into(),
         known_issues: vec![],
-        status: "ok".into(),
+        status: crate::measure::OpStatus::Ok,
         detail: None,
         cpu: Some(1),
         counter: Some(counter.into()),

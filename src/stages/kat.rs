@@ -8,73 +8,29 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::build::{build_profile, BuildAttempt};
-use super::InstanceResults;
-use crate::engine::{Cx, Manifest, Stage};
+use super::build::{build_manifest, BuildStage};
+use crate::context::Cx;
+use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::fsutil;
 use crate::kat::compare::first_difference;
 use crate::kat::manifest::{self as katman, Entry};
-use crate::kat::Status;
-use crate::plan::{ApiFamily, Instance, StageName};
+use crate::kat::{KatAttempt, KatOutput, Status};
+use crate::plan::Instance;
 use crate::sandbox::{self, Limits, Outcome, Spec};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KatAttempt {
-    pub profile: String,
-    pub status: Status,
-    pub detail: Option<String>,
-    pub library_sha256: Option<String>,
-    pub load_bytes: Option<u64>,
-    /// sha256 of the KAT log and of the generated KAT file (blobs).
-    pub log_sha256: String,
-    pub output_sha256: Option<String>,
-    /// `key = value` lines the generator printed.
-    pub generator: Vec<(String, String)>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KatOutput {
-    pub attempts: Vec<KatAttempt>,
-    /// The attempt whose library the later stages use.
-    pub chosen: usize,
-}
-
-impl KatOutput {
-    pub fn final_attempt(&self) -> &KatAttempt {
-        &self.attempts[self.chosen]
-    }
-    pub fn status(&self) -> Status {
-        self.final_attempt().status
-    }
-    /// A generator figure, e.g. `max_sig_len`.
-    pub fn figure(&self, key: &str) -> Option<u64> {
-        self.final_attempt()
-            .generator
-            .iter()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| v.parse().ok())
-    }
-}
+use crate::toolchain::library::{build_profile, BuildAttempt};
 
 pub struct KatStage;
 
 impl Stage for KatStage {
     type Output = KatOutput;
-    const NAME: StageName = StageName::Kat;
+    const NAME: &'static str = "kat";
+    const REQUIRES: &'static [&'static str] = &["build"];
+    const POLICY: Policy = Policy::Parallel;
 
-    fn parallel(&self) -> bool {
-        true
-    }
-
-    fn manifest(
-        &self,
-        cx: &Cx,
-        inst: &Instance,
-        prior: &InstanceResults,
-    ) -> Result<Option<Manifest>> {
-        let Some(build) = &prior.build else {
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        let (cx, inst) = (job.cx, job.inst);
+        let Some(build) = job.prior.get::<BuildStage>() else {
             return Ok(None);
         };
         let alg = cx
@@ -83,12 +39,17 @@ impl Stage for KatStage {
             .context("algorithm of instance")?;
         let mut m = Manifest::new();
         // The build manifest's key pins every library any profile can produce.
-        m.set("build", super::build::build_manifest(cx, inst)?.key())
+        m.set("build", build_manifest(cx, inst)?.key())
             .set("built", build)
+            // The log names the instance: a renamed copy gets its own.
+            .set(
+                "instance",
+                [&inst.algorithm, &inst.label, &inst.implementation],
+            )
             .set("records", inst.kat_records)
             .set("timeout", cx.plan.kat.timeout_seconds)
             .set("limits", &cx.plan.limits)
-            .set("runner", &cx.support.version)
+            .set("runner", cx.support_version())
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         let refs = reference_entry(&alg.kat_manifest, &inst.label)?;
         m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));
@@ -99,14 +60,15 @@ impl Stage for KatStage {
         Ok(Some(m))
     }
 
-    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<KatOutput> {
-        let build = prior.build.as_ref().context("no build result")?;
+    fn run(&self, job: &Job) -> Result<KatOutput> {
+        let (cx, inst) = (job.cx, job.inst);
+        let build = job.prior.get::<BuildStage>().context("no build result")?;
         let mut attempts = Vec::new();
         for (i, profile) in cx.plan.flag_profiles.iter().enumerate() {
             let built = match build.attempts.iter().find(|a| a.profile == profile.name) {
                 Some(a) => a.clone(),
                 None if i == 0 => continue,
-                None => build_profile(cx, inst, profile)?,
+                None => build_profile(&cx.build_env()?, inst, profile)?,
             };
             let attempt = check(cx, inst, &built)?;
             let pass = attempt.status == Status::Pass;
@@ -124,8 +86,15 @@ impl Stage for KatStage {
         Ok(KatOutput { attempts, chosen })
     }
 
-    fn store(results: &mut InstanceResults, out: KatOutput) {
-        results.kat = Some(out);
+    /// The libraries and logs (the generated KAT files can be large; a
+    /// missing one is only left out of the evidence).
+    fn artifacts(&self, out: &KatOutput) -> Vec<String> {
+        out.attempts
+            .iter()
+            .flat_map(|a| [Some(&a.log_sha256), a.library_sha256.as_ref()])
+            .flatten()
+            .cloned()
+            .collect()
     }
 }
 
@@ -174,7 +143,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
     let out_file = scratch.path().join("kat.txt");
     let format = inst.api.as_str();
     let spec = Spec {
-        program: cx.support.kat_runner.clone(),
+        program: cx.support()?.kat_runner.clone(),
         args: vec![
             "--lib".into(),
             lib.display().to_string(),
@@ -321,27 +290,6 @@ fn finish(
     ));
     attempt.log_sha256 = cx.cache.put_blob(log.text.as_bytes())?;
     Ok(attempt)
-}
-
-/// Copies the chosen attempt's log and KAT file into the run's evidence
-/// (from the cache, so a reused result still gets its files).
-pub fn write_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
-    let dir = cx.plan.output_dir.join("kat").join(&inst.algorithm);
-    let log = cx
-        .cache
-        .existing_blob(&a.log_sha256)
-        .context("KAT log missing from the cache")?;
-    fsutil::copy_atomic(&log, &dir.join(format!("{}.log", inst.label)))?;
-    if let Some(sha) = &a.output_sha256 {
-        let ext = match inst.api {
-            ApiFamily::Nist => "rsp",
-            ApiFamily::Ngcc => "kat",
-        };
-        if let Some(p) = cx.cache.existing_blob(sha) {
-            fsutil::copy_atomic(&p, &dir.join(format!("{}.{ext}", inst.label)))?;
-        }
-    }
-    Ok(())
 }
 
 fn first_line(s: &str) -> String {

@@ -7,74 +7,43 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 
-use super::time::measurement_manifest;
-use super::InstanceResults;
-use crate::engine::{Cx, Manifest, Stage};
-use crate::measure::driver::{self, ProcessRecord};
-use crate::measure::{measured_library_path, measuring_cpu};
-use crate::plan::{Instance, StageName};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpMemory {
-    pub op: String,
-    pub status: String,
-    pub detail: Option<String>,
-    pub baseline_rss_kib: Option<u64>,
-    pub peak_rss_kib: Option<u64>,
-    pub stack_bytes: Option<u64>,
-    pub heap_peak_bytes: Option<u64>,
-    pub heap_allocs: Option<u64>,
-    pub process: ProcessRecord,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemoryOutput {
-    /// Σ MemSiz over the library's PT_LOAD segments.
-    pub load_bytes: Option<u64>,
-    pub ops: Vec<OpMemory>,
-}
+use super::kat::KatStage;
+use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::measure::driver;
+use crate::measure::memory::{MemoryOutput, OpMemory};
+use crate::measure::{measured_library_path, measurement_manifest, OpStatus};
 
 pub struct MemoryStage;
 
 impl Stage for MemoryStage {
     type Output = MemoryOutput;
-    const NAME: StageName = StageName::Memory;
+    const NAME: &'static str = "memory";
+    const REQUIRES: &'static [&'static str] = &["build", "kat"];
+    const POLICY: Policy = Policy::Measuring;
 
-    fn parallel(&self) -> bool {
-        false
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        Ok(measurement_manifest(job, job.prior.get::<KatStage>()))
     }
 
-    fn is_measurement(&self) -> bool {
-        true
-    }
-
-    fn manifest(
-        &self,
-        cx: &Cx,
-        inst: &Instance,
-        prior: &InstanceResults,
-    ) -> Result<Option<Manifest>> {
-        measurement_manifest(cx, inst, prior)
-    }
-
-    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<MemoryOutput> {
-        let lib = measured_library_path(cx, inst, prior)?;
+    fn run(&self, job: &Job) -> Result<MemoryOutput> {
+        let cx = job.cx;
+        let kat = job.prior.get::<KatStage>();
+        let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let load_bytes = crate::elf::load_segment_bytes(&lib).ok();
         let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();
-        for op in inst.kind.operations() {
+        for op in job.inst.kind.operations() {
             let args: Vec<String> = ["--op", op, "--mode", "memory"]
                 .iter()
                 .map(|s| s.to_string())
                 .collect();
-            let (process, _) = driver::run(cx, &lib, &args, measuring_cpu(), timeout)?;
+            let (process, _) = driver::run(cx, &lib, &args, job.cpu, timeout)?;
             let m = process.line("memory").cloned();
             let (status, detail) = process
                 .failure()
                 .map(|(s, d)| (s, Some(d)))
-                .unwrap_or_else(|| ("ok".into(), None));
+                .unwrap_or((OpStatus::Ok, None));
             let get = |k: &str| m.as_ref().and_then(|l| l.u64(k));
             ops.push(OpMemory {
                 op: op.to_string(),
@@ -91,7 +60,7 @@ impl Stage for MemoryStage {
         Ok(MemoryOutput { load_bytes, ops })
     }
 
-    fn store(results: &mut InstanceResults, out: MemoryOutput) {
-        results.memory = Some(out);
+    fn estimate_seconds(&self, job: &Job) -> Option<f64> {
+        Some(0.2 * job.inst.kind.operations().len() as f64)
     }
 }

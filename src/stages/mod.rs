@@ -1,26 +1,30 @@
-//! The pipeline stages, one module each behind the `engine::Stage` trait.
-//! Inputs and outputs are serde types, so a stage's result can be cached,
-//! recorded and tested without compiling C.
+//! The pipeline stages, one module each behind the `engine::Stage` trait,
+//! and the registry that lists them in run order. Adding a stage means
+//! writing its module and adding one line to `registry()`: `run`, `plan`,
+//! `status` and the lock file all walk that list.
 
 pub mod build;
-pub mod cmake;
 pub mod kat;
 pub mod memory;
 pub mod profile;
+pub mod profile_link;
+pub mod render;
 pub mod sizes;
 pub mod survey;
 pub mod time;
 
-use serde::{Deserialize, Serialize};
+use crate::engine::Registry;
 
-/// What the stages so far produced for one instance.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct InstanceResults {
-    pub build: Option<build::BuildOutput>,
-    pub kat: Option<kat::KatOutput>,
-    pub time: Option<time::TimeOutput>,
-    pub memory: Option<memory::MemoryOutput>,
-    pub sizes: Option<sizes::SizesOutput>,
-    pub profile: Option<profile::ProfileOutput>,
-    pub survey: Option<survey::SurveyOutput>,
+/// Every stage, in an order where each comes after what it depends on.
+pub fn registry() -> Registry {
+    Registry::new()
+        .stage(build::BuildStage)
+        .stage(kat::KatStage)
+        .stage(profile_link::ProfileLinkStage)
+        .stage(time::TimeStage)
+        .stage(memory::MemoryStage)
+        .stage(sizes::SizesStage)
+        .stage(profile::ProfileStage)
+        .stage(survey::SurveyStage)
+        .campaign_stage(render::RenderStage)
 }

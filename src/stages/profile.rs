@@ -1,157 +1,69 @@
-//! Profile stage: relink the instance with `-Wl,--wrap=<f>` for each helper
-//! symbol its objects define, run one timed trial per operation with the
-//! wrappers accounting only inside timed calls, and derive the share of the
-//! operation spent in the hash helpers and in the DRNG.
+//! Profile stage: run one timed trial per operation of the library the
+//! profile-link stage instrumented, with the wrappers accounting only
+//! inside timed calls, and derive the share of the operation spent in the
+//! hash helpers and in the DRNG.
 
-use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::build::{link_library, ObjectRef};
-use super::time::{lost_cpu, measurement_manifest, TRIAL_ATTEMPTS};
-use super::InstanceResults;
-use crate::engine::{Cx, Manifest, Stage};
-use crate::fsutil;
+use super::kat::KatStage;
+use super::profile_link::ProfileLinkStage;
+use super::time::TimeStage;
+use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
-use crate::measure::{measured_library, measuring_cpu};
-use crate::plan::{FlagProfile, Instance, StageName, Wrap};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Shape {
-    pub function: String,
-    /// `hash` or `drng`.
-    pub class: String,
-    pub in_bits: u64,
-    pub out_bits: u64,
-    pub calls: u64,
-    pub ticks: u64,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpProfile {
-    pub op: String,
-    pub status: String,
-    pub detail: Option<String>,
-    /// Timed operations and their total ticks.
-    pub ops: u64,
-    pub total_ticks: u64,
-    pub tick_hz: Option<f64>,
-    pub shapes: Vec<Shape>,
-    pub process: Option<ProcessRecord>,
-}
-
-impl OpProfile {
-    fn ticks_where(&self, pred: impl Fn(&Shape) -> bool) -> u64 {
-        self.shapes
-            .iter()
-            .filter(|s| pred(s))
-            .map(|s| s.ticks)
-            .sum()
-    }
-
-    /// Share of the operation in every wrapped helper but the DRNG.
-    pub fn hash_share(&self) -> f64 {
-        self.ticks_where(|s| s.class != "drng") as f64 / self.total_ticks.max(1) as f64
-    }
-
-    pub fn drng_share(&self) -> f64 {
-        self.ticks_where(|s| s.class == "drng") as f64 / self.total_ticks.max(1) as f64
-    }
-
-    /// Calls per operation by function name, sorted by name.
-    pub fn calls_per_op(&self) -> BTreeMap<String, f64> {
-        let mut m = BTreeMap::new();
-        for s in &self.shapes {
-            *m.entry(s.function.clone()).or_insert(0.0) += s.calls as f64;
-        }
-        m.values_mut().for_each(|v| *v /= self.ops.max(1) as f64);
-        m
-    }
-
-    /// Share of the operation per function.
-    pub fn share_per_function(&self) -> BTreeMap<String, f64> {
-        let mut m = BTreeMap::new();
-        for s in &self.shapes {
-            *m.entry(s.function.clone()).or_insert(0.0) += s.ticks as f64;
-        }
-        m.values_mut()
-            .for_each(|v| *v /= self.total_ticks.max(1) as f64);
-        m
-    }
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProfileOutput {
-    /// `ok`, or why there is no profile (e.g. `relink-failed`).
-    pub status: String,
-    pub detail: Option<String>,
-    /// The helper symbols wrapped (those the objects define).
-    pub wrapped: Vec<String>,
-    pub ops: Vec<OpProfile>,
-}
+use crate::measure::profile::{OpProfile, ProfileOutput, Shape};
+use crate::measure::timing::{lost_cpu, TRIAL_ATTEMPTS};
+use crate::measure::{measurement_manifest, OpStatus};
+use crate::plan::HelperClass;
 
 pub struct ProfileStage;
 
 impl Stage for ProfileStage {
     type Output = ProfileOutput;
-    const NAME: StageName = StageName::Profile;
+    const NAME: &'static str = "profile";
+    const REQUIRES: &'static [&'static str] = &["build", "kat", "profile-link"];
+    /// Trials run as many calls as the timing trials did.
+    const READS: &'static [&'static str] = &["time"];
+    const POLICY: Policy = Policy::Measuring;
 
-    fn parallel(&self) -> bool {
-        false
-    }
-
-    fn is_measurement(&self) -> bool {
-        true
-    }
-
-    fn manifest(
-        &self,
-        cx: &Cx,
-        inst: &Instance,
-        prior: &InstanceResults,
-    ) -> Result<Option<Manifest>> {
-        let Some(mut m) = measurement_manifest(cx, inst, prior)? else {
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        let Some(mut m) = measurement_manifest(job, job.prior.get::<KatStage>()) else {
             return Ok(None);
         };
-        m.set("wraps", &cx.plan.profile_wraps);
+        let Some(link) = job.prior.get::<ProfileLinkStage>() else {
+            return Ok(None);
+        };
+        m.set("link", link);
+        let iterations: Vec<u64> = job
+            .inst
+            .kind
+            .operations()
+            .iter()
+            .map(|op| iterations(job, op))
+            .collect();
+        m.set("iterations", iterations);
         Ok(Some(m))
     }
 
-    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<ProfileOutput> {
-        let sha = measured_library(cx.plan, inst, prior).context("instance is not measured")?;
-        let kat = prior.kat.as_ref().context("no KAT result")?;
-        let profile_name = &kat.final_attempt().profile;
-        let build = prior.build.as_ref().context("no build result")?;
-        let objects = match build.attempts.iter().find(|a| &a.profile == profile_name) {
-            Some(a) if !a.objects.is_empty() => a.objects.clone(),
-            _ => {
-                // A fallback profile built during the KAT stage: rebuild it
-                // (its objects are cached) to get the object list.
-                let fp = flag_profile(cx, profile_name)?;
-                let a = super::build::build_profile(cx, inst, &fp)?;
-                anyhow::ensure!(
-                    a.library_sha256.as_deref() == Some(sha.as_str()),
-                    "rebuilt library differs from the measured one"
-                );
-                a.objects
-            }
-        };
-        let wraps = wraps_defined(cx, &objects, &cx.plan.profile_wraps);
-        let wrapped: Vec<String> = wraps.iter().map(|w| w.symbol.clone()).collect();
-        if wraps.is_empty() {
-            // Nothing to wrap is a result too: every operation spends 0 % in
-            // the helpers, and its record says why.
-            let why = "the objects define none of the wrapped helper symbols";
+    fn run(&self, job: &Job) -> Result<ProfileOutput> {
+        let cx = job.cx;
+        let inst = job.inst;
+        let link = job
+            .prior
+            .get::<ProfileLinkStage>()
+            .context("no profile-link result")?;
+        let Some(sha) = &link.library_sha256 else {
+            // Nothing to wrap (or no instrumented library) is a result too:
+            // every operation spends 0 % in the helpers, and says why.
             let ops = inst
                 .kind
                 .operations()
                 .iter()
                 .map(|op| OpProfile {
                     op: op.to_string(),
-                    status: "no-helpers".into(),
-                    detail: Some(why.into()),
+                    status: link.status,
+                    detail: link.detail.clone(),
                     ops: 0,
                     total_ticks: 0,
                     tick_hz: None,
@@ -159,34 +71,24 @@ impl Stage for ProfileStage {
                     process: None,
                 })
                 .collect();
+            let ops = if link.status == OpStatus::NoHelpers {
+                ops
+            } else {
+                Vec::new()
+            };
             return Ok(ProfileOutput {
-                status: "no-helpers".into(),
-                detail: Some(why.into()),
-                wrapped,
+                status: link.status,
+                detail: link.detail.clone(),
+                wrapped: link.wrapped.clone(),
                 ops,
             });
-        }
-        let scratch = cx.cache.scratch()?;
-        let lib = scratch.path().join("profiled.so");
-        if let Err(e) = relink(cx, inst, profile_name, &objects, &wraps, &lib) {
-            return Ok(ProfileOutput {
-                status: "relink-failed".into(),
-                detail: Some(
-                    format!("{e:#}").replace(&format!("{}/", cx.plan.project_root.display()), ""),
-                ),
-                wrapped,
-                ops: Vec::new(),
-            });
-        }
-        let iterations = |op: &str| {
-            prior
-                .time
-                .as_ref()
-                .and_then(|t| t.ops.iter().find(|o| o.op == op))
-                .and_then(|o| o.plan.as_ref())
-                .map(|p| p.iterations)
-                .unwrap_or(cx.plan.timing.min_iterations)
         };
+        let lib = cx.cache.existing_blob(sha).with_context(|| {
+            format!(
+                "instrumented library of {} missing from the cache",
+                inst.key()
+            )
+        })?;
         let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();
         for op in inst.kind.operations() {
@@ -196,14 +98,14 @@ impl Stage for ProfileStage {
                 .chain([
                     cx.plan.timing.warmup.to_string(),
                     "--iters".into(),
-                    iterations(op).to_string(),
+                    iterations(job, op).to_string(),
                 ])
                 .collect();
             // Like a timing trial, a profile that lost the CPU is run again.
             let mut attempt = 0;
             let process = loop {
                 attempt += 1;
-                let (process, _) = driver::run(cx, &lib, &args, measuring_cpu(), timeout)?;
+                let (process, _) = driver::run(cx, &lib, &args, job.cpu, timeout)?;
                 if !lost_cpu(&process) || attempt >= TRIAL_ATTEMPTS {
                     break process;
                 }
@@ -211,96 +113,33 @@ impl Stage for ProfileStage {
             ops.push(read_profile(op, process));
         }
         Ok(ProfileOutput {
-            status: "ok".into(),
+            status: OpStatus::Ok,
             detail: None,
-            wrapped,
+            wrapped: link.wrapped.clone(),
             ops,
         })
     }
 
-    fn store(results: &mut InstanceResults, out: ProfileOutput) {
-        results.profile = Some(out);
+    fn estimate_seconds(&self, job: &Job) -> Option<f64> {
+        let s = &job.cx.plan.timing;
+        Some((s.trial_seconds + 0.2) * job.inst.kind.operations().len() as f64)
     }
 }
 
-fn flag_profile(cx: &Cx, name: &str) -> Result<FlagProfile> {
-    cx.plan
-        .flag_profiles
-        .iter()
-        .find(|p| p.name == name)
-        .cloned()
-        .with_context(|| format!("flag profile {name} not in the plan"))
-}
-
-/// The configured wraps whose symbol one of the submission's objects defines.
-fn wraps_defined(cx: &Cx, objects: &[ObjectRef], wraps: &[Wrap]) -> Vec<Wrap> {
-    let mut defined = std::collections::BTreeSet::new();
-    for o in objects.iter().filter(|o| o.submission) {
-        if let Ok(syms) = crate::elf::defined_symbols(&cx.cache.object_path(&o.key)) {
-            defined.extend(syms);
-        }
-    }
-    wraps
-        .iter()
-        .filter(|w| defined.contains(&w.symbol))
-        .cloned()
-        .collect()
-}
-
-/// The wrapper source for `wraps`: one `PQB_WRAP` line each.
-pub fn wrapper_source(wraps: &[Wrap]) -> String {
-    let mut s = String::from("#include \"prof_wrap.h\"\n");
-    for w in wraps {
-        let class = if w.class == "drng" {
-            "PQB_CLASS_DRNG"
-        } else {
-            "PQB_CLASS_HASH"
-        };
-        let idx = |a: Option<u32>| a.map(|v| v.to_string()).unwrap_or_else(|| "-1".into());
-        s.push_str(&format!(
-            "PQB_WRAP({}, {}, {}, {})\n",
-            w.symbol,
-            class,
-            idx(w.in_bits_arg),
-            idx(w.out_bits_arg)
-        ));
-    }
-    s
-}
-
-fn relink(
-    cx: &Cx,
-    inst: &Instance,
-    profile: &str,
-    objects: &[ObjectRef],
-    wraps: &[Wrap],
-    out: &std::path::Path,
-) -> Result<()> {
-    let dir = out.parent().context("scratch dir")?;
-    let fp = flag_profile(cx, profile)?;
-    let wrap_c = dir.join("wraps.c");
-    fsutil::write_atomic(&wrap_c, wrapper_source(wraps).as_bytes())?;
-    let mut args = vec![
-        "-O2".to_string(),
-        "-fPIC".into(),
-        "-std=c99".into(),
-        "-D_GNU_SOURCE".into(),
-    ];
-    args.push(format!("-I{}", cx.support.dir.display()));
-    let wrap_o = dir.join("wraps.o");
-    let rt_o = dir.join("prof_runtime.o");
-    cx.compiler.compile(&wrap_c, &wrap_o, &args)?;
-    cx.compiler
-        .compile(&cx.support.file("prof_runtime.c"), &rt_o, &args)?;
-    let mut extra = vec![wrap_o.display().to_string(), rt_o.display().to_string()];
-    extra.extend(wraps.iter().map(|w| format!("-Wl,--wrap={}", w.symbol)));
-    link_library(cx, inst, &fp, objects, &extra, out)
+/// Calls per profiled trial: those of a timing trial of the operation.
+fn iterations(job: &Job, op: &str) -> u64 {
+    job.prior
+        .get::<TimeStage>()
+        .and_then(|t| t.ops.iter().find(|o| o.op == op))
+        .and_then(|o| o.plan.as_ref())
+        .map(|p| p.iterations)
+        .unwrap_or(job.cx.plan.timing.min_iterations)
 }
 
 fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
     let mut p = OpProfile {
         op: op.to_string(),
-        status: "ok".into(),
+        status: OpStatus::Ok,
         detail: None,
         ops: 0,
         total_ticks: 0,
@@ -323,7 +162,10 @@ fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
         .filter(|l| l.tag == "prof")
         .map(|l| Shape {
             function: l.get("fn").unwrap_or("?").to_string(),
-            class: l.get("class").unwrap_or("hash").to_string(),
+            class: match l.get("class") {
+                Some("drng") => HelperClass::Drng,
+                _ => HelperClass::Hash,
+            },
             in_bits: l.u64("in_bits").unwrap_or(0),
             out_bits: l.u64("out_bits").unwrap_or(0),
             calls: l.u64("calls").unwrap_or(0),

@@ -3,135 +3,49 @@
 //! the KAT and timing runs, and the external catalog's figures; the size
 //! audit lists every instance where they disagree.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::InstanceResults;
-use crate::engine::{Cx, Manifest, Stage};
-use crate::error::{ConfigError, Location};
-use crate::plan::{Instance, Kind, StageName};
-
-/// One row of the external size catalog.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CatalogEntry {
-    pub public_key: Option<u64>,
-    pub ciphertext: Option<u64>,
-    pub signature: Option<u64>,
-    /// `encoded`, `maximum-variable` or `nominal-variable`.
-    pub basis: String,
-}
-
-/// Reads `ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis`.
-pub fn read_catalog(path: &Path) -> Result<BTreeMap<(String, String), CatalogEntry>, ConfigError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(format!("cannot read size catalog: {e}")).in_file(path))?;
-    let mut out = BTreeMap::new();
-    let mut offset = 0;
-    for (n, line) in text.split_inclusive('\n').enumerate() {
-        let start = offset;
-        offset += line.len();
-        let l = line.trim();
-        if l.is_empty() || l.starts_with('#') || (n == 0 && l.starts_with("ID;")) {
-            continue;
-        }
-        let err = |m: &str| {
-            ConfigError::new(format!("bad size catalog line: {m}"))
-                .at(Location::from_span(path, &text, start..start + l.len()))
-                .help("write `ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis`, empty cells allowed")
-        };
-        let f: Vec<&str> = l.split(';').map(str::trim).collect();
-        if f.len() != 6 {
-            return Err(err("expected 6 fields separated by `;`"));
-        }
-        let num = |s: &str| -> Result<Option<u64>, ConfigError> {
-            if s.is_empty() {
-                Ok(None)
-            } else {
-                s.parse()
-                    .map(Some)
-                    .map_err(|_| err(&format!("`{s}` is not a byte count")))
-            }
-        };
-        if !["encoded", "maximum-variable", "nominal-variable"].contains(&f[5]) {
-            return Err(err(
-                "basis must be encoded, maximum-variable or nominal-variable",
-            ));
-        }
-        out.insert(
-            (f[0].to_string(), f[1].to_string()),
-            CatalogEntry {
-                public_key: num(f[2])?,
-                ciphertext: num(f[3])?,
-                signature: num(f[4])?,
-                basis: f[5].to_string(),
-            },
-        );
-    }
-    Ok(out)
-}
-
-/// One size of one instance from its three sources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizeFigure {
-    pub api: Option<u64>,
-    pub observed: Option<u64>,
-    pub catalog: Option<u64>,
-    /// What the pages show: the catalog where it has a figure (public key,
-    /// ciphertext, signature), else the API figure.
-    pub shown: Option<u64>,
-    pub shown_from: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizesOutput {
-    /// `public key`, `secret key`, `signature` | `ciphertext`, `shared secret`.
-    pub figures: BTreeMap<String, SizeFigure>,
-    pub basis: Option<String>,
-    /// One line per disagreement, with the three numbers and the basis.
-    pub disagreements: Vec<String>,
-}
+use super::kat::KatStage;
+use super::time::TimeStage;
+use crate::context::Cx;
+use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::plan::{Instance, Kind};
+use crate::sizes::{combine, read_catalog, CatalogEntry, SizesOutput};
 
 pub struct SizesStage;
 
 impl Stage for SizesStage {
     type Output = SizesOutput;
-    const NAME: StageName = StageName::Sizes;
+    const NAME: &'static str = "sizes";
+    const REQUIRES: &'static [&'static str] = &["build", "kat"];
+    /// Lengths the timing runs saw count as observed.
+    const READS: &'static [&'static str] = &["time"];
+    const POLICY: Policy = Policy::Parallel;
 
-    fn parallel(&self) -> bool {
-        true
-    }
-
-    fn manifest(
-        &self,
-        cx: &Cx,
-        inst: &Instance,
-        prior: &InstanceResults,
-    ) -> Result<Option<Manifest>> {
-        let Some(kat) = &prior.kat else {
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        let Some(kat) = job.prior.get::<KatStage>() else {
             return Ok(None);
         };
         let mut m = Manifest::new();
         m.set("kat", kat)
             .set(
                 "time-lengths",
-                prior
-                    .time
-                    .as_ref()
+                job.prior
+                    .get::<TimeStage>()
                     .map(|t| t.ops.iter().map(|o| &o.lengths).collect::<Vec<_>>()),
             )
-            .set("catalog", catalog_entry(cx, inst)?)
+            .set("catalog", catalog_entry(job.cx, job.inst)?)
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         Ok(Some(m))
     }
 
-    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<SizesOutput> {
-        let kat = prior.kat.as_ref().context("no KAT result")?;
+    fn run(&self, job: &Job) -> Result<SizesOutput> {
+        let (cx, inst) = (job.cx, job.inst);
+        let kat = job.prior.get::<KatStage>().context("no KAT result")?;
         let catalog = catalog_entry(cx, inst)?;
+        let time = job.prior.get::<TimeStage>();
         let observed_in_time = |key: &str| {
-            prior.time.as_ref().and_then(|t| {
+            time.and_then(|t| {
                 t.ops
                     .iter()
                     .filter_map(|o| o.lengths.get(key).copied())
@@ -173,10 +87,6 @@ impl Stage for SizesStage {
             catalog.as_ref().map(|c| c.basis.clone()),
         ))
     }
-
-    fn store(results: &mut InstanceResults, out: SizesOutput) {
-        results.sizes = Some(out);
-    }
 }
 
 fn catalog_entry(cx: &Cx, inst: &Instance) -> Result<Option<CatalogEntry>> {
@@ -187,106 +97,4 @@ fn catalog_entry(cx: &Cx, inst: &Instance) -> Result<Option<CatalogEntry>> {
     Ok(catalog
         .get(&(inst.algorithm.clone(), inst.label.clone()))
         .cloned())
-}
-
-/// Decides the shown figure of each size and lists disagreements: an
-/// observed length above the API cap, or a catalog figure different from
-/// the API (encoded basis) or above it (variable bases).
-pub fn combine(
-    rows: impl Iterator<Item = (String, Option<u64>, Option<u64>, Option<u64>)>,
-    basis: Option<String>,
-) -> SizesOutput {
-    let mut figures = BTreeMap::new();
-    let mut disagreements = Vec::new();
-    for (name, api, observed, catalog) in rows {
-        let (shown, shown_from) = match (catalog, api) {
-            (Some(c), _) => (Some(c), "catalog"),
-            (None, Some(a)) => (Some(a), "api"),
-            (None, None) => (observed, "observed"),
-        };
-        let variable = basis.as_deref().is_some_and(|b| b != "encoded");
-        let over_cap = matches!((observed, api), (Some(o), Some(a)) if o > a);
-        let catalog_off = match (catalog, api) {
-            (Some(c), Some(a)) => {
-                if variable {
-                    c > a
-                } else {
-                    c != a
-                }
-            }
-            _ => false,
-        };
-        // A fixed-size figure (encoded) must also equal what was returned.
-        let fixed_off = !variable && matches!((catalog, observed), (Some(c), Some(o)) if c != o);
-        if over_cap || catalog_off || fixed_off {
-            let show = |v: Option<u64>| v.map(|v| v.to_string()).unwrap_or_else(|| "–".into());
-            disagreements.push(format!(
-                "{name}: API {}, observed {}, catalog {}{}",
-                show(api),
-                show(observed),
-                show(catalog),
-                basis
-                    .as_deref()
-                    .map(|b| format!(" ({b})"))
-                    .unwrap_or_default()
-            ));
-        }
-        figures.insert(
-            name,
-            SizeFigure {
-                api,
-                observed,
-                catalog,
-                shown,
-                shown_from: shown_from.into(),
-            },
-        );
-    }
-    SizesOutput {
-        figures,
-        basis,
-        disagreements,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn disagreements_name_all_three_numbers() {
-        let out = combine(
-            vec![
-                ("public key".to_string(), Some(32), Some(32), Some(32)),
-                ("signature".to_string(), Some(1200), Some(1190), Some(1183)),
-            ]
-            .into_iter(),
-            Some("encoded".into()),
-        );
-        assert_eq!(
-            out.disagreements,
-            vec!["signature: API 1200, observed 1190, catalog 1183 (encoded)"]
-        );
-        assert_eq!(out.figures["signature"].shown, Some(1183));
-        let ok = combine(
-            vec![("signature".to_string(), Some(1200), Some(1190), Some(1150))].into_iter(),
-            Some("nominal-variable".into()),
-        );
-        assert!(ok.disagreements.is_empty());
-    }
-
-    #[test]
-    fn catalog_lines_are_checked() {
-        let dir = tempfile::tempdir().unwrap();
-        let p = dir.path().join("c.csv");
-        std::fs::write(&p, "ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis\nsign-1;A-1;32;;64;encoded\n").unwrap();
-        let c = read_catalog(&p).unwrap();
-        assert_eq!(c[&("sign-1".into(), "A-1".into())].signature, Some(64));
-        std::fs::write(&p, "sign-1;A-1;32;x;64;encoded\n").unwrap();
-        let e = read_catalog(&p).unwrap_err().to_string();
-        assert!(
-            e.contains("`x` is not a byte count") && e.contains("c.csv:1:1"),
-            "{e}"
-        );
-    }
 }

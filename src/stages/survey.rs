@@ -3,19 +3,12 @@
 //! not); per algorithm, the verdict drawn from all its instances.
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::build::api_symbols;
-use super::InstanceResults;
-use crate::engine::{Cx, Manifest, Stage};
-use crate::objscan::{self, ObjectEvidence};
-use crate::plan::{Instance, StageName};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SurveyOutput {
-    pub objects: Vec<String>,
-    pub evidence: ObjectEvidence,
-}
+use super::build::BuildStage;
+use crate::context::Cx;
+use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::objscan::{self, SurveyOutput};
+use crate::toolchain::library::api_symbols;
 
 pub struct SurveyStage;
 
@@ -37,32 +30,26 @@ fn helpers(cx: &Cx) -> Vec<String> {
 
 impl Stage for SurveyStage {
     type Output = SurveyOutput;
-    const NAME: StageName = StageName::Survey;
+    const NAME: &'static str = "survey";
+    const REQUIRES: &'static [&'static str] = &["build"];
+    const POLICY: Policy = Policy::Parallel;
 
-    fn parallel(&self) -> bool {
-        true
-    }
-
-    fn manifest(
-        &self,
-        cx: &Cx,
-        _inst: &Instance,
-        prior: &InstanceResults,
-    ) -> Result<Option<Manifest>> {
-        let Some(a) = prior.build.as_ref().and_then(|b| b.built()) else {
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        let Some(a) = job.prior.get::<BuildStage>().and_then(|b| b.built()) else {
             return Ok(None);
         };
         let mut m = Manifest::new();
         m.set("objects", &a.objects)
-            .set("helpers", helpers(cx))
+            .set("helpers", helpers(job.cx))
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         Ok(Some(m))
     }
 
-    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<SurveyOutput> {
-        let a = prior
-            .build
-            .as_ref()
+    fn run(&self, job: &Job) -> Result<SurveyOutput> {
+        let (cx, inst) = (job.cx, job.inst);
+        let a = job
+            .prior
+            .get::<BuildStage>()
             .and_then(|b| b.built())
             .context("nothing built")?;
         let own: Vec<_> = a.objects.iter().filter(|o| o.submission).collect();
@@ -88,9 +75,5 @@ impl Stage for SurveyStage {
             objects: own.iter().map(|o| o.source.clone()).collect(),
             evidence,
         })
-    }
-
-    fn store(results: &mut InstanceResults, out: SurveyOutput) {
-        results.survey = Some(out);
     }
 }

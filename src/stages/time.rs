@@ -8,137 +8,75 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
-use super::InstanceResults;
-use crate::engine::{Cx, Manifest, Stage};
+use super::kat::KatStage;
+use crate::context::Cx;
+use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
-use crate::measure::{
-    measured_library, measured_library_path, measuring_cpu, plan_iterations, IterationPlan,
-};
-use crate::plan::{Instance, StageName};
-use crate::stats::{self, Summary, Trial};
-
-/// A trial whose process ran less than this share of its wall time (or whose
-/// cycle rate fell below this share of the clock) lost the CPU.
-pub const LOST_CPU_SHARE: f64 = 0.95;
-pub const TRIAL_ATTEMPTS: u32 = 3;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpTiming {
-    pub op: String,
-    /// `ok`, or why it has no figures: `crash`, `timeout`, `error`.
-    pub status: String,
-    pub detail: Option<String>,
-    pub counter: Option<String>,
-    pub counter_hz: Option<f64>,
-    pub calibration: Option<Calibration>,
-    pub plan: Option<IterationPlan>,
-    pub trials_wanted: u32,
-    pub warmup: u32,
-    pub processes: Vec<ProcessRecord>,
-    pub trials: Vec<Trial>,
-    /// Trials run again because they lost the CPU.
-    pub repeated_trials: u32,
-    pub sign_retries: u64,
-    pub verify_rejects: u64,
-    /// Maximum lengths the library returned (pk, sk, sig, ct, ss).
-    pub lengths: BTreeMap<String, u64>,
-    pub summary: Option<Summary>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Calibration {
-    pub calls: u64,
-    pub seconds: f64,
-    /// Seconds per warm call.
-    pub seconds_per_call: f64,
-    /// The first timed call, for comparison with a cold-call calibration.
-    pub first_seconds: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimeOutput {
-    pub cpu: Option<usize>,
-    pub ops: Vec<OpTiming>,
-    /// When this instance was timed (UTC); kept with the cached result.
-    #[serde(default)]
-    pub started_utc: Option<String>,
-    #[serde(default)]
-    pub finished_utc: Option<String>,
-}
+use crate::measure::timing::{lost_cpu, Calibration, OpTiming, TimeOutput, TRIAL_ATTEMPTS};
+use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
+use crate::stats::{self, Trial};
 
 pub struct TimeStage;
 
 impl Stage for TimeStage {
     type Output = TimeOutput;
-    const NAME: StageName = StageName::Time;
+    const NAME: &'static str = "time";
+    const REQUIRES: &'static [&'static str] = &["build", "kat"];
+    const POLICY: Policy = Policy::Measuring;
 
-    fn parallel(&self) -> bool {
-        false
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        Ok(measurement_manifest(job, job.prior.get::<KatStage>()))
     }
 
-    fn is_measurement(&self) -> bool {
-        true
-    }
-
-    fn manifest(
-        &self,
-        cx: &Cx,
-        inst: &Instance,
-        prior: &InstanceResults,
-    ) -> Result<Option<Manifest>> {
-        measurement_manifest(cx, inst, prior)
-    }
-
-    fn run(&self, cx: &Cx, inst: &Instance, prior: &InstanceResults) -> Result<TimeOutput> {
-        let lib = measured_library_path(cx, inst, prior)?;
-        let cpu = measuring_cpu();
+    fn run(&self, job: &Job) -> Result<TimeOutput> {
+        let cx = job.cx;
+        let kat = job.prior.get::<KatStage>();
+        let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let started_utc = Some(crate::records::utc_now());
-        let ops = inst
-            .kind
-            .operations()
-            .iter()
-            .map(|op| time_op(cx, &lib, op, cpu))
-            .collect::<Result<Vec<_>>>()?;
+        let mut ops = Vec::new();
+        for op in job.inst.kind.operations() {
+            let t = time_op(cx, &lib, op, job.cpu)?;
+            cx.progress
+                .operation(Self::NAME, &job.inst.key(), op, &op_summary(&t));
+            ops.push(t);
+        }
         Ok(TimeOutput {
-            cpu,
+            cpu: job.cpu,
             ops,
             started_utc,
             finished_utc: Some(crate::records::utc_now()),
         })
     }
 
-    fn store(results: &mut InstanceResults, out: TimeOutput) {
-        results.time = Some(out);
+    fn estimate_seconds(&self, job: &Job) -> Option<f64> {
+        let s = &job.cx.plan.timing;
+        let per_op = (f64::from(s.trials) * s.trial_seconds + 0.5).min(s.budget_seconds);
+        Some(per_op * job.inst.kind.operations().len() as f64)
     }
 }
 
-/// Inputs of every measuring stage: the library, the driver, the settings
-/// and the host state; None when the instance is excluded.
-pub fn measurement_manifest(
-    cx: &Cx,
-    inst: &Instance,
-    prior: &InstanceResults,
-) -> Result<Option<Manifest>> {
-    let Some(lib) = measured_library(cx.plan, inst, prior) else {
-        return Ok(None);
-    };
-    let mut m = Manifest::new();
-    m.set("library", lib)
-        .set("driver", &cx.support.version)
-        .set("timing", &cx.plan.timing)
-        .set("limits", &cx.plan.limits)
-        .set("cpu", measuring_cpu())
-        .set("host", cx.host_fingerprint.clone().unwrap_or_default())
-        .set("pqbench", crate::STAGE_LOGIC_VERSION);
-    Ok(Some(m))
+/// One progress line per measured operation.
+fn op_summary(t: &OpTiming) -> String {
+    match (&t.summary, t.status) {
+        (Some(sum), OpStatus::Ok) => format!(
+            "{} calls in {} trials, median {:.0} cycles",
+            sum.n,
+            t.trials.len(),
+            sum.median_cycles
+        ),
+        _ => format!(
+            "{} ({})",
+            t.status,
+            t.detail.as_deref().unwrap_or("no detail")
+        ),
+    }
 }
 
-fn failed(op: &str, status: &str, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
+fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
     OpTiming {
         op: op.to_string(),
-        status: status.to_string(),
+        status,
         detail: Some(detail),
         counter: None,
         counter_hz: None,
@@ -170,7 +108,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     if let Some((status, detail)) = calib_proc.failure() {
         return Ok(failed(
             op,
-            &status,
+            status,
             format!("calibration: {detail}"),
             vec![calib_proc],
         ));
@@ -198,7 +136,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     }
     let mut timing = OpTiming {
         op: op.to_string(),
-        status: "ok".into(),
+        status: OpStatus::Ok,
         detail: None,
         counter: None,
         counter_hz: None,
@@ -268,28 +206,6 @@ fn read_trial(
         }
     }
     Ok((trial, lost_cpu(proc)))
-}
-
-/// Whether a trial process lost the CPU: it ran less than 95 % of its wall
-/// time, or (with a counter that stops while descheduled) its cycle rate
-/// fell below 95 % of the clock.
-pub fn lost_cpu(proc: &ProcessRecord) -> bool {
-    let Some(t) = proc.line("trial") else {
-        return false;
-    };
-    let seconds = t.f64("seconds").unwrap_or(0.0).max(1e-12);
-    let cpu_share = t.f64("cpu_seconds").unwrap_or(seconds) / seconds;
-    let meta = proc.line("meta");
-    let rate_share = match (
-        meta.and_then(|m| m.get("counter")),
-        meta.and_then(|m| m.f64("counter_hz")),
-    ) {
-        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => {
-            t.f64("cycles").unwrap_or(0.0) / seconds / hz
-        }
-        _ => 1.0,
-    };
-    cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE
 }
 
 fn finish(mut t: OpTiming) -> OpTiming {

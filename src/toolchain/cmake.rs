@@ -10,15 +10,14 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::build::ObjectRef;
-use crate::engine::Cx;
+use super::library::{BuildEnv, ObjectRef};
 use crate::plan::{CmakeSpec, FlagProfile, Instance};
 use crate::sandbox::{self, Limits, Outcome, Spec};
 
 /// Builds the CMake target and returns its objects, stored in the object
 /// cache by content.
 pub fn build_target(
-    cx: &Cx,
+    env: &BuildEnv,
     inst: &Instance,
     spec: &CmakeSpec,
     profile: &FlagProfile,
@@ -26,7 +25,7 @@ pub fn build_target(
     let cmake = crate::toolchain::which("cmake").context(
         "this implementation opts in to its CMake build, but cmake is not installed (e.g. apt-get install cmake)",
     )?;
-    let scratch = cx.cache.scratch()?;
+    let scratch = env.cache.scratch()?;
     let build = scratch.path().join("build");
     let mut cflags = profile.cflags.clone();
     cflags.extend(inst.defines.iter().cloned());
@@ -35,7 +34,7 @@ pub fn build_target(
         spec.root.display().to_string(),
         "-B".into(),
         build.display().to_string(),
-        format!("-DCMAKE_C_COMPILER={}", cx.compiler.path.display()),
+        format!("-DCMAKE_C_COMPILER={}", env.compiler.path.display()),
         format!("-DCMAKE_C_FLAGS={}", cflags.join(" ")),
         "-DCMAKE_POSITION_INDEPENDENT_CODE=ON".into(),
         "-DCMAKE_BUILD_TYPE=None".into(),
@@ -55,7 +54,7 @@ pub fn build_target(
             spec.target, spec.target
         )
     })?;
-    extract_objects(cx, &archive, &spec.target)
+    extract_objects(env, &archive, &spec.target)
 }
 
 fn run(cmake: &Path, args: &[String], cwd: &Path, what: &str) -> Result<()> {
@@ -95,7 +94,7 @@ fn find_archive(dir: &Path, target: &str) -> Option<PathBuf> {
 }
 
 /// Copies every member of a static library into the object cache.
-fn extract_objects(cx: &Cx, archive: &Path, target: &str) -> Result<Vec<ObjectRef>> {
+fn extract_objects(env: &BuildEnv, archive: &Path, target: &str) -> Result<Vec<ObjectRef>> {
     let data = std::fs::read(archive).with_context(|| format!("reading {}", archive.display()))?;
     let ar =
         object::read::archive::ArchiveFile::parse(&*data).context("parsing the static library")?;
@@ -107,7 +106,7 @@ fn extract_objects(cx: &Cx, archive: &Path, target: &str) -> Result<Vec<ObjectRe
             .to_string();
         let bytes = member.data(&*data)?;
         let key = crate::fsutil::sha256_hex(bytes);
-        let path = cx.cache.object_path(&key);
+        let path = env.cache.object_path(&key);
         if !path.is_file() {
             crate::fsutil::write_atomic(&path, bytes)?;
         }

@@ -1,5 +1,11 @@
 //! The C compiler pqbench drives: its identity (which goes into every build
-//! key and record) and the compile and link steps.
+//! key and record) and the compile and link steps; `library` builds an
+//! instance's shared library with it, `cmake` is the opt-in CMake backend.
+
+pub mod cmake;
+pub mod library;
+
+pub use library::BuildEnv;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -54,6 +60,17 @@ impl Compiler {
             binary_sha256,
             target,
         })
+    }
+
+    /// A compiler identity for tests that compile nothing.
+    pub fn placeholder() -> Compiler {
+        Compiler {
+            command: "cc".into(),
+            path: PathBuf::from("/nonexistent/cc"),
+            version: "placeholder 0".into(),
+            binary_sha256: "0".repeat(64),
+            target: "none".into(),
+        }
     }
 
     /// Compiles one C file to an object; returns the compiler's diagnostics

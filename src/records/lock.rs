@@ -11,39 +11,20 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::engine::{Cx, Stage};
 use crate::fsutil;
 use crate::host::{Environment, HostCheck};
-use crate::plan::{Instance, Plan};
-use crate::records::campaign::CampaignRecord;
-use crate::stages::{self, InstanceResults};
+use crate::plan::Plan;
 use crate::toolchain::Compiler;
 
 pub const LOCK_VERSION: u32 = 1;
 pub const LOCK_FILE: &str = "lock.json";
 /// Environment variables that change what a run builds or loads.
-const RECORDED_ENV: [&str; 3] = ["CC", "LD_PRELOAD", "LD_LIBRARY_PATH"];
-
-/// How the pipeline records a run (`pipeline::run_with`).
-#[derive(Debug, Default)]
-pub struct Recording {
-    /// Where run directories go; default `<output_dir>/runs`.
-    pub runs_dir: Option<PathBuf>,
-    /// Run id of the run this one reproduces.
-    pub reproduces: Option<String>,
-    /// The run computed every stage in a fresh cache (nothing reused);
-    /// its plan's output and cache paths are scratch paths, recorded as
-    /// the canonical ones instead.
-    pub fresh_cache: bool,
-    /// The run directory, once written.
-    pub written: OnceLock<PathBuf>,
-}
+pub const RECORDED_ENV: [&str; 3] = ["CC", "LD_PRELOAD", "LD_LIBRARY_PATH"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lock {
@@ -144,225 +125,8 @@ pub struct StageLock {
     pub result_sha256: Option<String>,
 }
 
-/// Writes the run directory of a finished run (called by the pipeline
-/// after `campaign.json`); returns its path.
-pub fn record_run(
-    cx: &Cx,
-    results: &BTreeMap<String, InstanceResults>,
-    rec: &Recording,
-) -> Result<PathBuf> {
-    let plan = cx.plan;
-    let campaign: CampaignRecord = fsutil::read_json(&plan.output_dir.join("campaign.json"))?;
-    let instances = plan
-        .instances
-        .iter()
-        .map(|inst| instance_lock(cx, inst, &results[&inst.key()], &campaign.cpus))
-        .collect::<Result<Vec<_>>>()?;
-    crate::measure::set_measuring_cpu(None);
-    let runs_dir = rec
-        .runs_dir
-        .clone()
-        .unwrap_or_else(|| plan.output_dir.join("runs"));
-    let mut shown = plan.clone();
-    if rec.fresh_cache {
-        // Scratch paths mean nothing to a reader: record where the run belongs.
-        shown.output_dir = runs_dir.parent().unwrap_or(&runs_dir).to_path_buf();
-        shown.site_dir = shown.output_dir.with_file_name("site");
-        shown.cache_dir = plan.project_root.join("output").join(".cache");
-    }
-    let mut lock = Lock {
-        lock_version: LOCK_VERSION,
-        run_id: String::new(),
-        reproduces: rec.reproduces.clone(),
-        pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
-        stage_logic_version: crate::STAGE_LOGIC_VERSION.to_string(),
-        campaign: plan.campaign.clone(),
-        system: plan.system.clone(),
-        start_utc: campaign.start_utc.clone(),
-        end_utc: campaign.end_utc.clone(),
-        fresh_cache: rec.fresh_cache,
-        plan: relative_plan(&shown)?,
-        config_files: config_files(plan),
-        compiler: cx.compiler.clone(),
-        support_version: cx.support.version.clone(),
-        seeds: Seeds::fixed(),
-        host: HostLock {
-            fingerprint: campaign.host_fingerprint.clone(),
-            cpus: campaign.cpus.clone(),
-            checks: campaign.host_checks.clone(),
-            environment: campaign.environment_start.clone(),
-            counter: campaign.counter.clone(),
-            counter_hz: campaign.counter_hz,
-        },
-        environment: RECORDED_ENV
-            .iter()
-            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
-            .collect(),
-        instances,
-        files: BTreeMap::new(),
-    };
-    std::fs::create_dir_all(&runs_dir)
-        .with_context(|| format!("creating {}", runs_dir.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempdir_in(&runs_dir)?;
-    for rel in result_files(plan) {
-        let from = plan.output_dir.join(&rel);
-        if from.is_file() {
-            let sha = place(cx, &from, &staging.path().join(&rel))?;
-            lock.files.insert(rel, sha);
-        }
-    }
-    let digest = fsutil::sha256_hex(&serde_json::to_vec(&lock)?);
-    lock.run_id = format!("{}-{}", compact_utc(&lock.start_utc), &digest[..8]);
-    fsutil::write_json(&staging.path().join(LOCK_FILE), &lock)?;
-    let dest = free_name(&runs_dir, &lock.run_id);
-    let staged = staging.keep();
-    std::fs::rename(&staged, &dest)
-        .with_context(|| format!("moving the run directory to {}", dest.display()))?;
-    cx.progress.note(&format!(
-        "run {} recorded in {}",
-        lock.run_id,
-        plan.display_path(&dest)
-    ));
-    let _ = rec.written.set(dest.clone());
-    Ok(dest)
-}
-
-fn instance_lock(
-    cx: &Cx,
-    inst: &Instance,
-    r: &InstanceResults,
-    cpus: &[usize],
-) -> Result<InstanceLock> {
-    let plan = cx.plan;
-    let kat = r.kat.as_ref().map(|k| k.final_attempt());
-    let profile = kat.map(|a| a.profile.clone()).or_else(|| {
-        r.build
-            .as_ref()
-            .and_then(|b| b.built())
-            .map(|a| a.profile.clone())
-    });
-    let flags = profile
-        .as_ref()
-        .and_then(|p| plan.flag_profiles.iter().find(|f| &f.name == p));
-    let library = kat.and_then(|a| a.library_sha256.clone()).or_else(|| {
-        r.build
-            .as_ref()
-            .and_then(|b| b.built())
-            .and_then(|a| a.library_sha256.clone())
-    });
-    // Measuring stages key on the CPU; the pipeline shards whole
-    // algorithms over the CPUs the same way.
-    let shards = crate::engine::shard_by_algorithm(&plan.instances, cpus.len().max(1));
-    let index = plan.instances.iter().position(|i| i.key() == inst.key());
-    let shard = shards
-        .iter()
-        .position(|s| index.is_some_and(|i| s.contains(&i)));
-    crate::measure::set_measuring_cpu(shard.and_then(|k| cpus.get(k).copied()));
-    let mut stages = BTreeMap::new();
-    use stages::{build, kat as katst, memory, profile as prof, sizes, survey, time};
-    stage_lock(cx, &build::BuildStage, inst, r, &mut stages)?;
-    stage_lock(cx, &katst::KatStage, inst, r, &mut stages)?;
-    stage_lock(cx, &time::TimeStage, inst, r, &mut stages)?;
-    stage_lock(cx, &memory::MemoryStage, inst, r, &mut stages)?;
-    stage_lock(cx, &sizes::SizesStage, inst, r, &mut stages)?;
-    stage_lock(cx, &prof::ProfileStage, inst, r, &mut stages)?;
-    stage_lock(cx, &survey::SurveyStage, inst, r, &mut stages)?;
-    Ok(InstanceLock {
-        instance: inst.key(),
-        algorithm: inst.algorithm.clone(),
-        label: inst.label.clone(),
-        implementation: inst.implementation.clone(),
-        inputs: build::build_manifest(cx, inst)?.entries,
-        profile,
-        cflags: flags.map(|f| f.cflags.clone()).unwrap_or_default(),
-        ldflags: flags.map(|f| f.ldflags.clone()).unwrap_or_default(),
-        library_sha256: library,
-        kat_status: kat.map(|a| a.status.to_string()),
-        kat_log_sha256: kat.map(|a| a.log_sha256.clone()),
-        kat_output_sha256: kat.and_then(|a| a.output_sha256.clone()),
-        counter: r
-            .time
-            .as_ref()
-            .and_then(|t| t.ops.iter().find_map(|o| o.counter.clone())),
-        median_cycles: r
-            .time
-            .iter()
-            .flat_map(|t| &t.ops)
-            .filter_map(|o| Some((o.op.clone(), o.summary.as_ref()?.median_cycles)))
-            .collect(),
-        stages,
-    })
-}
-
-/// The stage's key exactly as the engine computed it (the final results
-/// hold everything the stage's manifest reads), and its stored result.
-fn stage_lock<S: Stage>(
-    cx: &Cx,
-    stage: &S,
-    inst: &Instance,
-    r: &InstanceResults,
-    out: &mut BTreeMap<String, StageLock>,
-) -> Result<()> {
-    if !cx.plan.runs(S::NAME) {
-        return Ok(());
-    }
-    let Some(m) = stage.manifest(cx, inst, r)? else {
-        return Ok(());
-    };
-    let key = m.key();
-    let stored: Option<Value> = cx.cache.get(S::NAME.as_str(), &key);
-    let result_sha256 = stored
-        .map(|v| serde_json::to_vec(&v).map(|b| fsutil::sha256_hex(&b)))
-        .transpose()?;
-    out.insert(
-        S::NAME.as_str().to_string(),
-        StageLock { key, result_sha256 },
-    );
-    Ok(())
-}
-
-/// The run-level records and, per instance of the plan, its operation and
-/// profile records and KAT log (never stale files of removed instances).
-fn result_files(plan: &Plan) -> Vec<String> {
-    let mut files: Vec<String> = ["campaign.json", "build.json", "sizes.json", "survey.json"]
-        .map(String::from)
-        .to_vec();
-    for inst in &plan.instances {
-        for op in inst.kind.operations() {
-            files.push(crate::records::operation::record_path(
-                &inst.algorithm,
-                &inst.label,
-                op,
-            ));
-            files.push(crate::records::analysis::profile_path(
-                &inst.algorithm,
-                &inst.label,
-                op,
-            ));
-        }
-        files.push(format!("kat/{}/{}.log", inst.algorithm, inst.label));
-    }
-    files
-}
-
-/// Stores `from` as a blob and links it to `to` (copying when the file
-/// system cannot link); returns its sha256.
-fn place(cx: &Cx, from: &Path, to: &Path) -> Result<String> {
-    let sha = cx.cache.put_blob_file(from)?;
-    if let Some(dir) = to.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let blob = cx.cache.blob_path(&sha);
-    if std::fs::hard_link(&blob, to).is_err() {
-        fsutil::copy_atomic(from, to)?;
-    }
-    Ok(sha)
-}
-
 /// `runs/<id>`, or `<id>-2`, ... when two runs share a second and a digest.
-fn free_name(runs: &Path, id: &str) -> PathBuf {
+pub fn free_name(runs: &Path, id: &str) -> PathBuf {
     let mut dest = runs.join(id);
     let mut n = 2;
     while dest.exists() {
@@ -373,7 +137,7 @@ fn free_name(runs: &Path, id: &str) -> PathBuf {
 }
 
 /// `2025-09-25T10:02:21` → `20250925T100221Z`.
-fn compact_utc(utc: &str) -> String {
+pub fn compact_utc(utc: &str) -> String {
     let digits: String = utc.chars().filter(|c| *c != '-' && *c != ':').collect();
     format!("{digits}Z")
 }
@@ -398,7 +162,7 @@ fn strip_root(v: &mut Value, root: &str) {
     }
 }
 
-fn config_files(plan: &Plan) -> BTreeMap<String, Option<String>> {
+pub fn config_files(plan: &Plan) -> BTreeMap<String, Option<String>> {
     let mut paths = vec![plan.campaign_file.clone()];
     for a in &plan.algorithms {
         paths.push(plan.project_root.join(&a.toml));

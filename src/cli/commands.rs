@@ -1,0 +1,254 @@
+//! One function per subcommand: turn arguments into a library call and
+//! print the report it returns. Exit codes come from the reports (items
+//! that failed) or from `Error::exit_code` (in `main`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::args::{Cli, Command, Format};
+use super::output;
+use pqbench::engine::Freshness;
+use pqbench::error::{exit, ConfigError, Error};
+use pqbench::kat::manifest::Mode;
+use pqbench::pipeline::{self, RunOptions, StatusReport};
+use pqbench::plan::Project;
+
+pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
+    match &cli.command {
+        Command::Run {
+            campaign,
+            jobs,
+            remeasure,
+            cpu,
+            cpus,
+            format,
+        } => {
+            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            let opts = RunOptions {
+                quiet: cli.quiet,
+                remeasure: *remeasure,
+                jobs: *jobs,
+                cpus: cpus.clone().or_else(|| cpu.map(|c| vec![c])),
+            };
+            let summary = pipeline::run(&plan, &opts)?;
+            output::report(*format, &summary, |s| s.report())?;
+            Ok(summary.exit_code())
+        }
+        Command::Host { cpu, format } => host(*cpu, *format),
+        Command::Plan { campaign, format } => freshness(cli, campaign, *format, false),
+        Command::Status { campaign, format } => freshness(cli, campaign, *format, true),
+        Command::Bless {
+            campaign,
+            mode,
+            force,
+        } => {
+            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            let mode = match mode.as_str() {
+                "nolen" => Mode::Nolen,
+                "exact" => Mode::Exact,
+                _ => Mode::Strict,
+            };
+            let lines = pqbench::bless::bless(&plan, mode, *force)?;
+            output::text(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+            Ok(exit::OK)
+        }
+        Command::Render { campaign } => {
+            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            let r = pqbench::render::render_campaign(&plan)?;
+            output::text(&format!(
+                "{} pages ({} changed) in {}\n",
+                r.files,
+                r.written,
+                plan.display_path(&r.site)
+            ))?;
+            Ok(exit::OK)
+        }
+        Command::Publish {
+            campaign,
+            system,
+            dir,
+            with_libraries,
+        } => {
+            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            pqbench::publish::publish(&plan, system.as_deref(), dir, *with_libraries)?;
+            output::text(&format!("published to {}\n", dir.display()))?;
+            Ok(exit::OK)
+        }
+        Command::Check { dir, format } => {
+            let dir = in_project(cli, dir);
+            if !dir.exists() {
+                let e = std::io::Error::from(std::io::ErrorKind::NotFound);
+                return Err(Error::input(
+                    anyhow::Error::new(e).context(format!("reading {}", dir.display())),
+                ));
+            }
+            let report = pqbench::check::check_dataset(&dir).map_err(Error::input)?;
+            output::report(*format, &report, |r| format!("{r}\n"))?;
+            Ok(if report.passed() {
+                exit::OK
+            } else {
+                exit::ITEM_FAILURES
+            })
+        }
+        Command::Reproduce {
+            run,
+            allow_changed,
+            threshold,
+            jobs,
+        } => {
+            let opts = pqbench::reproduce::ReproduceOptions {
+                allow_changed: *allow_changed,
+                quiet: cli.quiet,
+                jobs: *jobs,
+                threshold: *threshold,
+            };
+            pqbench::reproduce::cli(&project(cli)?, run, &opts)
+        }
+        Command::Compare {
+            run_a,
+            run_b,
+            threshold,
+            format,
+            output,
+            fail_on_regression,
+        } => {
+            let opts = pqbench::compare::CompareOptions {
+                threshold: *threshold,
+                format: pqbench::compare::render::Format::parse(format)
+                    .unwrap_or(pqbench::compare::render::Format::Markdown),
+                output: output.clone(),
+                fail_on_regression: *fail_on_regression,
+            };
+            pqbench::compare::cli(&project(cli)?.root, run_a, run_b, &opts)
+        }
+        Command::BenchRender { instances } => {
+            let (took, r) = pqbench::render::bench::run(*instances)?;
+            output::text(&format!(
+                "rendered {} files for {instances} instances in {:.3} s\n",
+                r.files,
+                took.as_secs_f64()
+            ))?;
+            Ok(exit::OK)
+        }
+        Command::Import {
+            path,
+            id,
+            api,
+            force,
+            kats,
+            catalog,
+            basis,
+        } => {
+            let opts = pqbench::import::ImportOptions {
+                path: path.clone(),
+                id: id.clone(),
+                api: api.as_deref().map(|a| match a {
+                    "ngcc" => pqbench::plan::ApiFamily::Ngcc,
+                    _ => pqbench::plan::ApiFamily::Nist,
+                }),
+                force: *force,
+                kats: kats.clone(),
+                catalog: catalog.clone(),
+                basis: basis.clone(),
+            };
+            let lines = pqbench::import::import(&cli.root, &opts)?.lines;
+            output::text(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+            Ok(exit::OK)
+        }
+        Command::Validate { toml } => {
+            let project = project(cli)?;
+            let report = pqbench::validate::validate(&project.root, &in_project(cli, toml))?;
+            output::text(&report.to_string())?;
+            Ok(report.exit_code())
+        }
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            let mut buf = Vec::new();
+            clap_complete::generate(*shell, &mut cmd, "pqbench", &mut buf);
+            output::text(&String::from_utf8_lossy(&buf))?;
+            Ok(exit::OK)
+        }
+    }
+}
+
+/// The project directory given with `-C`; a bad one is bad input.
+fn project(cli: &Cli) -> Result<Project, Error> {
+    Project::new(&cli.root).map_err(|e| {
+        ConfigError::new(format!("project directory {}: {e}", cli.root.display()))
+            .help("give the directory holding campaigns/ and algorithms/ with -C DIR")
+            .into()
+    })
+}
+
+/// A path given on the command line: relative paths are relative to the
+/// project directory (`-C`), like every path pqbench reads.
+fn in_project(cli: &Cli, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cli.root.join(path)
+    }
+}
+
+#[derive(Serialize)]
+struct HostReport {
+    cpu: usize,
+    ready: bool,
+    check: pqbench::host::HostCheck,
+}
+
+fn host(cpu: Option<usize>, format: Format) -> Result<i32, Error> {
+    let cpu = cpu.unwrap_or_else(|| pqbench::host::allowed_cpus().last().copied().unwrap_or(0));
+    let check = pqbench::host::check(cpu);
+    let report = HostReport {
+        cpu,
+        ready: check.problems.is_empty(),
+        check,
+    };
+    output::report(format, &report, |r| {
+        if r.ready {
+            format!("host ready (CPU {})\n", r.cpu)
+        } else {
+            r.check
+                .problems
+                .iter()
+                .map(|p| format!("CPU {}: {p}\n", r.cpu))
+                .collect()
+        }
+    })?;
+    Ok(if report.ready {
+        exit::OK
+    } else {
+        exit::ITEM_FAILURES
+    })
+}
+
+/// `plan` (every row) and `status` (stale rows only).
+fn freshness(cli: &Cli, campaign: &str, format: Format, only_stale: bool) -> Result<i32, Error> {
+    let plan = pipeline::resolve(&project(cli)?, campaign)?;
+    let mut report = pipeline::states(&plan)?;
+    if only_stale {
+        report
+            .rows
+            .retain(|r| matches!(r.freshness, Freshness::Stale(_)));
+    }
+    output::report(format, &report, |r| freshness_text(r, only_stale))?;
+    Ok(exit::OK)
+}
+
+fn freshness_text(r: &StatusReport, only_stale: bool) -> String {
+    let mut s = String::new();
+    for row in &r.rows {
+        let text = match &row.freshness {
+            Freshness::Fresh => "fresh".to_string(),
+            Freshness::NotApplicable => "not applicable".to_string(),
+            Freshness::Stale(why) => format!("stale: {}", why.join("; ")),
+        };
+        s.push_str(&format!("{:<32} {:<12} {text}\n", row.instance, row.stage));
+    }
+    if only_stale && r.stale == 0 {
+        s.push_str("everything is fresh\n");
+    }
+    s
+}

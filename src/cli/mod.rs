@@ -1,0 +1,5 @@
+//! The command-line layer of the binary; the library never sees clap.
+
+pub mod args;
+pub mod commands;
+pub mod output;

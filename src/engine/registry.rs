@@ -1,0 +1,222 @@
+//! The one list of stages: declared order, dependencies and policies, with
+//! each typed stage wrapped behind an object-safe interface the scheduler,
+//! `status` and the lock use alike.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::results::{AllResults, Results};
+use super::{CampaignStage, Job, Manifest, Policy, Stage};
+use crate::context::Cx;
+
+/// What every consumer needs to know about a stage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StageInfo {
+    pub name: &'static str,
+    pub requires: &'static [&'static str],
+    pub reads: &'static [&'static str],
+    pub policy: Policy,
+}
+
+impl StageInfo {
+    /// Every stage this one depends on, needed or read.
+    pub fn depends_on(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.requires.iter().chain(self.reads).copied()
+    }
+}
+
+pub(crate) type Slot = Arc<dyn Any + Send + Sync>;
+
+/// A decoded result and the blobs it refers to.
+pub(crate) struct Decoded {
+    pub slot: Slot,
+    pub artifacts: Vec<String>,
+}
+
+/// An instance stage, type-erased.
+pub(crate) trait ErasedStage: Sync {
+    fn info(&self) -> StageInfo;
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>>;
+    fn run(&self, job: &Job) -> Result<Value>;
+    fn decode(&self, value: Value) -> Result<Decoded>;
+    fn estimate_seconds(&self, job: &Job) -> Option<f64>;
+}
+
+struct Typed<S>(S);
+
+impl<S: Stage> ErasedStage for Typed<S> {
+    fn info(&self) -> StageInfo {
+        StageInfo {
+            name: S::NAME,
+            requires: S::REQUIRES,
+            reads: S::READS,
+            policy: S::POLICY,
+        }
+    }
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        self.0.manifest(job)
+    }
+    fn run(&self, job: &Job) -> Result<Value> {
+        let out = self.0.run(job)?;
+        serde_json::to_value(&out).context("encoding the stage result")
+    }
+    fn decode(&self, value: Value) -> Result<Decoded> {
+        let out: S::Output = serde_json::from_value(value)
+            .with_context(|| format!("stored {} result has another shape", S::NAME))?;
+        let artifacts = self.0.artifacts(&out);
+        Ok(Decoded {
+            slot: Arc::new(out),
+            artifacts,
+        })
+    }
+    fn estimate_seconds(&self, job: &Job) -> Option<f64> {
+        self.0.estimate_seconds(job)
+    }
+}
+
+/// A campaign stage, type-erased.
+pub(crate) trait ErasedCampaign: Sync {
+    fn info(&self) -> StageInfo;
+    fn manifest(&self, cx: &Cx, all: &AllResults) -> Result<Option<Manifest>>;
+    fn run(&self, cx: &Cx, all: &AllResults) -> Result<Value>;
+    /// The decoded result, or why it no longer stands.
+    fn decode(&self, cx: &Cx, value: Value) -> Result<Result<Slot, String>>;
+}
+
+struct TypedCampaign<S>(S);
+
+impl<S: CampaignStage> ErasedCampaign for TypedCampaign<S> {
+    fn info(&self) -> StageInfo {
+        StageInfo {
+            name: S::NAME,
+            requires: &[],
+            reads: S::READS,
+            policy: Policy::Campaign,
+        }
+    }
+    fn manifest(&self, cx: &Cx, all: &AllResults) -> Result<Option<Manifest>> {
+        self.0.manifest(cx, all)
+    }
+    fn run(&self, cx: &Cx, all: &AllResults) -> Result<Value> {
+        let out = self.0.run(cx, all)?;
+        serde_json::to_value(&out).context("encoding the stage result")
+    }
+    fn decode(&self, cx: &Cx, value: Value) -> Result<Result<Slot, String>> {
+        let out: S::Output = serde_json::from_value(value)
+            .with_context(|| format!("stored {} result has another shape", S::NAME))?;
+        Ok(match self.0.verify(cx, &out) {
+            Some(why) => Err(why),
+            None => Ok(Arc::new(out)),
+        })
+    }
+}
+
+pub(crate) enum Entry {
+    Instance(Box<dyn ErasedStage>),
+    Campaign(Box<dyn ErasedCampaign>),
+}
+
+impl Entry {
+    pub fn info(&self) -> StageInfo {
+        match self {
+            Entry::Instance(s) => s.info(),
+            Entry::Campaign(s) => s.info(),
+        }
+    }
+}
+
+/// The stages of a pipeline, in the order they run.
+#[derive(Default)]
+pub struct Registry {
+    pub(crate) entries: Vec<Entry>,
+}
+
+impl Registry {
+    pub fn new() -> Registry {
+        Registry::default()
+    }
+
+    /// Adds an instance stage; every stage it depends on must already be
+    /// registered (so declared order is a valid run order).
+    pub fn stage<S: Stage>(mut self, stage: S) -> Registry {
+        self.check_dependencies(S::NAME, S::REQUIRES.iter().chain(S::READS));
+        self.entries.push(Entry::Instance(Box::new(Typed(stage))));
+        self
+    }
+
+    /// Adds a campaign stage (run after every instance stage).
+    pub fn campaign_stage<S: CampaignStage>(mut self, stage: S) -> Registry {
+        self.check_dependencies(S::NAME, S::READS.iter());
+        self.entries
+            .push(Entry::Campaign(Box::new(TypedCampaign(stage))));
+        self
+    }
+
+    fn check_dependencies<'a>(&self, name: &str, deps: impl Iterator<Item = &'a &'static str>) {
+        // Registration is code, not input: a wrong dependency is a bug that
+        // every test run catches at once.
+        for d in deps {
+            assert!(
+                self.info(d).is_some(),
+                "stage {name} depends on {d}, which is not registered before it"
+            );
+        }
+        assert!(self.info(name).is_none(), "stage {name} registered twice");
+    }
+
+    pub fn stages(&self) -> Vec<StageInfo> {
+        self.entries.iter().map(Entry::info).collect()
+    }
+
+    pub fn names(&self) -> Vec<&'static str> {
+        self.entries.iter().map(|e| e.info().name).collect()
+    }
+
+    pub fn info(&self, name: &str) -> Option<StageInfo> {
+        self.entries
+            .iter()
+            .map(Entry::info)
+            .find(|i| i.name == name)
+    }
+
+    /// The stages a campaign runs: those it selects plus everything they
+    /// require, in registry order.
+    pub fn selected(&self, wanted: &[String]) -> Vec<StageInfo> {
+        if wanted.iter().any(|w| w == crate::plan::ALL_STAGES) {
+            return self.stages();
+        }
+        let mut keep: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        // Registry order is a topological order: walk it backwards once.
+        for info in self.stages().iter().rev() {
+            if keep.contains(&info.name) {
+                keep.extend(info.requires.iter().copied());
+            }
+        }
+        self.stages()
+            .into_iter()
+            .filter(|i| keep.contains(&i.name))
+            .collect()
+    }
+
+    pub(crate) fn instance_stage(&self, name: &str) -> Option<&dyn ErasedStage> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Instance(s) if s.info().name == name => Some(s.as_ref()),
+            _ => None,
+        })
+    }
+
+    pub(crate) fn campaign_stage_named(&self, name: &str) -> Option<&dyn ErasedCampaign> {
+        self.entries.iter().find_map(|e| match e {
+            Entry::Campaign(s) if s.info().name == name => Some(s.as_ref()),
+            _ => None,
+        })
+    }
+}
+
+/// Stores a decoded slot under its stage's name.
+pub(crate) fn store(results: &mut Results, info: StageInfo, slot: Slot) {
+    results.put_slot(info.name, slot);
+}

@@ -1,0 +1,81 @@
+//! Typed result slots: what the stages so far produced for one instance,
+//! looked up by stage type so a reader gets the stage's own output type.
+
+use std::any::Any;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use super::{CampaignStage, Stage};
+
+type Slot = Arc<dyn Any + Send + Sync>;
+
+/// What the stages produced for one instance (or, for campaign stages,
+/// for the whole campaign).
+#[derive(Clone, Default)]
+pub struct Results {
+    slots: BTreeMap<&'static str, Slot>,
+    keys: BTreeMap<&'static str, StageKey>,
+}
+
+/// The cache key a stage's result was found or stored under, and the
+/// digest of that result: what the lock file records per stage.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StageKey {
+    pub key: String,
+    pub result_sha256: String,
+}
+
+impl std::fmt::Debug for Results {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_set().entries(self.slots.keys()).finish()
+    }
+}
+
+impl Results {
+    pub fn get<S: Stage>(&self) -> Option<&S::Output> {
+        self.slots.get(S::NAME)?.downcast_ref()
+    }
+
+    pub fn get_campaign<S: CampaignStage>(&self) -> Option<&S::Output> {
+        self.slots.get(S::NAME)?.downcast_ref()
+    }
+
+    pub fn set<S: Stage>(&mut self, out: S::Output) {
+        self.slots.insert(S::NAME, Arc::new(out));
+    }
+
+    pub fn has(&self, stage: &str) -> bool {
+        self.slots.contains_key(stage)
+    }
+
+    pub(crate) fn put_slot(&mut self, stage: &'static str, slot: Slot) {
+        self.slots.insert(stage, slot);
+    }
+
+    pub(crate) fn put_key(&mut self, stage: &'static str, key: StageKey) {
+        self.keys.insert(stage, key);
+    }
+
+    /// Key and result digest of every stage that produced a result.
+    pub fn keys(&self) -> &BTreeMap<&'static str, StageKey> {
+        &self.keys
+    }
+}
+
+/// Results of every instance, by instance key (`<id>/<label>`), plus the
+/// campaign stages' results.
+#[derive(Clone, Debug, Default)]
+pub struct AllResults {
+    pub instances: BTreeMap<String, Results>,
+    pub campaign: Results,
+}
+
+impl AllResults {
+    /// The results of `key`; an instance nothing ran for has empty results.
+    pub fn of(&self, key: &str) -> &Results {
+        static EMPTY: std::sync::OnceLock<Results> = std::sync::OnceLock::new();
+        self.instances
+            .get(key)
+            .unwrap_or_else(|| EMPTY.get_or_init(Results::default))
+    }
+}

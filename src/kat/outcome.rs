@@ -1,0 +1,44 @@
+//! What the KAT stage found for one instance: every flag profile tried,
+//! with its library, verdict and evidence (blobs in the cache).
+
+use serde::{Deserialize, Serialize};
+
+use super::Status;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KatAttempt {
+    pub profile: String,
+    pub status: Status,
+    pub detail: Option<String>,
+    pub library_sha256: Option<String>,
+    pub load_bytes: Option<u64>,
+    /// sha256 of the KAT log and of the generated KAT file (blobs).
+    pub log_sha256: String,
+    pub output_sha256: Option<String>,
+    /// `key = value` lines the generator printed.
+    pub generator: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KatOutput {
+    pub attempts: Vec<KatAttempt>,
+    /// The attempt whose library the later stages use.
+    pub chosen: usize,
+}
+
+impl KatOutput {
+    pub fn final_attempt(&self) -> &KatAttempt {
+        &self.attempts[self.chosen]
+    }
+    pub fn status(&self) -> Status {
+        self.final_attempt().status
+    }
+    /// A generator figure, e.g. `max_sig_len`.
+    pub fn figure(&self, key: &str) -> Option<u64> {
+        self.final_attempt()
+            .generator
+            .iter()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.parse().ok())
+    }
+}

@@ -1,0 +1,83 @@
+//! What the profile stage found for one instance: per operation the calls
+//! and ticks of every wrapped helper shape, and the shares derived from them.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::ProcessRecord;
+use super::OpStatus;
+use crate::plan::HelperClass;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    pub function: String,
+    pub class: HelperClass,
+    pub in_bits: u64,
+    pub out_bits: u64,
+    pub calls: u64,
+    pub ticks: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpProfile {
+    pub op: String,
+    pub status: OpStatus,
+    pub detail: Option<String>,
+    /// Timed operations and their total ticks.
+    pub ops: u64,
+    pub total_ticks: u64,
+    pub tick_hz: Option<f64>,
+    pub shapes: Vec<Shape>,
+    pub process: Option<ProcessRecord>,
+}
+
+impl OpProfile {
+    fn ticks_where(&self, pred: impl Fn(&Shape) -> bool) -> u64 {
+        self.shapes
+            .iter()
+            .filter(|s| pred(s))
+            .map(|s| s.ticks)
+            .sum()
+    }
+
+    /// Share of the operation in every wrapped helper but the DRNG.
+    pub fn hash_share(&self) -> f64 {
+        self.ticks_where(|s| s.class != HelperClass::Drng) as f64 / self.total_ticks.max(1) as f64
+    }
+
+    pub fn drng_share(&self) -> f64 {
+        self.ticks_where(|s| s.class == HelperClass::Drng) as f64 / self.total_ticks.max(1) as f64
+    }
+
+    /// Calls per operation by function name, sorted by name.
+    pub fn calls_per_op(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        for s in &self.shapes {
+            *m.entry(s.function.clone()).or_insert(0.0) += s.calls as f64;
+        }
+        m.values_mut().for_each(|v| *v /= self.ops.max(1) as f64);
+        m
+    }
+
+    /// Share of the operation per function.
+    pub fn share_per_function(&self) -> BTreeMap<String, f64> {
+        let mut m = BTreeMap::new();
+        for s in &self.shapes {
+            *m.entry(s.function.clone()).or_insert(0.0) += s.ticks as f64;
+        }
+        m.values_mut()
+            .for_each(|v| *v /= self.total_ticks.max(1) as f64);
+        m
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileOutput {
+    /// `ok`, or why there is no profile (e.g. `relink-failed`).
+    pub status: OpStatus,
+    pub detail: Option<String>,
+    /// The helper symbols wrapped (those the objects define).
+    pub wrapped: Vec<String>,
+    pub ops: Vec<OpProfile>,
+}

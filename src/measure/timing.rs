@@ -1,0 +1,82 @@
+//! What the time stage found for one instance: per operation the
+//! calibration, the iteration plan, every driver process and the raw trials
+//! (statistics are derived from them and recomputable).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::driver::ProcessRecord;
+use super::{IterationPlan, OpStatus};
+use crate::stats::{Summary, Trial};
+
+/// A trial whose process ran less than this share of its wall time (or whose
+/// cycle rate fell below this share of the clock) lost the CPU.
+pub const LOST_CPU_SHARE: f64 = 0.95;
+pub const TRIAL_ATTEMPTS: u32 = 3;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpTiming {
+    pub op: String,
+    /// `ok`, or why it has no figures.
+    pub status: OpStatus,
+    pub detail: Option<String>,
+    pub counter: Option<String>,
+    pub counter_hz: Option<f64>,
+    pub calibration: Option<Calibration>,
+    pub plan: Option<IterationPlan>,
+    pub trials_wanted: u32,
+    pub warmup: u32,
+    pub processes: Vec<ProcessRecord>,
+    pub trials: Vec<Trial>,
+    /// Trials run again because they lost the CPU.
+    pub repeated_trials: u32,
+    pub sign_retries: u64,
+    pub verify_rejects: u64,
+    /// Maximum lengths the library returned (pk, sk, sig, ct, ss).
+    pub lengths: BTreeMap<String, u64>,
+    pub summary: Option<Summary>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub calls: u64,
+    pub seconds: f64,
+    /// Seconds per warm call.
+    pub seconds_per_call: f64,
+    /// The first timed call, for comparison with a cold-call calibration.
+    pub first_seconds: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TimeOutput {
+    pub cpu: Option<usize>,
+    pub ops: Vec<OpTiming>,
+    /// When this instance was timed (UTC); kept with the cached result.
+    #[serde(default)]
+    pub started_utc: Option<String>,
+    #[serde(default)]
+    pub finished_utc: Option<String>,
+}
+
+/// Whether a trial process lost the CPU: it ran less than 95 % of its wall
+/// time, or (with a counter that stops while descheduled) its cycle rate
+/// fell below 95 % of the clock.
+pub fn lost_cpu(proc: &ProcessRecord) -> bool {
+    let Some(t) = proc.line("trial") else {
+        return false;
+    };
+    let seconds = t.f64("seconds").unwrap_or(0.0).max(1e-12);
+    let cpu_share = t.f64("cpu_seconds").unwrap_or(seconds) / seconds;
+    let meta = proc.line("meta");
+    let rate_share = match (
+        meta.and_then(|m| m.get("counter")),
+        meta.and_then(|m| m.f64("counter_hz")),
+    ) {
+        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => {
+            t.f64("cycles").unwrap_or(0.0) / seconds / hz
+        }
+        _ => 1.0,
+    };
+    cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE
+}

@@ -1,0 +1,147 @@
+//! The measuring host of a run (its CPUs, checks, environment and
+//! fingerprint), the refusal to measure on a host that is not fixed, and
+//! `campaign.json`.
+
+use anyhow::Result;
+
+use super::RunOptions;
+use crate::context::Cx;
+use crate::engine::AllResults;
+use crate::host;
+use crate::plan::Plan;
+use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
+use crate::stages::time::TimeStage;
+
+/// The CPUs measurements run on: the command line, else the campaign,
+/// else the last CPU this process may use (CPU 0 takes most interrupts).
+pub fn measuring_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
+    opts.cpus
+        .clone()
+        .filter(|c| !c.is_empty())
+        .or_else(|| (!plan.timing.cpus.is_empty()).then(|| plan.timing.cpus.clone()))
+        .unwrap_or_else(|| host::allowed_cpus().last().copied().into_iter().collect())
+}
+
+/// The measuring CPUs, their checks and the environment at the start.
+#[derive(Debug, Clone)]
+pub struct HostState {
+    pub cpus: Vec<usize>,
+    pub checks: Vec<host::HostCheck>,
+    pub environment: host::Environment,
+    pub fingerprint: String,
+}
+
+pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
+    let cpus = measuring_cpus(plan, opts);
+    let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
+    let environment = host::environment();
+    let fingerprint = host::fingerprint(&environment, &checks, &counter_hint());
+    HostState {
+        cpus,
+        checks,
+        environment,
+        fingerprint,
+    }
+}
+
+/// Measuring stages refuse a host that is not fixed unless the campaign
+/// allows it; either way every problem is shown and recorded.
+pub fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
+    let plan = cx.plan;
+    let problems: Vec<String> = host
+        .checks
+        .iter()
+        .flat_map(|c| {
+            c.problems
+                .iter()
+                .map(move |p| format!("CPU {}: {p}", c.cpu))
+        })
+        .collect();
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if plan.host.require_fixed {
+        anyhow::bail!(
+            "the host is not fixed for measuring:\n  {}\nfix the host, or set `require-fixed = false` under [host] in {} to measure anyway (every problem is recorded)",
+            problems.join("\n  "),
+            plan.display_path(&plan.campaign_file)
+        );
+    }
+    for p in &problems {
+        cx.progress
+            .note(&format!("host: {p} (recorded; measuring anyway)"));
+    }
+    Ok(())
+}
+
+pub fn write_campaign_json(
+    cx: &Cx,
+    all: &AllResults,
+    host: &HostState,
+    started: &str,
+) -> Result<()> {
+    let plan = cx.plan;
+    let timed: Vec<_> = all
+        .instances
+        .values()
+        .filter_map(|r| r.get::<TimeStage>())
+        .collect();
+    let (counter, counter_hz) = timed
+        .iter()
+        .flat_map(|t| t.ops.iter())
+        .find(|o| o.counter.is_some())
+        .map(|o| (o.counter.clone(), o.counter_hz))
+        .unwrap_or((None, None));
+    // UTC stamps in one fixed format compare in time order as strings.
+    let record = CampaignRecord {
+        campaign: plan.campaign.clone(),
+        description: plan.description.clone(),
+        system: plan.system.clone(),
+        system_title: plan.system_title.clone(),
+        pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        start_utc: started.to_string(),
+        end_utc: crate::records::utc_now(),
+        measured_from_utc: timed.iter().filter_map(|t| t.started_utc.clone()).min(),
+        measured_to_utc: timed.iter().filter_map(|t| t.finished_utc.clone()).max(),
+        environment_start: host.environment.clone(),
+        environment_end: host::environment(),
+        compiler: cx.compiler.clone(),
+        build_tool: format!("pqbench {}", env!("CARGO_PKG_VERSION")),
+        flag_profiles: plan.flag_profiles.iter().map(|p| p.name.clone()).collect(),
+        cpus: host.cpus.clone(),
+        host_checks: host.checks.clone(),
+        host_require_fixed: plan.host.require_fixed,
+        host_fingerprint: host.fingerprint.clone(),
+        counter,
+        counter_hz,
+        timing: plan.timing.clone(),
+        limits: plan.limits.clone(),
+        kat_timeout_seconds: plan.kat.timeout_seconds,
+        profile_wraps: plan.profile_wraps.clone(),
+        stages: crate::stages::registry()
+            .selected(&plan.stages)
+            .iter()
+            .map(|s| s.name.to_string())
+            .collect(),
+        algorithms: plan
+            .algorithms
+            .iter()
+            .map(|a| AlgorithmInfo::from_plan(plan, a))
+            .collect(),
+    };
+    crate::fsutil::write_json(&plan.output_dir.join("campaign.json"), &record)
+}
+
+/// What decides the driver's counter: perf permission and the TSC flags.
+fn counter_hint() -> String {
+    let paranoid =
+        std::fs::read_to_string("/proc/sys/kernel/perf_event_paranoid").unwrap_or_default();
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let tsc = cpuinfo
+        .split_whitespace()
+        .filter(|f| ["constant_tsc", "nonstop_tsc", "hypervisor"].contains(f))
+        .take(3)
+        .collect::<Vec<_>>()
+        .join(",");
+    format!("paranoid={} {tsc}", paranoid.trim())
+}

@@ -1,0 +1,139 @@
+//! Runs a campaign: resolves the plan against the stage registry, takes the
+//! run's locks, runs the engine with the host check before measuring and
+//! the records before the campaign stages, files the run directory, and
+//! returns a summary. Also answers `plan` and `status`.
+
+pub mod campaign;
+pub mod evidence;
+pub mod locks;
+pub mod rundir;
+pub mod status;
+pub mod summary;
+
+use anyhow::Result;
+
+use crate::context::Cx;
+use crate::engine::{self, Hooks, Registry, Runner};
+use crate::error::{ConfigError, Error};
+use crate::plan::{self, Plan, Project, ALL_STAGES};
+use crate::stages;
+use crate::toolchain::Compiler;
+pub use campaign::{host_state, measuring_cpus, HostState};
+pub use rundir::Recording;
+pub use status::{states, StatusReport};
+pub use summary::RunSummary;
+
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    pub quiet: bool,
+    pub remeasure: bool,
+    pub jobs: Option<usize>,
+    /// Measuring CPUs from the command line (overrides the campaign).
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// Resolves `campaigns/<campaign>.toml` into a plan whose stage names are
+/// those of the stage registry.
+pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
+    let plan = plan::resolve(project, campaign)?;
+    check_stage_names(&plan, &stages::registry())?;
+    Ok(plan)
+}
+
+/// Every name in the campaign's `stages` must be a registered stage.
+pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> {
+    let names = registry.names();
+    let mut errors = Vec::new();
+    for (i, s) in plan.stages.iter().enumerate() {
+        if s == ALL_STAGES || names.contains(&s.as_str()) {
+            continue;
+        }
+        let e = ConfigError::new(format!("unknown stage `{s}`"))
+            .help(format!("stages are {}", names.join(", ")));
+        let e = match plan.stage_locations.get(i).cloned().flatten() {
+            Some(loc) => e.at(loc),
+            None => e.in_file(&plan.campaign_file),
+        };
+        errors.push(e);
+    }
+    match errors.len() {
+        0 => Ok(()),
+        1 => Err(errors.remove(0).into()),
+        _ => Err(Error::ConfigMany(errors)),
+    }
+}
+
+pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
+    run_with(plan, opts, &Recording::default())
+}
+
+/// `run`, recording the run directory as `rec` says (`reproduce` runs a
+/// cloned plan in a fresh cache and files the run beside the original).
+pub fn run_with(plan: &Plan, opts: &RunOptions, rec: &Recording) -> Result<RunSummary, Error> {
+    let compiler = Compiler::detect(&plan.compiler)?;
+    run_registry(
+        plan,
+        opts,
+        rec,
+        &stages::registry(),
+        &engine::RealRunner,
+        compiler,
+    )
+}
+
+/// The whole run over a given registry and runner (tests substitute both).
+pub fn run_registry(
+    plan: &Plan,
+    opts: &RunOptions,
+    rec: &Recording,
+    registry: &Registry,
+    runner: &dyn Runner,
+    compiler: Compiler,
+) -> Result<RunSummary, Error> {
+    check_stage_names(plan, registry)?;
+    let jobs = opts.jobs.unwrap_or(plan.jobs).max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(anyhow::Error::from)?;
+    let _project_lock = locks::ProjectLock::acquire(plan)?;
+    pool.install(|| run_in_pool(plan, opts, rec, registry, runner, compiler))
+}
+
+fn run_in_pool(
+    plan: &Plan,
+    opts: &RunOptions,
+    rec: &Recording,
+    registry: &Registry,
+    runner: &dyn Runner,
+    compiler: Compiler,
+) -> Result<RunSummary, Error> {
+    let mut cx = Cx::new(plan, compiler, opts.remeasure, opts.quiet);
+    let started = crate::records::utc_now();
+    cx.progress.note(&format!(
+        "campaign {} on {}: {} instances of {} algorithms",
+        plan.campaign,
+        plan.system,
+        plan.instances.len(),
+        plan.algorithms.len()
+    ));
+    let host = host_state(plan, opts);
+    cx.host_fingerprint = Some(host.fingerprint.clone());
+    let cpu_locks = locks::CpuLocks::default();
+    let cx = &cx;
+    let before_measuring = || -> Result<()> {
+        campaign::refuse_unfixed_host(cx, &host)?;
+        cpu_locks.acquire(&host.cpus, &cx.progress)
+    };
+    let before_campaign = |all: &engine::AllResults| -> Result<()> {
+        evidence::write(cx, all, &started)?;
+        campaign::write_campaign_json(cx, all, &host, &started)
+    };
+    let hooks = Hooks {
+        before_measuring: &before_measuring,
+        before_campaign: &before_campaign,
+    };
+    let (all, tally) = engine::run(cx, registry, runner, &host.cpus, &hooks)?;
+    let run_dir = rundir::record_run(cx, &all, rec)?;
+    Ok(RunSummary::new(plan, registry, &all, &tally, &run_dir))
+}

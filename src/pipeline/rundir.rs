@@ -1,0 +1,208 @@
+//! The run directory every run leaves: `runs/<run-id>/lock.json` with every
+//! resolved input and the key and result digest of every stage, beside its
+//! own copies of the run's records (hard links to cache blobs where the
+//! file system allows). Assembled under `runs/.tmp-*` and renamed into
+//! place, so a killed run leaves no half-written run directory.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use anyhow::{Context, Result};
+
+use crate::context::Cx;
+use crate::engine::{AllResults, Results};
+use crate::fsutil;
+use crate::plan::{Instance, Plan};
+use crate::records::campaign::CampaignRecord;
+use crate::records::lock::{
+    compact_utc, config_files, free_name, relative_plan, HostLock, InstanceLock, Lock, Seeds,
+    StageLock, LOCK_FILE, LOCK_VERSION, RECORDED_ENV,
+};
+use crate::stages::build::{build_manifest, BuildStage};
+use crate::stages::kat::KatStage;
+use crate::stages::time::TimeStage;
+
+/// How the pipeline records a run (`pipeline::run_with`).
+#[derive(Debug, Default)]
+pub struct Recording {
+    /// Where run directories go; default `<output_dir>/runs`.
+    pub runs_dir: Option<PathBuf>,
+    /// Run id of the run this one reproduces.
+    pub reproduces: Option<String>,
+    /// The run computed every stage in a fresh cache (nothing reused);
+    /// its plan's output and cache paths are scratch paths, recorded as
+    /// the canonical ones instead.
+    pub fresh_cache: bool,
+    /// The run directory, once written.
+    pub written: OnceLock<PathBuf>,
+}
+
+/// Writes the run directory of a finished run (called by the pipeline
+/// after `campaign.json`); returns its path.
+pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf> {
+    let plan = cx.plan;
+    let campaign: CampaignRecord = fsutil::read_json(&plan.output_dir.join("campaign.json"))?;
+    let instances = plan
+        .instances
+        .iter()
+        .map(|inst| instance_lock(cx, inst, all.of(&inst.key())))
+        .collect::<Result<Vec<_>>>()?;
+    let runs_dir = rec
+        .runs_dir
+        .clone()
+        .unwrap_or_else(|| plan.output_dir.join("runs"));
+    let mut shown = plan.clone();
+    if rec.fresh_cache {
+        // Scratch paths mean nothing to a reader: record where the run belongs.
+        shown.output_dir = runs_dir.parent().unwrap_or(&runs_dir).to_path_buf();
+        shown.site_dir = shown.output_dir.with_file_name("site");
+        shown.cache_dir = plan.project_root.join("output").join(".cache");
+    }
+    let mut lock = Lock {
+        lock_version: LOCK_VERSION,
+        run_id: String::new(),
+        reproduces: rec.reproduces.clone(),
+        pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
+        stage_logic_version: crate::STAGE_LOGIC_VERSION.to_string(),
+        campaign: plan.campaign.clone(),
+        system: plan.system.clone(),
+        start_utc: campaign.start_utc.clone(),
+        end_utc: campaign.end_utc.clone(),
+        fresh_cache: rec.fresh_cache,
+        plan: relative_plan(&shown)?,
+        config_files: config_files(plan),
+        compiler: cx.compiler.clone(),
+        support_version: cx.support_version(),
+        seeds: Seeds::fixed(),
+        host: HostLock {
+            fingerprint: campaign.host_fingerprint.clone(),
+            cpus: campaign.cpus.clone(),
+            checks: campaign.host_checks.clone(),
+            environment: campaign.environment_start.clone(),
+            counter: campaign.counter.clone(),
+            counter_hz: campaign.counter_hz,
+        },
+        environment: RECORDED_ENV
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect(),
+        instances,
+        files: BTreeMap::new(),
+    };
+    std::fs::create_dir_all(&runs_dir)
+        .with_context(|| format!("creating {}", runs_dir.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempdir_in(&runs_dir)?;
+    for rel in result_files(plan) {
+        let from = plan.output_dir.join(&rel);
+        if from.is_file() {
+            let sha = place(cx, &from, &staging.path().join(&rel))?;
+            lock.files.insert(rel, sha);
+        }
+    }
+    let digest = fsutil::sha256_hex(&serde_json::to_vec(&lock)?);
+    lock.run_id = format!("{}-{}", compact_utc(&lock.start_utc), &digest[..8]);
+    fsutil::write_json(&staging.path().join(LOCK_FILE), &lock)?;
+    let dest = free_name(&runs_dir, &lock.run_id);
+    let staged = staging.keep();
+    std::fs::rename(&staged, &dest)
+        .with_context(|| format!("moving the run directory to {}", dest.display()))?;
+    cx.progress.note(&format!(
+        "run {} recorded in {}",
+        lock.run_id,
+        plan.display_path(&dest)
+    ));
+    let _ = rec.written.set(dest.clone());
+    Ok(dest)
+}
+
+fn instance_lock(cx: &Cx, inst: &Instance, r: &Results) -> Result<InstanceLock> {
+    let plan = cx.plan;
+    let built = r.get::<BuildStage>().and_then(|b| b.built());
+    let kat = r.get::<KatStage>().map(|k| k.final_attempt());
+    let profile = kat
+        .map(|a| a.profile.clone())
+        .or_else(|| built.map(|a| a.profile.clone()));
+    let flags = profile
+        .as_ref()
+        .and_then(|p| plan.flag_profiles.iter().find(|f| &f.name == p));
+    let library = kat
+        .and_then(|a| a.library_sha256.clone())
+        .or_else(|| built.and_then(|a| a.library_sha256.clone()));
+    // Every stage that produced a result, as the engine found or stored it.
+    let stages = r
+        .keys()
+        .iter()
+        .map(|(name, k)| {
+            (
+                name.to_string(),
+                StageLock {
+                    key: k.key.clone(),
+                    result_sha256: Some(k.result_sha256.clone()),
+                },
+            )
+        })
+        .collect();
+    let time = r.get::<TimeStage>();
+    Ok(InstanceLock {
+        instance: inst.key(),
+        algorithm: inst.algorithm.clone(),
+        label: inst.label.clone(),
+        implementation: inst.implementation.clone(),
+        inputs: build_manifest(cx, inst)?.entries,
+        profile,
+        cflags: flags.map(|f| f.cflags.clone()).unwrap_or_default(),
+        ldflags: flags.map(|f| f.ldflags.clone()).unwrap_or_default(),
+        library_sha256: library,
+        kat_status: kat.map(|a| a.status.to_string()),
+        kat_log_sha256: kat.map(|a| a.log_sha256.clone()),
+        kat_output_sha256: kat.and_then(|a| a.output_sha256.clone()),
+        counter: time.and_then(|t| t.ops.iter().find_map(|o| o.counter.clone())),
+        median_cycles: time
+            .iter()
+            .flat_map(|t| &t.ops)
+            .filter_map(|o| Some((o.op.clone(), o.summary.as_ref()?.median_cycles)))
+            .collect(),
+        stages,
+    })
+}
+
+/// The run-level records and, per instance of the plan, its operation and
+/// profile records and KAT log (never stale files of removed instances).
+fn result_files(plan: &Plan) -> Vec<String> {
+    let mut files: Vec<String> = ["campaign.json", "build.json", "sizes.json", "survey.json"]
+        .map(String::from)
+        .to_vec();
+    for inst in &plan.instances {
+        for op in inst.kind.operations() {
+            files.push(crate::records::operation::record_path(
+                &inst.algorithm,
+                &inst.label,
+                op,
+            ));
+            files.push(crate::records::analysis::profile_path(
+                &inst.algorithm,
+                &inst.label,
+                op,
+            ));
+        }
+        files.push(format!("kat/{}/{}.log", inst.algorithm, inst.label));
+    }
+    files
+}
+
+/// Stores `from` as a blob and links it to `to` (copying when the file
+/// system cannot link); returns its sha256.
+fn place(cx: &Cx, from: &Path, to: &Path) -> Result<String> {
+    let sha = cx.cache.put_blob_file(from)?;
+    if let Some(dir) = to.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let blob = cx.cache.blob_path(&sha);
+    if std::fs::hard_link(&blob, to).is_err() {
+        fsutil::copy_atomic(from, to)?;
+    }
+    Ok(sha)
+}

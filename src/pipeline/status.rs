@@ -1,0 +1,92 @@
+//! `pqbench plan` and `status`: the freshness of every stage of every
+//! instance (from the engine, without running anything or compiling the
+//! support tools), plus whether the records of the last run are still on
+//! disk as that run wrote them.
+
+use anyhow::Result;
+use serde::Serialize;
+
+use super::{host_state, RunOptions};
+use crate::context::Cx;
+use crate::engine::{self, Freshness, Registry, StageState};
+use crate::fsutil;
+use crate::plan::Plan;
+use crate::records::lock::{self, LOCK_FILE};
+use crate::toolchain::Compiler;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StatusReport {
+    pub campaign: String,
+    pub system: String,
+    pub rows: Vec<StageState>,
+    /// How many rows are stale.
+    pub stale: usize,
+}
+
+/// Freshness of every selected stage for every instance.
+pub fn states(plan: &Plan) -> Result<StatusReport> {
+    let compiler = Compiler::detect(&plan.compiler)?;
+    states_with(plan, &crate::stages::registry(), compiler)
+}
+
+pub fn states_with(plan: &Plan, registry: &Registry, compiler: Compiler) -> Result<StatusReport> {
+    let opts = RunOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let mut cx = Cx::new(plan, compiler, false, true);
+    let host = host_state(plan, &opts);
+    cx.host_fingerprint = Some(host.fingerprint);
+    let mut rows = engine::states(&cx, registry, &host.cpus)?;
+    if let Some(changed) = records_changed(plan) {
+        rows.push(StageState {
+            instance: "campaign".into(),
+            stage: "records",
+            freshness: Freshness::Stale(vec![changed]),
+        });
+    }
+    let stale = rows
+        .iter()
+        .filter(|r| matches!(r.freshness, Freshness::Stale(_)))
+        .count();
+    Ok(StatusReport {
+        campaign: plan.campaign.clone(),
+        system: plan.system.clone(),
+        rows,
+        stale,
+    })
+}
+
+/// Files the last run recorded that are now missing or different.
+fn records_changed(plan: &Plan) -> Option<String> {
+    let runs = plan.output_dir.join("runs");
+    let last = crate::render::dataset::sorted_entries(&runs)
+        .ok()?
+        .into_iter()
+        .rfind(|p| p.join(LOCK_FILE).is_file())?;
+    let lock = lock::load(&last).ok()?;
+    let changed: Vec<&str> = lock
+        .files
+        .iter()
+        .filter(|(rel, sha)| {
+            fsutil::sha256_file(&plan.output_dir.join(rel))
+                .ok()
+                .as_ref()
+                != Some(*sha)
+        })
+        .map(|(rel, _)| rel.as_str())
+        .collect();
+    (!changed.is_empty()).then(|| {
+        let shown: Vec<&str> = changed.iter().take(5).copied().collect();
+        let more = changed.len().saturating_sub(shown.len());
+        format!(
+            "records changed or missing since the last run: {}{}",
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )
+    })
+}

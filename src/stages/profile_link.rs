@@ -1,0 +1,176 @@
+//! Profile-link stage: relink the measured library with `-Wl,--wrap=<f>`
+//! for each helper symbol its objects define, plus pqbench's wrappers and
+//! profiling runtime. A build job, so it runs on the build pool before any
+//! measurement starts; the profile stage then runs the relinked library.
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::build::BuildStage;
+use super::kat::KatStage;
+use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::fsutil;
+use crate::measure::{measured_library, OpStatus};
+use crate::plan::{FlagProfile, HelperClass, Instance, Wrap};
+use crate::toolchain::library::{build_profile, link_library, ObjectRef};
+use crate::toolchain::BuildEnv;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProfileLink {
+    /// `ok`, `no-helpers` (nothing to wrap) or `relink-failed`.
+    pub status: OpStatus,
+    pub detail: Option<String>,
+    /// The helper symbols wrapped (those the objects define).
+    pub wrapped: Vec<String>,
+    /// The instrumented library (a blob in the cache) when `ok`.
+    pub library_sha256: Option<String>,
+}
+
+pub struct ProfileLinkStage;
+
+impl Stage for ProfileLinkStage {
+    type Output = ProfileLink;
+    const NAME: &'static str = "profile-link";
+    const REQUIRES: &'static [&'static str] = &["build", "kat"];
+    const POLICY: Policy = Policy::Parallel;
+
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        let cx = job.cx;
+        let Some(lib) = measured_library(cx.plan, job.inst, job.prior.get::<KatStage>()) else {
+            return Ok(None);
+        };
+        let mut m = Manifest::new();
+        m.set("library", lib)
+            .set("wraps", &cx.plan.profile_wraps)
+            .set("support", cx.support_version())
+            .set("compiler", &cx.compiler)
+            .set("pqbench", crate::STAGE_LOGIC_VERSION);
+        Ok(Some(m))
+    }
+
+    fn run(&self, job: &Job) -> Result<ProfileLink> {
+        let cx = job.cx;
+        let inst = job.inst;
+        let kat = job.prior.get::<KatStage>();
+        let sha = measured_library(cx.plan, inst, kat).context("instance is not measured")?;
+        let profile_name = &kat.context("no KAT result")?.final_attempt().profile;
+        let build = job.prior.get::<BuildStage>().context("no build result")?;
+        let env = cx.build_env()?;
+        let fp = flag_profile(cx.plan, profile_name)?;
+        let objects = match build.attempts.iter().find(|a| &a.profile == profile_name) {
+            Some(a) if !a.objects.is_empty() => a.objects.clone(),
+            _ => {
+                // A fallback profile built during the KAT stage: rebuild it
+                // (its objects are cached) to get the object list.
+                let a = build_profile(&env, inst, &fp)?;
+                anyhow::ensure!(
+                    a.library_sha256.as_deref() == Some(sha.as_str()),
+                    "rebuilt library differs from the measured one"
+                );
+                a.objects
+            }
+        };
+        let wraps = wraps_defined(&env, &objects, &cx.plan.profile_wraps);
+        let wrapped: Vec<String> = wraps.iter().map(|w| w.symbol.clone()).collect();
+        if wraps.is_empty() {
+            return Ok(ProfileLink {
+                status: OpStatus::NoHelpers,
+                detail: Some("the objects define none of the wrapped helper symbols".into()),
+                wrapped,
+                library_sha256: None,
+            });
+        }
+        let scratch = cx.cache.scratch()?;
+        let lib = scratch.path().join("profiled.so");
+        if let Err(e) = relink(&env, inst, &fp, &objects, &wraps, &lib) {
+            let root = format!("{}/", cx.plan.project_root.display());
+            return Ok(ProfileLink {
+                status: OpStatus::RelinkFailed,
+                detail: Some(format!("{e:#}").replace(&root, "")),
+                wrapped,
+                library_sha256: None,
+            });
+        }
+        Ok(ProfileLink {
+            status: OpStatus::Ok,
+            detail: None,
+            wrapped,
+            library_sha256: Some(cx.cache.put_blob_file(&lib)?),
+        })
+    }
+
+    fn artifacts(&self, out: &ProfileLink) -> Vec<String> {
+        out.library_sha256.iter().cloned().collect()
+    }
+}
+
+fn flag_profile(plan: &crate::plan::Plan, name: &str) -> Result<FlagProfile> {
+    plan.flag_profiles
+        .iter()
+        .find(|p| p.name == name)
+        .cloned()
+        .with_context(|| format!("flag profile {name} not in the plan"))
+}
+
+/// The configured wraps whose symbol one of the submission's objects defines.
+fn wraps_defined(env: &BuildEnv, objects: &[ObjectRef], wraps: &[Wrap]) -> Vec<Wrap> {
+    let mut defined = std::collections::BTreeSet::new();
+    for o in objects.iter().filter(|o| o.submission) {
+        if let Ok(syms) = crate::elf::defined_symbols(&env.cache.object_path(&o.key)) {
+            defined.extend(syms);
+        }
+    }
+    wraps
+        .iter()
+        .filter(|w| defined.contains(&w.symbol))
+        .cloned()
+        .collect()
+}
+
+/// The wrapper source for `wraps`: one `PQB_WRAP` line each.
+pub fn wrapper_source(wraps: &[Wrap]) -> String {
+    let mut s = String::from("#include \"prof_wrap.h\"\n");
+    for w in wraps {
+        let class = match w.class {
+            HelperClass::Drng => "PQB_CLASS_DRNG",
+            HelperClass::Hash => "PQB_CLASS_HASH",
+        };
+        let idx = |a: Option<u32>| a.map(|v| v.to_string()).unwrap_or_else(|| "-1".into());
+        s.push_str(&format!(
+            "PQB_WRAP({}, {}, {}, {})\n",
+            w.symbol,
+            class,
+            idx(w.in_bits_arg),
+            idx(w.out_bits_arg)
+        ));
+    }
+    s
+}
+
+fn relink(
+    env: &BuildEnv,
+    inst: &Instance,
+    fp: &FlagProfile,
+    objects: &[ObjectRef],
+    wraps: &[Wrap],
+    out: &std::path::Path,
+) -> Result<()> {
+    let dir = out.parent().context("scratch dir")?;
+    let wrap_c = dir.join("wraps.c");
+    fsutil::write_atomic(&wrap_c, wrapper_source(wraps).as_bytes())?;
+    let args = vec![
+        "-O2".to_string(),
+        "-fPIC".into(),
+        "-std=c99".into(),
+        "-D_GNU_SOURCE".into(),
+        format!("-I{}", env.support.dir.display()),
+    ];
+    let wrap_o = dir.join("wraps.o");
+    let rt_o = dir.join("prof_runtime.o");
+    env.compiler.compile(&wrap_c, &wrap_o, &args)?;
+    env.compiler
+        .compile(&env.support.file("prof_runtime.c"), &rt_o, &args)?;
+    let mut extra = vec![wrap_o.display().to_string(), rt_o.display().to_string()];
+    extra.extend(wraps.iter().map(|w| format!("-Wl,--wrap={}", w.symbol)));
+    link_library(env, inst, fp, objects, &extra, out)
+}
