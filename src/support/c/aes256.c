@@ -22,7 +22,8 @@
 #define PQB_AES_HAVE_AESNI 0
 #endif
 
-#if defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__))
+#if defined(__aarch64__) && defined(__linux__) && (defined(__GNUC__) || defined(__clang__)) && \
+    defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define PQB_AES_HAVE_ARMV8 1
 #include <arm_neon.h>
 #include <sys/auxv.h>
