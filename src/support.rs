@@ -26,6 +26,7 @@ support_files!(
     "aes256.c",
     "ctr_drbg.h",
     "ctr_drbg.c",
+    "drbg_tool.c",
     "adapter_ngcc.c",
     "adapter_nist.c",
     "kat_runner.c",
@@ -75,7 +76,7 @@ impl Support {
             driver: driver.clone(),
             version,
         };
-        if kat_runner.is_file() && driver.is_file() {
+        if kat_runner.is_file() && driver.is_file() && support.drbg_tool().is_file() {
             return Ok(support);
         }
         for (name, text) in FILES {
@@ -103,7 +104,19 @@ impl Support {
             &["driver.c", "counter.c"],
             &["-ldl", "-rdynamic"],
         )?;
+        build(
+            "pqb-drbg",
+            &["drbg_tool.c", "aes256.c", "ctr_drbg.c", "counter.c"],
+            &[],
+        )?;
         Ok(support)
+    }
+
+    /// `pqb-drbg`, the NIST KAT CTR_DRBG on its own (cost on this host,
+    /// implementation chosen, draws for tests); beside the KAT runner, so
+    /// that a `Support` built elsewhere needs no new field.
+    pub fn drbg_tool(&self) -> PathBuf {
+        self.kat_runner.with_file_name("pqb-drbg")
     }
 
     pub fn file(&self, name: &str) -> PathBuf {

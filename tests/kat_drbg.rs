@@ -2,81 +2,12 @@
 //! draws and against an independent implementation over the RustCrypto
 //! `aes` crate, and the generated `.rsp` files' seed and message schedule.
 
-use aes::cipher::{BlockEncrypt, KeyInit};
-use aes::Aes256;
+mod ctr_drbg_oracle;
+use ctr_drbg_oracle::{entropy, Drbg, KNOWN};
 
 use pqbench::cache::Cache;
 use pqbench::support::Support;
 use pqbench::toolchain::Compiler;
-
-const KNOWN: [&str; 3] = [
-    "061550234D158C5EC95595FE04EF7A25767F2E24CC2BC479D09D86DC9ABCFDE7056A8C266F9EF97ED08541DBD2E1FFA1",
-    "D81C4D8D734FCBFBEADE3D3F8A039FAA2A2C9957E835AD55B22E75BF57BB556AC81ADDE6AEEB4A5A875C3BFCADFA958F",
-    "64335BF29E5DE62842C941766BA129B0643B5E7121CA26CFC190EC7DC3543830557FDD5C03CF123A456D48EFEA43C868",
-];
-
-/// The CTR_DRBG of the NIST PQC KAT programs (AES-256, no derivation
-/// function), written from SP 800-90A over an independent AES.
-struct Drbg {
-    key: [u8; 32],
-    v: [u8; 16],
-}
-
-impl Drbg {
-    fn new(entropy: &[u8; 48]) -> Drbg {
-        let mut d = Drbg {
-            key: [0; 32],
-            v: [0; 16],
-        };
-        d.update(Some(entropy));
-        d
-    }
-
-    fn increment(&mut self) {
-        for b in self.v.iter_mut().rev() {
-            *b = b.wrapping_add(1);
-            if *b != 0 {
-                break;
-            }
-        }
-    }
-
-    fn block(&mut self) -> [u8; 16] {
-        self.increment();
-        let cipher = Aes256::new(&self.key.into());
-        let mut block = self.v.into();
-        cipher.encrypt_block(&mut block);
-        block.into()
-    }
-
-    fn update(&mut self, data: Option<&[u8; 48]>) {
-        let mut temp = [0u8; 48];
-        for i in 0..3 {
-            let b = self.block();
-            temp[16 * i..16 * i + 16].copy_from_slice(&b);
-        }
-        if let Some(d) = data {
-            temp.iter_mut().zip(d).for_each(|(t, x)| *t ^= x);
-        }
-        self.key.copy_from_slice(&temp[..32]);
-        self.v.copy_from_slice(&temp[32..]);
-    }
-
-    fn generate(&mut self, n: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(n + 16);
-        while out.len() < n {
-            let b = self.block();
-            out.extend_from_slice(&b);
-        }
-        out.truncate(n);
-        self.update(None);
-        out
-    }
-}
-
-fn entropy() -> [u8; 48] {
-    std::array::from_fn(|i| i as u8)
-}
 
 #[test]
 fn rust_oracle_reproduces_the_published_draws() {
