@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 
 use common::*;
 use ctr_drbg_oracle::{entropy, entropy_for_v, Drbg, KNOWN};
-use pqbench::engine::cache::Cache;
+use pqbench::cache::Cache;
 use pqbench::measure::drbg_cost;
 use pqbench::support::Support;
 use pqbench::toolchain::Compiler;
