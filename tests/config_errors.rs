@@ -85,7 +85,11 @@ fn wrong_type_is_reported() {
     expect(
         &alg,
         GOOD_CAMPAIGN,
-        &["invalid type", "sign-1.toml:2:", "expected a string"],
+        &[
+            "`name` wants a string, found an integer",
+            "sign-1.toml:2:8",
+            "help: change the value to a string",
+        ],
     );
 }
 
@@ -95,7 +99,11 @@ fn unknown_kind_lists_the_choices() {
     expect(
         &alg,
         GOOD_CAMPAIGN,
-        &["unknown variant `kex`", "sign-1.toml:3:", "`sign`"],
+        &[
+            "`kind` wants one of `sign`, `kem`, found `kex`",
+            "sign-1.toml:3:8",
+            "help: use one of: sign, kem",
+        ],
     );
 }
 

@@ -6,7 +6,10 @@
 //! lock files and tests can build one by hand.
 
 mod algorithm;
+mod component;
+pub mod names;
 mod paths;
+mod problems;
 mod resolve;
 
 use std::collections::BTreeMap;
@@ -15,8 +18,10 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
-pub use algorithm::resolve_single;
+pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
+pub use names::{check_campaign_name, check_name};
 pub use paths::{contained, expand_sources};
+pub use problems::Problems;
 pub use resolve::{resolve, Project};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
