@@ -157,8 +157,8 @@ fn not_utf8(path: &Path, bytes: &[u8], e: std::str::Utf8Error) -> ConfigError {
 
 fn syntax_error(path: &Path, text: &str, e: &toml_edit::TomlError) -> ConfigError {
     let raw = e.message().trim().replace('\n', "; ");
-    let (message, help) = if raw.starts_with("duplicate key") {
-        (raw, "keep only one definition of the key")
+    let (message, help) = if raw.contains("duplicate key") {
+        (raw, "keep only one definition of each key and table")
     } else {
         (
             format!("TOML syntax error: {raw}"),

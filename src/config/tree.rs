@@ -55,7 +55,10 @@ impl Node {
     /// Parses `text`; a syntax error comes back as toml_edit reported it.
     pub fn parse(text: &str) -> Result<Node, toml_edit::TomlError> {
         let doc = ImDocument::parse(text)?;
-        Ok(table_node(doc.as_table(), 0..0))
+        // The top level has no text of its own: its problems name the file.
+        let mut root = table_node(doc.as_table(), 0..0);
+        root.span = 0..0;
+        Ok(root)
     }
 
     /// The value at `path`, if present.

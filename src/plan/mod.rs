@@ -11,6 +11,7 @@ pub mod names;
 mod paths;
 mod problems;
 mod resolve;
+mod rules;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

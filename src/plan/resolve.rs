@@ -141,8 +141,10 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
     let output = project.output_dir();
     let output_dir = output.join(campaign).join(system);
     let site_dir = output.join(campaign).join("site");
+    // With valid names only a link can lead elsewhere.
+    let names_ok = names::check_name(system).is_ok();
     for dir in [&output_dir, &site_dir] {
-        if !names::resolves_inside(&output, dir) {
+        if names_ok && !names::resolves_inside(&output, dir) {
             p.push(
                 raw.error_at(
                     &c.system,

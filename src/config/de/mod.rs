@@ -15,16 +15,20 @@
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fmt;
 use std::ops::Range;
 
-use serde::de::value::{BorrowedStrDeserializer, MapDeserializer, SeqDeserializer};
-use serde::de::{self, DeserializeOwned, DeserializeSeed, Expected, IntoDeserializer, Unexpected};
+use serde::de::value::BorrowedStrDeserializer;
+use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer};
 use serde::de::{MapAccess, SeqAccess, Visitor};
-use serde::forward_to_deserialize_any;
 use serde_spanned::__unstable as spanned;
 
 use super::tree::{Entry, Node, Val};
+
+mod error;
+mod stand_in;
+
+use error::{describe, quoted, At, DeError, Kind};
+use stand_in::StandIn;
 
 /// A schema problem: what, where (byte span, `0..0` for the whole file) and
 /// the fix.
@@ -88,200 +92,6 @@ struct Cx {
     stand_in: HashSet<usize>,
     /// Tables whose missing keys were reported, with those keys.
     inject: HashMap<usize, Vec<&'static str>>,
-}
-
-#[derive(Debug)]
-pub struct DeError {
-    kind: Kind,
-    at: Option<At>,
-    /// Raised while building a stand-in: a consequence of an error already
-    /// reported, never shown.
-    stand_in: bool,
-}
-
-#[derive(Debug, Clone)]
-struct At {
-    node: usize,
-    span: Range<usize>,
-    /// "`trials`", "an item of `sources`".
-    what: String,
-    /// " in [timing]", " in [[implementation]]", "" at the top level.
-    place: String,
-}
-
-#[derive(Debug)]
-enum Kind {
-    Type {
-        found: String,
-        wanted: String,
-    },
-    Value {
-        found: String,
-        wanted: String,
-    },
-    Length {
-        len: usize,
-        wanted: String,
-    },
-    Variant {
-        found: String,
-        choices: &'static [&'static str],
-    },
-    Missing(&'static str),
-    Custom(String),
-}
-
-impl DeError {
-    fn new(kind: Kind) -> Self {
-        DeError {
-            kind,
-            at: None,
-            stand_in: false,
-        }
-    }
-
-    fn stand_in(mut self) -> Self {
-        self.stand_in = true;
-        self
-    }
-
-    fn issue(&self) -> Issue {
-        let (what, place, span) = match &self.at {
-            Some(at) => (at.what.as_str(), at.place.as_str(), at.span.clone()),
-            None => ("the file", "", 0..0),
-        };
-        let (message, help) = match &self.kind {
-            Kind::Type { found, wanted } | Kind::Value { found, wanted } => (
-                format!("{what} wants {wanted}, found {found}"),
-                format!("change the value to {wanted}"),
-            ),
-            Kind::Length { len, wanted } => (
-                format!("{what} wants {wanted}, found {len} items"),
-                "change the number of items".to_string(),
-            ),
-            Kind::Variant { found, choices } => (
-                format!("{what} wants one of {}, found `{found}`", quoted(choices)),
-                format!("use one of: {}", choices.join(", ")),
-            ),
-            Kind::Missing(field) => (
-                format!("missing key `{field}`{place}"),
-                format!("add `{field} = …` to this table"),
-            ),
-            Kind::Custom(msg) => (format!("{what}: {msg}"), "fix the value".to_string()),
-        };
-        Issue {
-            message,
-            span,
-            help,
-        }
-    }
-}
-
-fn quoted(choices: &[&str]) -> String {
-    let q: Vec<String> = choices.iter().map(|c| format!("`{c}`")).collect();
-    q.join(", ")
-}
-
-impl fmt::Display for DeError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.issue().message)
-    }
-}
-
-impl std::error::Error for DeError {}
-
-impl de::Error for DeError {
-    fn custom<T: fmt::Display>(msg: T) -> Self {
-        DeError::new(Kind::Custom(msg.to_string()))
-    }
-    fn invalid_type(unexp: Unexpected, exp: &dyn Expected) -> Self {
-        DeError::new(Kind::Type {
-            found: kind_of(&unexp),
-            wanted: plain(&exp.to_string()),
-        })
-    }
-    fn invalid_value(unexp: Unexpected, exp: &dyn Expected) -> Self {
-        DeError::new(Kind::Value {
-            found: value_of(&unexp),
-            wanted: plain(&exp.to_string()),
-        })
-    }
-    fn invalid_length(len: usize, exp: &dyn Expected) -> Self {
-        DeError::new(Kind::Length {
-            len,
-            wanted: plain(&exp.to_string()),
-        })
-    }
-    fn unknown_variant(variant: &str, expected: &'static [&'static str]) -> Self {
-        DeError::new(Kind::Variant {
-            found: variant.to_string(),
-            choices: expected,
-        })
-    }
-    fn missing_field(field: &'static str) -> Self {
-        DeError::new(Kind::Missing(field))
-    }
-    fn duplicate_field(field: &'static str) -> Self {
-        DeError::new(Kind::Custom(format!("`{field}` is given twice")))
-    }
-}
-
-/// What serde's "expected" texts mean in TOML words.
-fn plain(expected: &str) -> String {
-    match expected {
-        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a non-negative integer",
-        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
-        "f32" | "f64" => "a number",
-        "a boolean" => "true or false",
-        "a sequence" => "an array",
-        "a map" => "a table",
-        "a borrowed string" => "a string",
-        s if s.starts_with("struct ") => "a table",
-        s => s,
-    }
-    .to_string()
-}
-
-fn kind_of(u: &Unexpected) -> String {
-    match u {
-        Unexpected::Bool(_) => "a boolean",
-        Unexpected::Unsigned(_) | Unexpected::Signed(_) => "an integer",
-        Unexpected::Float(_) => "a float",
-        Unexpected::Char(_) | Unexpected::Str(_) => "a string",
-        Unexpected::Seq => "an array",
-        Unexpected::Map => "a table",
-        Unexpected::Unit => "nothing",
-        Unexpected::Other(s) => s,
-        _ => "a value of another type",
-    }
-    .to_string()
-}
-
-fn value_of(u: &Unexpected) -> String {
-    match u {
-        Unexpected::Unsigned(n) => format!("`{n}`"),
-        Unexpected::Signed(n) => format!("`{n}`"),
-        Unexpected::Float(f) if f.is_nan() => "`nan`".into(),
-        Unexpected::Float(f) if f.is_infinite() => {
-            format!("`{}inf`", if *f < 0.0 { "-" } else { "" })
-        }
-        Unexpected::Float(f) => format!("`{f}`"),
-        Unexpected::Str(s) => format!("`\"{s}\"`"),
-        Unexpected::Bool(b) => format!("`{b}`"),
-        other => kind_of(other),
-    }
-}
-
-fn describe(v: &Val) -> &'static str {
-    match v {
-        Val::Str(_) => "a string",
-        Val::Int(_) => "an integer",
-        Val::Float(_) => "a float",
-        Val::Bool(_) => "a boolean",
-        Val::Datetime(_) => "a date-time",
-        Val::Array(_) => "an array",
-        Val::Table(_) => "a table",
-    }
 }
 
 /// The deserializer of one node; `path` is the keys leading to it and
@@ -397,7 +207,12 @@ impl<'a> de::Deserializer<'a> for De<'a> {
             return self.stand_in().deserialize_any(v);
         }
         let r = match &self.node.val {
-            Val::Str(s) | Val::Datetime(s) => v.visit_borrowed_str(s),
+            Val::Str(s) => v.visit_borrowed_str(s),
+            // No setting is a date: a date is never taken for a string.
+            Val::Datetime(_) => Err(de::Error::invalid_type(
+                de::Unexpected::Other("a date-time"),
+                &v,
+            )),
             Val::Int(i) => v.visit_i64(*i),
             Val::Float(f) => v.visit_f64(*f),
             Val::Bool(b) => v.visit_bool(*b),
@@ -595,14 +410,14 @@ impl<'a> MapAccess<'a> for Map<'a> {
 }
 
 /// The map `serde_spanned::Spanned` asks for: start, end, then the value.
-struct SpannedMap<D> {
+pub(super) struct SpannedMap<D> {
     span: Range<usize>,
     value: Option<D>,
     step: usize,
 }
 
 impl<D> SpannedMap<D> {
-    fn new(span: Range<usize>, value: D) -> Self {
+    pub(super) fn new(span: Range<usize>, value: D) -> Self {
         SpannedMap {
             span,
             value: Some(value),
@@ -643,89 +458,4 @@ impl<'a, D: de::Deserializer<'a, Error = DeError>> MapAccess<'a> for SpannedMap<
             },
         }
     }
-}
-
-/// A value standing in for one already reported as wrong (or missing): it
-/// deserializes as whatever is asked, so the rest of the file can still be
-/// checked. Its errors are consequences and never shown.
-struct StandIn(Range<usize>);
-
-macro_rules! stand_in {
-    ($($method:ident => $visit:ident($($arg:expr)?);)*) => {$(
-        fn $method<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-            v.$visit($($arg)?).map_err(DeError::stand_in)
-        }
-    )*};
-}
-
-impl<'a> de::Deserializer<'a> for StandIn {
-    type Error = DeError;
-
-    stand_in! {
-        deserialize_any => visit_bool(false);
-        deserialize_bool => visit_bool(false);
-        deserialize_i8 => visit_i64(1);
-        deserialize_i16 => visit_i64(1);
-        deserialize_i32 => visit_i64(1);
-        deserialize_i64 => visit_i64(1);
-        deserialize_u8 => visit_u64(1);
-        deserialize_u16 => visit_u64(1);
-        deserialize_u32 => visit_u64(1);
-        deserialize_u64 => visit_u64(1);
-        deserialize_f32 => visit_f64(1.0);
-        deserialize_f64 => visit_f64(1.0);
-        deserialize_char => visit_char('x');
-        deserialize_str => visit_borrowed_str("");
-        deserialize_string => visit_borrowed_str("");
-        deserialize_identifier => visit_borrowed_str("");
-        deserialize_bytes => visit_borrowed_bytes(&[]);
-        deserialize_byte_buf => visit_borrowed_bytes(&[]);
-        deserialize_option => visit_none();
-        deserialize_unit => visit_unit();
-        deserialize_ignored_any => visit_unit();
-    }
-
-    fn deserialize_seq<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        v.visit_seq(SeqDeserializer::new(std::iter::empty::<()>()))
-            .map_err(DeError::stand_in)
-    }
-
-    fn deserialize_map<V: Visitor<'a>>(self, v: V) -> Result<V::Value, DeError> {
-        v.visit_map(MapDeserializer::new(std::iter::empty::<((), ())>()))
-            .map_err(DeError::stand_in)
-    }
-
-    fn deserialize_struct<V: Visitor<'a>>(
-        self,
-        name: &'static str,
-        fields: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, DeError> {
-        if spanned::is_spanned(name, fields) {
-            let span = self.0.clone();
-            return v.visit_map(SpannedMap::new(span, self));
-        }
-        self.deserialize_map(v)
-    }
-
-    fn deserialize_enum<V: Visitor<'a>>(
-        self,
-        _name: &'static str,
-        variants: &'static [&'static str],
-        v: V,
-    ) -> Result<V::Value, DeError> {
-        let first = variants.first().copied().unwrap_or_default();
-        v.visit_enum(BorrowedStrDeserializer::<DeError>::new(first))
-            .map_err(DeError::stand_in)
-    }
-
-    fn deserialize_newtype_struct<V: Visitor<'a>>(
-        self,
-        _name: &'static str,
-        v: V,
-    ) -> Result<V::Value, DeError> {
-        v.visit_newtype_struct(self).map_err(DeError::stand_in)
-    }
-
-    forward_to_deserialize_any! { <V: Visitor<'a>> unit_struct tuple tuple_struct }
 }
