@@ -89,7 +89,10 @@ enum Command {
         basis: String,
     },
     /// Check an algorithm TOML (paths, sources, API symbols) without building.
-    Validate { toml: PathBuf },
+    Validate {
+        /// The algorithm TOML; a relative path is taken from the project directory (-C).
+        toml: PathBuf,
+    },
     /// Render the campaign's pages from its recorded datasets (every system).
     Render { campaign: String },
     /// Copy a run's evidence into <DIR>/data/<system>/ and render <DIR>/site/.
