@@ -212,7 +212,13 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
                     ldflags: d.ldflags.clone(),
                 })
                 .or_else(|| FlagProfile::builtin(n));
-            if found.is_none() {
+            // Profile names are shown in records and page tables.
+            if let Err(why) = names::check_name(n) {
+                p.push(
+                    raw.error_at(name, format!("flag profile name `{n}` {why}"))
+                        .help(NAME_RULE),
+                );
+            } else if found.is_none() {
                 p.push(
                     raw.error_at(name, format!("unknown flag profile `{n}`"))
                         .help("use `guide` or `harness-default`, or define it under [flag-profile.<name>]"),

@@ -61,7 +61,13 @@ pub fn from_tree<T: DeserializeOwned>(tree: &Node) -> Outcome<T> {
             }
             Err(e) if e.stand_in => break,
             Err(e) => {
-                errors.push(e.issue());
+                let issue = e.issue();
+                let seen = errors
+                    .iter()
+                    .any(|i| i.span == issue.span && i.message == issue.message);
+                if !seen {
+                    errors.push(issue);
+                }
                 let Some(at) = &e.at else { break };
                 let learnt = match e.kind {
                     Kind::Missing(field) => {
