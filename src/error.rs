@@ -169,6 +169,18 @@ impl Error {
     }
 }
 
+/// Several configuration errors found in one pass: one is `Config`, more
+/// are `ConfigMany`.
+impl From<Vec<ConfigError>> for Error {
+    fn from(mut errors: Vec<ConfigError>) -> Error {
+        match errors.len() {
+            1 => Error::Config(errors.remove(0)),
+            0 => Error::Other(anyhow::anyhow!("internal error: an empty list of problems")),
+            _ => Error::ConfigMany(errors),
+        }
+    }
+}
+
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]

@@ -85,7 +85,11 @@ fn wrong_type_is_reported() {
     expect(
         &alg,
         GOOD_CAMPAIGN,
-        &["invalid type", "sign-1.toml:2:", "expected a string"],
+        &[
+            "`name` wants a string, found an integer",
+            "sign-1.toml:2:8",
+            "help: change the value to a string",
+        ],
     );
 }
 
@@ -95,7 +99,11 @@ fn unknown_kind_lists_the_choices() {
     expect(
         &alg,
         GOOD_CAMPAIGN,
-        &["unknown variant `kex`", "sign-1.toml:3:", "`sign`"],
+        &[
+            "`kind` wants one of `sign`, `kem`, found `kex`",
+            "sign-1.toml:3:8",
+            "help: use one of: sign, kem",
+        ],
     );
 }
 
@@ -232,4 +240,42 @@ fn a_bad_manifest_line_is_located() {
         "{err}"
     );
     assert!(err.contains("kat/sign-1/kat.sha256:2:1"), "{err}");
+}
+
+#[test]
+fn every_problem_of_a_campaign_and_its_algorithms_is_listed_at_once() {
+    let p = project(
+        &GOOD_ALG.replace("root = \"sign-1\"", "root = \"gone\""),
+        "algorithms = [\"sign-1\", \"sign-2\", \"sign-99\"]\nstages = [\"bild\"]\n[timing]\nmin-iterations = 9\nmax-iterations = 5\n",
+    );
+    p.write(
+        "algorithms/sign-2.toml",
+        &GOOD_ALG
+            .replace("sign-1\"\nname", "sign-2\"\nname")
+            .replace("label = \"ONE-1\"", "label = \"ONE|1\"\ncolour = 1"),
+    );
+    let err = error_of(&p);
+    for want in [
+        "unknown stage `bild`",
+        "campaigns/c.toml:2:11",
+        "`min-iterations` (9) is more than `max-iterations` (5)",
+        "unknown algorithm `sign-99`",
+        "source root algorithms/gone not found",
+        "algorithms/sign-1.toml:12:8",
+        "unknown key `colour` in [[parameter-set]]",
+        "algorithms/sign-2.toml:16:1",
+        "label `ONE|1` has characters unsafe in file names (|)",
+        "algorithms/sign-2.toml:15:9",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn a_wrong_value_is_reported_once_without_follow_on_errors() {
+    let alg = GOOD_ALG.replace("name = \"One\"", "name = 3");
+    let p = project(&alg, GOOD_CAMPAIGN);
+    let err = error_of(&p);
+    assert_eq!(err.matches("--> ").count(), 1, "{err}");
+    assert!(!err.contains("missing key"), "{err}");
 }

@@ -8,6 +8,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::values;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Kind {
@@ -172,12 +174,46 @@ pub struct RawCmake {
 }
 
 /// A define's value: `NAME = 16`, `NAME = "x"`, or `NAME = true` (bare -DNAME).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+/// Deserialized by hand so a wrong value says which forms a define takes.
+#[derive(Debug, Clone)]
 pub enum DefineValue {
     Int(i64),
     Bool(bool),
     Text(String),
+}
+
+impl<'de> Deserialize<'de> for DefineValue {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(DefineVisitor)
+    }
+}
+
+struct DefineVisitor;
+
+impl serde::de::Visitor<'_> for DefineVisitor {
+    type Value = DefineValue;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("an integer, a string, or true/false (true: bare -DNAME, false: not defined)")
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<DefineValue, E> {
+        Ok(DefineValue::Int(v))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<DefineValue, E> {
+        i64::try_from(v)
+            .map(DefineValue::Int)
+            .map_err(|_| E::invalid_value(serde::de::Unexpected::Unsigned(v), &self))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<DefineValue, E> {
+        Ok(DefineValue::Bool(v))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<DefineValue, E> {
+        Ok(DefineValue::Text(v.to_string()))
+    }
 }
 
 impl DefineValue {
@@ -215,7 +251,7 @@ pub struct RawParameterSet {
     #[serde(default)]
     pub include_dirs: Option<Vec<Spanned<String>>>,
     /// KAT records to check for this set (slow sets may check fewer).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::count_u32")]
     pub kat_records: Option<u32>,
 }
 
@@ -230,7 +266,7 @@ pub struct RawKat {
     #[serde(default)]
     pub reference_dir: Option<Spanned<String>>,
     /// Records to generate (default: 100 for NIST, 10 for NGCC).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::count_u32")]
     pub records: Option<u32>,
 }
 

@@ -5,14 +5,17 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
+use super::values;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawCampaign {
     #[serde(default)]
     pub description: String,
-    /// The system this campaign runs on (`local`, `x86_1`, ...).
+    /// The system this campaign runs on (`local`, `x86_1`, ...); a
+    /// directory name under `output/<campaign>/`.
     #[serde(default = "default_system")]
-    pub system: String,
+    pub system: Spanned<String>,
     /// Human description of the system for the pages (e.g. "x86-64").
     #[serde(default)]
     pub system_title: Option<String>,
@@ -52,8 +55,8 @@ pub struct RawCampaign {
     pub render: RawRender,
 }
 
-fn default_system() -> String {
-    "local".into()
+fn default_system() -> Spanned<String> {
+    Spanned::new(0..0, "local".into())
 }
 
 fn default_profiles() -> Vec<Spanned<String>> {
@@ -75,31 +78,38 @@ pub struct RawFlagProfile {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawCampaignKat {
     /// Per-instance KAT timeout in seconds.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::seconds")]
     pub timeout_seconds: Option<f64>,
     /// Override the records checked for every instance.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::count_u32")]
     pub records: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawTiming {
+    #[serde(default, deserialize_with = "values::count_u32")]
     pub trials: Option<u32>,
     pub warmup: Option<u32>,
     /// Target duration of one trial, seconds.
+    #[serde(default, deserialize_with = "values::seconds")]
     pub trial_seconds: Option<f64>,
+    #[serde(default, deserialize_with = "values::count_u64")]
     pub min_iterations: Option<u64>,
+    #[serde(default, deserialize_with = "values::count_u64")]
     pub max_iterations: Option<u64>,
     /// Timed calls wanted per operation where the budget allows.
     pub min_calls: Option<u64>,
     /// Time budget per operation (all trials), seconds.
+    #[serde(default, deserialize_with = "values::seconds")]
     pub budget_seconds: Option<f64>,
     /// Keep per-call cycle samples in the records.
     pub samples: Option<bool>,
     /// Measuring CPU(s); the command line overrides.
+    #[serde(default, deserialize_with = "values::cpus")]
     pub cpus: Option<Vec<usize>>,
     /// Timeout of one driver process, seconds.
+    #[serde(default, deserialize_with = "values::seconds")]
     pub timeout_seconds: Option<f64>,
 }
 
@@ -114,10 +124,13 @@ pub struct RawHost {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawLimits {
     /// Address-space limit of submission processes, MiB.
+    #[serde(default, deserialize_with = "values::mib")]
     pub memory_mib: Option<u64>,
     /// CPU-time limit of one submission process, seconds.
+    #[serde(default, deserialize_with = "values::count_u64")]
     pub cpu_seconds: Option<u64>,
     /// Largest file a submission process may write, MiB.
+    #[serde(default, deserialize_with = "values::mib")]
     pub file_mib: Option<u64>,
 }
 
@@ -139,15 +152,15 @@ pub struct RawProfile {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawWrap {
-    pub symbol: String,
+    pub symbol: Spanned<String>,
     /// `hash` or `drng`: which share the time goes to (any other word is
     /// an error, so a typo cannot move time into another share).
     pub class: HelperClass,
     /// 0-based index of the argument holding the input length in bits.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::arg_index")]
     pub in_bits_arg: Option<u32>,
     /// 0-based index of the argument holding the output length in bits.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "values::arg_index")]
     pub out_bits_arg: Option<u32>,
 }
 

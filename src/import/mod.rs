@@ -19,7 +19,6 @@ mod macros;
 mod params;
 mod submission;
 pub mod symbols;
-pub mod tomltext;
 mod yaml;
 
 use std::path::{Path, PathBuf};

@@ -6,8 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::csource::{self, CFile, Macro};
-use crate::config::algorithm::{ApiFamily, RawAlgorithm};
-use crate::plan::{Binding, Instance, KatRng, LengthType, SourceFile};
+use crate::plan::Instance;
 
 /// An API function no source defines, and where it was expected.
 #[derive(Debug, Clone, PartialEq)]
@@ -106,64 +105,64 @@ pub fn missing(inst: &Instance, cache: &mut Cache, show: &dyn Fn(&Path) -> Strin
     out
 }
 
-/// A plan instance built from raw TOML pieces, as `plan::resolve` would
-/// (binding defaults included), for checks that must not stop at the
-/// first error.
-pub fn instance(
-    a: &RawAlgorithm,
-    ns: Option<&str>,
-    label: &str,
-    sources: Vec<PathBuf>,
-    include_dirs: Vec<PathBuf>,
-) -> Instance {
-    let binding = match (a.api, &a.ngcc, &a.nist) {
-        (ApiFamily::Ngcc, n, _) => Binding::Ngcc {
-            headers: n
-                .as_ref()
-                .map_or_else(|| vec!["api.h".into()], |n| n.headers.clone()),
-        },
-        (ApiFamily::Nist, _, n) => Binding::Nist {
-            header: n
-                .as_ref()
-                .map_or_else(|| "api.h".into(), |n| n.header.clone()),
-            namespace: ns
-                .map(String::from)
-                .or_else(|| n.as_ref().map(|n| n.namespace.clone()))
-                .unwrap_or_default(),
-            randombytes: n
-                .as_ref()
-                .map_or_else(|| "randombytes".into(), |n| n.randombytes.clone()),
-            lengths: n
-                .as_ref()
-                .map_or(LengthType::UnsignedLongLong, |n| n.lengths),
-            kat_rng: n.as_ref().map_or(KatRng::Builtin, |n| n.kat_rng),
-        },
-    };
-    Instance {
-        algorithm: a.id.get_ref().clone(),
-        label: label.to_string(),
-        implementation: String::new(),
-        kind: a.kind,
-        api: a.api,
-        sources: sources
-            .into_iter()
-            .map(|p| SourceFile {
-                display: p.display().to_string(),
-                path: p,
-            })
-            .collect(),
-        include_dirs,
-        defines: Vec::new(),
-        binding,
-        cpu_features: Vec::new(),
-        kat_records: 0,
-        cmake: None,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::algorithm::{ApiFamily, RawAlgorithm};
+    use crate::plan::{Binding, KatRng, LengthType, SourceFile};
+
+    /// A plan instance built by hand from raw TOML pieces.
+    fn instance(
+        a: &RawAlgorithm,
+        ns: Option<&str>,
+        label: &str,
+        sources: Vec<PathBuf>,
+        include_dirs: Vec<PathBuf>,
+    ) -> Instance {
+        let binding = match (a.api, &a.ngcc, &a.nist) {
+            (ApiFamily::Ngcc, n, _) => Binding::Ngcc {
+                headers: n
+                    .as_ref()
+                    .map_or_else(|| vec!["api.h".into()], |n| n.headers.clone()),
+            },
+            (ApiFamily::Nist, _, n) => Binding::Nist {
+                header: n
+                    .as_ref()
+                    .map_or_else(|| "api.h".into(), |n| n.header.clone()),
+                namespace: ns
+                    .map(String::from)
+                    .or_else(|| n.as_ref().map(|n| n.namespace.clone()))
+                    .unwrap_or_default(),
+                randombytes: n
+                    .as_ref()
+                    .map_or_else(|| "randombytes".into(), |n| n.randombytes.clone()),
+                lengths: n
+                    .as_ref()
+                    .map_or(LengthType::UnsignedLongLong, |n| n.lengths),
+                kat_rng: n.as_ref().map_or(KatRng::Builtin, |n| n.kat_rng),
+            },
+        };
+        Instance {
+            algorithm: a.id.get_ref().clone(),
+            label: label.to_string(),
+            implementation: String::new(),
+            kind: a.kind,
+            api: a.api,
+            sources: sources
+                .into_iter()
+                .map(|p| SourceFile {
+                    display: p.display().to_string(),
+                    path: p,
+                })
+                .collect(),
+            include_dirs,
+            defines: Vec::new(),
+            binding,
+            cpu_features: Vec::new(),
+            kat_records: 0,
+            cmake: None,
+        }
+    }
 
     #[test]
     fn namespaced_definitions_through_macros_count() {

@@ -1,335 +1,402 @@
 //! One algorithm TOML (and the components it uses) → validated instances.
+//!
+//! Every problem is recorded and resolution goes on, so one run of `plan`
+//! or `validate` lists them all. This is the only place the rules of an
+//! algorithm file live: `validate` runs exactly this, then checks the
+//! resolved instances' sources.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
+use super::component::{load_component, Component};
+use super::names::{self, NAME_RULE};
 use super::paths::{contained, expand_sources};
-use super::resolve::{list_stems, project_rel, Project};
+use super::problems::Problems;
+use super::resolve::{project_rel, Project};
 use super::*;
-use crate::config::algorithm::{DefineValue, RawAlgorithm, RawComponent, RawImplementation};
-use crate::config::campaign::RawCampaign;
-use crate::config::{self, Loaded};
-use crate::error::ConfigError;
+use crate::config::algorithm::{DefineValue, RawAlgorithm, RawImplementation, RawParameterSet};
+use crate::config::Loaded;
+use crate::error::{ConfigError, Error};
+
+/// What a campaign asks of every algorithm it selects.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Selection<'a> {
+    /// Only these implementations (`None`: all).
+    pub implementations: Option<&'a [String]>,
+    /// KAT records of every instance, overriding the algorithm's.
+    pub records: Option<u32>,
+}
+
+/// Everything resolving one algorithm file found. `resolve` keeps the
+/// algorithm and its instances when there is no problem; `validate` also
+/// checks the sources of the instances that resolved.
+#[derive(Debug)]
+pub struct AlgorithmCheck {
+    pub file: PathBuf,
+    /// The parsed file, unless it could not be read or deserialized.
+    pub raw: Option<Loaded<RawAlgorithm>>,
+    pub algorithm: Option<Algorithm>,
+    /// Each instance that resolved completely, with the index of its
+    /// `[[parameter-set]]` (where problems with its sources point).
+    pub instances: Vec<(Instance, usize)>,
+    pub problems: Vec<ConfigError>,
+    pub warnings: Vec<String>,
+}
 
 /// Resolves `algorithms/<id>.toml` on its own, as a campaign selecting only
-/// it (every implementation, no record override) would: for checks such as
-/// `pqbench validate` that run outside any campaign.
-pub fn resolve_single(
-    project: &Project,
-    id: &str,
-) -> Result<(Algorithm, Vec<Instance>), ConfigError> {
-    let campaign: RawCampaign = config::parse(Path::new("(no campaign)"), "algorithms = []")?;
-    resolve_algorithm(project, id, &campaign, None)
+/// it (every implementation, no record override) would.
+pub fn resolve_single(project: &Project, id: &str) -> Result<(Algorithm, Vec<Instance>), Error> {
+    let file = project.algorithms_dir().join(format!("{id}.toml"));
+    let check = check_algorithm(project, &file, Selection::default());
+    let mut p = Problems::default();
+    p.extend(check.problems);
+    match check.algorithm {
+        Some(a) if p.is_empty() => Ok((a, check.instances.into_iter().map(|(i, _)| i).collect())),
+        _ => Err(p.into()),
+    }
 }
 
-pub(super) fn resolve_algorithm(
-    project: &Project,
-    id: &str,
-    campaign: &RawCampaign,
-    records_override: Option<u32>,
-) -> Result<(Algorithm, Vec<Instance>), ConfigError> {
-    let alg_root = project.algorithms_dir();
-    let file = alg_root.join(format!("{id}.toml"));
-    let raw: Loaded<RawAlgorithm> = config::load(&file)?;
-    let a = &raw.value;
-    if a.id.get_ref() != id {
-        return Err(raw
-            .error_at(
-                &a.id,
-                format!("id `{}` does not match the file name", a.id.get_ref()),
-            )
-            .help(format!("set id = \"{id}\" or rename the file")));
-    }
-    if a.implementations.is_empty() {
-        return Err(raw
-            .error("no [[implementation]]")
-            .help("add an [[implementation]] table with a `root`"));
-    }
-    if a.parameter_sets.is_empty() {
-        return Err(raw
-            .error("no [[parameter-set]]")
-            .help("add a [[parameter-set]] table with a `label`"));
-    }
-    let binding = match (a.api, &a.ngcc, &a.nist) {
-        (ApiFamily::Ngcc, Some(n), _) => Binding::Ngcc {
-            headers: n.headers.clone(),
-        },
-        (ApiFamily::Ngcc, None, _) => Binding::Ngcc {
-            headers: vec!["api.h".into()],
-        },
-        (ApiFamily::Nist, _, Some(n)) => Binding::Nist {
-            header: n.header.clone(),
-            namespace: n.namespace.clone(),
-            randombytes: n.randombytes.clone(),
-            lengths: n.lengths,
-            kat_rng: n.kat_rng,
-        },
-        (ApiFamily::Nist, _, None) => Binding::Nist {
-            header: "api.h".into(),
-            namespace: String::new(),
-            randombytes: "randombytes".into(),
-            lengths: LengthType::UnsignedLongLong,
-            kat_rng: KatRng::Builtin,
-        },
-    };
-    for k in &a.known_issues {
-        if let Err(e) = regex::Regex::new(k.labels.get_ref()) {
-            return Err(raw
-                .error_at(&k.labels, format!("bad label pattern: {e}"))
-                .help("write a regular expression over instance labels"));
-        }
-    }
-
-    let components = a
-        .uses
-        .iter()
-        .map(|u| load_component(project, &raw, u))
-        .collect::<Result<Vec<_>, _>>()?;
-    let toml_dir = file.parent().expect("file has a parent").to_path_buf();
-    let kat_manifest = match &a.kat.manifest {
-        Some(m) => contained(&project.root, &toml_dir, m.get_ref())
-            .map_err(|e| raw.error_at(m, e).help("use a path inside the project"))?,
-        None => project.root.join("kat").join(id).join("kat.sha256"),
-    };
-    if kat_manifest.is_file() {
-        let text = std::fs::read_to_string(&kat_manifest).map_err(|e| {
-            ConfigError::new(format!("cannot read KAT manifest: {e}")).in_file(&kat_manifest)
-        })?;
-        crate::kat::manifest::parse(&kat_manifest, &text)?;
-    }
-    let kat_reference_dir = match &a.kat.reference_dir {
-        Some(d) => {
-            let p = contained(&project.root, &toml_dir, d.get_ref())
-                .map_err(|e| raw.error_at(d, e).help("use a path inside the project"))?;
-            if !p.is_dir() {
-                return Err(raw
-                    .error_at(d, "reference directory not found")
-                    .help("create it or remove `reference-dir`"));
-            }
-            Some(p)
-        }
-        // References stored beside the manifest, as `bless` writes them.
-        None => kat_manifest
-            .parent()
-            .filter(|d| d.is_dir())
-            .map(Path::to_path_buf),
-    };
-
-    let impl_filter = campaign.implementations.as_ref();
-    let mut labels = BTreeSet::new();
+/// Resolves one algorithm file. A file outside `algorithms/` is checked as
+/// if it were there (its paths relative to where it is), with a warning.
+pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> AlgorithmCheck {
+    let mut p = Problems::default();
+    let mut warnings = Vec::new();
+    let raw = p.read::<RawAlgorithm>(file);
+    let mut algorithm = None;
     let mut instances = Vec::new();
-    for imp in &a.implementations {
-        let imp_name = imp.name.get_ref();
-        if impl_filter.is_some_and(|f| !f.contains(imp_name)) {
-            continue;
+    if let Some(raw) = &raw {
+        let mut r = Resolver {
+            project,
+            raw,
+            alg_root: project.algorithms_dir(),
+            toml_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
+            p: &mut p,
+        };
+        let id = r.identity(file, &mut warnings);
+        let binding = r.binding();
+        r.rules();
+        let components: Vec<Option<Component>> = raw
+            .value
+            .uses
+            .iter()
+            .map(|u| load_component(project, raw, u, r.p))
+            .collect();
+        let (kat_manifest, kat_reference_dir) = r.kat(&id);
+        instances = r.instances(&id, sel, &binding, &components);
+        algorithm = Some(r.algorithm(&id, &instances, kat_manifest, kat_reference_dir));
+    }
+    AlgorithmCheck {
+        file: file.to_path_buf(),
+        raw,
+        algorithm,
+        instances,
+        problems: p.into_vec(),
+        warnings,
+    }
+}
+
+pub(super) struct Resolver<'a> {
+    pub project: &'a Project,
+    pub raw: &'a Loaded<RawAlgorithm>,
+    pub alg_root: PathBuf,
+    pub toml_dir: PathBuf,
+    pub p: &'a mut Problems,
+}
+
+impl Resolver<'_> {
+    /// The id: a valid name, and the file's name when the file is in
+    /// `algorithms/` (campaigns find algorithms by file name).
+    fn identity(&mut self, file: &Path, warnings: &mut Vec<String>) -> String {
+        let raw = self.raw;
+        let id = raw.value.id.get_ref().clone();
+        if let Err(why) = names::check_name(&id) {
+            self.p.push(
+                raw.error_at(&raw.value.id, format!("id `{id}` {why}"))
+                    .help(NAME_RULE),
+            );
         }
-        for ps in &a.parameter_sets {
-            if ps
-                .implementations
-                .as_ref()
-                .is_some_and(|l| !l.contains(imp_name))
-            {
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned());
+        if file.parent() == Some(self.alg_root.as_path()) {
+            if stem.as_deref() != Some(id.as_str()) {
+                let stem = stem.unwrap_or_default();
+                self.p.push(
+                    raw.error_at(
+                        &raw.value.id,
+                        format!("id `{id}` does not match the file name"),
+                    )
+                    .help(format!("set id = \"{stem}\" or rename the file")),
+                );
+            }
+        } else {
+            warnings.push(format!(
+                "{} is not algorithms/{id}.toml: campaigns will not find it",
+                file.display()
+            ));
+        }
+        id
+    }
+
+    fn kat(&mut self, id: &str) -> (PathBuf, Option<PathBuf>) {
+        super::component::kat_files(self.project, self.raw, &self.toml_dir, id, self.p)
+    }
+
+    fn instances(
+        &mut self,
+        id: &str,
+        sel: Selection,
+        binding: &Binding,
+        components: &[Option<Component>],
+    ) -> Vec<(Instance, usize)> {
+        let a = &self.raw.value;
+        let mut labels = BTreeSet::new();
+        let mut out = Vec::new();
+        for (k, imp) in a.implementations.iter().enumerate() {
+            let imp_name = imp.name.get_ref();
+            if sel.implementations.is_some_and(|f| !f.contains(imp_name)) {
                 continue;
             }
-            let label = if imp_name == &a.implementations[0].name.get_ref().clone() {
-                ps.label.get_ref().clone()
-            } else {
-                format!("{}.{}", ps.label.get_ref(), imp_name)
-            };
-            if !label
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "-_.+".contains(c))
-            {
-                return Err(raw
-                    .error_at(
-                        &ps.label,
-                        format!("label `{label}` has characters unsafe in file names"),
-                    )
-                    .help("use letters, digits and - _ . +"));
-            }
-            if !labels.insert(label.clone()) {
-                return Err(raw
-                    .error_at(&ps.label, format!("duplicate label `{label}`"))
-                    .help("give every parameter set a distinct label"));
-            }
-            let root_s = ps.root.as_ref().unwrap_or(&imp.root);
-            let root = contained(&alg_root, &toml_dir, root_s.get_ref()).map_err(|e| {
-                raw.error_at(root_s, e)
-                    .help("keep sources inside the algorithms directory")
-            })?;
-            if !root.is_dir() {
-                return Err(raw
-                    .error_at(root_s, format!("source root {} not found", root.display()))
-                    .help("create the directory or fix `root`"));
-            }
-            let src_pats = ps.sources.as_ref().unwrap_or(&imp.sources);
-            let excludes = ps.exclude.as_ref().unwrap_or(&imp.exclude);
-            let incs = ps.include_dirs.as_ref().unwrap_or(&imp.include_dirs);
-            let mut sources = Vec::new();
-            for pat in src_pats {
-                contained(&root, &root, pat.get_ref()).map_err(|e| {
-                    raw.error_at(pat, e).help("source patterns are relative to the implementation root and stay inside it")
-                })?;
-                let files = expand_sources(&root, std::slice::from_ref(pat.get_ref()), excludes)
-                    .map_err(|e| raw.error_at(pat, e).help("fix the pattern or add the file"))?;
-                sources.extend(files);
-            }
-            let mut include_dirs = vec![root.clone()];
-            for inc in incs {
-                let d = contained(&root, &root, inc.get_ref()).map_err(|e| {
-                    raw.error_at(inc, e)
-                        .help("include dirs stay inside the implementation root")
-                })?;
-                if !d.is_dir() {
-                    return Err(raw
-                        .error_at(inc, "include directory not found")
-                        .help("create it or remove it from `include-dirs`"));
+            for (j, ps) in a.parameter_sets.iter().enumerate() {
+                if ps
+                    .implementations
+                    .as_ref()
+                    .is_some_and(|l| !l.contains(imp_name))
+                {
+                    continue;
                 }
-                include_dirs.push(d);
+                // The first implementation is the reference: bare labels.
+                let label = if k == 0 {
+                    ps.label.get_ref().clone()
+                } else {
+                    format!("{}.{}", ps.label.get_ref(), imp_name)
+                };
+                // The implementation's own name is checked with the file's
+                // rules; here the set's label, then the length of both.
+                let problem = match names::check_name(ps.label.get_ref()) {
+                    Err(why) => Some(format!("label `{}` {why}", ps.label.get_ref())),
+                    Ok(()) if names::check_name(imp_name).is_err() => None,
+                    Ok(()) => names::check_name(&label)
+                        .err()
+                        .map(|why| format!("label `{label}` {why}")),
+                };
+                let named = problem.is_none() && names::check_name(imp_name).is_ok();
+                if let Some(message) = problem {
+                    self.p
+                        .push(self.raw.error_at(&ps.label, message).help(NAME_RULE));
+                }
+                if !labels.insert(label.clone()) {
+                    self.p.push(
+                        self.raw
+                            .error_at(&ps.label, format!("duplicate label `{label}`"))
+                            .help("give every parameter set a distinct label"),
+                    );
+                    continue;
+                }
+                let parts = Parts {
+                    id,
+                    label,
+                    imp,
+                    ps,
+                    binding,
+                    components,
+                    records: sel.records,
+                };
+                // Resolved even under a bad name, to report its other problems.
+                if let Some(inst) = self.instance(parts).filter(|_| named) {
+                    out.push((inst, j));
+                }
             }
-            let mut defines: BTreeMap<&String, &DefineValue> = imp.defines.iter().collect();
-            for comp in &components {
-                sources.extend(comp.sources.iter().cloned());
-                include_dirs.extend(comp.include_dirs.iter().cloned());
-                defines.extend(comp.defines.iter());
+        }
+        out
+    }
+
+    /// One instance; `None` (with its problems recorded) unless all of it
+    /// resolved.
+    fn instance(&mut self, x: Parts) -> Option<Instance> {
+        let raw = self.raw;
+        let root_s = x.ps.root.as_ref().unwrap_or(&x.imp.root);
+        let root = match contained(&self.alg_root, &self.toml_dir, root_s.get_ref()) {
+            Err(e) => {
+                self.p.push(
+                    raw.error_at(root_s, e)
+                        .help("keep sources inside the algorithms directory"),
+                );
+                return None;
             }
-            defines.extend(ps.defines.iter());
-            sources.sort();
-            sources.dedup();
-            include_dirs.dedup();
-            let binding = match (&binding, &ps.namespace) {
-                (
-                    Binding::Nist {
-                        header,
-                        randombytes,
-                        lengths,
-                        kat_rng,
-                        ..
-                    },
-                    Some(ns),
-                ) => Binding::Nist {
-                    header: header.clone(),
-                    namespace: ns.clone(),
-                    randombytes: randombytes.clone(),
-                    lengths: *lengths,
-                    kat_rng: *kat_rng,
+            Ok(r) if !r.is_dir() => {
+                let shown = project_rel(self.project, &r);
+                self.p.push(
+                    raw.error_at(root_s, format!("source root {shown} not found"))
+                        .help("create the directory or fix `root`"),
+                );
+                return None;
+            }
+            Ok(r) => r,
+        };
+        let mut complete = x.components.iter().all(Option::is_some);
+        let excludes = x.ps.exclude.as_ref().unwrap_or(&x.imp.exclude);
+        let mut sources = Vec::new();
+        for pat in x.ps.sources.as_ref().unwrap_or(&x.imp.sources) {
+            // A default pattern has no text: point at the root.
+            let at = if pat.span().is_empty() { root_s } else { pat };
+            if let Err(e) = contained(&root, &root, pat.get_ref()) {
+                complete = false;
+                self.p.push(raw.error_at(at, e).help(
+                    "source patterns are relative to the implementation root and stay inside it",
+                ));
+                continue;
+            }
+            match expand_sources(&root, std::slice::from_ref(pat.get_ref()), excludes) {
+                Ok(files) => sources.extend(files),
+                Err(e) => {
+                    complete = false;
+                    self.p
+                        .push(raw.error_at(at, e).help("fix the pattern or add the file"));
+                }
+            }
+        }
+        let mut include_dirs = vec![root.clone()];
+        for inc in x.ps.include_dirs.as_ref().unwrap_or(&x.imp.include_dirs) {
+            match self.include_dir(&root, inc) {
+                Some(d) => include_dirs.push(d),
+                None => complete = false,
+            }
+        }
+        let mut defines: BTreeMap<&String, &DefineValue> = x.imp.defines.iter().collect();
+        for comp in x.components.iter().flatten() {
+            sources.extend(comp.sources.iter().cloned());
+            include_dirs.extend(comp.include_dirs.iter().cloned());
+            defines.extend(comp.defines.iter());
+        }
+        defines.extend(x.ps.defines.iter());
+        if !complete {
+            return None;
+        }
+        sources.sort();
+        sources.dedup();
+        include_dirs.dedup();
+        let binding = match (x.binding, &x.ps.namespace) {
+            (
+                Binding::Nist {
+                    header,
+                    randombytes,
+                    lengths,
+                    kat_rng,
+                    ..
                 },
-                (b, _) => b.clone(),
-            };
-            let default_records = match a.api {
-                ApiFamily::Nist => 100,
-                ApiFamily::Ngcc => 10,
-            };
-            instances.push(Instance {
-                algorithm: id.to_string(),
-                label,
-                implementation: imp_name.clone(),
-                kind: a.kind,
-                api: a.api,
-                sources: sources
-                    .into_iter()
-                    .map(|p| SourceFile {
-                        display: project_rel(project, &p),
-                        path: p,
-                    })
-                    .collect(),
-                include_dirs,
-                defines: defines.iter().filter_map(|(k, v)| v.flag(k)).collect(),
-                binding,
-                cpu_features: imp.cpu_features.clone(),
-                kat_records: records_override
-                    .or(ps.kat_records)
-                    .or(a.kat.records)
-                    .unwrap_or(default_records),
-                cmake: cmake_spec(imp, &root),
-            });
+                Some(ns),
+            ) => Binding::Nist {
+                header: header.clone(),
+                namespace: ns.clone(),
+                randombytes: randombytes.clone(),
+                lengths: *lengths,
+                kat_rng: *kat_rng,
+            },
+            (b, _) => b.clone(),
+        };
+        let a = &raw.value;
+        let default_records = match a.api {
+            ApiFamily::Nist => 100,
+            ApiFamily::Ngcc => 10,
+        };
+        Some(Instance {
+            algorithm: x.id.to_string(),
+            label: x.label,
+            implementation: x.imp.name.get_ref().clone(),
+            kind: a.kind,
+            api: a.api,
+            sources: sources
+                .into_iter()
+                .map(|p| SourceFile {
+                    display: project_rel(self.project, &p),
+                    path: p,
+                })
+                .collect(),
+            include_dirs,
+            defines: defines.iter().filter_map(|(k, v)| v.flag(k)).collect(),
+            binding,
+            cpu_features: x.imp.cpu_features.clone(),
+            kat_records: x
+                .records
+                .or(x.ps.kat_records)
+                .or(a.kat.records)
+                .unwrap_or(default_records),
+            cmake: x.imp.cmake.as_ref().map(|c| CmakeSpec {
+                root: root.clone(),
+                target: c.target.clone(),
+                options: c.options.clone(),
+            }),
+        })
+    }
+
+    fn include_dir(&mut self, root: &Path, inc: &Spanned<String>) -> Option<PathBuf> {
+        match contained(root, root, inc.get_ref()) {
+            Ok(d) if d.is_dir() => Some(d),
+            Ok(_) => {
+                self.p.push(
+                    self.raw
+                        .error_at(inc, "include directory not found")
+                        .help("create it or remove it from `include-dirs`"),
+                );
+                None
+            }
+            Err(e) => {
+                self.p.push(
+                    self.raw
+                        .error_at(inc, e)
+                        .help("include dirs stay inside the implementation root"),
+                );
+                None
+            }
         }
     }
-    let algorithm = Algorithm {
-        id: id.to_string(),
-        name: a.name.clone(),
-        kind: a.kind,
-        api: a.api,
-        description: a.description.clone(),
-        links: a.links.clone(),
-        toml: project_rel(project, &file),
-        known_issues: a
-            .known_issues
-            .iter()
-            .map(|k| KnownIssue {
-                labels: k.labels.get_ref().clone(),
-                action: k.action,
-                cause: k.cause.clone(),
-            })
-            .collect(),
-        survey_note: a.survey_note.clone(),
-        kat_manifest,
-        kat_reference_dir,
-        implementations: a
-            .implementations
-            .iter()
-            .map(|i| i.name.get_ref().clone())
-            .collect(),
-        labels: instances.iter().map(|i| i.label.clone()).collect(),
-    };
-    Ok((algorithm, instances))
+
+    fn algorithm(
+        &self,
+        id: &str,
+        instances: &[(Instance, usize)],
+        kat_manifest: PathBuf,
+        kat_reference_dir: Option<PathBuf>,
+    ) -> Algorithm {
+        let a = &self.raw.value;
+        Algorithm {
+            id: id.to_string(),
+            name: a.name.clone(),
+            kind: a.kind,
+            api: a.api,
+            description: a.description.clone(),
+            links: a.links.clone(),
+            toml: project_rel(self.project, &self.raw.path),
+            known_issues: a
+                .known_issues
+                .iter()
+                .map(|k| KnownIssue {
+                    labels: k.labels.get_ref().clone(),
+                    action: k.action,
+                    cause: k.cause.clone(),
+                })
+                .collect(),
+            survey_note: a.survey_note.clone(),
+            kat_manifest,
+            kat_reference_dir,
+            implementations: a
+                .implementations
+                .iter()
+                .map(|i| i.name.get_ref().clone())
+                .collect(),
+            labels: instances.iter().map(|(i, _)| i.label.clone()).collect(),
+        }
+    }
 }
 
-fn cmake_spec(imp: &RawImplementation, root: &Path) -> Option<CmakeSpec> {
-    imp.cmake.as_ref().map(|c| CmakeSpec {
-        root: root.to_path_buf(),
-        target: c.target.clone(),
-        options: c.options.clone(),
-    })
-}
-
-struct Component {
-    sources: Vec<PathBuf>,
-    include_dirs: Vec<PathBuf>,
-    defines: BTreeMap<String, DefineValue>,
-}
-
-fn load_component(
-    project: &Project,
-    user: &Loaded<RawAlgorithm>,
-    name: &Spanned<String>,
-) -> Result<Component, ConfigError> {
-    let dir = project.algorithms_dir().join("components");
-    let file = dir.join(format!("{}.toml", name.get_ref()));
-    if !file.is_file() {
-        return Err(user
-            .error_at(name, format!("unknown component `{}`", name.get_ref()))
-            .help(format!(
-                "add algorithms/components/{}.toml or use one of: {}",
-                name.get_ref(),
-                list_stems(&dir).join(", ")
-            )));
-    }
-    let raw: Loaded<RawComponent> = config::load(&file)?;
-    let c = &raw.value;
-    let alg_root = project.algorithms_dir();
-    let root = contained(&alg_root, &dir, c.root.get_ref()).map_err(|e| {
-        raw.error_at(&c.root, e)
-            .help("keep component sources inside the algorithms directory")
-    })?;
-    let mut sources = Vec::new();
-    for pat in &c.sources {
-        let files = expand_sources(&root, std::slice::from_ref(pat.get_ref()), &c.exclude)
-            .map_err(|e| raw.error_at(pat, e).help("fix the pattern or add the file"))?;
-        sources.extend(files);
-    }
-    let mut include_dirs = vec![root.clone()];
-    for inc in &c.include_dirs {
-        include_dirs.push(contained(&root, &root, inc.get_ref()).map_err(|e| {
-            raw.error_at(inc, e)
-                .help("include dirs stay inside the component root")
-        })?);
-    }
-    Ok(Component {
-        sources,
-        include_dirs,
-        defines: c.defines.clone(),
-    })
+/// The pieces one instance is made of.
+struct Parts<'a> {
+    id: &'a str,
+    label: String,
+    imp: &'a RawImplementation,
+    ps: &'a RawParameterSet,
+    binding: &'a Binding,
+    components: &'a [Option<Component>],
+    records: Option<u32>,
 }

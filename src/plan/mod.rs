@@ -6,8 +6,12 @@
 //! lock files and tests can build one by hand.
 
 mod algorithm;
+mod component;
+pub mod names;
 mod paths;
+mod problems;
 mod resolve;
+mod rules;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -16,9 +20,11 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
 pub use crate::config::campaign::HelperClass;
-pub use algorithm::resolve_single;
+pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
+pub use names::{check_campaign_name, check_name};
 pub use paths::{contained, expand_sources};
-pub use resolve::{resolve, Project};
+pub use problems::Problems;
+pub use resolve::{resolve, resolve_with_stages, Project};
 
 /// The entry of `Plan::stages` that selects every registered stage (a
 /// campaign without `stages`).

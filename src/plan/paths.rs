@@ -29,14 +29,13 @@ pub fn contained(root: &Path, base: &Path, rel: &str) -> Result<PathBuf, String>
     if !out.starts_with(root) {
         return Err(format!("`{rel}` points outside {}", root.display()));
     }
-    if let (Ok(real), Ok(real_root)) = (out.canonicalize(), root.canonicalize()) {
-        if !real.starts_with(&real_root) {
-            return Err(format!(
-                "`{rel}` resolves through a link to {}, outside {}",
-                real.display(),
-                root.display()
-            ));
-        }
+    // Links are followed as far as the path exists, so a link anywhere on
+    // the way out is caught even before the rest is created.
+    if !super::names::resolves_inside(root, &out) {
+        return Err(format!(
+            "`{rel}` resolves through a link to a place outside {}",
+            root.display()
+        ));
     }
     Ok(out)
 }

@@ -1,15 +1,20 @@
 //! Raw campaign + algorithm TOML → validated `Plan`.
+//!
+//! Every problem of the campaign and of every algorithm it selects is
+//! collected before giving up, each with its position.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::algorithm::resolve_algorithm;
+use super::algorithm::{check_algorithm, Selection};
+use super::names::{self, NAME_RULE};
 use super::paths::contained;
+use super::problems::Problems;
 use super::*;
 use crate::config::campaign::RawCampaign;
-use crate::config::{self, Loaded};
+use crate::config::{Loaded, Step};
 use crate::error::{ConfigError, Error};
 
 /// Where a project's directories are.
@@ -35,21 +40,25 @@ impl Project {
     }
     /// Every algorithm id with a TOML in `algorithms/`.
     pub fn algorithm_ids(&self) -> Vec<String> {
-        let mut ids: Vec<String> = std::fs::read_dir(self.algorithms_dir())
-            .into_iter()
-            .flatten()
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-            .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-            .collect();
-        ids.sort();
-        ids
+        list_stems(&self.algorithms_dir())
     }
 }
 
-/// Reads `campaigns/<name>.toml` and every algorithm it selects.
+/// Reads `campaigns/<name>.toml` and every algorithm it selects, leaving
+/// the names in `stages` unchecked (see `resolve_with_stages`).
 pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
+    resolve_with_stages(project, campaign, &[])
+}
+
+/// `resolve`, also checking each name in `stages` against `known` (the
+/// stage registry's names; empty = no check), so an unknown stage is
+/// reported with every other problem of the campaign.
+pub fn resolve_with_stages(
+    project: &Project,
+    campaign: &str,
+    known: &[&str],
+) -> Result<Plan, Error> {
+    names::check_campaign_name(campaign)?;
     let file = project.campaign_file(campaign);
     if !file.is_file() {
         let known = list_stems(&project.root.join("campaigns"));
@@ -62,36 +71,32 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
             ))
             .into());
     }
-    let raw: Loaded<RawCampaign> = config::load(&file)?;
+    let mut p = Problems::default();
+    let Some(raw) = p.read::<RawCampaign>(&file) else {
+        return Err(p.into());
+    };
     let c = &raw.value;
-
-    let ids = select_algorithms(project, &raw)?;
-    let flag_profiles = c
-        .flag_profiles
-        .iter()
-        .map(|name| {
-            c.flag_profile_defs
-                .get(name.get_ref())
-                .map(|d| FlagProfile {
-                    name: name.get_ref().clone(),
-                    cflags: d.cflags.clone(),
-                    ldflags: d.ldflags.clone(),
-                })
-                .or_else(|| FlagProfile::builtin(name.get_ref()))
-                .ok_or_else(|| {
-                    raw.error_at(name, format!("unknown flag profile `{}`", name.get_ref()))
-                        .help("use `guide` or `harness-default`, or define it under [flag-profile.<name>]")
-                })
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    if flag_profiles.is_empty() {
-        return Err(raw
-            .error("`flag-profiles` is empty")
-            .help("name at least one profile")
-            .into());
+    let system = c.system.get_ref();
+    if let Err(why) = names::check_name(system) {
+        p.push(
+            raw.error_at(&c.system, format!("system name `{system}` {why}"))
+                .help(format!(
+                    "systems are directories under output/{campaign}/: {NAME_RULE}"
+                )),
+        );
     }
-    // Stage names are checked against the stage registry by the caller
-    // (`pipeline::resolve`), which is where the stages are known.
+    let flag_profiles = flag_profiles(&raw, &mut p);
+    // Stage names come from the stage registry, which the caller knows.
+    if !known.is_empty() {
+        for s in c.stages.iter().flatten() {
+            if !known.contains(&s.get_ref().as_str()) {
+                p.push(
+                    raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
+                        .help(format!("stages are {}", known.join(", "))),
+                );
+            }
+        }
+    }
     let (stages, stage_locations) = match &c.stages {
         None => (vec![ALL_STAGES.to_string()], vec![None]),
         Some(list) => list
@@ -103,52 +108,79 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
             })
             .unzip(),
     };
+    let timing = timing(&raw, &mut p);
     let campaign_dir = file.parent().unwrap_or(&project.root).to_path_buf();
-    let in_project = |s: &Spanned<String>| -> Result<PathBuf, ConfigError> {
-        contained(&project.root, &campaign_dir, s.get_ref())
-            .map_err(|e| raw.error_at(s, e).help("use a path inside the project"))
-    };
-    let sizes_catalog = c.sizes.catalog.as_ref().map(&in_project).transpose()?;
-    if let Some(p) = &sizes_catalog {
-        if !p.is_file() {
-            let s = c.sizes.catalog.as_ref().expect("catalog is set");
-            return Err(raw
-                .error_at(s, "size catalog not found")
-                .help("create the CSV or remove `catalog`")
-                .into());
+    let mut in_project = |s: &Spanned<String>, is_dir: bool, what: &str, key: &str| {
+        let path = p.take(
+            contained(&project.root, &campaign_dir, s.get_ref())
+                .map_err(|e| raw.error_at(s, e).help("use a path inside the project")),
+        )?;
+        let found = if is_dir {
+            path.is_dir()
+        } else {
+            path.is_file()
+        };
+        if !found {
+            p.push(
+                raw.error_at(s, format!("{what} not found"))
+                    .help(format!("create it or remove `{key}`")),
+            );
         }
-    }
-    let templates = c.render.templates.as_ref().map(&in_project).transpose()?;
+        Some(path)
+    };
+    let sizes_catalog = c
+        .sizes
+        .catalog
+        .as_ref()
+        .and_then(|s| in_project(s, false, "size catalog", "catalog"));
+    let templates = c
+        .render
+        .templates
+        .as_ref()
+        .and_then(|s| in_project(s, true, "template directory", "templates"));
+    let profile_wraps = wraps(&raw, &mut p);
 
+    let sel = Selection {
+        implementations: c.implementations.as_deref(),
+        records: c.kat.records,
+    };
     let mut algorithms = Vec::new();
     let mut instances = Vec::new();
-    let mut errors = Vec::new();
-    for id in &ids {
-        match resolve_algorithm(project, id, c, raw.value.kat.records) {
-            Ok((alg, mut insts)) => {
-                algorithms.push(alg);
-                instances.append(&mut insts);
-            }
-            Err(e) => errors.push(e),
-        }
-    }
-    match errors.len() {
-        0 => {}
-        1 => return Err(errors.remove(0).into()),
-        _ => return Err(Error::ConfigMany(errors)),
+    for id in select_algorithms(project, &raw, &mut p) {
+        let file = project.algorithms_dir().join(format!("{id}.toml"));
+        let check = check_algorithm(project, &file, sel);
+        p.extend(check.problems);
+        algorithms.extend(check.algorithm);
+        instances.extend(check.instances.into_iter().map(|(i, _)| i));
     }
 
-    let t = &c.timing;
     let output = project.output_dir();
-    Ok(Plan {
+    let output_dir = output.join(campaign).join(system);
+    let site_dir = output.join(campaign).join("site");
+    // With valid names only a link can lead elsewhere.
+    let names_ok = names::check_name(system).is_ok();
+    for dir in [&output_dir, &site_dir] {
+        if names_ok && !names::resolves_inside(&output, dir) {
+            p.push(
+                raw.error_at(
+                    &c.system,
+                    format!("{} is not inside output/", dir.display()),
+                )
+                .help(
+                    "results are written under output/ only: remove the link that leads elsewhere",
+                ),
+            );
+        }
+    }
+    p.finish(Plan {
         campaign: campaign.to_string(),
         description: c.description.clone(),
-        system: c.system.clone(),
+        system: system.clone(),
         system_title: c.system_title.clone(),
         project_root: project.root.clone(),
         campaign_file: file.clone(),
-        output_dir: output.join(campaign).join(&c.system),
-        site_dir: output.join(campaign).join("site"),
+        output_dir,
+        site_dir,
         cache_dir: output.join(".cache"),
         compiler: c.compiler.clone().unwrap_or_else(|| "gcc".into()),
         jobs: c.jobs,
@@ -159,18 +191,7 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
             timeout_seconds: c.kat.timeout_seconds.unwrap_or(300.0),
             records_override: c.kat.records,
         },
-        timing: TimingSettings {
-            trials: t.trials.unwrap_or(5),
-            warmup: t.warmup.unwrap_or(2),
-            trial_seconds: t.trial_seconds.unwrap_or(1.0),
-            min_iterations: t.min_iterations.unwrap_or(20),
-            max_iterations: t.max_iterations.unwrap_or(20_000),
-            min_calls: t.min_calls.unwrap_or(100),
-            budget_seconds: t.budget_seconds.unwrap_or(120.0),
-            samples: t.samples.unwrap_or(true),
-            cpus: t.cpus.clone().unwrap_or_default(),
-            timeout_seconds: t.timeout_seconds.unwrap_or(600.0),
-        },
+        timing,
         host: HostSettings {
             require_fixed: c.host.require_fixed.unwrap_or(true),
         },
@@ -180,25 +201,114 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
             file_mib: c.limits.file_mib.unwrap_or(1024),
         },
         sizes_catalog,
-        profile_wraps: c
-            .profile
-            .wraps
-            .as_ref()
-            .map(|ws| {
-                ws.iter()
-                    .map(|w| Wrap {
-                        symbol: w.symbol.clone(),
-                        class: w.class,
-                        in_bits_arg: w.in_bits_arg,
-                        out_bits_arg: w.out_bits_arg,
-                    })
-                    .collect()
-            })
-            .unwrap_or_else(Wrap::iccs_defaults),
+        profile_wraps,
         templates,
         algorithms,
         instances,
     })
+}
+
+fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile> {
+    let c = &raw.value;
+    if c.flag_profiles.is_empty() {
+        p.push(
+            raw.error_at_value(&[Step::Key("flag-profiles")], "`flag-profiles` is empty")
+                .help("name at least one profile"),
+        );
+    }
+    c.flag_profiles
+        .iter()
+        .filter_map(|name| {
+            let n = name.get_ref();
+            let found = c
+                .flag_profile_defs
+                .get(n)
+                .map(|d| FlagProfile {
+                    name: n.clone(),
+                    cflags: d.cflags.clone(),
+                    ldflags: d.ldflags.clone(),
+                })
+                .or_else(|| FlagProfile::builtin(n));
+            // Profile names are shown in records and page tables.
+            if let Err(why) = names::check_name(n) {
+                p.push(
+                    raw.error_at(name, format!("flag profile name `{n}` {why}"))
+                        .help(NAME_RULE),
+                );
+            } else if found.is_none() {
+                p.push(
+                    raw.error_at(name, format!("unknown flag profile `{n}`"))
+                        .help("use `guide` or `harness-default`, or define it under [flag-profile.<name>]"),
+                );
+            }
+            found
+        })
+        .collect()
+}
+
+/// The measurement plan: each value's range is checked when it is read;
+/// here the checks across values.
+fn timing(raw: &Loaded<RawCampaign>, p: &mut Problems) -> TimingSettings {
+    let t = &raw.value.timing;
+    let settings = TimingSettings {
+        trials: t.trials.unwrap_or(5),
+        warmup: t.warmup.unwrap_or(2),
+        trial_seconds: t.trial_seconds.unwrap_or(1.0),
+        min_iterations: t.min_iterations.unwrap_or(20),
+        max_iterations: t.max_iterations.unwrap_or(20_000),
+        min_calls: t.min_calls.unwrap_or(100),
+        budget_seconds: t.budget_seconds.unwrap_or(120.0),
+        samples: t.samples.unwrap_or(true),
+        cpus: t.cpus.clone().unwrap_or_default(),
+        timeout_seconds: t.timeout_seconds.unwrap_or(600.0),
+    };
+    if settings.min_iterations > settings.max_iterations {
+        let shown = |v: Option<u64>, d: u64| match v {
+            Some(v) => v.to_string(),
+            None => format!("{d} by default"),
+        };
+        // Point at whichever of the two the file sets (the minimum first).
+        let key = if t.min_iterations.is_some() {
+            "min-iterations"
+        } else {
+            "max-iterations"
+        };
+        p.push(
+            raw.error_at_value(
+                &[Step::Key("timing"), Step::Key(key)],
+                format!(
+                    "`min-iterations` ({}) is more than `max-iterations` ({})",
+                    shown(t.min_iterations, 20),
+                    shown(t.max_iterations, 20_000)
+                ),
+            )
+            .help("make min-iterations ≤ max-iterations"),
+        );
+    }
+    settings
+}
+
+fn wraps(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<Wrap> {
+    let Some(ws) = &raw.value.profile.wraps else {
+        return Wrap::iccs_defaults();
+    };
+    ws.iter()
+        .map(|w| {
+            let symbol = w.symbol.get_ref();
+            if !names::is_c_identifier(symbol) {
+                p.push(
+                    raw.error_at(&w.symbol, format!("`{symbol}` is not a C symbol name"))
+                        .help("name a function the objects define, e.g. \"pseudoXOF\""),
+                );
+            }
+            Wrap {
+                symbol: symbol.clone(),
+                class: w.class,
+                in_bits_arg: w.in_bits_arg,
+                out_bits_arg: w.out_bits_arg,
+            }
+        })
+        .collect()
 }
 
 pub(super) fn list_stems(dir: &Path) -> Vec<String> {
@@ -208,7 +318,7 @@ pub(super) fn list_stems(dir: &Path) -> Vec<String> {
         .filter_map(|e| e.ok())
         .filter_map(|e| {
             let p = e.path();
-            (p.extension()? == "toml")
+            (p.extension()? == "toml" && p.is_file())
                 .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
         })
         .collect();
@@ -223,26 +333,44 @@ pub(super) fn project_rel(project: &Project, p: &Path) -> String {
         .to_string()
 }
 
+/// The ids the campaign's `algorithms` patterns select; every pattern must
+/// select at least one.
 fn select_algorithms(
     project: &Project,
     raw: &Loaded<RawCampaign>,
-) -> Result<Vec<String>, ConfigError> {
+    p: &mut Problems,
+) -> Vec<String> {
     let available = project.algorithm_ids();
     let mut chosen = BTreeSet::new();
+    if raw.value.algorithms.is_empty() {
+        p.push(
+            raw.error_at_value(&[Step::Key("algorithms")], "`algorithms` is empty")
+                .help("list algorithm ids or patterns, e.g. [\"sign-*\"]"),
+        );
+    }
     for pat in &raw.value.algorithms {
-        let p = glob::Pattern::new(pat.get_ref())
-            .map_err(|e| raw.error_at(pat, format!("bad pattern: {e}")))?;
-        let hits: Vec<&String> = available.iter().filter(|id| p.matches(id)).collect();
+        let glob = match glob::Pattern::new(pat.get_ref()) {
+            Ok(g) => g,
+            Err(e) => {
+                p.push(
+                    raw.error_at(pat, format!("bad pattern: {e}"))
+                        .help("write an id or a glob pattern such as \"sign-*\""),
+                );
+                continue;
+            }
+        };
+        let hits: Vec<&String> = available.iter().filter(|id| glob.matches(id)).collect();
         if hits.is_empty() {
-            return Err(raw
-                .error_at(pat, format!("unknown algorithm `{}`", pat.get_ref()))
-                .help(format!(
-                    "add algorithms/{}.toml or use one of: {}",
-                    pat.get_ref(),
-                    available.join(", ")
-                )));
+            p.push(
+                raw.error_at(pat, format!("unknown algorithm `{}`", pat.get_ref()))
+                    .help(format!(
+                        "add algorithms/{}.toml or use one of: {}",
+                        pat.get_ref(),
+                        available.join(", ")
+                    )),
+            );
         }
         chosen.extend(hits.into_iter().cloned());
     }
-    Ok(chosen.into_iter().collect())
+    chosen.into_iter().collect()
 }

@@ -1,0 +1,190 @@
+//! The rules of an algorithm file that need no file system: names, C
+//! symbols, header paths, references between its tables.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Component as PathPart, Path};
+
+use super::algorithm::Resolver;
+use super::names::{self, NAME_RULE};
+use super::*;
+use crate::config::algorithm::DefineValue;
+use crate::config::Step;
+
+impl Resolver<'_> {
+    /// The API binding shared by every instance (a set may change the
+    /// NIST namespace), with its names checked.
+    pub(super) fn binding(&mut self) -> Binding {
+        let raw = self.raw;
+        let a = &raw.value;
+        match a.api {
+            ApiFamily::Ngcc => {
+                let headers = a
+                    .ngcc
+                    .as_ref()
+                    .map_or_else(|| vec!["api.h".to_string()], |n| n.headers.clone());
+                for (i, h) in headers.iter().enumerate() {
+                    let at = [Step::Key("ngcc"), Step::Key("headers"), Step::Index(i)];
+                    self.header_name(h, &at);
+                }
+                Binding::Ngcc { headers }
+            }
+            ApiFamily::Nist => {
+                let (header, namespace, randombytes, lengths, kat_rng) = match &a.nist {
+                    Some(n) => (
+                        n.header.clone(),
+                        n.namespace.clone(),
+                        n.randombytes.clone(),
+                        n.lengths,
+                        n.kat_rng,
+                    ),
+                    None => (
+                        "api.h".into(),
+                        String::new(),
+                        "randombytes".into(),
+                        LengthType::UnsignedLongLong,
+                        KatRng::Builtin,
+                    ),
+                };
+                self.header_name(&header, &[Step::Key("nist"), Step::Key("header")]);
+                self.namespace(&namespace, &[Step::Key("nist"), Step::Key("namespace")]);
+                if !names::is_c_identifier(&randombytes) {
+                    let at = [Step::Key("nist"), Step::Key("randombytes")];
+                    self.p.push(
+                        raw.error_at_value(
+                            &at,
+                            format!("`randombytes` = `{randombytes}` is not a C symbol name"),
+                        )
+                        .help("name the function the code calls for random bytes"),
+                    );
+                }
+                Binding::Nist {
+                    header,
+                    namespace,
+                    randombytes,
+                    lengths,
+                    kat_rng,
+                }
+            }
+        }
+    }
+
+    /// Headers are force-included from the include directories: a plain
+    /// relative path that cannot climb out of them.
+    fn header_name(&mut self, h: &str, at: &[Step]) {
+        let plain = !h.is_empty()
+            && Path::new(h)
+                .components()
+                .all(|c| matches!(c, PathPart::Normal(_)));
+        if !plain {
+            self.p.push(
+                self.raw
+                    .error_at_value(at, format!("header `{h}` is not a relative path inside the include directories"))
+                    .help("name the header as it is included, e.g. \"api.h\" or \"include/api.h\", without `..`"),
+            );
+        }
+    }
+
+    fn namespace(&mut self, ns: &str, at: &[Step]) {
+        if !ns.is_empty() && !names::is_c_identifier(ns) {
+            self.p.push(
+                self.raw
+                    .error_at_value(
+                        at,
+                        format!("namespace `{ns}` is not the start of a C symbol name"),
+                    )
+                    .help("a namespace is a prefix such as \"PQB_LARCH1_\": letters, digits and _"),
+            );
+        }
+    }
+
+    /// Rules within the file that do not need the file system.
+    pub(super) fn rules(&mut self) {
+        let raw = self.raw;
+        let a = &raw.value;
+        if a.implementations.is_empty() {
+            self.p.push(
+                raw.error("no [[implementation]]")
+                    .help("add an [[implementation]] table with a `root`"),
+            );
+        }
+        if a.parameter_sets.is_empty() {
+            self.p.push(
+                raw.error("no [[parameter-set]]")
+                    .help("add a [[parameter-set]] table with a `label`"),
+            );
+        }
+        let imp_names: Vec<&String> = a.implementations.iter().map(|i| i.name.get_ref()).collect();
+        let mut seen = BTreeSet::new();
+        for (i, imp) in a.implementations.iter().enumerate() {
+            let name = imp.name.get_ref();
+            if let Err(why) = names::check_name(name) {
+                self.p.push(
+                    raw.error_at(&imp.name, format!("implementation name `{name}` {why}"))
+                        .help(NAME_RULE),
+                );
+            }
+            if !seen.insert(name) {
+                self.p.push(
+                    raw.error_at(&imp.name, format!("duplicate implementation `{name}`"))
+                        .help("give every implementation a distinct name"),
+                );
+            }
+            for (n, f) in imp.cpu_features.iter().enumerate() {
+                // Each becomes `-m<feature>`.
+                if names::check_name(f).is_err() {
+                    let at = [
+                        Step::Key("implementation"),
+                        Step::Index(i),
+                        Step::Key("cpu-features"),
+                        Step::Index(n),
+                    ];
+                    self.p.push(
+                        raw.error_at_value(&at, format!("CPU feature `{f}` is not a feature name"))
+                            .help("write features as gcc's -m options name them: avx2, bmi2, aes, ..."),
+                    );
+                }
+            }
+            self.define_names(&imp.defines, &[Step::Key("implementation"), Step::Index(i)]);
+        }
+        for (j, ps) in a.parameter_sets.iter().enumerate() {
+            let at = [Step::Key("parameter-set"), Step::Index(j)];
+            self.define_names(&ps.defines, &at);
+            if let Some(ns) = &ps.namespace {
+                self.namespace(ns, &[at[0], at[1], Step::Key("namespace")]);
+            }
+            for n in ps.implementations.iter().flatten() {
+                if !imp_names.contains(&n) {
+                    let list: Vec<&str> = imp_names.iter().map(|s| s.as_str()).collect();
+                    self.p.push(
+                        raw.error_at(
+                            &ps.label,
+                            format!("parameter set names unknown implementation `{n}`"),
+                        )
+                        .help(format!("use one of: {}", list.join(", "))),
+                    );
+                }
+            }
+        }
+        for k in &a.known_issues {
+            if let Err(e) = regex::Regex::new(k.labels.get_ref()) {
+                self.p.push(
+                    raw.error_at(&k.labels, format!("bad label pattern: {e}"))
+                        .help("write a regular expression over instance labels"),
+                );
+            }
+        }
+    }
+
+    /// Define names become `-DNAME`: they must be C macro names.
+    fn define_names(&mut self, defines: &BTreeMap<String, DefineValue>, table: &[Step]) {
+        for name in defines.keys().filter(|n| !names::is_c_identifier(n)) {
+            let mut at = table.to_vec();
+            at.extend([Step::Key("defines"), Step::Key(name)]);
+            self.p.push(
+                self.raw
+                    .error_at_key(&at, format!("define `{name}` is not a C macro name"))
+                    .help("use letters, digits and _, not starting with a digit"),
+            );
+        }
+    }
+}
