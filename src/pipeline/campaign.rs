@@ -8,6 +8,7 @@ use super::RunOptions;
 use crate::context::Cx;
 use crate::engine::AllResults;
 use crate::host;
+use crate::measure::drbg_cost::{self, DrbgCost};
 use crate::plan::Plan;
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::stages::time::TimeStage;
@@ -78,6 +79,7 @@ pub fn write_campaign_json(
     cx: &Cx,
     all: &AllResults,
     host: &HostState,
+    drbg: Option<DrbgCost>,
     started: &str,
 ) -> Result<()> {
     let plan = cx.plan;
@@ -114,6 +116,7 @@ pub fn write_campaign_json(
         host_fingerprint: host.fingerprint.clone(),
         counter,
         counter_hz,
+        drbg,
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,
@@ -130,6 +133,22 @@ pub fn write_campaign_json(
             .collect(),
     };
     crate::fsutil::write_json(&plan.output_dir.join("campaign.json"), &record)
+}
+
+/// Measures the DRBG's cost on the first measuring CPU; a failure is shown
+/// and recorded as unknown, never fatal.
+pub fn drbg_cost(cx: &Cx, host: &HostState) -> Option<DrbgCost> {
+    let measured = cx
+        .support()
+        .and_then(|s| drbg_cost::measure(s, host.cpus.first().copied()));
+    match measured {
+        Ok(c) => Some(c),
+        Err(e) => {
+            cx.progress
+                .error(&format!("measuring the DRBG's cost: {e:#}"));
+            None
+        }
+    }
 }
 
 /// What decides the driver's counter: perf permission and the TSC flags.

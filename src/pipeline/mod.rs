@@ -118,14 +118,19 @@ fn run_in_pool(
     let host = host_state(plan, opts);
     cx.host_fingerprint = Some(host.fingerprint.clone());
     let cpu_locks = locks::CpuLocks::default();
+    let drbg = std::sync::OnceLock::new();
     let cx = &cx;
     let before_measuring = || -> Result<()> {
         campaign::refuse_unfixed_host(cx, &host)?;
-        cpu_locks.acquire(&host.cpus, &cx.progress)
+        cpu_locks.acquire(&host.cpus, &cx.progress)?;
+        // Under the CPU lock, like every measurement.
+        drbg.get_or_init(|| campaign::drbg_cost(cx, &host));
+        Ok(())
     };
     let before_campaign = |all: &engine::AllResults| -> Result<()> {
         evidence::write(cx, all, &started)?;
-        campaign::write_campaign_json(cx, all, &host, &started)
+        let drbg = drbg.get().cloned().flatten();
+        campaign::write_campaign_json(cx, all, &host, drbg, &started)
     };
     let hooks = Hooks {
         before_measuring: &before_measuring,

@@ -35,6 +35,10 @@ pub struct CampaignRecord {
     /// Counter named by the driver (e.g. `tsc`) and its measured rate.
     pub counter: Option<String>,
     pub counter_hz: Option<f64>,
+    /// What one draw of pqbench's AES-256 CTR_DRBG (NIST-API randomness)
+    /// costs on the measuring CPU, measured before the first measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drbg: Option<crate::measure::drbg_cost::DrbgCost>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,

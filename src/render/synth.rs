@@ -232,6 +232,7 @@ impl Synth {
             host_fingerprint: "0".repeat(64),
             counter: Some("perf-user-cycles".into()),
             counter_hz: Some(khz as f64 * 1000.0),
+            drbg: None,
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,

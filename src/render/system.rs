@@ -121,6 +121,30 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     }
 }
 
+/// What pqbench's own randomness adds to a NIST-API operation.
+fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
+    let base = "NIST-API instances draw their randomness (`randombytes`) from pqbench's AES-256 CTR_DRBG, so its cost is inside every timed call that draws; NGCC instances use the submission's own DRNG, part of the algorithm.";
+    let Some(d) = d else {
+        return format!("{base} Its cost was not measured in this run.");
+    };
+    let draw = |bytes: u64| {
+        d.draw(bytes).map_or("not measured".to_string(), |c| {
+            format!(
+                "{} cycles ({})",
+                format::cycles(c.median_cycles),
+                format::duration(c.median_seconds)
+            )
+        })
+    };
+    format!(
+        "{base} On this host it uses the `{}` AES: a 32-byte draw costs {}, a 64-byte draw {} (median, {} counter).",
+        d.implementation,
+        draw(32),
+        draw(64),
+        d.counter
+    )
+}
+
 pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     let c = &ds.campaign;
     let t = &c.timing;
@@ -189,6 +213,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
             vec![
                 "The DRNG is seeded once per process with the bytes 00..2f; setup (key generation, one honest signature or encapsulation) precedes the timed calls.".into(),
                 "Signature message: 64 bytes, msg[i] = (131·i + 64) mod 256. A failing signing call is retried inside the timed call (up to 64 attempts) and counted.".into(),
+                drbg_bullet(c.drbg.as_ref()),
             ],
         ),
         section(
