@@ -94,12 +94,30 @@ fn doubled_work_is_slower_and_the_rest_within_noise() {
     );
     assert!(md.contains("0.5 (given)"), "{md}");
 
+    // HTML is a page of its own (it used to come out as Markdown).
+    let html = p.pqbench(&["compare", a, b, "--format", "html"]);
+    assert_eq!(html.status.code(), Some(0), "{}", text(&html));
+    let html = String::from_utf8(html.stdout).unwrap();
+    assert!(
+        html.starts_with("<!DOCTYPE html>")
+            && html.contains("<td>sign</td>")
+            && html.contains("<strong>slower</strong>"),
+        "{html}"
+    );
+
     let file = p.root().join("cmp.md");
     let out = p.pqbench(&["compare", a, b, "--output", file.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(std::fs::read_to_string(&file)
         .unwrap()
         .contains("## Geometric mean per algorithm"));
+    let said = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        said.starts_with(file.to_str().unwrap()) && said.contains("1 slower"),
+        "{said}"
+    );
+    let unknown = p.pqbench(&["compare", a, "20990101", "--format", "json"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
 
     // The same run seen from another host: no speed verdict at all.
     let elsewhere = p.root().join("elsewhere");

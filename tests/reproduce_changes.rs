@@ -41,6 +41,17 @@ fn changed_inputs_are_named_before_anything_runs() {
         &format!("{source}/* edited */\n"),
     );
     refused(&p, &id, &[], "sources changed: measure.c");
+    // The same refusal as one JSON document: the run, no report, exit 2.
+    let out = p.pqbench(&["reproduce", &id, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    let r: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(r["run"]["run_id"].as_str(), Some(id.as_str()));
+    assert_eq!(
+        r["run"]["input_differences"][0],
+        "sources changed: measure.c"
+    );
+    assert!(r["report"].is_null() && r["exit_code"] == 2, "{r}");
     // With --allow-changed it runs; a comment changes no instruction.
     let out = p.pqbench(&["reproduce", &id, "--allow-changed"]);
     let shown = text(&out);
@@ -52,6 +63,12 @@ fn changed_inputs_are_named_before_anything_runs() {
     let latest = p.run_dir("fx", p.runs("fx").last().unwrap());
     let md = std::fs::read_to_string(latest.join("reproduction.md")).unwrap();
     assert!(md.contains("sources changed: measure.c"), "{md}");
+    // `--format md` prints that same report.
+    let out = p.pqbench(&["reproduce", &id, "--allow-changed", "--format", "md"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let latest = p.run_dir("fx", p.runs("fx").last().unwrap());
+    let md = std::fs::read_to_string(latest.join("reproduction.md")).unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), md);
     p.write("algorithms/fixmeas/measure.c", &source);
 
     let header = p.read("algorithms/fixmeas/api.h");

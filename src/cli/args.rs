@@ -29,6 +29,23 @@ pub enum Format {
     Json,
 }
 
+/// Output of `compare`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum CompareFormat {
+    Md,
+    Html,
+    Csv,
+    Json,
+}
+
+/// Output of `reproduce`: text for people, the report as Markdown, or JSON.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReproduceFormat {
+    Text,
+    Md,
+    Json,
+}
+
 #[derive(Subcommand)]
 pub enum Command {
     /// Run a campaign: build, KAT, measure, render; reuse what has not changed.
@@ -137,6 +154,10 @@ pub enum Command {
         threshold: Option<f64>,
         #[arg(short, long)]
         jobs: Option<usize>,
+        /// Format of what is printed on stdout (`text` streams: the run and
+        /// its inputs before the campaign runs, the outcome after).
+        #[arg(long, value_enum, default_value = "text")]
+        format: ReproduceFormat,
     },
     /// Compare the timings of two runs (run ids, run dirs or datasets).
     Compare {
@@ -146,8 +167,9 @@ pub enum Command {
         /// (default: derived from the runs' trial-to-trial dispersion).
         #[arg(long)]
         threshold: Option<f64>,
-        #[arg(long, default_value = "md", value_parser = ["md", "json", "csv", "html"])]
-        format: String,
+        #[arg(long, value_enum, default_value = "md")]
+        format: CompareFormat,
+        /// Write the report to this file instead of stdout.
         #[arg(long)]
         output: Option<PathBuf>,
         /// Exit 1 when any operation is slower.

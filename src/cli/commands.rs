@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::args::{Cli, Command, Format};
+use super::args::{Cli, Command, CompareFormat, Format, ReproduceFormat};
 use super::output;
+use pqbench::compare::CompareReport;
 use pqbench::engine::Freshness;
 use pqbench::error::{exit, ConfigError, Error};
+use pqbench::export::{self, csv::Csv, html::Html, json::Json, markdown::Markdown, text, Exporter};
 use pqbench::kat::manifest::Mode;
 use pqbench::pipeline::{self, RunOptions, StatusReport};
 use pqbench::plan::Project;
@@ -96,6 +98,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             allow_changed,
             threshold,
             jobs,
+            format,
         } => {
             let opts = pqbench::reproduce::ReproduceOptions {
                 allow_changed: *allow_changed,
@@ -103,7 +106,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
                 jobs: *jobs,
                 threshold: *threshold,
             };
-            pqbench::reproduce::cli(&project(cli)?, run, &opts)
+            reproduce(&project(cli)?, run, &opts, *format)
         }
         Command::Compare {
             run_a,
@@ -113,14 +116,26 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             output,
             fail_on_regression,
         } => {
-            let opts = pqbench::compare::CompareOptions {
-                threshold: *threshold,
-                format: pqbench::compare::render::Format::parse(format)
-                    .unwrap_or(pqbench::compare::render::Format::Markdown),
-                output: output.clone(),
-                fail_on_regression: *fail_on_regression,
+            let report = pqbench::compare::compare(&project(cli)?.root, run_a, run_b, *threshold)?;
+            let exporter: &dyn Exporter<CompareReport> = match format {
+                CompareFormat::Md => &Markdown,
+                CompareFormat::Html => &Html,
+                CompareFormat::Csv => &Csv,
+                CompareFormat::Json => &Json,
             };
-            pqbench::compare::cli(&project(cli)?.root, run_a, run_b, &opts)
+            let bytes = exporter.export(&report)?;
+            match output {
+                Some(path) => {
+                    pqbench::fsutil::write_atomic(path, &bytes)?;
+                    output::text(&format!(
+                        "{} ({})\n",
+                        path.display(),
+                        export::counts_text(&report.counts)
+                    ))?;
+                }
+                None => output::text(&utf8(bytes)?)?,
+            }
+            Ok(report.exit_code(*fail_on_regression))
         }
         Command::BenchRender { instances } => {
             let (took, r) = pqbench::render::bench::run(*instances)?;
@@ -170,6 +185,38 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             Ok(exit::OK)
         }
     }
+}
+
+/// `reproduce`: in text, the run and its changed inputs are printed before
+/// the campaign runs (its progress follows on stderr), the outcome after;
+/// Markdown and JSON are one document at the end.
+fn reproduce(
+    project: &Project,
+    run: &str,
+    opts: &pqbench::reproduce::ReproduceOptions,
+    format: ReproduceFormat,
+) -> Result<i32, Error> {
+    let prepared = pqbench::reproduce::prepare(project, run)?;
+    if format == ReproduceFormat::Text {
+        output::text(&text::start(&prepared.start()))?;
+    }
+    let r = pqbench::reproduce::reproduce(&prepared, opts)?;
+    match format {
+        ReproduceFormat::Text => output::text(&text::outcome(&r))?,
+        ReproduceFormat::Md => output::text(&utf8(Markdown.export(&r)?)?)?,
+        ReproduceFormat::Json => output::text(&utf8(Json.export(&r)?)?)?,
+    }
+    Ok(r.exit_code)
+}
+
+/// Exported reports are text; this only turns the bytes back into a `str`
+/// for `output::text`.
+fn utf8(bytes: Vec<u8>) -> Result<String, Error> {
+    String::from_utf8(bytes).map_err(|e| {
+        anyhow::Error::new(e)
+            .context("an exported report is not UTF-8")
+            .into()
+    })
 }
 
 /// The project directory given with `-C`; a bad one is bad input.

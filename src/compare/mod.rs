@@ -35,7 +35,6 @@
 //! means and few trials it is exact (`exact_mann_whitney_p`).
 
 pub mod noise;
-pub mod render;
 pub mod threshold;
 
 use std::collections::BTreeMap;
@@ -200,6 +199,16 @@ pub struct CompareReport {
 impl CompareReport {
     pub fn any(&self, v: Verdict) -> bool {
         self.operations.iter().any(|o| o.verdict == v)
+    }
+
+    /// 1 when `fail_on_regression` (`--fail-on-regression`) and anything
+    /// is `slower`, else 0.
+    pub fn exit_code(&self, fail_on_regression: bool) -> i32 {
+        if fail_on_regression && self.any(Verdict::Slower) {
+            crate::error::exit::ITEM_FAILURES
+        } else {
+            crate::error::exit::OK
+        }
     }
 }
 
@@ -441,20 +450,16 @@ pub fn load_run(root: &Path, arg: &str) -> Result<(PathBuf, RunData)> {
     Ok((dir, data))
 }
 
-/// Options of `pqbench compare`.
-#[derive(Debug, Clone)]
-pub struct CompareOptions {
-    pub threshold: Option<f64>,
-    pub format: render::Format,
-    pub output: Option<PathBuf>,
-    pub fail_on_regression: bool,
-}
-
-/// `pqbench compare <runA> <runB>`: writes the report (stdout or a file)
-/// and returns the exit code: 1 when `--fail-on-regression` and anything
-/// is `slower`.
-pub fn cli(root: &Path, a: &str, b: &str, opts: &CompareOptions) -> Result<i32, Error> {
-    if let Some(t) = opts.threshold {
+/// `pqbench compare <runA> <runB>`: loads both runs and compares them
+/// with the threshold given, else the default; prints nothing (the binary
+/// exports the report in the format asked for).
+pub fn compare(
+    root: &Path,
+    a: &str,
+    b: &str,
+    threshold: Option<f64>,
+) -> Result<CompareReport, Error> {
+    if let Some(t) = threshold {
         if !(t.is_finite() && t >= 0.0) {
             return Err(
                 ConfigError::new(format!("--threshold {t} is not a relative change"))
@@ -466,24 +471,11 @@ pub fn cli(root: &Path, a: &str, b: &str, opts: &CompareOptions) -> Result<i32, 
     // A run that cannot be found or read is bad input (exit 2).
     let (_, ra) = load_run(root, a).map_err(Error::input)?;
     let (_, rb) = load_run(root, b).map_err(Error::input)?;
-    let report = compare_runs(&ra, &rb, choose_threshold(opts.threshold, &ra, &rb));
-    let text = render::render(&report, opts.format);
-    match &opts.output {
-        Some(path) => {
-            crate::fsutil::write_atomic(path, text.as_bytes())?;
-            println!(
-                "{} ({})",
-                path.display(),
-                render::counts_text(&report.counts)
-            );
-        }
-        None => print!("{text}"),
-    }
-    Ok(if opts.fail_on_regression && report.any(Verdict::Slower) {
-        crate::error::exit::ITEM_FAILURES
-    } else {
-        crate::error::exit::OK
-    })
+    Ok(compare_runs(
+        &ra,
+        &rb,
+        choose_threshold(threshold, &ra, &rb),
+    ))
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! derived threshold and the exact test.
 
 use super::*;
+use crate::export::{csv::Csv, html::Html, json::Json, markdown::Markdown};
 use crate::records::lock::Lock;
 use crate::reproduce::testutil::{self, record};
 
@@ -242,23 +243,27 @@ fn outputs_escape_and_carry_every_row() {
     let mut b = run("h", vec![record("sign", "tsc", &samples(1e5, 3, 20, 2))]);
     b.info.name = "x|<b>,\"y\"".into();
     let r = compare_runs(&a, &b, default(&a, &b));
-    let md = render::markdown(&r);
+    let md = export(&Markdown, &r);
     assert!(
         md.contains("x\\|<b>") && md.contains("| sign-1/L | sign |"),
         "{md}"
     );
-    let csv = render::csv(&r);
+    let csv = export(&Csv, &r);
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv
         .lines()
         .nth(1)
         .unwrap()
         .starts_with("operation,sign-1/L,sign-1,L,sign,"));
-    let json: CompareReport =
-        serde_json::from_str(&render::render(&r, render::Format::Json)).unwrap();
+    let json: CompareReport = serde_json::from_str(&export(&Json, &r)).unwrap();
     assert_eq!(json.operations.len(), 1);
-    assert_eq!(
-        render::html_escape("<a href=\"x\">&'"),
-        "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+    let html = export(&Html, &r);
+    assert!(
+        html.contains("<td>x|&lt;b&gt;,&quot;y&quot;</td>") && !html.contains("<b>"),
+        "{html}"
     );
+}
+
+fn export(e: &dyn crate::export::Exporter<CompareReport>, r: &CompareReport) -> String {
+    String::from_utf8(e.export(r).unwrap()).unwrap()
 }

@@ -8,6 +8,10 @@
 //! Exit codes: 0 reproduced; 1 a KAT changed, an operation is `slower`, or
 //! a library differs although no input did; 2 inputs changed and
 //! `--allow-changed` was not given (nothing ran).
+//!
+//! Nothing here prints (the campaign run reports its progress on stderr as
+//! any run does): `prepare` and `reproduce` return values, which the binary
+//! prints through `crate::export`.
 
 pub mod inputs;
 
@@ -18,6 +22,7 @@ pub mod testutil;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
+use serde::{Deserialize, Serialize};
 
 use crate::compare::{self, Verdict};
 use crate::error::{exit, Error};
@@ -139,57 +144,62 @@ pub fn execute(
     Ok((rep, new_dir))
 }
 
-/// `pqbench reproduce`: prints the differences, stops or re-runs, prints
-/// the outcome; returns the exit code.
-pub fn cli(project: &Project, run: &str, opts: &ReproduceOptions) -> Result<i32, Error> {
-    let p = prepare(project, run)?;
-    println!(
-        "run {} (campaign {}, system {}, started {})",
-        p.lock.run_id, p.lock.campaign, p.lock.system, p.lock.start_utc
-    );
-    if p.differences.is_empty() {
-        println!("inputs: identical to the lock");
-    } else {
-        println!("inputs that differ from the lock:");
-        for d in &p.differences {
-            println!("  {d}");
-        }
-        if !opts.allow_changed {
-            println!("nothing was run; give --allow-changed to reproduce with the changed inputs");
-            return Ok(exit::BAD_INPUT);
-        }
-    }
-    let (rep, dir) = execute(&p, opts)?;
-    for i in &rep.instances {
-        println!("{}: library {}, KAT {}", i.instance, i.library, i.kat);
-    }
-    for o in &rep.timing.operations {
-        let detail = match (o.ratio, o.ci, &o.reason) {
-            (Some(r), Some((lo, hi)), _) => format!(" (ratio {r:.3}, {lo:.3}–{hi:.3})"),
-            (_, _, Some(why)) => format!(" ({why})"),
-            _ => String::new(),
-        };
-        println!("{} {}: {}{detail}", o.instance, o.op, o.verdict.as_str());
-    }
-    println!(
-        "fixed figures (lengths, load bytes, stack, heap): {} identical",
-        rep.fixed_figures_identical
-    );
-    for d in &rep.fixed_figures_differing {
-        println!("fixed figure differs: {d}");
-    }
-    let shown = p.plan.display_path(&dir.join("reproduction.md"));
-    println!("report: {shown}");
-    if rep.failures.is_empty() {
-        println!(
-            "reproduced: {}",
-            compare::render::counts_text(&rep.timing.counts)
-        );
-    } else {
-        for f in &rep.failures {
-            println!("not reproduced: {f}");
+/// The recorded run being reproduced and what differs from its lock now.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunStart {
+    pub run_id: String,
+    pub campaign: String,
+    pub system: String,
+    pub start_utc: String,
+    /// Inputs that differ from the lock, one line each; empty when none.
+    pub input_differences: Vec<String>,
+}
+
+/// What `pqbench reproduce` returns: the run, the report when the
+/// reproduction ran, and the exit code.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reproduction {
+    pub run: RunStart,
+    /// `None` when inputs changed and `--allow-changed` was not given:
+    /// nothing ran.
+    pub report: Option<report::ReproductionReport>,
+    /// `reproduction.md` of the new run, relative to the project.
+    pub report_file: Option<String>,
+    /// 0 reproduced; 1 not reproduced (see `report.failures`); 2 stopped
+    /// because inputs changed.
+    pub exit_code: i32,
+}
+
+impl Prepared {
+    pub fn start(&self) -> RunStart {
+        RunStart {
+            run_id: self.lock.run_id.clone(),
+            campaign: self.lock.campaign.clone(),
+            system: self.lock.system.clone(),
+            start_utc: self.lock.start_utc.clone(),
+            input_differences: self.differences.clone(),
         }
     }
+}
+
+/// Stops when inputs changed (unless `opts.allow_changed`), else re-runs
+/// and reports. Prints nothing but the campaign run's own progress.
+pub fn reproduce(p: &Prepared, opts: &ReproduceOptions) -> Result<Reproduction, Error> {
+    let run = p.start();
+    if !p.differences.is_empty() && !opts.allow_changed {
+        return Ok(Reproduction {
+            run,
+            report: None,
+            report_file: None,
+            exit_code: exit::BAD_INPUT,
+        });
+    }
+    let (rep, dir) = execute(p, opts)?;
     debug_assert!(rep.exit_code != exit::OK || !rep.timing.any(Verdict::Slower));
-    Ok(rep.exit_code)
+    Ok(Reproduction {
+        run,
+        exit_code: rep.exit_code,
+        report: Some(rep),
+        report_file: Some(p.plan.display_path(&dir.join(report::MARKDOWN_FILE))),
+    })
 }

@@ -1,15 +1,16 @@
 //! The reproduction report: per instance whether the library is
 //! bit-identical and the KAT unchanged, per operation the timing verdict,
 //! and why the reproduction failed if it did. Written as Markdown, HTML
-//! (every string escaped) and JSON into the reproducing run's directory.
+//! (every string escaped) and JSON into the reproducing run's directory
+//! by the exporters of `crate::export`.
 
 use std::path::Path;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::compare::render::{counts_text, html_escape, operations_html, operations_markdown};
 use crate::compare::{CompareReport, RunData, Verdict};
+use crate::export::{html::Html, json::Json, markdown::Markdown, Exporter};
 use crate::fsutil;
 use crate::records::lock::{InstanceLock, Lock};
 use crate::records::operation::OperationRecord;
@@ -210,141 +211,26 @@ pub fn build(
     }
 }
 
-fn summary_lines(r: &ReproductionReport) -> Vec<(String, String)> {
-    let inputs = if r.input_differences.is_empty() {
-        "identical to the lock".to_string()
-    } else {
-        format!(
-            "changed (reproduced anyway, --allow-changed): {}",
-            r.input_differences.join("; ")
-        )
-    };
-    let result = if r.failures.is_empty() {
-        "reproduced".to_string()
-    } else {
-        format!("NOT reproduced: {}", r.failures.join("; "))
-    };
-    vec![
-        ("Campaign".into(), format!("{} on {}", r.campaign, r.system)),
-        ("Original run".into(), r.original.clone()),
-        (
-            "Reproduction".into(),
-            format!("{} (fresh cache: nothing reused)", r.reproduction),
-        ),
-        ("Inputs".into(), inputs),
-        (
-            "Noise threshold".into(),
-            r.timing.threshold.explanation.clone(),
-        ),
-        ("Timing verdicts".into(), counts_text(&r.timing.counts)),
-        (
-            "Fixed figures (lengths, load bytes, stack, heap)".into(),
-            if r.fixed_figures_differing.is_empty() {
-                format!("{} identical", r.fixed_figures_identical)
-            } else {
-                format!(
-                    "{} identical, differing: {}",
-                    r.fixed_figures_identical,
-                    r.fixed_figures_differing.join("; ")
-                )
-            },
-        ),
-        ("Result".into(), result),
-    ]
-}
+pub const MARKDOWN_FILE: &str = "reproduction.md";
+pub const HTML_FILE: &str = "reproduction.html";
+pub const JSON_FILE: &str = "reproduction.json";
 
-fn library_text(i: &InstanceCheck) -> String {
-    match (&i.library_original, &i.library_reproduced) {
-        (Some(a), Some(b)) if a == b => format!("bit-identical ({})", &a[..12.min(a.len())]),
-        (Some(a), Some(b)) => format!(
-            "differs ({} → {})",
-            &a[..12.min(a.len())],
-            &b[..12.min(b.len())]
-        ),
-        _ => "missing".into(),
-    }
-}
-
-fn kat_text(i: &InstanceCheck) -> String {
-    let s = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
-    match i.kat.as_str() {
-        "identical" => format!("identical log ({})", s(&i.kat_status_reproduced)),
-        "equivalent" => format!(
-            "equivalent ({}; same generated KAT, log differs)",
-            s(&i.kat_status_reproduced)
-        ),
-        other => format!(
-            "{other} ({} → {})",
-            s(&i.kat_status_original),
-            s(&i.kat_status_reproduced)
-        ),
-    }
-}
-
-pub fn markdown(r: &ReproductionReport) -> String {
-    let mut s = format!("# Reproduction of run {}\n\n", r.original);
-    for (k, v) in summary_lines(r) {
-        s.push_str(&format!("- {k}: {v}\n"));
-    }
-    s.push_str("\n## Libraries and KATs\n\n| Instance | Library | KAT |\n|---|---|---|\n");
-    for i in &r.instances {
-        s.push_str(&format!(
-            "| {} | {} | {} |\n",
-            i.instance.replace('|', "\\|"),
-            library_text(i),
-            kat_text(i)
-        ));
-    }
-    s.push_str("\n## Timing\n\n");
-    s.push_str(&format!("Rule: {}\n\n", r.timing.rule));
-    s.push_str(&operations_markdown(&r.timing.operations));
-    if !r.stage_errors.is_empty() {
-        s.push_str("\n## Stage errors\n\n");
-        for e in &r.stage_errors {
-            s.push_str(&format!("- {}\n", e.replace('\n', " ")));
-        }
-    }
-    s
-}
-
-pub fn html(r: &ReproductionReport) -> String {
-    let e = html_escape;
-    let mut s = format!(
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Reproduction of run {}</title></head>\n<body>\n<h1>Reproduction of run {}</h1>\n<ul>\n",
-        e(&r.original),
-        e(&r.original)
-    );
-    for (k, v) in summary_lines(r) {
-        s.push_str(&format!("<li>{}: {}</li>\n", e(&k), e(&v)));
-    }
-    s.push_str("</ul>\n<h2>Libraries and KATs</h2>\n<table>\n<tr><th>Instance</th><th>Library</th><th>KAT</th></tr>\n");
-    for i in &r.instances {
-        s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            e(&i.instance),
-            e(&library_text(i)),
-            e(&kat_text(i))
-        ));
-    }
-    s.push_str("</table>\n<h2>Timing</h2>\n");
-    s.push_str(&format!("<p>Rule: {}</p>\n", e(&r.timing.rule)));
-    s.push_str(&operations_html(&r.timing.operations));
-    if !r.stage_errors.is_empty() {
-        s.push_str("<h2>Stage errors</h2>\n<ul>\n");
-        for err in &r.stage_errors {
-            s.push_str(&format!("<li>{}</li>\n", e(err)));
-        }
-        s.push_str("</ul>\n");
-    }
-    s.push_str("</body>\n</html>\n");
-    s
-}
-
-/// Writes `reproduction.{md,html,json}` into `dir`.
+/// Writes `reproduction.{md,html,json}` into `dir`: the reproducing run's
+/// record of what it found, beside its lock.
 pub fn write(dir: &Path, r: &ReproductionReport) -> Result<()> {
-    fsutil::write_atomic(&dir.join("reproduction.md"), markdown(r).as_bytes())?;
-    fsutil::write_atomic(&dir.join("reproduction.html"), html(r).as_bytes())?;
-    fsutil::write_json(&dir.join("reproduction.json"), r)
+    let files: [(&str, &dyn Exporter<ReproductionReport>); 3] = [
+        (MARKDOWN_FILE, &Markdown),
+        (HTML_FILE, &Html),
+        (JSON_FILE, &Json),
+    ];
+    for (name, exporter) in files {
+        let path = dir.join(name);
+        let bytes = exporter
+            .export(r)
+            .with_context(|| format!("exporting {}", path.display()))?;
+        fsutil::write_atomic(&path, &bytes)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::compare::{compare_runs, RunInfo, Threshold};
+use crate::export::{html::Html, markdown::Markdown, Exporter};
 use crate::reproduce::testutil::{instance, lock, record};
 use serde_json::json;
 
@@ -145,13 +146,13 @@ fn html_escapes_what_runs_and_tomls_wrote() {
         vec![],
     );
     r.instances[0].instance = "<script>alert(1)</script>".into();
-    let html = html(&r);
+    let html = String::from_utf8(Html.export(&r).unwrap()).unwrap();
     assert!(
         !html.contains("<script>") && !html.contains("<b>"),
         "{html}"
     );
     assert!(html.contains("&lt;script&gt;") && html.contains("&lt;b&gt;x.c"));
-    let md = markdown(&r);
+    let md = String::from_utf8(Markdown.export(&r).unwrap()).unwrap();
     assert!(
         md.contains("sources changed: <b>x.c") && md.contains("| sign-1/L | sign |"),
         "{md}"

@@ -1,0 +1,310 @@
+//! What the Markdown and HTML templates show: the reports' figures already
+//! formatted as table cells, so a template only lays them out and escapes
+//! them, and both formats say the same thing.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::compare::{CompareReport, OpComparison, RunInfo, Verdict};
+use crate::format;
+use crate::reproduce::report::{InstanceCheck, ReproductionReport};
+use crate::reproduce::Reproduction;
+
+const NONE: &str = "–";
+
+/// `0.0123`, `4.5e-07`, `<1e-300` for a p that underflowed.
+pub fn p_value(p: f64) -> String {
+    if p <= 0.0 {
+        "<1e-300".into()
+    } else if p < 1e-3 {
+        format!("{p:.1e}")
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+fn opt_cycles(v: Option<f64>) -> String {
+    v.map(format::cycles).unwrap_or_else(|| NONE.into())
+}
+
+fn ratio(v: Option<f64>) -> String {
+    v.map(|r| format!("{r:.3}")).unwrap_or_else(|| NONE.into())
+}
+
+fn interval(ci: Option<(f64, f64)>) -> String {
+    ci.map(|(lo, hi)| format!("{lo:.3}–{hi:.3}"))
+        .unwrap_or_else(|| NONE.into())
+}
+
+/// The verdict as shown in tables, with the reason of an incomparable one.
+pub fn verdict_text(o: &OpComparison) -> String {
+    match (&o.verdict, &o.reason) {
+        (Verdict::Incomparable, Some(r)) => format!("incomparable ({r})"),
+        (v, _) => v.as_str().to_string(),
+    }
+}
+
+/// `2 within noise, 1 slower`, or `nothing compared`.
+pub fn counts_text(c: &BTreeMap<String, usize>) -> String {
+    if c.is_empty() {
+        return "nothing compared".into();
+    }
+    c.iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A label and a value (a run-table row has two values).
+#[derive(Debug, Serialize)]
+pub struct Pair {
+    pub key: String,
+    pub value: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct RunRow {
+    pub key: &'static str,
+    pub a: String,
+    pub b: String,
+}
+
+/// One row of the per-operation table.
+#[derive(Debug, Serialize)]
+pub struct OpRow {
+    pub instance: String,
+    pub op: String,
+    pub median_a: String,
+    pub median_b: String,
+    pub ratio: String,
+    pub interval: String,
+    pub p: String,
+    pub verdict: String,
+    /// `faster` or `slower`: shown in bold.
+    pub marked: bool,
+}
+
+pub fn op_rows(ops: &[OpComparison]) -> Vec<OpRow> {
+    ops.iter()
+        .map(|o| OpRow {
+            instance: o.instance.clone(),
+            op: o.op.clone(),
+            median_a: opt_cycles(o.median_a),
+            median_b: opt_cycles(o.median_b),
+            ratio: ratio(o.ratio),
+            interval: interval(o.ci),
+            p: o.p_value.map(p_value).unwrap_or_else(|| NONE.into()),
+            verdict: verdict_text(o),
+            marked: matches!(o.verdict, Verdict::Slower | Verdict::Faster),
+        })
+        .collect()
+}
+
+#[derive(Debug, Serialize)]
+pub struct GeomeanRow {
+    pub algorithm: String,
+    pub compared: usize,
+    pub ratio: String,
+    pub interval: String,
+    pub verdict: &'static str,
+    pub counts: String,
+}
+
+/// `compare.md` / `compare.html`.
+#[derive(Debug, Serialize)]
+pub struct CompareView {
+    pub runs: Vec<RunRow>,
+    pub threshold: String,
+    pub rule: String,
+    pub operations: Vec<OpRow>,
+    pub algorithms: Vec<GeomeanRow>,
+    pub total: String,
+}
+
+fn short(fp: &Option<String>) -> String {
+    fp.as_deref()
+        .map(|f| f.chars().take(12).collect())
+        .unwrap_or_else(|| "not recorded".into())
+}
+
+fn run_rows(a: &RunInfo, b: &RunInfo) -> Vec<RunRow> {
+    let or = |v: &Option<String>| v.clone().unwrap_or_else(|| NONE.into());
+    let row = |key, a, b| RunRow { key, a, b };
+    vec![
+        row("Run", a.name.clone(), b.name.clone()),
+        row("Campaign", or(&a.campaign), or(&b.campaign)),
+        row("System", or(&a.system), or(&b.system)),
+        row("Started (UTC)", or(&a.start_utc), or(&b.start_utc)),
+        row(
+            "Host fingerprint",
+            short(&a.host_fingerprint),
+            short(&b.host_fingerprint),
+        ),
+    ]
+}
+
+impl CompareView {
+    pub fn new(r: &CompareReport) -> CompareView {
+        CompareView {
+            runs: run_rows(&r.a, &r.b),
+            threshold: r.threshold.explanation.clone(),
+            rule: r.rule.clone(),
+            operations: op_rows(&r.operations),
+            algorithms: r
+                .algorithms
+                .iter()
+                .map(|g| GeomeanRow {
+                    algorithm: g.algorithm.clone(),
+                    compared: g.compared,
+                    ratio: ratio(g.geomean_ratio),
+                    interval: interval(g.ci),
+                    verdict: g.verdict.as_str(),
+                    counts: counts_text(&g.counts),
+                })
+                .collect(),
+            total: counts_text(&r.counts),
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+pub struct InstanceRow {
+    pub instance: String,
+    pub library: String,
+    pub kat: String,
+}
+
+/// `reproduction.md` / `reproduction.html`: a reproduction that ran, or one
+/// stopped before anything ran (then only the summary).
+#[derive(Debug, Serialize)]
+pub struct ReproductionView {
+    pub original: String,
+    pub summary: Vec<Pair>,
+    pub ran: bool,
+    pub instances: Vec<InstanceRow>,
+    pub rule: String,
+    pub operations: Vec<OpRow>,
+    pub stage_errors: Vec<String>,
+}
+
+fn pair(key: &str, value: String) -> Pair {
+    Pair {
+        key: key.into(),
+        value,
+    }
+}
+
+fn hash12(s: &str) -> &str {
+    &s[..12.min(s.len())]
+}
+
+fn library_text(i: &InstanceCheck) -> String {
+    match (&i.library_original, &i.library_reproduced) {
+        (Some(a), Some(b)) if a == b => format!("bit-identical ({})", hash12(a)),
+        (Some(a), Some(b)) => format!("differs ({} → {})", hash12(a), hash12(b)),
+        _ => "missing".into(),
+    }
+}
+
+fn kat_text(i: &InstanceCheck) -> String {
+    let s = |v: &Option<String>| v.clone().unwrap_or_else(|| "none".into());
+    match i.kat.as_str() {
+        "identical" => format!("identical log ({})", s(&i.kat_status_reproduced)),
+        "equivalent" => format!(
+            "equivalent ({}; same generated KAT, log differs)",
+            s(&i.kat_status_reproduced)
+        ),
+        other => format!(
+            "{other} ({} → {})",
+            s(&i.kat_status_original),
+            s(&i.kat_status_reproduced)
+        ),
+    }
+}
+
+fn inputs_text(differences: &[String], ran: bool) -> String {
+    if differences.is_empty() {
+        "identical to the lock".to_string()
+    } else if ran {
+        format!(
+            "changed (reproduced anyway, --allow-changed): {}",
+            differences.join("; ")
+        )
+    } else {
+        format!("changed: {}", differences.join("; "))
+    }
+}
+
+impl ReproductionView {
+    pub fn new(r: &ReproductionReport) -> ReproductionView {
+        let result = if r.failures.is_empty() {
+            "reproduced".to_string()
+        } else {
+            format!("NOT reproduced: {}", r.failures.join("; "))
+        };
+        let fixed = if r.fixed_figures_differing.is_empty() {
+            format!("{} identical", r.fixed_figures_identical)
+        } else {
+            format!(
+                "{} identical, differing: {}",
+                r.fixed_figures_identical,
+                r.fixed_figures_differing.join("; ")
+            )
+        };
+        ReproductionView {
+            original: r.original.clone(),
+            summary: vec![
+                pair("Campaign", format!("{} on {}", r.campaign, r.system)),
+                pair("Original run", r.original.clone()),
+                pair(
+                    "Reproduction",
+                    format!("{} (fresh cache: nothing reused)", r.reproduction),
+                ),
+                pair("Inputs", inputs_text(&r.input_differences, true)),
+                pair("Noise threshold", r.timing.threshold.explanation.clone()),
+                pair("Timing verdicts", counts_text(&r.timing.counts)),
+                pair("Fixed figures (lengths, load bytes, stack, heap)", fixed),
+                pair("Result", result),
+            ],
+            ran: true,
+            instances: r
+                .instances
+                .iter()
+                .map(|i| InstanceRow {
+                    instance: i.instance.clone(),
+                    library: library_text(i),
+                    kat: kat_text(i),
+                })
+                .collect(),
+            rule: r.timing.rule.clone(),
+            operations: op_rows(&r.timing.operations),
+            stage_errors: r.stage_errors.clone(),
+        }
+    }
+
+    /// The report of a reproduction, or the summary of one that stopped.
+    pub fn of(r: &Reproduction) -> ReproductionView {
+        if let Some(report) = &r.report {
+            return ReproductionView::new(report);
+        }
+        let run = &r.run;
+        ReproductionView {
+            original: run.run_id.clone(),
+            summary: vec![
+                pair("Campaign", format!("{} on {}", run.campaign, run.system)),
+                pair(
+                    "Original run",
+                    format!("{} (started {})", run.run_id, run.start_utc),
+                ),
+                pair("Inputs", inputs_text(&run.input_differences, false)),
+                pair("Result", super::text::STOPPED.to_string()),
+            ],
+            ran: false,
+            instances: vec![],
+            rule: String::new(),
+            operations: vec![],
+            stage_errors: vec![],
+        }
+    }
+}
