@@ -144,6 +144,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // pqbench re-executes itself as the launcher of every sandboxed job.
+    if let Some(code) = pqbench::sandbox::jail_entry() {
+        std::process::exit(code);
+    }
     let cli = Cli::parse();
     let code = match dispatch(&cli) {
         Ok(code) => code,
@@ -188,6 +192,10 @@ fn dispatch(cli: &Cli) -> Result<i32, Error> {
             let cpu =
                 cpu.unwrap_or_else(|| pqbench::host::allowed_cpus().last().copied().unwrap_or(0));
             let check = pqbench::host::check(cpu);
+            for l in pqbench::sandbox::layers().layers {
+                let state = if l.active { "active" } else { "missing" };
+                println!("isolation: {} {state}: {}", l.name, l.detail);
+            }
             if check.problems.is_empty() {
                 println!("host ready (CPU {cpu})");
                 Ok(exit::OK)
