@@ -74,8 +74,9 @@ pub struct ProcessRecord {
     /// Every output line except the per-call samples (kept in the trial).
     pub lines: Vec<Line>,
     pub stderr_tail: String,
-    /// What the sandbox saw of the process, beyond its own lines.
-    #[serde(default)]
+    /// What the sandbox saw of the process, beyond its own lines (absent
+    /// from records made without a sandbox, e.g. synthesized ones).
+    #[serde(default, skip_serializing_if = "ProcessFacts::is_empty")]
     pub sandbox: ProcessFacts,
 }
 
@@ -92,6 +93,12 @@ pub struct ProcessFacts {
     /// Why the results channel was rejected (overflow, not what the
     /// driver wrote, cut short).
     pub results_error: Option<String>,
+}
+
+impl ProcessFacts {
+    pub fn is_empty(&self) -> bool {
+        *self == ProcessFacts::default()
+    }
 }
 
 impl ProcessRecord {
