@@ -433,3 +433,43 @@ fn a_low_hard_file_size_limit_is_clamped_not_fatal() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(kat_status(&p, "t", "OK").0, "PASS");
 }
+
+#[test]
+fn without_the_launcher_jobs_still_run_and_say_what_is_missing() {
+    // This test binary does not call jail_entry, so the library cannot
+    // re-execute it as the launcher: jobs run with process-group and
+    // resource limits only, and the layers say so.
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = pqbench::sandbox::Spec::submission(
+        "/bin/sh",
+        vec![
+            "-c".into(),
+            // Without a PID namespace the setsid child outlives the job (as
+            // the layers say); it holds the pipes, which must not hold us.
+            "echo noise; echo 'done' >&3; setsid sleep 3 & exit 4".into(),
+        ],
+        dir.path(),
+    );
+    spec.timeout = Duration::from_secs(10);
+    let started = Instant::now();
+    let out = pqbench::sandbox::run(&spec).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10 + 5));
+    assert_eq!(out.outcome, pqbench::sandbox::Outcome::Exited(4));
+    assert_eq!(out.channels[0], b"done\n");
+    assert_eq!(out.stdout, b"noise\n");
+    assert!(out.rusage.is_some());
+    let launcher = out.layers.iter().find(|l| l.name == "launcher").unwrap();
+    assert!(!launcher.active && launcher.detail.contains("jail_entry"));
+    assert!(out
+        .layers
+        .iter()
+        .filter(|l| !l.active)
+        .all(|l| !l.detail.is_empty()));
+    let state = |v: &[pqbench::sandbox::Layer]| -> Vec<(String, bool)> {
+        v.iter().map(|l| (l.name.clone(), l.active)).collect()
+    };
+    assert_eq!(
+        state(&pqbench::sandbox::layers().layers),
+        state(&out.layers)
+    );
+}

@@ -1,4 +1,5 @@
-//! What pqbench hands the launcher (`JailConfig`, one JSON argument) and
+//! What pqbench hands the launcher (`JailConfig`, JSON in a memfd whose
+//! descriptor is the argument after `JAIL_ARG`) and
 //! what the launcher's init reports back on its private status pipe
 //! (`Report`, one JSON object per line).
 

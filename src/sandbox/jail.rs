@@ -1,5 +1,5 @@
 //! The launcher: pqbench's own binary re-executed with a hidden first
-//! argument (`/proc/self/exe __pqbench-jail <config>`). It starts with an
+//! argument (`/proc/self/exe __pqbench-jail <config-fd>`). It starts with an
 //! empty environment, enters new namespaces (user namespace when not root,
 //! then PID, mount, network, IPC), makes the mount namespace a read-only
 //! view, and forks init (`init.rs`), PID 1 of the new PID namespace, which
@@ -11,7 +11,7 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::fd::{AsFd, FromRawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -50,8 +50,21 @@ pub fn jail_entry_from(mut args: impl Iterator<Item = OsString>) -> Option<i32> 
     if args.next()? != JAIL_ARG {
         return None;
     }
-    let config = args.next().unwrap_or_default();
-    Some(launch(config.as_encoded_bytes()))
+    let fd = args.next().and_then(|a| a.to_str()?.parse::<i32>().ok());
+    let Some(fd) = fd.filter(|&fd| fd > 2) else {
+        eprintln!("pqbench launcher: no configuration descriptor");
+        return Some(125);
+    };
+    // SAFETY: pqbench placed the configuration memfd at this descriptor for
+    // the launcher alone; it is read once and closed here.
+    let mut file = unsafe { File::from_raw_fd(fd) };
+    let mut config = Vec::new();
+    if let Err(e) = file.read_to_end(&mut config) {
+        eprintln!("pqbench launcher: reading the configuration: {e}");
+        return Some(125);
+    }
+    drop(file);
+    Some(launch(&config))
 }
 
 /// Which namespaces the launcher entered.

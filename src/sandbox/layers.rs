@@ -96,7 +96,8 @@ fn probe() -> LayerReport {
         Ok(d) => d,
         Err(e) => return failed(format!("no scratch directory for the probe: {e}")),
     };
-    let mut spec = Spec::submission("/bin/true", Vec::new(), dir.path());
+    // The probe runs nothing; the program only has to exist.
+    let mut spec = Spec::submission("/bin/sh", Vec::new(), dir.path());
     spec.timeout = Duration::from_secs(20);
     spec.limits = Limits::from_plan(&crate::plan::Limits {
         memory_mib: 4096,

@@ -198,14 +198,30 @@ struct Started {
 
 fn start(spec: &Spec, probe: bool) -> Result<Started, SandboxError> {
     let jailed = jail::hooked();
-    let plumbing = Plumbing::new(spec, jailed)?;
+    let mut plumbing = Plumbing::new(spec, jailed)?;
     let lease = if jailed { job_ids(spec) } else { None };
     let mut cmd;
     if jailed {
         let cfg = config(spec, &plumbing, lease.as_ref().map(|l| l.1), probe);
-        let json = serde_json::to_string(&cfg).map_err(std::io::Error::other)?;
+        // The configuration goes through a memfd, not the command line: a
+        // long link line with pqbench's environment can exceed what one
+        // argument may hold.
+        let json = serde_json::to_vec(&cfg).map_err(std::io::Error::other)?;
+        let memfd =
+            rustix::fs::memfd_create("pqbench-jail-config", rustix::fs::MemfdFlags::CLOEXEC)
+                .map_err(std::io::Error::from)?;
+        let mut file = std::fs::File::from(memfd);
+        std::io::Write::write_all(&mut file, &json)?;
+        std::io::Seek::rewind(&mut file)?;
+        let config_fd = plumbing.status_fd + 1;
+        plumbing
+            .placed
+            .push((high(OwnedFd::from(file))?, config_fd));
         cmd = Command::new("/proc/self/exe");
-        cmd.arg0("pqbench-jail").arg(JAIL_ARG).arg(json).env_clear();
+        cmd.arg0("pqbench-jail")
+            .arg(JAIL_ARG)
+            .arg(config_fd.to_string())
+            .env_clear();
     } else {
         cmd = Command::new(&spec.program);
         cmd.args(&spec.args).env_clear().envs(job_env(spec));
