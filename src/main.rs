@@ -9,6 +9,10 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    // pqbench re-executes itself as the launcher of every sandboxed job.
+    if let Some(code) = pqbench::sandbox::jail_entry() {
+        std::process::exit(code);
+    }
     // A file-size limit must end in a clear error of ours, not SIGXFSZ.
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe {

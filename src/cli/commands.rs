@@ -243,6 +243,8 @@ struct HostReport {
     cpu: usize,
     ready: bool,
     check: pqbench::host::HostCheck,
+    /// The isolation layers submission code runs under on this machine.
+    isolation: pqbench::sandbox::LayerReport,
 }
 
 fn host(cpu: Option<usize>, format: Format) -> Result<i32, Error> {
@@ -252,17 +254,26 @@ fn host(cpu: Option<usize>, format: Format) -> Result<i32, Error> {
         cpu,
         ready: check.problems.is_empty(),
         check,
+        isolation: pqbench::sandbox::layers(),
     };
     output::report(format, &report, |r| {
+        let mut s: String = r
+            .isolation
+            .layers
+            .iter()
+            .map(|l| {
+                let state = if l.active { "active" } else { "missing" };
+                format!("isolation: {} {state}: {}\n", l.name, l.detail)
+            })
+            .collect();
         if r.ready {
-            format!("host ready (CPU {})\n", r.cpu)
+            s.push_str(&format!("host ready (CPU {})\n", r.cpu));
         } else {
-            r.check
-                .problems
-                .iter()
-                .map(|p| format!("CPU {}: {p}\n", r.cpu))
-                .collect()
+            for p in &r.check.problems {
+                s.push_str(&format!("CPU {}: {p}\n", r.cpu));
+            }
         }
+        s
     })?;
     Ok(if report.ready {
         exit::OK

@@ -14,7 +14,7 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::measure::driver::{parse_lines, Line};
-use crate::sandbox::{self, Limits, Spec};
+use crate::sandbox::{self, Spec};
 use crate::support::Support;
 
 /// The DRBG cost measured at campaign start.
@@ -64,18 +64,15 @@ pub fn measure_with(
     cpu: Option<usize>,
     implementation: Option<&str>,
 ) -> Result<DrbgCost> {
-    let spec = Spec {
-        program: support.drbg_tool(),
-        args: vec!["--bench".to_string()],
-        cwd: None,
-        env: implementation
-            .map(|i| vec![("PQB_DRBG_IMPL".to_string(), i.to_string())])
-            .unwrap_or_default(),
-        // About 0.2 s with a table AES; the slack is for a loaded host.
-        timeout: Duration::from_secs(60),
-        limits: Limits::unlimited(),
-        cpu,
-    };
+    // pqbench's own tool, no submission code: it runs like the compiler,
+    // writing nothing.
+    let mut spec = Spec::toolchain(support.drbg_tool(), vec!["--bench".to_string()], Vec::new());
+    spec.env = implementation
+        .map(|i| vec![("PQB_DRBG_IMPL".to_string(), i.to_string())])
+        .unwrap_or_default();
+    // About 0.2 s with a table AES; the slack is for a loaded host.
+    spec.timeout = Duration::from_secs(60);
+    spec.cpu = cpu;
     let out = sandbox::run(&spec).context("running pqb-drbg --bench")?;
     let stdout = String::from_utf8_lossy(&out.stdout);
     if out.outcome != sandbox::Outcome::Exited(0) {

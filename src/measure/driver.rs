@@ -1,15 +1,20 @@
 //! Running the embedded timing driver (`pqb-driver`) in an isolated, pinned
-//! process and reading its `tag key=value ...` lines.
+//! process and reading its `tag key=value ...` lines from its results
+//! channel (never from stdout, which the library shares).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Cx;
-use crate::sandbox::{self, Limits, Outcome, Spec};
+use crate::sandbox::frame::{self, FrameError};
+use crate::sandbox::{self, Limits, Outcome, Rusage, Spec};
+
+/// At most this many lines of a results channel are kept in a record.
+const MAX_LINES: usize = 4096;
 
 /// One line of driver output: its tag and fields.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -69,6 +74,31 @@ pub struct ProcessRecord {
     /// Every output line except the per-call samples (kept in the trial).
     pub lines: Vec<Line>,
     pub stderr_tail: String,
+    /// What the sandbox saw of the process, beyond its own lines (absent
+    /// from records made without a sandbox, e.g. synthesized ones).
+    #[serde(default, skip_serializing_if = "ProcessFacts::is_empty")]
+    pub sandbox: ProcessFacts,
+}
+
+/// Facts about a driver process that come from the sandbox, not from the
+/// process: unforgeable by the library it loaded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessFacts {
+    /// CPU time (and peak RSS) the kernel accounted to the process.
+    pub rusage: Option<Rusage>,
+    /// Bytes written to stdout (the library's business; only the last
+    /// lines are kept).
+    pub stdout_bytes: u64,
+    pub stdout_tail: String,
+    /// Why the results channel was rejected (overflow, not what the
+    /// driver wrote, cut short).
+    pub results_error: Option<String>,
+}
+
+impl ProcessFacts {
+    pub fn is_empty(&self) -> bool {
+        *self == ProcessFacts::default()
+    }
 }
 
 impl ProcessRecord {
@@ -77,7 +107,9 @@ impl ProcessRecord {
     }
 
     pub fn ok(&self) -> bool {
-        self.outcome == Outcome::Exited(0) && self.line("done").is_some()
+        self.outcome == Outcome::Exited(0)
+            && self.sandbox.results_error.is_none()
+            && self.line("done").is_some()
     }
 
     /// Why the process failed, in words, or None when it succeeded.
@@ -91,6 +123,9 @@ impl ProcessRecord {
             Outcome::Signaled(_) => OpStatus::Crash,
             Outcome::Exited(_) => OpStatus::Error,
         };
+        if let Some(e) = &self.sandbox.results_error {
+            return Some((OpStatus::Error, format!("results rejected: {e}")));
+        }
         let mut detail = self.outcome.to_string();
         if let Some(e) = self.line("error") {
             detail = format!(
@@ -113,26 +148,29 @@ pub fn run(
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<(ProcessRecord, Vec<u64>)> {
-    let mut full = vec!["--lib".to_string(), lib.display().to_string()];
-    full.extend(args.iter().cloned());
     let scratch = cx.cache.scratch()?;
-    let spec = Spec {
-        program: cx.support()?.driver.clone(),
-        args: full,
-        cwd: Some(scratch.path().to_path_buf()),
-        env: Vec::new(),
-        timeout,
-        limits: Limits::from_plan(&cx.plan.limits),
-        cpu,
-    };
+    // The job's own copy of the library: its uid may not reach the cache.
+    let local = stage_library(lib, scratch.path())?;
+    let mut full = vec![
+        "--results-fd".to_string(),
+        sandbox::RESULTS_FD.to_string(),
+        "--lib".to_string(),
+        local,
+    ];
+    full.extend(args.iter().cloned());
+    let mut spec = Spec::submission(&cx.support()?.driver, full, scratch.path());
+    spec.timeout = timeout;
+    spec.limits = Limits::from_plan(&cx.plan.limits);
+    spec.cpu = cpu;
     let out = sandbox::run(&spec)?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, results_error) = read_results(&out);
     let mut lines = parse_lines(&text);
     let samples = lines
         .iter()
         .position(|l| l.tag == "samples")
         .map(|i| lines.remove(i).values)
         .unwrap_or_default();
+    lines.truncate(MAX_LINES);
     let mut command = vec!["--lib".to_string(), "<library>".to_string()];
     command.extend(args.iter().cloned());
     Ok((
@@ -142,10 +180,60 @@ pub fn run(
             outcome: out.outcome,
             wall_seconds: out.wall.as_secs_f64(),
             lines,
-            stderr_tail: crate::toolchain::tail(&String::from_utf8_lossy(&out.stderr), 8),
+            stderr_tail: short_tail(&out.stderr),
+            sandbox: ProcessFacts {
+                rusage: out.rusage,
+                stdout_bytes: out.stdout_bytes,
+                stdout_tail: short_tail(&out.stdout),
+                results_error,
+            },
         },
         samples,
     ))
+}
+
+/// The last 8 lines of a stream's tail, at most 2 KiB of them: a record
+/// holds what a reader needs to see why a process failed, no more.
+fn short_tail(bytes: &[u8]) -> String {
+    const MAX: usize = 2048;
+    let tail = &bytes[bytes.len().saturating_sub(MAX)..];
+    crate::toolchain::tail(&String::from_utf8_lossy(tail), 8)
+}
+
+/// Copies the library into the job directory (readable by the job's uid)
+/// and returns the relative path the tools load it by.
+pub fn stage_library(lib: &Path, job_dir: &Path) -> Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let local = job_dir.join("lib.so");
+    std::fs::copy(lib, &local)
+        .with_context(|| format!("copying {} into the job directory", lib.display()))?;
+    std::fs::set_permissions(&local, std::fs::Permissions::from_mode(0o644))?;
+    Ok("./lib.so".to_string())
+}
+
+/// The text of the results channel and, when it cannot be trusted, why.
+fn read_results(out: &sandbox::Output) -> (String, Option<String>) {
+    if let Some(ch) = &out.overflow {
+        let error = format!(
+            "the {ch} channel went beyond {} MiB",
+            sandbox::RESULTS_CAP >> 20
+        );
+        return (String::new(), Some(error));
+    }
+    let raw = out.channels.first().map(Vec::as_slice).unwrap_or_default();
+    match frame::verify(raw) {
+        Ok(body) => (String::from_utf8_lossy(body).into_owned(), None),
+        // A crash or timeout explains itself; a clean exit must have ended
+        // its results.
+        Err(FrameError::Unterminated) => (
+            String::from_utf8_lossy(raw).into_owned(),
+            (out.outcome == Outcome::Exited(0)).then(|| FrameError::Unterminated.to_string()),
+        ),
+        Err(e) => (
+            String::from_utf8_lossy(raw).into_owned(),
+            Some(e.to_string()),
+        ),
+    }
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ fn process(op: &str, mode: &str, cpu: usize) -> ProcessRecord {
         wall_seconds: 0.0,
         lines: Vec::new(),
         stderr_tail: String::new(),
+        sandbox: Default::default(),
     }
 }
 

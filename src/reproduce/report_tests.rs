@@ -25,6 +25,7 @@ fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
             wall_seconds: 0.0,
             lines: vec![],
             stderr_tail: String::new(),
+            sandbox: Default::default(),
         },
     });
     RunData {

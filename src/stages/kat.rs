@@ -17,7 +17,8 @@ use crate::kat::compare::first_difference;
 use crate::kat::manifest::{self as katman, Entry};
 use crate::kat::{KatAttempt, KatOutput, Status};
 use crate::plan::Instance;
-use crate::sandbox::{self, Limits, Outcome, Spec};
+use crate::sandbox::frame;
+use crate::sandbox::{self, Channel, Limits, Outcome, Spec};
 use crate::toolchain::library::{build_profile, BuildAttempt};
 
 pub struct KatStage;
@@ -140,45 +141,58 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         .existing_blob(lib_sha)
         .context("library missing from the cache")?;
     let scratch = cx.cache.scratch()?;
-    let out_file = scratch.path().join("kat.txt");
+    let local = crate::measure::driver::stage_library(&lib, scratch.path())?;
     let format = inst.api.as_str();
-    let spec = Spec {
-        program: cx.support()?.kat_runner.clone(),
-        args: vec![
+    // Verdict lines and the KAT file travel on channels of their own, never
+    // on stdout (which the library shares) or through a file in the job
+    // directory (which a process the library forked could replace).
+    let mut spec = Spec::submission(
+        &cx.support()?.kat_runner,
+        vec![
+            "--results-fd".into(),
+            sandbox::RESULTS_FD.to_string(),
+            "--out-fd".into(),
+            sandbox::KAT_FD.to_string(),
             "--lib".into(),
-            lib.display().to_string(),
+            local,
             "--format".into(),
             format.into(),
             "--records".into(),
             inst.kat_records.to_string(),
-            "--out".into(),
-            out_file.display().to_string(),
         ],
-        cwd: Some(scratch.path().to_path_buf()),
-        env: Vec::new(),
-        timeout: Duration::from_secs_f64(cx.plan.kat.timeout_seconds),
-        limits: Limits::from_plan(&cx.plan.limits),
-        cpu: None,
-    };
+        scratch.path(),
+    );
+    spec.channels.push(Channel {
+        name: "kat".into(),
+        fd: sandbox::KAT_FD,
+        cap: sandbox::KAT_CAP,
+    });
+    spec.timeout = Duration::from_secs_f64(cx.plan.kat.timeout_seconds);
+    spec.limits = Limits::from_plan(&cx.plan.limits);
     log.kv("format", format);
     log.kv("records_requested", &inst.kat_records.to_string());
     let run = sandbox::run(&spec)?;
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    for line in stdout.lines() {
-        if let Some((k, v)) = line.split_once(" = ") {
-            attempt
-                .generator
-                .push((k.trim().to_string(), v.trim().to_string()));
+    let results = frame::verify(run.channel(&spec, "results"));
+    if let Ok(body) = &results {
+        for line in String::from_utf8_lossy(body).lines() {
+            if let Some((k, v)) = line.split_once(" = ") {
+                attempt
+                    .generator
+                    .push((k.trim().to_string(), v.trim().to_string()));
+            }
         }
     }
+    // The runner's verdict is its last status line.
     let reported = attempt
         .generator
         .iter()
+        .rev()
         .find(|(k, _)| k == "status")
         .and_then(|(_, v)| Status::parse(v));
     let detail = attempt
         .generator
         .iter()
+        .rev()
         .find(|(k, _)| k == "detail")
         .map(|(_, v)| v.clone());
     for (k, v) in &attempt.generator {
@@ -187,6 +201,13 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         }
     }
     attempt.status = match (run.outcome, reported) {
+        _ if run.overflow.is_some() => {
+            attempt.detail = Some(format!(
+                "the generator's {} channel went beyond its cap",
+                run.overflow.as_deref().unwrap_or("?")
+            ));
+            Status::Crash
+        }
         (Outcome::TimedOut, _) => Status::Timeout,
         (Outcome::Signaled(s), _) => {
             attempt.detail = Some(format!("generator {}", Outcome::Signaled(s)));
@@ -196,6 +217,15 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         (Outcome::Exited(0), Some(st)) => {
             attempt.detail = detail;
             st
+        }
+        (Outcome::Exited(0), None) if results.is_err() => {
+            let e = results
+                .as_ref()
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            attempt.detail = Some(format!("generator results rejected: {e}"));
+            Status::Crash
         }
         (outcome, _) => {
             let err = crate::toolchain::tail(&String::from_utf8_lossy(&run.stderr), 3);
@@ -214,11 +244,42 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         ));
     }
     if attempt.status == Status::Pass {
-        let generated = std::fs::read(&out_file).context("reading the generated KAT file")?;
-        attempt.output_sha256 = Some(cx.cache.put_blob(&generated)?);
-        compare_with_references(alg, inst, &generated, &mut attempt, &mut log)?;
+        let generated = run.channel(&spec, "kat");
+        match kat_channel_error(&attempt.generator, generated) {
+            Some(e) => {
+                attempt.status = Status::Crash;
+                attempt.detail = Some(e);
+            }
+            None => {
+                attempt.output_sha256 = Some(cx.cache.put_blob(generated)?);
+                compare_with_references(alg, inst, generated, &mut attempt, &mut log)?;
+            }
+        }
     }
     finish(cx, inst, attempt, log)
+}
+
+/// Whether the KAT channel holds exactly the bytes the runner says it
+/// wrote (`kat_bytes`, `kat_fnv1a64`): a process the library forked shares
+/// the channel and could add to it.
+fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<String> {
+    let get = |key: &str| {
+        generator
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let bytes = get("kat_bytes").and_then(|v| v.parse::<usize>().ok());
+    let hash = get("kat_fnv1a64").and_then(|v| u64::from_str_radix(v, 16).ok());
+    match (bytes, hash) {
+        (Some(n), Some(h)) if n == kat.len() && h == frame::fnv1a64(kat) => None,
+        (Some(n), Some(_)) => Some(format!(
+            "the KAT channel holds {} bytes that are not the {n} bytes the generator wrote",
+            kat.len()
+        )),
+        _ => Some("the generator did not account for its KAT file".into()),
+    }
 }
 
 fn compare_with_references(

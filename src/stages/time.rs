@@ -129,6 +129,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     // a hang must still end well before the campaign-wide limit.
     let expected = (plan.iterations + u64::from(s.warmup)) as f64 * calibration.seconds_per_call;
     let trial_timeout = Duration::from_secs_f64((expected * 10.0 + 30.0).min(s.timeout_seconds));
+    let plan_iterations = plan.iterations;
     let mut args = base("trial");
     args.extend(["--iters".to_string(), plan.iterations.to_string()]);
     if s.samples {
@@ -160,6 +161,26 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             if let Some((status, detail)) = proc.failure() {
                 timing.status = status;
                 timing.detail = Some(format!("trial {}: {detail}", timing.trials.len() + 1));
+                timing.processes.push(proc);
+                return Ok(finish(timing));
+            }
+            let claims = (samples.len(), samples.iter().sum::<u64>());
+            let calibration_cpu = timing.processes[0].sandbox.rusage.map(|r| r.cpu_seconds());
+            let expected = Expected {
+                iterations: plan_iterations,
+                warmup: s.warmup,
+                samples: s.samples,
+                calibration_cpu,
+            };
+            if let Some(why) = implausible(&proc, &expected, claims) {
+                // A process whose claims the sandbox's own measurements
+                // contradict lied (or was disturbed beyond use): none of
+                // this operation's trials are used.
+                timing.status = OpStatus::Implausible;
+                timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
+                timing.trials.clear();
+                timing.sign_retries = 0;
+                timing.verify_rejects = 0;
                 timing.processes.push(proc);
                 return Ok(finish(timing));
             }
@@ -206,6 +227,112 @@ fn read_trial(
         }
     }
     Ok((trial, lost_cpu(proc)))
+}
+
+/// What a trial process was asked to do, and the CPU time the kernel
+/// accounted to the operation's calibration process (which ran the same
+/// set-up, warm-ups and at least 50 ms of calls).
+pub struct Expected {
+    pub iterations: u64,
+    pub warmup: u32,
+    pub samples: bool,
+    pub calibration_cpu: Option<f64>,
+}
+
+/// Why a trial process's claims (calls, timed seconds, cycles, CPU time)
+/// cannot be true given what the sandbox measured of the process from the
+/// outside (its CPU time from wait4, its wall time from fork to reap), or
+/// None when they can. The library runs inside the process and can write
+/// whatever it likes to the driver's results; this bounds what it gains.
+///
+/// The bounds hold for an honest process on a loaded 2-core VM: time off
+/// the CPU only makes wall and timed seconds longer than CPU time, never
+/// shorter, so every CPU bound is one-sided; a trial's untimed work (set-up,
+/// warm-ups, loading) is bounded by the whole calibration process's CPU
+/// time, which did the same; the counter-rate bounds apply only to a trial
+/// that held the CPU.
+pub fn implausible(
+    proc: &ProcessRecord,
+    e: &Expected,
+    (samples, sample_sum): (usize, u64),
+) -> Option<String> {
+    // CPU seconds of noise between two processes doing the same untimed
+    // work, and the factor on the calibration's CPU time.
+    const CPU_SLACK: f64 = 0.3;
+    const SETUP_FACTOR: f64 = 1.5;
+    // A warm-up call may cost this many timed calls (cold caches).
+    const CALL_FACTOR: f64 = 3.0;
+    // Of its claimed timed seconds a process must at least have had this
+    // share of CPU (the third attempt of a lost trial is kept whatever its
+    // share, on a machine busy with other work).
+    const MIN_CPU_SHARE: f64 = 0.05;
+    let iterations = e.iterations;
+    let samples_wanted = e.samples;
+    let t = proc.line("trial")?;
+    let calls = t.u64("calls").unwrap_or(0);
+    if calls != iterations {
+        return Some(format!("claims {calls} calls, {iterations} were planned"));
+    }
+    if samples_wanted && samples as u64 != calls {
+        return Some(format!("gave {samples} per-call samples for {calls} calls"));
+    }
+    let seconds = t.f64("seconds").unwrap_or(f64::NAN);
+    let cycles = t.f64("cycles").unwrap_or(f64::NAN);
+    if !(seconds.is_finite() && seconds > 0.0 && cycles.is_finite() && cycles >= 0.0) {
+        return Some("claims no timed seconds or cycles".into());
+    }
+    if samples_wanted && sample_sum as f64 > cycles * 1.001 + 1000.0 {
+        return Some(format!(
+            "its per-call samples add up to {sample_sum} cycles, more than the trial's {cycles}"
+        ));
+    }
+    if seconds > proc.wall_seconds + 0.01 {
+        return Some(format!(
+            "claims {seconds:.4} s timed in a process that lived {:.4} s",
+            proc.wall_seconds
+        ));
+    }
+    let claimed_cpu = t.f64("cpu_seconds").unwrap_or(0.0);
+    if let Some(ru) = &proc.sandbox.rusage {
+        let cpu = ru.cpu_seconds();
+        if cpu + 0.01 < claimed_cpu * 0.98 {
+            return Some(format!(
+                "claims {claimed_cpu:.4} s on the CPU, the kernel accounted {cpu:.4} s to the whole process"
+            ));
+        }
+        if cpu < MIN_CPU_SHARE * seconds - 0.05 {
+            return Some(format!(
+                "claims {seconds:.4} s of timed calls, the process had {cpu:.4} s of CPU"
+            ));
+        }
+        let per_call = seconds / calls.max(1) as f64;
+        let untimed = e.calibration_cpu.unwrap_or(f64::INFINITY) * SETUP_FACTOR + CPU_SLACK;
+        let allowed = CALL_FACTOR * per_call * (calls + u64::from(e.warmup)) as f64 + untimed;
+        if cpu > allowed {
+            return Some(format!(
+                "used {cpu:.3} s of CPU, but {calls} calls of {per_call:.3e} s with warm-ups, and set-up as long as the calibration's, fit in {allowed:.3} s"
+            ));
+        }
+    }
+    let meta = proc.line("meta");
+    let counter = meta.and_then(|m| m.get("counter"));
+    let hz = meta.and_then(|m| m.f64("counter_hz")).unwrap_or(0.0);
+    if hz > 0.0 && seconds >= 1e-4 && !lost_cpu(proc) {
+        let rate = cycles / seconds / hz;
+        // User-mode cycles follow the clock frequency, which may move
+        // between the driver's rate measurement and the trial; the other
+        // counters tick at a fixed rate.
+        let (lo, hi) = match counter {
+            Some("perf-user-cycles") => (0.1, 10.0),
+            _ => (0.8, 1.25),
+        };
+        if !(lo..=hi).contains(&rate) {
+            return Some(format!(
+                "{cycles} cycles in {seconds:.4} s is {rate:.3} times the counter's recorded rate"
+            ));
+        }
+    }
+    None
 }
 
 fn finish(mut t: OpTiming) -> OpTiming {

@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 
 use super::library::{BuildEnv, ObjectRef};
 use crate::plan::{CmakeSpec, FlagProfile, Instance};
-use crate::sandbox::{self, Limits, Outcome, Spec};
+use crate::sandbox::{self, Outcome, Spec};
 
 /// Builds the CMake target and returns its objects, stored in the object
 /// cache by content.
@@ -58,15 +58,12 @@ pub fn build_target(
 }
 
 fn run(cmake: &Path, args: &[String], cwd: &Path, what: &str) -> Result<()> {
-    let out = sandbox::run(&Spec {
-        program: cmake.to_path_buf(),
-        args: args.to_vec(),
-        cwd: Some(cwd.to_path_buf()),
-        env: Vec::new(),
-        timeout: Duration::from_secs(1800),
-        limits: Limits::unlimited(),
-        cpu: None,
-    })?;
+    // A submitted build script, confined like the compiler: it writes only
+    // in its scratch directory.
+    let mut spec = Spec::toolchain(cmake, args.to_vec(), vec![cwd.to_path_buf()]);
+    spec.cwd = Some(cwd.to_path_buf());
+    spec.timeout = Duration::from_secs(1800);
+    let out = sandbox::run(&spec)?;
     if out.outcome != Outcome::Exited(0) {
         let log = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
         bail!(

@@ -14,7 +14,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::sandbox::{self, Limits, Outcome, Spec};
+use crate::sandbox::{self, Outcome, Spec};
 
 /// What identifies a compiler: a different path, version or binary is a
 /// different compiler and invalidates every build.
@@ -83,7 +83,7 @@ impl Compiler {
             "-o".into(),
             object.display().to_string(),
         ]);
-        self.run(&full, "compiling", source)
+        self.run(&full, "compiling", source, object)
     }
 
     /// Links objects (and extra arguments) into `out`.
@@ -91,20 +91,20 @@ impl Compiler {
         let mut full: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         full.extend(args.iter().cloned());
         full.extend(["-o".into(), out.display().to_string()]);
-        self.run(&full, "linking", out)
+        self.run(&full, "linking", out, out)
     }
 
-    fn run(&self, args: &[String], what: &str, subject: &Path) -> Result<String> {
-        let spec = Spec {
-            program: self.path.clone(),
-            args: args.to_vec(),
-            cwd: None,
-            env: Vec::new(),
-            timeout: Duration::from_secs(600),
-            limits: Limits::unlimited(),
-            cpu: None,
-        };
-        let out = sandbox::run(&spec)?;
+    /// Runs the compiler confined as a toolchain: it may read anywhere but
+    /// write only in the directory of `output` (its temporary files too).
+    fn run(&self, args: &[String], what: &str, subject: &Path, output: &Path) -> Result<String> {
+        let out_dir = output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir]);
+        spec.timeout = Duration::from_secs(600);
+        let out = sandbox::run(&spec).with_context(|| format!("{what} {}", subject.display()))?;
         let log = String::from_utf8_lossy(&out.stderr).into_owned();
         match out.outcome {
             Outcome::Exited(0) => Ok(log),

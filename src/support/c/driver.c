@@ -3,7 +3,7 @@
  *
  * One process measures one operation of one instance library:
  *
- *   pqb-driver --lib PATH --op keygen|sign|verify|enc|dec
+ *   pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec
  *              --mode calibrate|trial|memory
  *              [--warmup W] [--iters I] [--samples] [--profile]
  *
@@ -12,7 +12,16 @@
  * (-rdynamic exports the allocator defined below, so the instance library's
  * malloc and free calls bind to it).
  *
- * Every record is one line on stdout, `tag key=value ...`, flushed at once:
+ * Every record is one line on the results channel, `tag key=value ...`,
+ * flushed at once. The channel is descriptor N with --results-fd N (pqbench
+ * passes a pipe of its own there: stdout belongs to the library, whose
+ * prints must never become figures), else stdout. The descriptor is made
+ * close-on-exec before anything else, so programs the library might exec
+ * do not inherit it. The last line is
+ *   end bytes=B fnv1a64=H
+ * the number of bytes written before it and their FNV-1a 64 hash, so that
+ * pqbench accepts exactly what the driver wrote (a process the library
+ * forked shares the descriptor and could add to it). The records:
  *   meta      first, once the library is loaded
  *   calib     (calibrate) calls, seconds, cycles, first_seconds
  *   trial     (trial) calls, seconds, cycles, cpu_seconds, sign_retries,
@@ -228,15 +237,60 @@ static void heap_end(void) {}
 #define PQB_PRINTF(a, b)
 #endif
 
+/* The results channel, the bytes written to it and their FNV-1a 64 hash. */
+static FILE *g_out;
+static int g_out_fd = STDOUT_FILENO;
+static unsigned long long g_out_bytes;
+static unsigned long long g_out_fnv = 0xcbf29ce484222325ULL;
+
+static void out_hash(const char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) {
+        g_out_fnv ^= (unsigned char)p[i];
+        g_out_fnv *= 0x100000001b3ULL;
+    }
+    g_out_bytes += n;
+}
+
+static void out_write(const char *p, size_t n)
+{
+    out_hash(p, n);
+    fwrite(p, 1, n, g_out);
+}
+
 static void line(const char *fmt, ...) PQB_PRINTF(1, 2);
 static void line(const char *fmt, ...)
 {
+    char small[1024];
     va_list ap;
+    int n;
     va_start(ap, fmt);
-    vfprintf(stdout, fmt, ap);
+    n = vsnprintf(small, sizeof small, fmt, ap);
     va_end(ap);
-    fputc('\n', stdout);
-    fflush(stdout);
+    if (n < 0)
+        return;
+    if ((size_t)n < sizeof small) {
+        out_write(small, (size_t)n);
+    } else {
+        char *big = malloc((size_t)n + 1);
+        if (!big)
+            return;
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        out_write(big, (size_t)n);
+        free(big);
+    }
+    out_write("\n", 1);
+    fflush(g_out);
+}
+
+/* The channel's last line (not itself counted). */
+static void end_line(void)
+{
+    fprintf(g_out, "end bytes=%llu fnv1a64=%016llx\n", g_out_bytes, g_out_fnv);
+    fflush(g_out);
 }
 
 /* Copies s into out as one word: anything but printable non-space ASCII
@@ -263,6 +317,7 @@ static void fail(const char *stage, const char *fmt, ...)
     vsnprintf(raw, sizeof raw, fmt, ap);
     va_end(ap);
     line("error stage=%s msg=%s", stage, word(raw, clean, sizeof clean));
+    end_line();
     exit(EXIT_FAIL);
 }
 
@@ -270,7 +325,7 @@ static void usage(const char *why)
 {
     fprintf(stderr,
             "pqb-driver: %s\n"
-            "usage: pqb-driver --lib PATH --op keygen|sign|verify|enc|dec\n"
+            "usage: pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec\n"
             "                  --mode calibrate|trial|memory\n"
             "                  [--warmup W] [--iters I] [--samples] [--profile]\n",
             why);
@@ -656,11 +711,14 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
          "verify_rejects=%llu",
          iters, seconds, cycles, cpu1 - cpu0, g_sign_retries, g_verify_rejects);
     if (samples) {
-        fputs("samples", stdout);
-        for (i = 0; i < iters; i++)
-            fprintf(stdout, " %llu", samples[i]);
-        fputc('\n', stdout);
-        fflush(stdout);
+        char num[32];
+        out_write("samples", 7);
+        for (i = 0; i < iters; i++) {
+            int n = snprintf(num, sizeof num, " %llu", samples[i]);
+            out_write(num, (size_t)n);
+        }
+        out_write("\n", 1);
+        fflush(g_out);
         free(samples);
     }
     if (profile) {
@@ -691,15 +749,45 @@ static void op_on_stack(void)
     op_rc = call_op();
 }
 
+/* Formats v in `base` into out (at least `width` digits); returns the
+ * length. Async-signal-safe, for the SIGSEGV handler. */
+static size_t fmt_u64(char *out, unsigned long long v, unsigned base, size_t width)
+{
+    char tmp[24];
+    size_t n = 0, i;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v && n < sizeof tmp);
+    while (n < width && n < sizeof tmp)
+        tmp[n++] = '0';
+    for (i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    return n;
+}
+
 /* A fault in the guard page below the painted stack is a stack overflow:
- * say so instead of dying silently. Other faults get the default action. */
+ * say so instead of dying silently (with the channel's end line, built
+ * without stdio). Other faults get the default action. */
 static void on_segv(int sig, siginfo_t *si, void *uc)
 {
     static const char msg[] = "error stage=op msg=stack_overflow_beyond_16_MiB\n";
     unsigned char *a = (unsigned char *)si->si_addr;
     (void)uc;
     if (a >= guard_lo && a < guard_hi) {
-        ssize_t w = write(STDOUT_FILENO, msg, sizeof msg - 1);
+        char end[96];
+        size_t n = 0;
+        ssize_t w;
+        out_hash(msg, sizeof msg - 1);
+        memcpy(end, "end bytes=", 10);
+        n = 10;
+        n += fmt_u64(end + n, g_out_bytes, 10, 1);
+        memcpy(end + n, " fnv1a64=", 9);
+        n += 9;
+        n += fmt_u64(end + n, g_out_fnv, 16, 16);
+        end[n++] = '\n';
+        w = write(g_out_fd, msg, sizeof msg - 1);
+        w = write(g_out_fd, end, n);
         (void)w;
         _exit(EXIT_FAIL);
     }
@@ -898,10 +986,20 @@ int main(int argc, char **argv)
     const char *inv;
     void *lib;
 
+    g_out = stdout;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
-        if (strcmp(a, "--samples") == 0)
+        if (strcmp(a, "--results-fd") == 0 && has_value) {
+            int fd = (int)parse_count(a, argv[i + 1], 3, 1 << 20);
+            FILE *f;
+            i++;
+            /* At once: nothing exec'ed from here on may inherit it. */
+            if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || (f = fdopen(fd, "w")) == NULL)
+                usage("--results-fd names no open descriptor");
+            g_out = f;
+            g_out_fd = fd;
+        } else if (strcmp(a, "--samples") == 0)
             want_samples = 1;
         else if (strcmp(a, "--profile") == 0)
             profile = 1;
@@ -962,6 +1060,7 @@ int main(int argc, char **argv)
 
     print_lengths();
     line("done");
+    end_line();
     pqb_counter_close(&C);
     return 0;
 }

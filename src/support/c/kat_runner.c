@@ -2,15 +2,23 @@
  * kat_runner.c - pqb-kat, writes the KAT file of one instance library and
  * checks every record on the way.
  *
- *   pqb-kat --lib PATH --format ngcc|nist --records N --out FILE
+ *   pqb-kat [--results-fd N] --lib PATH --format ngcc|nist --records N
+ *           (--out FILE | --out-fd M)
  *   pqb-kat --drbg-selftest
  *
  * Built by pqbench from this file, aes256.c and ctr_drbg.c, linked with -ldl.
  * The library is loaded with dlopen and driven through its pqb_entry table.
  *
- * stdout carries `key = value` lines for the KAT log, ending with
- * `status = PASS|CRYPTOFAIL|OVERFLOW|LOADFAIL` and, unless PASS, a one-line
- * `detail`. PASS means every record was generated with all checks passing;
+ * The results channel (descriptor N with --results-fd N, else stdout)
+ * carries `key = value` lines for the KAT log, ending with
+ * `kat_bytes = B`, `kat_fnv1a64 = H` (the KAT file's length and FNV-1a 64
+ * hash), `status = PASS|CRYPTOFAIL|OVERFLOW|LOADFAIL` and, unless PASS, a
+ * one-line `detail`, then `end bytes=B fnv1a64=H` covering every byte of
+ * the channel before it. The KAT file goes to FILE or to descriptor M.
+ * pqbench passes pipes of its own for both, made close-on-exec at once:
+ * the library's prints to stdout never become a verdict, and a process the
+ * library forks (which shares the descriptors) cannot change what pqbench
+ * accepts without breaking the lengths and hashes. PASS means every record was generated with all checks passing;
  * comparing the file with the reference KATs is pqbench's job. The exit code
  * is 0 whenever a status line was printed, 2 for usage errors and 1 when the
  * KAT file cannot be written. Crashes and hangs are noticed by pqbench.
@@ -29,6 +37,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,12 +69,63 @@ static const char *status_name(int st)
     }
 }
 
-/* ---- stdout ----------------------------------------------------------- */
+/* ---- output sinks: a stream with its byte count and FNV-1a 64 hash ---- */
+
+typedef struct {
+    FILE *fp;
+    unsigned long long bytes;
+    unsigned long long fnv;
+} sink;
+
+static void sink_init(sink *k, FILE *fp)
+{
+    k->fp = fp;
+    k->bytes = 0;
+    k->fnv = 0xcbf29ce484222325ULL;
+}
+
+static void sink_write(sink *k, const void *p, size_t n)
+{
+    const unsigned char *b = (const unsigned char *)p;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        k->fnv ^= b[i];
+        k->fnv *= 0x100000001b3ULL;
+    }
+    k->bytes += n;
+    fwrite(p, 1, n, k->fp);
+}
+
+static void sink_printf(sink *k, const char *fmt, ...)
+{
+    char buf[2048];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= sizeof buf)
+        n = (int)sizeof buf - 1;
+    sink_write(k, buf, (size_t)n);
+}
+
+/* ---- the results channel ---------------------------------------------- */
+
+static sink g_res;
 
 static void out_line(const char *key, const char *value)
 {
-    printf("%s = %s\n", key, value);
-    fflush(stdout);
+    sink_printf(&g_res, "%s = %s\n", key, value);
+    fflush(g_res.fp);
+}
+
+/* The channel's last line (not itself counted). */
+static void out_end(void)
+{
+    fprintf(g_res.fp, "end bytes=%llu fnv1a64=%016llx\n", g_res.bytes, g_res.fnv);
+    fflush(g_res.fp);
 }
 
 static void out_size(const char *key, size_t v)
@@ -155,7 +215,7 @@ static int gcheck(const gbuf *b)
 
 typedef struct {
     const pqb_entry *e;
-    FILE *kat;
+    sink kat;
     int status;
     char detail[768];
     unsigned long record; /* current record */
@@ -234,29 +294,29 @@ static void note_max(size_t *m, size_t v)
 
 /* ---- KAT file --------------------------------------------------------- */
 
-static void kat_hex(FILE *f, const char *name, const unsigned char *p, size_t n)
+static void kat_hex(sink *f, const char *name, const unsigned char *p, size_t n)
 {
     static const char digits[] = "0123456789ABCDEF";
     char buf[512];
     size_t i, k = 0;
-    fprintf(f, "%s = ", name);
+    sink_printf(f, "%s = ", name);
     if (n == 0)
-        fputs("00", f);
+        sink_write(f, "00", 2);
     for (i = 0; i < n; i++) {
         buf[k++] = digits[p[i] >> 4];
         buf[k++] = digits[p[i] & 15];
         if (k == sizeof buf) {
-            fwrite(buf, 1, k, f);
+            sink_write(f, buf, k);
             k = 0;
         }
     }
-    fwrite(buf, 1, k, f);
-    fputc('\n', f);
+    sink_write(f, buf, k);
+    sink_write(f, "\n", 1);
 }
 
-static void kat_num(FILE *f, const char *name, unsigned long long v)
+static void kat_num(sink *f, const char *name, unsigned long long v)
 {
-    fprintf(f, "%s = %llu\n", name, v);
+    sink_printf(f, "%s = %llu\n", name, v);
 }
 
 /* ---- one record ------------------------------------------------------- */
@@ -334,7 +394,7 @@ static void sign_record(run_state *r, int nist, const unsigned char *seed, size_
                         const unsigned char *m, size_t mlen)
 {
     const pqb_entry *e = r->e;
-    FILE *f = r->kat;
+    sink *f = &r->kat;
     gbuf pk, sk, msg, flipped, sig;
     size_t pk_len, sk_len, sig_len, sig_cap;
     int rc;
@@ -389,7 +449,7 @@ static void sign_record(run_state *r, int nist, const unsigned char *seed, size_
     kat_num(f, nist ? "smlen" : "Sn_Len", sig_len);
     sig_len = check_len(r, "sign", e->sig_attached ? "sm" : "signature", sig_len, sig.cap);
     kat_hex(f, nist ? "sm" : "Sn", gdata(&sig), sig_len);
-    fputc('\n', f);
+    sink_write(f, "\n", 1);
     r->records_written++;
 
     check_signature(r, &sig, sig_len, &msg, &flipped, &pk, pk_len);
@@ -401,7 +461,7 @@ out:
 static void kem_record(run_state *r, int nist, const unsigned char *seed, size_t seed_len)
 {
     const pqb_entry *e = r->e;
-    FILE *f = r->kat;
+    sink *f = &r->kat;
     gbuf pk, sk, ct, ss, ss2;
     size_t pk_len, sk_len, ct_len, ss_len, ss2_len;
     int rc;
@@ -462,7 +522,7 @@ static void kem_record(run_state *r, int nist, const unsigned char *seed, size_t
         ss_len = check_len(r, "enc", "ss", ss_len, ss.cap);
         kat_hex(f, "SS", gdata(&ss), ss_len);
     }
-    fputc('\n', f);
+    sink_write(f, "\n", 1);
     r->records_written++;
 
     /* The checks. */
@@ -513,7 +573,7 @@ static void run_nist(run_state *r, unsigned long records)
     char name[1024];
 
     one_line(name, sizeof name, r->e->algname);
-    fprintf(r->kat, "# %s\n\n", name);
+    sink_printf(&r->kat, "# %s\n\n", name);
     master_init(&master);
     for (r->record = 0; r->record < records; r->record++) {
         pqb_ctr_drbg_generate(&master, seed, sizeof seed);
@@ -605,7 +665,8 @@ static void run_ngcc(run_state *r, unsigned long records)
 
 static void usage(void)
 {
-    fputs("usage: pqb-kat --lib PATH --format ngcc|nist --records N --out FILE\n"
+    fputs("usage: pqb-kat [--results-fd N] --lib PATH --format ngcc|nist --records N\n"
+          "               (--out FILE | --out-fd M)\n"
           "       pqb-kat --drbg-selftest\n",
           stderr);
     exit(2);
@@ -684,19 +745,40 @@ static const pqb_entry *load(const char *lib, int nist, char *why, size_t why_le
     return e;
 }
 
+/* Descriptor `arg` as a write stream, close-on-exec at once (nothing the
+ * library execs may inherit it); exits with a usage error otherwise. */
+static FILE *channel(const char *opt, const char *arg)
+{
+    char *end;
+    long fd;
+    FILE *f;
+    errno = 0;
+    fd = strtol(arg, &end, 10);
+    if (errno != 0 || end == arg || *end != '\0' || fd < 3 || fd > 1048576 ||
+        fcntl((int)fd, F_SETFD, FD_CLOEXEC) != 0 || (f = fdopen((int)fd, "w")) == NULL) {
+        fprintf(stderr, "pqb-kat: %s wants an open descriptor above 2, not '%s'\n", opt, arg);
+        usage();
+    }
+    return f;
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = NULL, *format = NULL, *records_arg = NULL, *out = NULL;
+    const char *results_fd = NULL, *out_fd = NULL;
     unsigned long records;
     char *end;
     int nist, i;
     char why[1024];
     char name[1024];
+    char hash[32];
     run_state r;
     const pqb_entry *e;
+    FILE *kat;
 
     if (argc == 2 && strcmp(argv[1], "--drbg-selftest") == 0)
         return drbg_selftest();
+    sink_init(&g_res, stdout);
     for (i = 1; i < argc; i++) {
         const char **slot = NULL;
         if (strcmp(argv[i], "--lib") == 0)
@@ -707,13 +789,19 @@ int main(int argc, char **argv)
             slot = &records_arg;
         else if (strcmp(argv[i], "--out") == 0)
             slot = &out;
+        else if (strcmp(argv[i], "--results-fd") == 0)
+            slot = &results_fd;
+        else if (strcmp(argv[i], "--out-fd") == 0)
+            slot = &out_fd;
         if (slot == NULL || *slot != NULL || i + 1 >= argc) {
             fprintf(stderr, "pqb-kat: unexpected or repeated argument '%s'\n", argv[i]);
             usage();
         }
         *slot = argv[++i];
+        if (slot == &results_fd)
+            sink_init(&g_res, channel("--results-fd", results_fd));
     }
-    if (lib == NULL || format == NULL || records_arg == NULL || out == NULL)
+    if (lib == NULL || format == NULL || records_arg == NULL || (out == NULL) == (out_fd == NULL))
         usage();
     if (strcmp(format, "nist") == 0)
         nist = 1;
@@ -731,26 +819,33 @@ int main(int argc, char **argv)
                 MAX_RECORDS, records_arg);
         usage();
     }
+    if (out_fd != NULL) {
+        kat = channel("--out-fd", out_fd);
+        out = "the KAT channel";
+    } else {
+        kat = fopen(out, "w");
+        if (kat == NULL) {
+            fprintf(stderr, "pqb-kat: cannot write %s: %s\n", out, strerror(errno));
+            return 1;
+        }
+    }
 
     e = load(lib, nist, why, sizeof why);
     if (e == NULL) {
         out_status(ST_LOADFAIL, why);
+        out_end();
         return 0;
     }
 
     memset(&r, 0, sizeof r);
     r.e = e;
     r.status = ST_PASS;
-    r.kat = fopen(out, "w");
-    if (r.kat == NULL) {
-        fprintf(stderr, "pqb-kat: cannot write %s: %s\n", out, strerror(errno));
-        return 1;
-    }
+    sink_init(&r.kat, kat);
     if (nist)
         run_nist(&r, records);
     else
         run_ngcc(&r, records);
-    if (ferror(r.kat) || fclose(r.kat) != 0) {
+    if (ferror(r.kat.fp) || fclose(r.kat.fp) != 0) {
         fprintf(stderr, "pqb-kat: error writing %s\n", out);
         return 1;
     }
@@ -776,6 +871,10 @@ int main(int argc, char **argv)
         out_size("max_ct_len", r.max_ct);
         out_size("max_ss_len", r.max_ss);
     }
+    out_size("kat_bytes", (size_t)r.kat.bytes);
+    snprintf(hash, sizeof hash, "%016llx", r.kat.fnv);
+    out_line("kat_fnv1a64", hash);
     out_status(r.status, r.detail);
+    out_end();
     return 0;
 }

@@ -1,0 +1,111 @@
+//! Which isolation layers a job gets on this machine, and why not when one
+//! is missing. Each layer is set up by the launcher and reported; a layer
+//! the kernel or machine does not offer degrades the isolation, it never
+//! stops a run.
+
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Limits, Spec};
+
+/// Names of the layers, in the order they are reported.
+pub mod name {
+    pub const LAUNCHER: &str = "launcher";
+    pub const USER_NS: &str = "user-namespace";
+    pub const PID_NS: &str = "pid-namespace";
+    pub const MOUNT_NS: &str = "mount-namespace";
+    pub const NET_NS: &str = "network-namespace";
+    pub const IPC_NS: &str = "ipc-namespace";
+    pub const REAPER: &str = "descendant-cleanup";
+    pub const RLIMITS: &str = "resource-limits";
+    pub const PROCESSES: &str = "process-limit";
+    pub const JOB_UID: &str = "job-uid";
+    pub const CAPABILITIES: &str = "capabilities";
+    pub const NO_NEW_PRIVS: &str = "no-new-privs";
+    pub const LANDLOCK_FS: &str = "landlock-filesystem";
+    pub const LANDLOCK_NET: &str = "landlock-network";
+    pub const LANDLOCK_SCOPE: &str = "landlock-scope";
+    pub const SECCOMP: &str = "seccomp";
+    pub const ENVIRONMENT: &str = "environment";
+}
+
+/// One isolation layer: whether it is active for the job, and what it does
+/// or why it is missing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layer {
+    pub name: String,
+    pub active: bool,
+    pub detail: String,
+}
+
+impl Layer {
+    pub fn on(name: &str, detail: impl Into<String>) -> Layer {
+        Layer {
+            name: name.to_string(),
+            active: true,
+            detail: detail.into(),
+        }
+    }
+
+    pub fn off(name: &str, detail: impl Into<String>) -> Layer {
+        Layer {
+            name: name.to_string(),
+            active: false,
+            detail: detail.into(),
+        }
+    }
+}
+
+/// The layers a submission job gets on this machine.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LayerReport {
+    pub layers: Vec<Layer>,
+}
+
+impl LayerReport {
+    pub fn get(&self, name: &str) -> Option<&Layer> {
+        self.layers.iter().find(|l| l.name == name)
+    }
+
+    /// Whether the named layer is present and active.
+    pub fn active(&self, name: &str) -> bool {
+        self.get(name).is_some_and(|l| l.active)
+    }
+
+    /// The inactive layers, for a one-line warning.
+    pub fn missing(&self) -> Vec<&Layer> {
+        self.layers.iter().filter(|l| !l.active).collect()
+    }
+}
+
+/// The layers a submission process gets here, found by starting the
+/// launcher once in probe mode (it sets every layer up, reports, and runs
+/// nothing). Probed once per pqbench process.
+pub fn layers() -> LayerReport {
+    static PROBED: OnceLock<LayerReport> = OnceLock::new();
+    PROBED.get_or_init(probe).clone()
+}
+
+fn probe() -> LayerReport {
+    let failed = |why: String| LayerReport {
+        layers: vec![Layer::off(name::LAUNCHER, why)],
+    };
+    let dir = match tempfile::Builder::new().prefix("pqbench-probe-").tempdir() {
+        Ok(d) => d,
+        Err(e) => return failed(format!("no scratch directory for the probe: {e}")),
+    };
+    // The probe runs nothing; the program only has to exist.
+    let mut spec = Spec::submission("/bin/sh", Vec::new(), dir.path());
+    spec.timeout = Duration::from_secs(20);
+    spec.limits = Limits::from_plan(&crate::plan::Limits {
+        memory_mib: 4096,
+        cpu_seconds: 3600,
+        file_mib: 1024,
+    });
+    match super::spawn::probe(&spec) {
+        Ok(layers) => LayerReport { layers },
+        Err(e) => failed(format!("probe failed: {e}")),
+    }
+}

@@ -1,0 +1,284 @@
+//! Running untrusted code. Submissions are adversaries: their code runs in
+//! pqbench's own child processes (`pqb-kat`, `pqb-driver` dlopen the
+//! instance library), so every such process is started through a launcher
+//! (`jail.rs`: pqbench's binary re-executed with a hidden argument) that
+//! - puts the job in new PID, mount, network and IPC namespaces (and a user
+//!   namespace when pqbench is not root) under a tiny init, PID 1 of the
+//!   namespace, whose exit takes every descendant with it (`init.rs`);
+//! - applies resource limits (clamped to pqbench's own hard limits), a
+//!   process limit and an unprivileged uid of the job's own when pqbench is
+//!   root, no capabilities, no_new_privs, Landlock (writes only in the job
+//!   directory, reads only system directories, no TCP) and a seccomp filter
+//!   (`confine.rs`), a read-only mount view (`mounts.rs`) and a minimal
+//!   environment;
+//! - keeps the evidence off stdout: machine-readable results travel on a
+//!   pipe at a fixed descriptor (`Channel`, `--results-fd 3`), stdout and
+//!   stderr are kept only as short tails (`pipes.rs`);
+//! - reports every layer it could set up and why not for the others
+//!   (`layers()`): a missing layer degrades the isolation, it never stops a
+//!   run.
+//!
+//! A crash, hang or flood becomes an `Outcome` or a capped tail, never a
+//! stuck or aborted campaign.
+
+mod config;
+mod confine;
+pub mod frame;
+mod init;
+mod jail;
+mod layers;
+mod mounts;
+mod pipes;
+mod spawn;
+mod uids;
+
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use jail::{jail_entry, jail_entry_from};
+pub use layers::{layers, name as layer, Layer, LayerReport};
+
+/// Descriptor of the results channel in every pqbench tool.
+pub const RESULTS_FD: i32 = 3;
+/// Descriptor of the KAT runner's KAT-file channel.
+pub const KAT_FD: i32 = 4;
+/// A results channel above this is an error, never a silent truncation.
+pub const RESULTS_CAP: usize = 512 << 20;
+/// The KAT file channel's cap (the largest NIST KAT files are a few
+/// hundred MiB).
+pub const KAT_CAP: usize = 1 << 30;
+/// How much of a submission's stdout and stderr is kept: the last bytes.
+pub const TAIL_BYTES: usize = 16 << 10;
+/// Processes and threads a submission job may have at once.
+pub const JOB_PROCESSES: u64 = 128;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Limits {
+    /// Address space, bytes (0 = unlimited).
+    pub address_space: u64,
+    /// CPU time, seconds (0 = unlimited).
+    pub cpu_seconds: u64,
+    /// Largest file written, bytes (0 = unlimited).
+    pub file_size: u64,
+    /// Processes and threads of the job's uid (0 = unlimited); only
+    /// enforced where the uid is the job's alone.
+    #[serde(default)]
+    pub processes: u64,
+}
+
+impl Limits {
+    pub fn unlimited() -> Limits {
+        Limits {
+            address_space: 0,
+            cpu_seconds: 0,
+            file_size: 0,
+            processes: 0,
+        }
+    }
+
+    pub fn from_plan(l: &crate::plan::Limits) -> Limits {
+        Limits {
+            address_space: l.memory_mib << 20,
+            cpu_seconds: l.cpu_seconds,
+            file_size: l.file_mib << 20,
+            processes: JOB_PROCESSES,
+        }
+    }
+}
+
+/// How far a process is confined.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Isolation {
+    /// Submission code: every layer; writes only in `cwd` (the job
+    /// directory); reads system directories, the program and `readable`.
+    Submission { readable: Vec<PathBuf> },
+    /// The compiler and build tools: pqbench's uid and environment, reads
+    /// anywhere, writes only beneath `writable` (TMPDIR is the first).
+    Toolchain { writable: Vec<PathBuf> },
+}
+
+/// A pipe the job writes to at a fixed descriptor, read in full up to `cap`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Channel {
+    pub name: String,
+    pub fd: i32,
+    pub cap: usize,
+}
+
+impl Channel {
+    pub fn results() -> Channel {
+        Channel {
+            name: "results".into(),
+            fd: RESULTS_FD,
+            cap: RESULTS_CAP,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: Option<PathBuf>,
+    /// Variables set for the job (on top of the minimal environment of a
+    /// submission, or pqbench's own for the toolchain).
+    pub env: Vec<(String, String)>,
+    pub timeout: Duration,
+    pub limits: Limits,
+    /// Pin the process to this CPU.
+    pub cpu: Option<usize>,
+    pub isolation: Isolation,
+    /// Pipes beyond stdout and stderr, at fixed descriptors (3 and up).
+    pub channels: Vec<Channel>,
+    /// How much of stdout and stderr is kept (their last bytes).
+    pub tail_bytes: usize,
+}
+
+impl Spec {
+    /// A submission process in `job_dir` with a results channel; 60 s and
+    /// only the process limit until the caller sets more.
+    pub fn submission(program: impl Into<PathBuf>, args: Vec<String>, job_dir: &Path) -> Spec {
+        Spec {
+            program: program.into(),
+            args,
+            cwd: Some(job_dir.to_path_buf()),
+            env: Vec::new(),
+            timeout: Duration::from_secs(60),
+            limits: Limits {
+                processes: JOB_PROCESSES,
+                ..Limits::unlimited()
+            },
+            cpu: None,
+            isolation: Isolation::Submission {
+                readable: Vec::new(),
+            },
+            channels: vec![Channel::results()],
+            tail_bytes: TAIL_BYTES,
+        }
+    }
+
+    /// A toolchain process writing only beneath `writable`.
+    pub fn toolchain(
+        program: impl Into<PathBuf>,
+        args: Vec<String>,
+        writable: Vec<PathBuf>,
+    ) -> Spec {
+        Spec {
+            program: program.into(),
+            args,
+            cwd: None,
+            env: Vec::new(),
+            timeout: Duration::from_secs(600),
+            limits: Limits::unlimited(),
+            cpu: None,
+            isolation: Isolation::Toolchain { writable },
+            channels: Vec::new(),
+            // Compiler diagnostics are the build log: keep a long tail.
+            tail_bytes: 1 << 20,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum Outcome {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Exited(c) => write!(f, "exit status {c}"),
+            Outcome::Signaled(s) => write!(f, "killed by signal {s} ({})", signal_name(*s)),
+            Outcome::TimedOut => write!(f, "timed out"),
+        }
+    }
+}
+
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGXCPU => "SIGXCPU",
+        libc::SIGXFSZ => "SIGXFSZ",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGSYS => "SIGSYS",
+        _ => "signal",
+    }
+}
+
+/// CPU time and peak memory of a job as the kernel accounted them (the job
+/// process and every descendant it waited for), unforgeable by the job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rusage {
+    pub user_seconds: f64,
+    pub system_seconds: f64,
+    pub max_rss_kib: u64,
+}
+
+impl Rusage {
+    pub fn cpu_seconds(&self) -> f64 {
+        self.user_seconds + self.system_seconds
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Output {
+    pub outcome: Outcome,
+    /// The last `Spec::tail_bytes` of stdout and stderr.
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    /// How many bytes the job wrote to stdout and stderr in all.
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// Each of `Spec::channels`, in order, complete.
+    pub channels: Vec<Vec<u8>>,
+    /// The channel that went beyond its cap (the job was killed then).
+    pub overflow: Option<String>,
+    /// The job's wall time (from fork to reap when the launcher measured
+    /// it, else from spawn to end).
+    pub wall: Duration,
+    /// The job's resource usage, None when it could not be measured.
+    pub rusage: Option<Rusage>,
+    /// The isolation layers this job ran under.
+    pub layers: Vec<Layer>,
+}
+
+impl Output {
+    /// The named channel's bytes (empty when there is no such channel).
+    pub fn channel(&self, spec: &Spec, name: &str) -> &[u8] {
+        spec.channels
+            .iter()
+            .position(|c| c.name == name)
+            .and_then(|i| self.channels.get(i))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+}
+
+/// Why a process could not be run at all (as opposed to running and
+/// failing, which is an `Outcome`).
+#[derive(Debug, thiserror::Error)]
+pub enum SandboxError {
+    #[error("starting {program}: {reason}")]
+    Start { program: String, reason: String },
+    #[error("sandbox plumbing: {0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// Runs `spec` to completion, timeout or overflow; returns within its
+/// timeout plus a few seconds whatever its descendants do.
+pub fn run(spec: &Spec) -> Result<Output, SandboxError> {
+    spawn::run(spec)
+}
