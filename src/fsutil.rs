@@ -6,6 +6,74 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
+/// The mode a plain `open(O_CREAT, 0666)` would give: 0666 less the umask.
+/// Temporary files are created 0600, which would leave published records
+/// and pages unreadable to a web server running as another user.
+pub fn file_mode() -> u32 {
+    static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *MODE.get_or_init(|| {
+        // Reading the umask through /proc leaves it untouched (umask(2)
+        // would have to set it, racing other threads).
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Umask:"))
+                    .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
+            })
+            .unwrap_or(0o022);
+        0o666 & !umask
+    })
+}
+
+/// Gives a freshly written temporary file the usual mode.
+pub fn set_file_mode(file: &std::fs::File) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    file.set_permissions(std::fs::Permissions::from_mode(file_mode()))
+}
+
+/// A write failed for want of space or of a larger file-size limit: no
+/// later write of the run can succeed, so the run stops with this error.
+#[derive(Debug)]
+pub struct StorageFull(pub &'static str);
+
+impl std::fmt::Display for StorageFull {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl std::error::Error for StorageFull {}
+
+/// Says what to do when a write fails for want of space or of a larger
+/// file-size limit, instead of a bare OS error.
+pub fn explain_write_error(e: std::io::Error, path: &Path) -> anyhow::Error {
+    use std::io::ErrorKind;
+    let hint = match (e.kind(), e.raw_os_error()) {
+        (ErrorKind::StorageFull, _) | (_, Some(libc::ENOSPC)) => Some(
+            "the disk is full: free space and run again (nothing half-written was kept)",
+        ),
+        (ErrorKind::FileTooLarge, _) | (_, Some(libc::EFBIG)) => Some(
+            "the file-size limit (ulimit -f) is too small: raise it and run again (nothing half-written was kept)",
+        ),
+        (ErrorKind::QuotaExceeded, _) | (_, Some(libc::EDQUOT)) => {
+            Some("the disk quota is exhausted: free space and run again")
+        }
+        _ => None,
+    };
+    let err = anyhow::Error::new(e).context(format!("writing {}", path.display()));
+    match hint {
+        Some(h) => err.context(StorageFull(h)),
+        None => err,
+    }
+}
+
+/// Whether `e` (or a cause of it) is a [`StorageFull`] write failure.
+pub fn is_storage_full(e: &anyhow::Error) -> bool {
+    // anyhow finds a context value through every layer of context.
+    e.downcast_ref::<StorageFull>().is_some()
+}
+
 /// Writes `bytes` to `path` through a temporary file in the same directory
 /// and a rename, so a reader (or a run killed mid-way) sees the old file or
 /// the new one, never a torn one.
@@ -20,7 +88,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
         .and_then(|_| tmp.as_file().sync_data())
-        .with_context(|| format!("writing {}", path.display()))?;
+        .and_then(|_| set_file_mode(tmp.as_file()))
+        .map_err(|e| explain_write_error(e, path))?;
     tmp.persist(path)
         .with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())

@@ -75,10 +75,20 @@ pub struct RunTally {
     pub reused: AtomicUsize,
     pub computed: AtomicUsize,
     pub failures: Mutex<Vec<StageFailure>>,
+    /// A failure no later job can escape (a full disk, a file-size limit):
+    /// the run stops after the current stage with this error.
+    fatal: Mutex<Option<anyhow::Error>>,
 }
 
 impl RunTally {
     fn fail(&self, cx: &Cx, stage: &'static str, unit: &str, e: &anyhow::Error) {
+        if crate::fsutil::is_storage_full(e) {
+            let mut fatal = self.fatal.lock().expect("tally lock");
+            if fatal.is_none() {
+                *fatal = Some(anyhow!("{e:#}"));
+            }
+            return;
+        }
         let f = StageFailure {
             stage,
             instance: unit.to_string(),
@@ -153,6 +163,9 @@ pub fn run(
             measuring_started = true;
         }
         let outs = run_instance_stage(cx, stage, &all, &assignment, runner, &tally);
+        if let Some(e) = tally.fatal.lock().expect("tally lock").take() {
+            return Err(e);
+        }
         for (unit, done) in outs {
             if let Some(r) = all.instances.get_mut(&unit) {
                 store(r, *info, done.slot);

@@ -117,6 +117,7 @@ pub fn write_campaign_json(
         counter,
         counter_hz,
         drbg,
+        isolation: Some(crate::sandbox::layers()),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,

@@ -117,6 +117,12 @@ fn run_in_pool(
     ));
     let host = host_state(plan, opts);
     cx.host_fingerprint = Some(host.fingerprint.clone());
+    for l in crate::sandbox::layers().layers.iter().filter(|l| !l.active) {
+        cx.progress.note(&format!(
+            "isolation: {} is not available here ({}); submission code runs without it",
+            l.name, l.detail
+        ));
+    }
     let cpu_locks = locks::CpuLocks::default();
     let drbg = std::sync::OnceLock::new();
     let cx = &cx;

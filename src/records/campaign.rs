@@ -39,6 +39,9 @@ pub struct CampaignRecord {
     /// costs on the measuring CPU, measured before the first measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drbg: Option<crate::measure::drbg_cost::DrbgCost>,
+    /// The isolation layers submission processes ran under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub isolation: Option<crate::sandbox::LayerReport>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,

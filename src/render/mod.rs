@@ -284,7 +284,8 @@ fn write_page(path: &Path, bytes: &[u8]) -> Result<()> {
         .tempfile_in(dir)
         .with_context(|| format!("creating a temporary file in {}", dir.display()))?;
     tmp.write_all(bytes)
-        .with_context(|| format!("writing {}", path.display()))?;
+        .and_then(|_| crate::fsutil::set_file_mode(tmp.as_file()))
+        .map_err(|e| crate::fsutil::explain_write_error(e, path))?;
     tmp.persist(path)
         .with_context(|| format!("renaming into {}", path.display()))?;
     Ok(())

@@ -234,6 +234,7 @@ impl Synth {
             counter: Some("perf-user-cycles".into()),
             counter_hz: Some(khz as f64 * 1000.0),
             drbg: None,
+            isolation: None,
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,

@@ -121,6 +121,23 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     }
 }
 
+/// The sandbox layers the run had, and what they do not stop.
+fn isolation_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    match &c.isolation {
+        Some(r) => {
+            for l in &r.layers {
+                let state = if l.active { "active" } else { "not available" };
+                out.push(format!("{}: {state} ({}).", l.name, l.detail));
+            }
+        }
+        None => out.push("The isolation layers were not recorded in this run.".into()),
+    }
+    out.push("Results travel from pqbench's driver on a channel of their own; what the library prints is kept only as a capped tail and never becomes a figure or a verdict.".into());
+    out.push("Code inside the measured process can still disturb its own measurement. Each trial process's claimed calls, timed seconds and cycles are checked against the CPU and wall time the kernel accounted to it; a trial that cannot be true is recorded as `implausible` and its figures are not used. Lies within those bounds are not detected.".into());
+    out
+}
+
 /// What pqbench's own randomness adds to a NIST-API operation.
 fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
     let base = "NIST-API instances draw their randomness (`randombytes`) from pqbench's AES-256 CTR_DRBG, so its cost is inside every timed call that draws; NGCC instances use the submission's own DRNG, part of the algorithm.";
@@ -233,6 +250,11 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
             ],
         ),
     ];
+    let mut sections = sections;
+    sections.push(section(
+        "Isolation of submission code",
+        isolation_bullets(c),
+    ));
     let flag_profiles = ds
         .build
         .flag_profiles

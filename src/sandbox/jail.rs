@@ -162,13 +162,13 @@ fn enter_namespaces(cfg: &JailConfig, layers: &mut Vec<Layer>) -> Namespaces {
     let root = rustix::process::geteuid().is_root();
     let submission = cfg.level == Level::Submission;
     let mut ns = Namespaces::default();
-    let user = if root {
-        Layer::off(name::USER_NS, "not needed: pqbench runs as root")
-    } else {
-        enter_user_ns()
-    };
-    ns.user = user.active;
-    layers.push(user);
+    // Root creates the other namespaces directly; the user namespace only
+    // serves an unprivileged pqbench, so as root it is no missing layer.
+    if !root {
+        let user = enter_user_ns();
+        ns.user = user.active;
+        layers.push(user);
+    }
     let privileged = root || ns.user;
     let mut try_ns = |layer: &str, flag: UnshareFlags, what: &str, wanted: bool| -> bool {
         if !wanted {

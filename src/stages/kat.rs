@@ -252,7 +252,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
             }
             None => {
                 attempt.output_sha256 = Some(cx.cache.put_blob(generated)?);
-                compare_with_references(alg, inst, generated, &mut attempt, &mut log)?;
+                compare_with_references(cx.plan, alg, inst, generated, &mut attempt, &mut log)?;
             }
         }
     }
@@ -283,6 +283,7 @@ fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<Strin
 }
 
 fn compare_with_references(
+    plan: &crate::plan::Plan,
     alg: &crate::plan::Algorithm,
     inst: &Instance,
     generated: &[u8],
@@ -295,10 +296,11 @@ fn compare_with_references(
     );
     let Some(entry) = reference_entry(&alg.kat_manifest, &inst.label)? else {
         attempt.status = Status::Nokat;
+        // Published in records and pages: a project path, never a machine's.
         attempt.detail = Some(format!(
-            "no line for {} in {}",
+            "no line for {} in {}; check the generated file, then record it with `pqbench bless`",
             inst.label,
-            alg.kat_manifest.display()
+            plan.display_path(&alg.kat_manifest)
         ));
         log.kv("manifest", "(none)");
         return Ok(());
