@@ -42,6 +42,8 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
         };
         match rec.kat_status.as_str() {
             "PASS" | "NOKAT" => {}
+            // Not built on this system: its reference line (if any) stays.
+            "SKIPPED" => continue,
             "MISMATCH" if force => {}
             "MISMATCH" => bail!(
                 "{} does not match its reference KAT; pass --force to replace the reference",
@@ -83,8 +85,25 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
             .push(line.clone());
         written.push(line);
     }
-    for (id, lines) in per_alg {
+    for (id, mut lines) in per_alg {
         let alg = plan.algorithm(&id).context("algorithm")?;
+        // Lines of labels this run did not bless (e.g. skipped here) stay.
+        let blessed: Vec<String> = lines
+            .iter()
+            .filter_map(|l| l.split_whitespace().nth(2))
+            .filter_map(|f| f.split_once('/').map(|(label, _)| label.to_string()))
+            .collect();
+        let old = std::fs::read_to_string(&alg.kat_manifest).unwrap_or_default();
+        for l in old.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            let label = l
+                .split_whitespace()
+                .nth(2)
+                .and_then(|f| f.split_once('/'))
+                .map(|(label, _)| label);
+            if label.is_some_and(|label| !blessed.iter().any(|b| b == label)) {
+                lines.push(l.to_string());
+            }
+        }
         let mut text = format!(
             "# KAT manifest of {id}: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench bless from campaign {}\n",
             plan.campaign

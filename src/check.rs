@@ -317,29 +317,66 @@ pub fn check_dataset(dir: &Path) -> Result<CheckReport> {
     let mut report = CheckReport::default();
     for d in &lay.datasets {
         let shown = dataset::relative(dir, d)?;
-        let ds = Dataset::load(d, String::new())?;
-        report.systems.push(ds.system().to_string());
-        for (sub, is_record) in [("records", true), ("profile", false)] {
-            if !d.join(sub).is_dir() {
-                continue;
-            }
-            for file in dataset::json_files(&d.join(sub))? {
-                let rel = format!("{shown}/{}", dataset::relative(d, &file)?);
-                if is_record {
-                    let r: OperationRecord = fsutil::read_json(&file)?;
-                    report.records += 1;
-                    check_record(&rel, &r, &mut report.problems);
-                } else {
-                    let p: ProfileRecord = fsutil::read_json(&file)?;
-                    report.profiles += 1;
-                    check_profile(&rel, &p, &mut report.problems);
-                }
-            }
-        }
-        check_build(&ds, &shown, &mut report);
+        check_system_dataset(d, &shown, &mut report)?;
     }
     check_pages(&lay, dir, &mut report)?;
     Ok(report)
+}
+
+/// Checks one system's dataset (`shown` names it in the problems): every
+/// statistic and share recomputed, every KAT log against its digest, and
+/// every record's provenance.
+pub fn check_system_dataset(d: &Path, shown: &str, report: &mut CheckReport) -> Result<()> {
+    let ds = Dataset::load(d, String::new())?;
+    report.systems.push(ds.system().to_string());
+    for (sub, is_record) in [("records", true), ("profile", false)] {
+        if !d.join(sub).is_dir() {
+            continue;
+        }
+        for file in dataset::json_files(&d.join(sub))? {
+            let rel = format!("{shown}/{}", dataset::relative(d, &file)?);
+            if is_record {
+                let r: OperationRecord = fsutil::read_json(&file)?;
+                report.records += 1;
+                check_record(&rel, &r, &mut report.problems);
+                check_provenance(&rel, &r, &ds.campaign, &mut report.problems);
+            } else {
+                let p: ProfileRecord = fsutil::read_json(&file)?;
+                report.profiles += 1;
+                check_profile(&rel, &p, &mut report.problems);
+            }
+        }
+    }
+    check_build(&ds, shown, report);
+    Ok(())
+}
+
+/// A record measured on a host other than the one its system accepts.
+fn check_provenance(
+    rel: &str,
+    r: &OperationRecord,
+    campaign: &crate::records::campaign::CampaignRecord,
+    problems: &mut Vec<String>,
+) {
+    let Some(fp) = &r.host_fingerprint else {
+        return;
+    };
+    let registered = campaign
+        .system_spec
+        .as_ref()
+        .map(|s| s.fingerprints.as_slice())
+        .unwrap_or_default();
+    let accepted = if registered.is_empty() {
+        fp == &campaign.host_fingerprint
+    } else {
+        registered.contains(fp)
+    };
+    if !accepted {
+        problems.push(format!(
+            "{rel}: measured on host {fp}, which system {} does not accept (its host is {})",
+            campaign.system, campaign.host_fingerprint
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -53,6 +53,42 @@ impl<'a> Cx<'a> {
         support::version()
     }
 
+    /// The sandbox spec of a submission job running `program` (a support
+    /// tool) in `job_dir`: directly, or under the system's emulator with its
+    /// own copy of the tool (the job's uid may not reach the cache).
+    pub fn submission_spec(
+        &self,
+        program: &std::path::Path,
+        args: Vec<String>,
+        job_dir: &std::path::Path,
+    ) -> Result<crate::sandbox::Spec> {
+        use anyhow::Context;
+        let crate::plan::Runner::Emulator { command } = &self.plan.system_spec.runner else {
+            return Ok(crate::sandbox::Spec::submission(program, args, job_dir));
+        };
+        let (emulator, options) = command.split_first().context("empty emulator command")?;
+        let emulator = crate::toolchain::which(emulator).with_context(|| {
+            format!(
+                "the emulator `{emulator}` of system {} is not installed (e.g. apt-get install qemu-user)",
+                self.plan.system
+            )
+        })?;
+        let name = program.file_name().context("tool without a file name")?;
+        let local = job_dir.join(name);
+        std::fs::copy(program, &local)
+            .with_context(|| format!("copying {} into the job directory", program.display()))?;
+        let mut full: Vec<String> = options.to_vec();
+        full.push(format!("./{}", name.to_string_lossy()));
+        full.extend(args);
+        Ok(crate::sandbox::Spec::submission(&emulator, full, job_dir))
+    }
+
+    /// Whether programs of this system run under an emulator (functional
+    /// checks only: nothing is timed).
+    pub fn emulated(&self) -> bool {
+        self.plan.system_spec.emulated()
+    }
+
     /// What the build helpers need.
     pub fn build_env(&self) -> Result<crate::toolchain::BuildEnv<'_>> {
         Ok(crate::toolchain::BuildEnv {

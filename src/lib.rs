@@ -18,6 +18,7 @@ pub mod host;
 pub mod import;
 pub mod kat;
 pub mod measure;
+pub mod merge;
 pub mod objscan;
 pub mod pipeline;
 pub mod plan;

@@ -29,8 +29,16 @@ use anyhow::{bail, Context, Result};
 
 use crate::render::dataset;
 
-/// Keys whose absolute values identify a host tool and are allowed.
-pub const TOOL_IDENTITY_KEYS: &[&str] = &["compiler.path"];
+/// Keys whose absolute values identify a host tool and are allowed: the
+/// compiler, and an emulated system's emulator command and target root.
+pub const TOOL_IDENTITY_KEYS: &[&str] = &["compiler.path", "system_spec.sysroot"];
+
+/// Prefixes of keys (array items included) allowed like `TOOL_IDENTITY_KEYS`.
+const TOOL_IDENTITY_PREFIXES: &[&str] = &["system_spec.runner.command["];
+
+fn tool_identity(key: &str) -> bool {
+    TOOL_IDENTITY_KEYS.contains(&key) || TOOL_IDENTITY_PREFIXES.iter().any(|p| key.starts_with(p))
+}
 
 const TOP_FILES: [&str; 4] = ["campaign.json", "build.json", "sizes.json", "survey.json"];
 const TREES: [&str; 3] = ["records", "profile", "kat"];
@@ -49,7 +57,7 @@ fn is_absolute(s: &str) -> bool {
 fn find_absolute(key: &str, v: &serde_json::Value) -> Option<(String, String)> {
     use serde_json::Value;
     match v {
-        Value::String(s) if is_absolute(s) && !TOOL_IDENTITY_KEYS.contains(&key) => {
+        Value::String(s) if is_absolute(s) && !tool_identity(key) => {
             Some((key.to_string(), s.clone()))
         }
         Value::Array(items) => items

@@ -63,6 +63,9 @@ pub enum Command {
         /// Measuring CPUs, one shard each: instances of one algorithm stay on one core.
         #[arg(long, value_delimiter = ',')]
         cpus: Option<Vec<usize>>,
+        /// The campaign's system to run (default: the first this host runs natively).
+        #[arg(long)]
+        system: Option<String>,
         /// Format of the final summary on stdout.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -77,12 +80,16 @@ pub enum Command {
     /// List every instance and, per stage, `fresh` or `stale: <reason>`.
     Plan {
         campaign: String,
+        #[arg(long)]
+        system: Option<String>,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
     /// Print only the stale stages, with reasons.
     Status {
         campaign: String,
+        #[arg(long)]
+        system: Option<String>,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -90,6 +97,8 @@ pub enum Command {
     /// (for submissions without KAT files of their own).
     Bless {
         campaign: String,
+        #[arg(long)]
+        system: Option<String>,
         /// Digest mode of the manifest lines.
         #[arg(long, default_value = "strict", value_parser = ["strict", "nolen", "exact"])]
         mode: String,
@@ -134,6 +143,15 @@ pub enum Command {
         /// Also copy the built libraries (lib/).
         #[arg(long)]
         with_libraries: bool,
+    },
+    /// Add a dataset produced elsewhere (another machine's
+    /// output/<campaign>/<system>/ or a published data/<system>/) as that
+    /// system of the campaign, after checking it.
+    Merge {
+        campaign: String,
+        dir: PathBuf,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
     },
     /// Recompute every statistic, share and KAT digest of a published
     /// dataset (or output/<campaign>) and regenerate its pages byte for byte.

@@ -24,9 +24,10 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             remeasure,
             cpu,
             cpus,
+            system,
             format,
         } => {
-            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            let plan = pipeline::resolve_for(&project(cli)?, campaign, system.as_deref())?;
             let opts = RunOptions {
                 quiet: cli.quiet,
                 remeasure: *remeasure,
@@ -38,14 +39,33 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             Ok(summary.exit_code())
         }
         Command::Host { cpu, format } => host(*cpu, *format),
-        Command::Plan { campaign, format } => freshness(cli, campaign, *format, false),
-        Command::Status { campaign, format } => freshness(cli, campaign, *format, true),
+        Command::Plan {
+            campaign,
+            system,
+            format,
+        } => freshness(cli, campaign, system.as_deref(), *format, false),
+        Command::Status {
+            campaign,
+            system,
+            format,
+        } => freshness(cli, campaign, system.as_deref(), *format, true),
+        Command::Merge {
+            campaign,
+            dir,
+            format,
+        } => {
+            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            let report = pqbench::merge::merge(&plan, &in_project(cli, dir))?;
+            output::report(*format, &report, |r| r.to_string())?;
+            Ok(exit::OK)
+        }
         Command::Bless {
             campaign,
+            system,
             mode,
             force,
         } => {
-            let plan = pipeline::resolve(&project(cli)?, campaign)?;
+            let plan = pipeline::resolve_for(&project(cli)?, campaign, system.as_deref())?;
             let mode = match mode.as_str() {
                 "nolen" => Mode::Nolen,
                 "exact" => Mode::Exact,
@@ -283,8 +303,14 @@ fn host(cpu: Option<usize>, format: Format) -> Result<i32, Error> {
 }
 
 /// `plan` (every row) and `status` (stale rows only).
-fn freshness(cli: &Cli, campaign: &str, format: Format, only_stale: bool) -> Result<i32, Error> {
-    let plan = pipeline::resolve(&project(cli)?, campaign)?;
+fn freshness(
+    cli: &Cli,
+    campaign: &str,
+    system: Option<&str>,
+    format: Format,
+    only_stale: bool,
+) -> Result<i32, Error> {
+    let plan = pipeline::resolve_for(&project(cli)?, campaign, system)?;
     let mut report = pipeline::states(&plan)?;
     if only_stale {
         report

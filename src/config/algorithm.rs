@@ -154,6 +154,11 @@ pub struct RawImplementation {
     /// matching `-m` flag and skipped on hosts without them.
     #[serde(default)]
     pub cpu_features: Vec<String>,
+    /// Architectures the code is written for (`aarch64` for NEON code,
+    /// `x86_64` for AVX2 assembly); on a system of another architecture the
+    /// implementation is skipped with that reason. Empty: portable.
+    #[serde(default)]
+    pub arch: Vec<String>,
     /// Opt-in to run the submission's own CMake project instead of
     /// compiling the source list directly.
     #[serde(default)]

@@ -19,6 +19,10 @@ pub struct RawCampaign {
     /// Human description of the system for the pages (e.g. "x86-64").
     #[serde(default)]
     pub system_title: Option<String>,
+    /// The systems the campaign runs on (ids from `campaigns/systems.toml`),
+    /// in the order the pages list them; `run --system` picks one.
+    #[serde(default)]
+    pub systems: Option<Vec<Spanned<String>>>,
     /// Algorithm ids or glob patterns over ids.
     pub algorithms: Vec<Spanned<String>>,
     /// Implementations to include (default: all).

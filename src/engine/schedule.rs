@@ -421,6 +421,7 @@ mod tests {
             defines: vec![],
             binding: Binding::Ngcc { headers: vec![] },
             cpu_features: vec![],
+            arch: vec![],
             kat_records: 10,
             cmake: None,
         }

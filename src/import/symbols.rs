@@ -159,6 +159,7 @@ mod tests {
             defines: Vec::new(),
             binding,
             cpu_features: Vec::new(),
+            arch: Vec::new(),
             kat_records: 0,
             cmake: None,
         }

@@ -22,6 +22,9 @@ pub enum Status {
     Timeout,
     Crash,
     Buildfail,
+    /// Not built on this system (another architecture, missing CPU
+    /// features): not a failure.
+    Skipped,
 }
 
 impl Status {
@@ -36,6 +39,7 @@ impl Status {
             Status::Timeout => "TIMEOUT",
             Status::Crash => "CRASH",
             Status::Buildfail => "BUILDFAIL",
+            Status::Skipped => "SKIPPED",
         }
     }
 
@@ -50,6 +54,7 @@ impl Status {
             Status::Timeout,
             Status::Crash,
             Status::Buildfail,
+            Status::Skipped,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)

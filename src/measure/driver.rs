@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::context::Cx;
 use crate::sandbox::frame::{self, FrameError};
-use crate::sandbox::{self, Limits, Outcome, Rusage, Spec};
+use crate::sandbox::{self, Limits, Outcome, Rusage};
 
 /// At most this many lines of a results channel are kept in a record.
 const MAX_LINES: usize = 4096;
@@ -158,7 +158,7 @@ pub fn run(
         local,
     ];
     full.extend(args.iter().cloned());
-    let mut spec = Spec::submission(&cx.support()?.driver, full, scratch.path());
+    let mut spec = cx.submission_spec(&cx.support()?.driver, full, scratch.path())?;
     spec.timeout = timeout;
     spec.limits = Limits::from_plan(&cx.plan.limits);
     spec.cpu = cpu;

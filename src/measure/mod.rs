@@ -30,6 +30,9 @@ pub enum OpStatus {
     NoHelpers,
     /// Profile: the instrumented library could not be linked.
     RelinkFailed,
+    /// The system is emulated: the operation ran (a functional check) but
+    /// was not timed.
+    Emulated,
 }
 
 impl OpStatus {
@@ -42,11 +45,17 @@ impl OpStatus {
             OpStatus::Implausible => "implausible",
             OpStatus::NoHelpers => "no-helpers",
             OpStatus::RelinkFailed => "relink-failed",
+            OpStatus::Emulated => "emulated",
         }
     }
 
     pub fn is_ok(self) -> bool {
         self == OpStatus::Ok
+    }
+
+    /// Not a failure: measured, or run as the emulated system's check.
+    pub fn is_success(self) -> bool {
+        matches!(self, OpStatus::Ok | OpStatus::Emulated)
     }
 }
 

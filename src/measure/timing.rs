@@ -57,6 +57,9 @@ pub struct TimeOutput {
     pub started_utc: Option<String>,
     #[serde(default)]
     pub finished_utc: Option<String>,
+    /// The host fingerprint the measurement was taken under.
+    #[serde(default)]
+    pub host_fingerprint: Option<String>,
 }
 
 /// Whether a trial process lost the CPU: it ran less than 95 % of its wall

@@ -33,6 +33,9 @@ pub struct HostState {
 }
 
 pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
+    if let crate::plan::Runner::Emulator { command } = &plan.system_spec.runner {
+        return emulated_host(plan, command);
+    }
     let cpus = measuring_cpus(plan, opts);
     let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
     let environment = host::environment();
@@ -43,6 +46,69 @@ pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
         environment,
         fingerprint,
     }
+}
+
+/// An emulated system has no measuring CPU and no host state to check; its
+/// fingerprint names the emulator, the target and this host.
+fn emulated_host(plan: &Plan, command: &[String]) -> HostState {
+    let environment = host::environment();
+    let emulator = command
+        .first()
+        .and_then(|e| crate::toolchain::which(e))
+        .and_then(|p| std::process::Command::new(p).arg("--version").output().ok())
+        .map(|o| {
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string()
+        })
+        .unwrap_or_else(|| "emulator not found".into());
+    let fingerprint = crate::fsutil::sha256_hex(
+        format!(
+            "emulated|{}|{emulator}|{}|{}",
+            plan.system_spec.arch, environment.cpu_model, environment.kernel
+        )
+        .as_bytes(),
+    );
+    HostState {
+        cpus: Vec::new(),
+        checks: Vec::new(),
+        environment,
+        fingerprint,
+    }
+}
+
+/// Refuses to run a native system on a host that is not it: another
+/// architecture or CPU model, or a fingerprint the registry does not list.
+pub fn check_system_host(plan: &Plan, host: &HostState) -> Result<(), crate::error::Error> {
+    let spec = &plan.system_spec;
+    if spec.emulated() {
+        return Ok(());
+    }
+    let registry = plan.project_root.join(crate::plan::system::REGISTRY);
+    let refuse = |why: String| -> crate::error::Error {
+        crate::error::ConfigError::new(why)
+            .in_file(&registry)
+            .help(format!(
+                "run system {} on the machine it names, register an emulated runner for it, or choose another system with --system",
+                spec.id
+            ))
+            .into()
+    };
+    if let Some(why) = spec.host_mismatch(
+        crate::plan::system::host_arch(),
+        &host.environment.cpu_model,
+    ) {
+        return Err(refuse(why));
+    }
+    if !spec.fingerprints.is_empty() && !spec.fingerprints.contains(&host.fingerprint) {
+        return Err(refuse(format!(
+            "this host's fingerprint {} is not one registered for system {} (CPU {}, kernel {}, measuring CPUs {:?})",
+            host.fingerprint, spec.id, host.environment.cpu_model, host.environment.kernel, host.cpus
+        )));
+    }
+    Ok(())
 }
 
 /// Measuring stages refuse a host that is not fixed unless the campaign
@@ -118,6 +184,8 @@ pub fn write_campaign_json(
         counter_hz,
         drbg,
         isolation: Some(crate::sandbox::layers()),
+        system_spec: Some(plan.system_spec.clone()),
+        systems: plan.systems.clone(),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,

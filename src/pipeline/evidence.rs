@@ -197,6 +197,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 status: t.status,
                 detail: t.detail.clone(),
                 cpu: time.cpu,
+                host_fingerprint: time.host_fingerprint.clone(),
                 counter: t.counter.clone(),
                 counter_hz: t.counter_hz,
                 calibration: t.calibration.clone(),

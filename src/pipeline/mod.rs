@@ -35,7 +35,18 @@ pub struct RunOptions {
 /// Resolves `campaigns/<campaign>.toml` into a plan whose stage names are
 /// those of the stage registry.
 pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
-    plan::resolve_with_stages(project, campaign, &stages::registry().names())
+    resolve_for(project, campaign, None)
+}
+
+/// `resolve` for one of the campaign's systems (`--system`); None picks the
+/// first this host runs natively.
+pub fn resolve_for(project: &Project, campaign: &str, system: Option<&str>) -> Result<Plan, Error> {
+    let names = stages::registry().names();
+    let opts = plan::ResolveOptions {
+        stages: &names,
+        system,
+    };
+    plan::resolve_with(project, campaign, &opts)
 }
 
 /// Every name in the campaign's `stages` must be a registered stage.
@@ -68,7 +79,7 @@ pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
 /// `run`, recording the run directory as `rec` says (`reproduce` runs a
 /// cloned plan in a fresh cache and files the run beside the original).
 pub fn run_with(plan: &Plan, opts: &RunOptions, rec: &Recording) -> Result<RunSummary, Error> {
-    let compiler = Compiler::detect(&plan.compiler)?;
+    let compiler = Compiler::for_plan(plan)?;
     run_registry(
         plan,
         opts,
@@ -94,8 +105,11 @@ pub fn run_registry(
         .num_threads(jobs)
         .build()
         .map_err(anyhow::Error::from)?;
+    // Refused before anything is written: a native system on another host.
+    let host = host_state(plan, opts);
+    campaign::check_system_host(plan, &host)?;
     let _project_lock = locks::ProjectLock::acquire(plan)?;
-    pool.install(|| run_in_pool(plan, opts, rec, registry, runner, compiler))
+    pool.install(|| run_in_pool(plan, opts, rec, registry, runner, compiler, host))
 }
 
 fn run_in_pool(
@@ -105,6 +119,7 @@ fn run_in_pool(
     registry: &Registry,
     runner: &dyn Runner,
     compiler: Compiler,
+    host: HostState,
 ) -> Result<RunSummary, Error> {
     let mut cx = Cx::new(plan, compiler, opts.remeasure, opts.quiet);
     let started = crate::records::utc_now();
@@ -115,7 +130,6 @@ fn run_in_pool(
         plan.instances.len(),
         plan.algorithms.len()
     ));
-    let host = host_state(plan, opts);
     cx.host_fingerprint = Some(host.fingerprint.clone());
     for l in crate::sandbox::layers().layers.iter().filter(|l| !l.active) {
         cx.progress.note(&format!(
@@ -127,6 +141,11 @@ fn run_in_pool(
     let drbg = std::sync::OnceLock::new();
     let cx = &cx;
     let before_measuring = || -> Result<()> {
+        if cx.emulated() {
+            // Nothing is measured on an emulated system: no host state to
+            // require, no CPU to lock, no DRBG cost to know.
+            return Ok(());
+        }
         campaign::refuse_unfixed_host(cx, &host)?;
         cpu_locks.acquire(&host.cpus, &cx.progress)?;
         // Under the CPU lock, like every measurement.

@@ -25,7 +25,7 @@ pub struct StatusReport {
 
 /// Freshness of every selected stage for every instance.
 pub fn states(plan: &Plan) -> Result<StatusReport> {
-    let compiler = Compiler::detect(&plan.compiler)?;
+    let compiler = Compiler::for_plan(plan)?;
     states_with(plan, &crate::stages::registry(), compiler)
 }
 

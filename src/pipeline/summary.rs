@@ -141,17 +141,21 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
             })
         };
         match r.get::<KatStage>() {
-            Some(k) if k.status() != Status::Pass => fail(
+            Some(k) if !matches!(k.status(), Status::Pass | Status::Skipped) => fail(
                 format!("KAT {}", k.status()),
                 k.final_attempt().detail.clone(),
             ),
             Some(_) => {}
             None if selected.contains(&KatStage::NAME) => fail("no KAT result".into(), None),
             None => match r.get::<BuildStage>() {
-                Some(b) if b.built().is_none() => fail(
-                    "BUILDFAIL".into(),
-                    b.attempts.last().map(|a| first_error_line(&a.log)),
-                ),
+                Some(b)
+                    if b.built().is_none() && b.attempts.iter().all(|a| a.skipped.is_none()) =>
+                {
+                    fail(
+                        "BUILDFAIL".into(),
+                        b.attempts.last().map(|a| first_error_line(&a.log)),
+                    )
+                }
                 None if selected.contains(&BuildStage::NAME) => {
                     fail("no build result".into(), None)
                 }
@@ -159,7 +163,7 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
             },
         }
         for o in r.get::<TimeStage>().iter().flat_map(|t| &t.ops) {
-            if !o.status.is_ok() {
+            if !o.status.is_success() {
                 fail(format!("timing {}: {}", o.op, o.status), o.detail.clone());
             }
         }

@@ -317,6 +317,7 @@ impl Resolver<'_> {
             defines: defines.iter().filter_map(|(k, v)| v.flag(k)).collect(),
             binding,
             cpu_features: x.imp.cpu_features.clone(),
+            arch: x.imp.arch.clone(),
             kat_records: x
                 .records
                 .or(x.ps.kat_records)

@@ -12,6 +12,7 @@ mod paths;
 mod problems;
 mod resolve;
 mod rules;
+pub mod system;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -24,7 +25,8 @@ pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
 pub use names::{check_campaign_name, check_name};
 pub use paths::{contained, expand_sources};
 pub use problems::Problems;
-pub use resolve::{resolve, resolve_with_stages, Project};
+pub use resolve::{resolve, resolve_with, resolve_with_stages, Project, ResolveOptions};
+pub use system::{Runner, SystemSpec};
 
 /// The entry of `Plan::stages` that selects every registered stage (a
 /// campaign without `stages`).
@@ -34,8 +36,15 @@ pub const ALL_STAGES: &str = "*";
 pub struct Plan {
     pub campaign: String,
     pub description: String,
+    /// The system this run belongs to (its id), and its registration.
     pub system: String,
     pub system_title: Option<String>,
+    pub system_spec: SystemSpec,
+    /// Every system of the campaign, in the order the pages list them.
+    pub systems: Vec<String>,
+    /// The system prescribes the compiler (a cross compiler): `CC` from the
+    /// environment does not override it.
+    pub compiler_from_system: bool,
     pub project_root: PathBuf,
     pub campaign_file: PathBuf,
     /// `output/<campaign>/<system>`: records of this run.
@@ -257,6 +266,9 @@ pub struct Instance {
     pub defines: Vec<String>,
     pub binding: Binding,
     pub cpu_features: Vec<String>,
+    /// Architectures the implementation is written for (empty: any).
+    #[serde(default)]
+    pub arch: Vec<String>,
     pub kat_records: u32,
     pub cmake: Option<CmakeSpec>,
 }

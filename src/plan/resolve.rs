@@ -12,6 +12,7 @@ use super::algorithm::{check_algorithm, Selection};
 use super::names::{self, NAME_RULE};
 use super::paths::contained;
 use super::problems::Problems;
+use super::system::{self, SystemSpec};
 use super::*;
 use crate::config::campaign::RawCampaign;
 use crate::config::{Loaded, Step};
@@ -44,20 +45,43 @@ impl Project {
     }
 }
 
-/// Reads `campaigns/<name>.toml` and every algorithm it selects, leaving
-/// the names in `stages` unchecked (see `resolve_with_stages`).
-pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
-    resolve_with_stages(project, campaign, &[])
+/// What the caller knows beyond the campaign file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ResolveOptions<'a> {
+    /// The stage registry's names: each name in `stages` is checked against
+    /// them (empty = no check), so an unknown stage is reported with every
+    /// other problem of the campaign.
+    pub stages: &'a [&'a str],
+    /// The system to run (`--system`); default: the first of the campaign's
+    /// systems this host runs natively.
+    pub system: Option<&'a str>,
 }
 
-/// `resolve`, also checking each name in `stages` against `known` (the
-/// stage registry's names; empty = no check), so an unknown stage is
-/// reported with every other problem of the campaign.
+/// Reads `campaigns/<name>.toml` and every algorithm it selects, leaving
+/// the names in `stages` unchecked.
+pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
+    resolve_with(project, campaign, &ResolveOptions::default())
+}
+
+/// `resolve`, checking stage names against `known`.
 pub fn resolve_with_stages(
     project: &Project,
     campaign: &str,
     known: &[&str],
 ) -> Result<Plan, Error> {
+    let opts = ResolveOptions {
+        stages: known,
+        system: None,
+    };
+    resolve_with(project, campaign, &opts)
+}
+
+pub fn resolve_with(
+    project: &Project,
+    campaign: &str,
+    opts: &ResolveOptions,
+) -> Result<Plan, Error> {
+    let known = opts.stages;
     names::check_campaign_name(campaign)?;
     let file = project.campaign_file(campaign);
     if !file.is_file() {
@@ -76,15 +100,8 @@ pub fn resolve_with_stages(
         return Err(p.into());
     };
     let c = &raw.value;
-    let system = c.system.get_ref();
-    if let Err(why) = names::check_name(system) {
-        p.push(
-            raw.error_at(&c.system, format!("system name `{system}` {why}"))
-                .help(format!(
-                    "systems are directories under output/{campaign}/: {NAME_RULE}"
-                )),
-        );
-    }
+    let (spec, systems) = campaign_systems(project, &raw, opts.system, &mut p);
+    let system = &spec.id;
     let flag_profiles = flag_profiles(&raw, &mut p);
     // Stage names come from the stage registry, which the caller knows.
     if !known.is_empty() {
@@ -159,6 +176,16 @@ pub fn resolve_with_stages(
     let site_dir = output.join(campaign).join("site");
     // With valid names only a link can lead elsewhere.
     let names_ok = names::check_name(system).is_ok();
+    let compiler_from_system = spec.compiler.is_some();
+    let compiler = spec
+        .compiler
+        .clone()
+        .or_else(|| c.compiler.clone())
+        .unwrap_or_else(|| "gcc".into());
+    let mut timing = timing;
+    if timing.cpus.is_empty() {
+        timing.cpus = spec.cpus.clone();
+    }
     for dir in [&output_dir, &site_dir] {
         if names_ok && !names::resolves_inside(&output, dir) {
             p.push(
@@ -176,13 +203,15 @@ pub fn resolve_with_stages(
         campaign: campaign.to_string(),
         description: c.description.clone(),
         system: system.clone(),
-        system_title: c.system_title.clone(),
+        system_title: c.system_title.clone().or_else(|| spec.title.clone()),
+        systems,
+        compiler_from_system,
         project_root: project.root.clone(),
         campaign_file: file.clone(),
         output_dir,
         site_dir,
         cache_dir: output.join(".cache"),
-        compiler: c.compiler.clone().unwrap_or_else(|| "gcc".into()),
+        compiler,
         jobs: c.jobs,
         stages,
         stage_locations,
@@ -193,8 +222,9 @@ pub fn resolve_with_stages(
         },
         timing,
         host: HostSettings {
-            require_fixed: c.host.require_fixed.unwrap_or(true),
+            require_fixed: spec.require_fixed.or(c.host.require_fixed).unwrap_or(true),
         },
+        system_spec: spec,
         limits: Limits {
             memory_mib: c.limits.memory_mib.unwrap_or(4096),
             cpu_seconds: c.limits.cpu_seconds.unwrap_or(3600),
@@ -206,6 +236,76 @@ pub fn resolve_with_stages(
         algorithms,
         instances,
     })
+}
+
+/// The campaign's systems (its `systems`, else its `system`), each
+/// registered in `campaigns/systems.toml` or, for an unregistered single
+/// `system`, implicit; and the one this run belongs to.
+fn campaign_systems(
+    project: &Project,
+    raw: &Loaded<RawCampaign>,
+    wanted: Option<&str>,
+    p: &mut Problems,
+) -> (SystemSpec, Vec<String>) {
+    let c = &raw.value;
+    let registry = system::registry(&project.root, p);
+    let find = |id: &str| {
+        registry
+            .iter()
+            .find(|(s, _)| s.id == id)
+            .map(|(s, _)| s.clone())
+    };
+    let named: Vec<&Spanned<String>> = match &c.systems {
+        Some(list) => {
+            if !c.system.span().is_empty() {
+                p.push(
+                    raw.error_at(&c.system, "both `system` and `systems` are set")
+                        .help("list every system in `systems` and choose one with `pqbench run --system`"),
+                );
+            }
+            list.iter().collect()
+        }
+        None => vec![&c.system],
+    };
+    let mut specs = Vec::new();
+    for s in &named {
+        let id = s.get_ref();
+        if let Err(why) = names::check_name(id) {
+            p.push(
+                raw.error_at(s, format!("system name `{id}` {why}"))
+                    .help(format!(
+                        "systems are directories under output/: {NAME_RULE}"
+                    )),
+            );
+            continue;
+        }
+        match find(id) {
+            Some(spec) => specs.push(spec),
+            // A single unregistered system: this machine, whatever it is.
+            None if c.systems.is_none() || id == "local" => specs.push(SystemSpec::implicit(id)),
+            None => p.push(
+                raw.error_at(s, format!("system `{id}` is not registered"))
+                    .help(format!(
+                        "register it in {} or use one of: {}",
+                        system::REGISTRY,
+                        registry
+                            .iter()
+                            .map(|(s, _)| s.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )),
+            ),
+        }
+    }
+    let ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+    let chosen = match system::choose(&specs, wanted) {
+        Ok(s) => s,
+        Err(e) => {
+            p.push(e.in_file(&raw.path));
+            SystemSpec::implicit(c.system.get_ref())
+        }
+    };
+    (chosen, ids)
 }
 
 fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile> {

@@ -144,6 +144,20 @@ impl Resolver<'_> {
                     );
                 }
             }
+            for (n, a) in imp.arch.iter().enumerate() {
+                if !["x86_64", "aarch64"].contains(&a.as_str()) {
+                    let at = [
+                        Step::Key("implementation"),
+                        Step::Index(i),
+                        Step::Key("arch"),
+                        Step::Index(n),
+                    ];
+                    self.p.push(
+                        raw.error_at_value(&at, format!("unknown architecture `{a}`"))
+                            .help("use x86_64 or aarch64"),
+                    );
+                }
+            }
             self.define_names(&imp.defines, &[Step::Key("implementation"), Step::Index(i)]);
         }
         for (j, ps) in a.parameter_sets.iter().enumerate() {

@@ -39,6 +39,12 @@ pub struct CampaignRecord {
     /// costs on the measuring CPU, measured before the first measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drbg: Option<crate::measure::drbg_cost::DrbgCost>,
+    /// The system's registration (architecture, runner, accepted hosts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_spec: Option<crate::plan::SystemSpec>,
+    /// Every system of the campaign, in the order the pages list them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub systems: Vec<String>,
     /// The isolation layers submission processes ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<crate::sandbox::LayerReport>,
@@ -109,6 +115,11 @@ impl AlgorithmInfo {
 }
 
 impl CampaignRecord {
+    /// Whether the dataset comes from an emulated system (no timings).
+    pub fn emulated(&self) -> bool {
+        self.system_spec.as_ref().is_some_and(|s| s.emulated())
+    }
+
     /// The span the pages report as the campaign: the measurements' own
     /// times when known, else this run's.
     pub fn span(&self) -> (&str, &str) {

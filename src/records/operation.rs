@@ -22,6 +22,10 @@ pub struct OperationRecord {
     pub status: OpStatus,
     pub detail: Option<String>,
     pub cpu: Option<usize>,
+    /// The host fingerprint the measurement was taken under: `check` and
+    /// `merge` accept only those registered for the dataset's system.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_fingerprint: Option<String>,
     pub counter: Option<String>,
     pub counter_hz: Option<f64>,
     pub calibration: Option<Calibration>,

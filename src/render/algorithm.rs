@@ -259,6 +259,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     });
 
     AlgorithmPage {
+        functional_only: super::system::functional_only(ds),
         crumb: crumb(systems, &system, Some(&a.id), |other| {
             systems
                 .has(other, &a.id)

@@ -179,10 +179,7 @@ pub fn render_files(
     templates: Option<&Path>,
 ) -> Result<BTreeMap<String, Vec<u8>>> {
     let env = environment(templates);
-    // Canonical order, whatever order the caller found the datasets in.
-    let mut sorted: Vec<&Dataset> = datasets.iter().collect();
-    sorted.sort_by(|a, b| a.system().cmp(b.system()));
-    let sorted: Vec<Dataset> = sorted.into_iter().cloned().collect();
+    let sorted = canonical_order(datasets);
     let site = site::build(&sorted);
     let mut files = BTreeMap::new();
     for ext in ["md", "html"] {
@@ -319,6 +316,25 @@ pub fn load_datasets(datasets: &[PathBuf], site: &Path) -> Result<Vec<Dataset>> 
         .iter()
         .map(|d| Dataset::load(d, dataset::relative(site, d)?))
         .collect()
+}
+
+/// The campaign's systems in the order its records list them (systems the
+/// list does not name follow, by name), whatever order they were found in.
+fn canonical_order(datasets: &[Dataset]) -> Vec<Dataset> {
+    let order: Vec<String> = datasets
+        .iter()
+        .map(|d| d.campaign.systems.clone())
+        .find(|s| !s.is_empty())
+        .unwrap_or_default();
+    let rank = |d: &Dataset| {
+        order
+            .iter()
+            .position(|s| s == d.system())
+            .unwrap_or(order.len())
+    };
+    let mut sorted: Vec<Dataset> = datasets.to_vec();
+    sorted.sort_by(|a, b| rank(a).cmp(&rank(b)).then(a.system().cmp(b.system())));
+    sorted
 }
 
 /// Renders the given datasets (one per system) into `site`.

@@ -196,6 +196,8 @@ pub struct AlgorithmPage {
     pub share_rows: Vec<ShareRow>,
     /// The dataset directory the evidence paths are relative to.
     pub dataset: String,
+    /// Set for an emulated system: why there are no figures.
+    pub functional_only: Option<String>,
     pub evidence: Vec<EvidenceRow>,
 }
 
@@ -225,6 +227,8 @@ pub struct SummaryTable {
 #[derive(Debug, Clone, Serialize)]
 pub struct SummaryPage {
     pub system: String,
+    /// Set for an emulated system: why there are no figures.
+    pub functional_only: Option<String>,
     pub crumb: Crumb,
     pub title: String,
     pub method: Link,
@@ -312,6 +316,10 @@ pub struct IndexAlgorithm {
 #[derive(Debug, Clone, Serialize)]
 pub struct IndexSystem {
     pub system: String,
+    /// The system's summary, named by the system.
+    pub link: Link,
+    /// Set for an emulated system.
+    pub emulated: bool,
     pub title: String,
     pub start_utc: String,
     pub end_utc: String,

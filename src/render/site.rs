@@ -84,9 +84,13 @@ pub fn kind_function(kind: Kind) -> &'static str {
     }
 }
 
+/// The survey of the campaign's first system only, as the reference
+/// campaign publishes it (the verdicts come from the built objects and do
+/// not differ between machines of one architecture).
 fn survey_page(datasets: &[Dataset]) -> SurveyPage {
     let systems = datasets
         .iter()
+        .take(1)
         .map(|ds| SurveySystem {
             system: ds.system().into(),
             rows: ds
@@ -180,6 +184,8 @@ fn index_page(datasets: &[Dataset]) -> IndexPage {
                 let s = ds.system();
                 IndexSystem {
                     system: s.into(),
+                    link: Link::page(s, format!("{s}/summary")),
+                    emulated: ds.campaign.emulated(),
                     title: ds.campaign.system_title.clone().unwrap_or_else(|| s.into()),
                     start_utc: ds.campaign.span().0.to_string(),
                     end_utc: ds.campaign.span().1.to_string(),

@@ -235,6 +235,8 @@ impl Synth {
             counter_hz: Some(khz as f64 * 1000.0),
             drbg: None,
             isolation: None,
+            system_spec: None,
+            systems: Vec::new(),
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,
@@ -354,6 +356,7 @@ impl Synth {
             status: crate::measure::OpStatus::Ok,
             detail: None,
             cpu: Some(cpu),
+            host_fingerprint: None,
             counter: self.campaign.counter.clone(),
             counter_hz: self.campaign.counter_hz,
             calibration: None,

@@ -111,6 +111,7 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
         });
     }
     SummaryPage {
+        functional_only: functional_only(ds),
         crumb: crumb(systems, &system, Some("summary"), |o| {
             Some(format!("../{o}/summary"))
         }),
@@ -119,6 +120,21 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
         system,
         tables,
     }
+}
+
+/// For an emulated system's pages: why no operation has a figure.
+pub fn functional_only(ds: &Dataset) -> Option<String> {
+    let spec = ds.campaign.system_spec.as_ref().filter(|s| s.emulated())?;
+    let emulator = match &spec.runner {
+        crate::plan::Runner::Emulator { command } => command.join(" "),
+        crate::plan::Runner::Native => String::new(),
+    };
+    Some(format!(
+        "System {} is an emulated {} machine (`{emulator}` on a {} host): every instance was built with the cross compiler and checked against its known-answer tests, and every operation ran, but nothing was timed: an emulator's cycles describe the emulator, not the hardware.",
+        spec.id,
+        spec.arch,
+        ds.campaign.environment_start.cpu_model
+    ))
 }
 
 /// The sandbox layers the run had, and what they do not stop.

@@ -64,7 +64,7 @@ pub fn prepare(project: &Project, run: &str) -> Result<Prepared, Error> {
     }
     let lock = lock::load(&run_dir).map_err(Error::input)?;
     let plan = pipeline::resolve(project, &lock.campaign)?;
-    let compiler = Compiler::detect(&plan.compiler)?;
+    let compiler = Compiler::for_plan(&plan)?;
     // Measure where the run measured, when this process may.
     let allowed = crate::host::allowed_cpus();
     let cpus = if !lock.host.cpus.is_empty() && lock.host.cpus.iter().all(|c| allowed.contains(c)) {

@@ -74,6 +74,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         status: crate::measure::OpStatus::Ok,
         detail: None,
         cpu: Some(1),
+        host_fingerprint: None,
         counter: Some(counter.into()),
         counter_hz: Some(2e9),
         calibration: None,

@@ -30,9 +30,9 @@ impl Stage for BuildStage {
         let mut attempts = Vec::new();
         for profile in &job.cx.plan.flag_profiles {
             let a = build_profile(&env, job.inst, profile)?;
-            let ok = a.ok;
+            let done = a.ok || a.skipped.is_some();
             attempts.push(a);
-            if ok {
+            if done {
                 break;
             }
         }

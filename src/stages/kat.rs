@@ -18,7 +18,7 @@ use crate::kat::manifest::{self as katman, Entry};
 use crate::kat::{KatAttempt, KatOutput, Status};
 use crate::plan::Instance;
 use crate::sandbox::frame;
-use crate::sandbox::{self, Channel, Limits, Outcome, Spec};
+use crate::sandbox::{self, Channel, Limits, Outcome};
 use crate::toolchain::library::{build_profile, BuildAttempt};
 
 pub struct KatStage;
@@ -72,9 +72,10 @@ impl Stage for KatStage {
                 None => build_profile(&cx.build_env()?, inst, profile)?,
             };
             let attempt = check(cx, inst, &built)?;
-            let pass = attempt.status == Status::Pass;
+            // Another profile cannot unskip an instance.
+            let done = matches!(attempt.status, Status::Pass | Status::Skipped);
             attempts.push(attempt);
-            if pass {
+            if done {
                 break;
             }
         }
@@ -129,6 +130,12 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         output_sha256: None,
         generator: Vec::new(),
     };
+    if let Some(why) = &built.skipped {
+        attempt.status = Status::Skipped;
+        attempt.detail = Some(why.clone());
+        log.kv("build", "skipped");
+        return finish(cx, inst, attempt, log);
+    }
     let Some(lib_sha) = &built.library_sha256 else {
         attempt.detail = Some(first_line(&built.log));
         log.kv("build", "failed");
@@ -146,7 +153,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
     // Verdict lines and the KAT file travel on channels of their own, never
     // on stdout (which the library shares) or through a file in the job
     // directory (which a process the library forked could replace).
-    let mut spec = Spec::submission(
+    let mut spec = cx.submission_spec(
         &cx.support()?.kat_runner,
         vec![
             "--results-fd".into(),
@@ -161,7 +168,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
             inst.kat_records.to_string(),
         ],
         scratch.path(),
-    );
+    )?;
     spec.channels.push(Channel {
         name: "kat".into(),
         fd: sandbox::KAT_FD,

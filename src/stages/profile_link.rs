@@ -35,6 +35,10 @@ impl Stage for ProfileLinkStage {
     const POLICY: Policy = Policy::Parallel;
 
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        if job.cx.emulated() {
+            // An emulator's memory and time figures describe the emulator.
+            return Ok(None);
+        }
         let cx = job.cx;
         let Some(lib) = measured_library(cx.plan, job.inst, job.prior.get::<KatStage>()) else {
             return Ok(None);

@@ -36,7 +36,11 @@ impl Stage for TimeStage {
         let started_utc = Some(crate::records::utc_now());
         let mut ops = Vec::new();
         for op in job.inst.kind.operations() {
-            let t = time_op(cx, &lib, op, job.cpu)?;
+            let t = if cx.emulated() {
+                functional_check(cx, &lib, op, job.cpu)?
+            } else {
+                time_op(cx, &lib, op, job.cpu)?
+            };
             cx.progress
                 .operation(Self::NAME, &job.inst.key(), op, &op_summary(&t));
             ops.push(t);
@@ -46,6 +50,7 @@ impl Stage for TimeStage {
             ops,
             started_utc,
             finished_utc: Some(crate::records::utc_now()),
+            host_fingerprint: cx.host_fingerprint.clone(),
         })
     }
 
@@ -54,6 +59,50 @@ impl Stage for TimeStage {
         let per_op = (f64::from(s.trials) * s.trial_seconds + 0.5).min(s.budget_seconds);
         Some(per_op * job.inst.kind.operations().len() as f64)
     }
+}
+
+/// On an emulated system: run the operation a few times through the
+/// driver (set-up, its counter, the adapter) and record that it works,
+/// never a figure: an emulator's cycles describe the emulator.
+fn functional_check(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming> {
+    const CALLS: u64 = 3;
+    let args: Vec<String> = ["--op", op, "--mode", "trial", "--warmup", "0", "--iters"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([CALLS.to_string()])
+        .collect();
+    let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
+    let (proc, _) = driver::run(cx, lib, &args, cpu, timeout)?;
+    if let Some((status, detail)) = proc.failure() {
+        return Ok(failed(
+            op,
+            status,
+            format!("functional check: {detail}"),
+            vec![proc],
+        ));
+    }
+    let mut t = failed(
+        op,
+        OpStatus::Emulated,
+        format!(
+            "functional check only: {CALLS} calls ran under the emulator of system {}; not timed",
+            cx.plan.system
+        ),
+        Vec::new(),
+    );
+    if let Some(l) = proc.line("lengths") {
+        for (k, v) in &l.fields {
+            if let Ok(v) = v.parse::<u64>() {
+                t.lengths.insert(k.clone(), v);
+            }
+        }
+    }
+    t.counter = proc
+        .line("meta")
+        .and_then(|m| m.get("counter"))
+        .map(String::from);
+    t.processes.push(proc);
+    Ok(t)
 }
 
 /// One progress line per measured operation.

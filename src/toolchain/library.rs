@@ -50,6 +50,10 @@ pub struct BuildAttempt {
     /// The objects linked, for relinking (profile) and scanning (survey).
     #[serde(default)]
     pub objects: Vec<ObjectRef>,
+    /// Why the instance was not built on this system at all (code for
+    /// another architecture, CPU features the host lacks): not a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -105,11 +109,12 @@ pub fn build_profile(
         load_bytes: None,
         log: log.replace(&root, ""),
         objects: Vec::new(),
+        skipped: None,
     };
-    if let Some(missing) = missing_cpu_features(&inst.cpu_features) {
-        return Ok(failed(format!(
-            "host CPU lacks required features: {missing}"
-        )));
+    if let Some(why) = skip_reason(env, inst) {
+        let mut a = failed(String::new());
+        a.skipped = Some(why);
+        return Ok(a);
     }
     let args = compile_args(inst, profile);
     let header_digest = {
@@ -196,6 +201,7 @@ pub fn build_profile(
         load_bytes,
         log: super::tail(&log, 20).replace(&root, ""),
         objects,
+        skipped: None,
     })
 }
 
@@ -372,6 +378,31 @@ pub fn api_symbols(inst: &Instance) -> Vec<String> {
         })
         .map(String::from)
         .collect()
+}
+
+/// The architecture a compiler builds for (`x86_64`, `aarch64`), from its
+/// `-dumpmachine` triple.
+pub fn target_arch(compiler: &Compiler) -> &str {
+    compiler.target.split('-').next().unwrap_or("")
+}
+
+/// Why `inst` is not built with this compiler here, if it is not: code
+/// written for another architecture, or CPU features this host lacks (only
+/// checked when building for this host: an emulator provides its own CPU).
+fn skip_reason(env: &BuildEnv, inst: &Instance) -> Option<String> {
+    let arch = target_arch(env.compiler);
+    if !inst.arch.is_empty() && !inst.arch.iter().any(|a| a == arch) {
+        return Some(format!(
+            "implementation `{}` is written for {}; this system builds for {arch}",
+            inst.implementation,
+            inst.arch.join(", ")
+        ));
+    }
+    if arch != std::env::consts::ARCH {
+        return None;
+    }
+    missing_cpu_features(&inst.cpu_features)
+        .map(|m| format!("this host's CPU lacks the required features: {m}"))
 }
 
 /// Features named in the TOML that /proc/cpuinfo does not list.

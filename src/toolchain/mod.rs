@@ -36,9 +36,19 @@ impl Compiler {
     /// Resolves the compiler: `CC` from the environment wins over the
     /// campaign's setting.
     pub fn detect(configured: &str) -> Result<Compiler> {
+        Self::detect_with(configured, true)
+    }
+
+    /// The plan's compiler: a system's cross compiler is never replaced by
+    /// `CC` (which names a compiler for this host).
+    pub fn for_plan(plan: &crate::plan::Plan) -> Result<Compiler> {
+        Self::detect_with(&plan.compiler, !plan.compiler_from_system)
+    }
+
+    fn detect_with(configured: &str, honour_cc: bool) -> Result<Compiler> {
         let command = std::env::var("CC")
             .ok()
-            .filter(|s| !s.trim().is_empty())
+            .filter(|s| honour_cc && !s.trim().is_empty())
             .unwrap_or_else(|| configured.to_string());
         let path = which(&command).with_context(|| {
             format!(

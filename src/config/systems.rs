@@ -1,0 +1,84 @@
+//! Raw system registry (`campaigns/systems.toml`): every machine a campaign
+//! may run on, registered once — its architecture, toolchain, how programs
+//! run on it (natively or under a user-mode emulator), its measuring CPUs
+//! and the host state measurements from it must come from.
+
+use serde::Deserialize;
+use toml::Spanned;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSystems {
+    #[serde(default, rename = "system")]
+    pub systems: Vec<RawSystem>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSystem {
+    /// `<arch>_<n>` (e.g. `x86_1`, `arm_1`), or `local`.
+    pub id: Spanned<String>,
+    /// `x86_64` or `aarch64` (as `uname -m` says), or `any` for a native
+    /// system that runs wherever pqbench runs (the demo's `local`).
+    pub arch: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    /// Shown on the pages (e.g. "Intel i7-12700, one P-core at 2.1 GHz").
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub toolchain: RawToolchain,
+    #[serde(default)]
+    pub runner: RawRunner,
+    /// Measuring CPUs (default: the campaign's, else the last allowed).
+    #[serde(default)]
+    pub cpus: Option<Vec<usize>>,
+    #[serde(default)]
+    pub host: RawExpectedHost,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawToolchain {
+    /// The C compiler (default: `<cross-prefix>gcc`, else the campaign's).
+    #[serde(default)]
+    pub compiler: Option<Spanned<String>>,
+    /// Prefix of a cross toolchain, e.g. `aarch64-linux-gnu-`.
+    #[serde(default)]
+    pub cross_prefix: Option<String>,
+    /// Root of the target's libraries (the emulator's `-L`).
+    #[serde(default)]
+    pub sysroot: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawRunner {
+    /// `native` (default) or `emulator`.
+    #[serde(default)]
+    pub kind: Option<Spanned<String>>,
+    /// The emulator command before the program, e.g.
+    /// `["qemu-aarch64", "-L", "/usr/aarch64-linux-gnu"]`.
+    #[serde(default)]
+    pub command: Option<Vec<String>>,
+    /// How the system is reached: `local` (this machine).
+    #[serde(default)]
+    pub reach: Option<Spanned<String>>,
+}
+
+/// What a host must show to be this system: measurements from any other
+/// host are refused.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawExpectedHost {
+    /// The CPU model as /proc/cpuinfo names it.
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    /// Host fingerprints (as `campaign.json` records them) accepted.
+    #[serde(default)]
+    pub fingerprints: Vec<String>,
+    /// Refuse to measure on a host that is not fixed (default: the
+    /// campaign's `[host] require-fixed`).
+    #[serde(default)]
+    pub require_fixed: Option<bool>,
+}

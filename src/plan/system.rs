@@ -1,0 +1,251 @@
+//! The system a run belongs to: read from the registry
+//! (`campaigns/systems.toml`), chosen from the campaign's `systems` (the
+//! command line's `--system`, else the first this host can run natively),
+//! and checked against the host before anything is built or measured.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::names;
+use super::problems::Problems;
+use crate::config::systems::{RawSystem, RawSystems};
+use crate::config::Loaded;
+use crate::error::ConfigError;
+
+/// The registry's file, relative to the project root.
+pub const REGISTRY: &str = "campaigns/systems.toml";
+
+/// How programs run on a system.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Runner {
+    Native,
+    /// A user-mode emulator: functional checks only, never timings.
+    Emulator {
+        command: Vec<String>,
+    },
+}
+
+/// A registered system (or the implicit one of a campaign that names an
+/// unregistered system: native, any architecture, no host constraints).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SystemSpec {
+    pub id: String,
+    /// `x86_64`, `aarch64`, or `any`.
+    pub arch: String,
+    pub description: String,
+    pub title: Option<String>,
+    /// The compiler the system prescribes (cross compilers), if any.
+    pub compiler: Option<String>,
+    pub sysroot: Option<String>,
+    pub runner: Runner,
+    /// `local`: this machine.
+    pub reach: String,
+    pub cpus: Vec<usize>,
+    pub cpu_model: Option<String>,
+    pub fingerprints: Vec<String>,
+    pub require_fixed: Option<bool>,
+    /// Whether the registry names it.
+    pub registered: bool,
+}
+
+impl SystemSpec {
+    pub fn emulated(&self) -> bool {
+        matches!(self.runner, Runner::Emulator { .. })
+    }
+
+    /// The implicit system of a campaign naming an unregistered one.
+    pub fn implicit(id: &str) -> SystemSpec {
+        SystemSpec {
+            id: id.to_string(),
+            arch: "any".into(),
+            description: String::new(),
+            title: None,
+            compiler: None,
+            sysroot: None,
+            runner: Runner::Native,
+            reach: "local".into(),
+            cpus: Vec::new(),
+            cpu_model: None,
+            fingerprints: Vec::new(),
+            require_fixed: None,
+            registered: false,
+        }
+    }
+
+    /// Why this host cannot run the system natively, or None.
+    pub fn host_mismatch(&self, host_arch: &str, host_cpu_model: &str) -> Option<String> {
+        if self.emulated() {
+            return None;
+        }
+        if self.arch != "any" && self.arch != host_arch {
+            return Some(format!(
+                "system {} is registered as a native {} machine, but this host is {host_arch}",
+                self.id, self.arch
+            ));
+        }
+        match &self.cpu_model {
+            Some(m) if m != host_cpu_model => Some(format!(
+                "system {} is registered with CPU model `{m}`, but this host has `{host_cpu_model}`",
+                self.id
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// The architecture name of this host, as the registry spells it.
+pub fn host_arch() -> &'static str {
+    std::env::consts::ARCH
+}
+
+/// Every system of the registry (none when the file does not exist).
+pub fn registry(root: &Path, p: &mut Problems) -> Vec<(SystemSpec, Option<Spanned<String>>)> {
+    let file = root.join(REGISTRY);
+    if !file.is_file() {
+        return Vec::new();
+    }
+    let Some(raw) = p.read::<RawSystems>(&file) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(SystemSpec, Option<Spanned<String>>)> = Vec::new();
+    for s in &raw.value.systems {
+        if let Some(spec) = resolve_one(&raw, s, p) {
+            if out.iter().any(|(o, _)| o.id == spec.id) {
+                p.push(
+                    raw.error_at(&s.id, format!("system `{}` is registered twice", spec.id))
+                        .help("keep one [[system]] table per id"),
+                );
+                continue;
+            }
+            out.push((spec, Some(s.id.clone())));
+        }
+    }
+    out
+}
+
+fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Option<SystemSpec> {
+    let id = s.id.get_ref();
+    let mut ok = true;
+    if let Err(why) = names::check_name(id) {
+        p.push(
+            raw.error_at(&s.id, format!("system id `{id}` {why}"))
+                .help(format!(
+                    "ids look like x86_1 or arm_1: {}",
+                    names::NAME_RULE
+                )),
+        );
+        ok = false;
+    }
+    let arch = s.arch.get_ref();
+    if !["x86_64", "aarch64", "any"].contains(&arch.as_str()) {
+        p.push(
+            raw.error_at(&s.arch, format!("unknown architecture `{arch}`"))
+                .help("use x86_64, aarch64, or any (a native system that runs anywhere)"),
+        );
+        ok = false;
+    }
+    let kind = s.runner.kind.as_ref();
+    let runner = match kind.map(|k| k.get_ref().as_str()) {
+        None | Some("native") => Runner::Native,
+        Some("emulator") => {
+            let command = s.runner.command.clone().unwrap_or_else(|| {
+                let mut c = vec![format!("qemu-{arch}")];
+                if let Some(root) = &s.toolchain.sysroot {
+                    c.extend(["-L".to_string(), root.clone()]);
+                }
+                c
+            });
+            if command.is_empty() || arch == "any" {
+                p.push(
+                    raw.error_at(
+                        kind.expect("kind was given"),
+                        "an emulated system needs an architecture and an emulator command",
+                    )
+                    .help("set arch = \"aarch64\" and runner.command = [\"qemu-aarch64\", \"-L\", \"/usr/aarch64-linux-gnu\"]"),
+                );
+                ok = false;
+            }
+            Runner::Emulator { command }
+        }
+        Some(other) => {
+            p.push(
+                raw.error_at(
+                    kind.expect("kind was given"),
+                    format!("unknown runner kind `{other}`"),
+                )
+                .help("use native or emulator"),
+            );
+            return None;
+        }
+    };
+    if let Some(r) = &s.runner.reach {
+        if r.get_ref() != "local" {
+            p.push(
+                raw.error_at(
+                    r,
+                    format!("unknown way to reach a system: `{}`", r.get_ref()),
+                )
+                .help("use local (this machine)"),
+            );
+            ok = false;
+        }
+    }
+    let compiler = s
+        .toolchain
+        .compiler
+        .as_ref()
+        .map(|c| c.get_ref().clone())
+        .or_else(|| s.toolchain.cross_prefix.as_ref().map(|p| format!("{p}gcc")));
+    if matches!(runner, Runner::Emulator { .. }) && compiler.is_none() {
+        p.push(
+            raw.error_at(
+                &s.id,
+                format!("emulated system `{id}` names no cross compiler"),
+            )
+            .help("set toolchain.cross-prefix (e.g. \"aarch64-linux-gnu-\") or toolchain.compiler"),
+        );
+        ok = false;
+    }
+    ok.then(|| SystemSpec {
+        id: id.clone(),
+        arch: arch.clone(),
+        description: s.description.clone(),
+        title: s.title.clone(),
+        compiler,
+        sysroot: s.toolchain.sysroot.clone(),
+        runner,
+        reach: "local".into(),
+        cpus: s.cpus.clone().unwrap_or_default(),
+        cpu_model: s.host.cpu_model.clone(),
+        fingerprints: s.host.fingerprints.clone(),
+        require_fixed: s.host.require_fixed,
+        registered: true,
+    })
+}
+
+/// Chooses the run's system among the campaign's: `wanted` (the command
+/// line), else the first one this host runs natively, else the first.
+pub fn choose(systems: &[SystemSpec], wanted: Option<&str>) -> Result<SystemSpec, ConfigError> {
+    if let Some(w) = wanted {
+        return systems.iter().find(|s| s.id == w).cloned().ok_or_else(|| {
+            ConfigError::new(format!("the campaign has no system `{w}`")).help(format!(
+                "choose one of: {}",
+                systems
+                    .iter()
+                    .map(|s| s.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        });
+    }
+    let host = crate::host::environment();
+    systems
+        .iter()
+        .find(|s| !s.emulated() && s.host_mismatch(host_arch(), &host.cpu_model).is_none())
+        .or_else(|| systems.first())
+        .cloned()
+        .ok_or_else(|| ConfigError::new("the campaign names no system"))
+}
