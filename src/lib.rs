@@ -11,6 +11,7 @@ pub mod context;
 pub mod elf;
 pub mod engine;
 pub mod error;
+pub mod executor;
 pub mod export;
 pub mod format;
 pub mod fsutil;

@@ -66,6 +66,13 @@ pub enum Command {
         /// The campaign's system to run (default: the first this host runs natively).
         #[arg(long)]
         system: Option<String>,
+        /// Submit the system's Slurm job and return; a later `run` merges it.
+        #[arg(long)]
+        detach: bool,
+        /// Run only the instances listed in FILE here, whatever executor
+        /// the system names (how a shard runs where it was sent).
+        #[arg(long, value_name = "FILE", hide = true)]
+        local_shard: Option<PathBuf>,
         /// Format of the final summary on stdout.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
@@ -77,11 +84,18 @@ pub enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
-    /// List every instance and, per stage, `fresh` or `stale: <reason>`.
+    /// List every instance and, per stage, `fresh` or `stale: <reason>`;
+    /// with --nodes/--cores, the expected wall time on that many machines.
     Plan {
         campaign: String,
         #[arg(long)]
         system: Option<String>,
+        /// Estimate the campaign on N nodes (from earlier datasets' costs).
+        #[arg(long, requires = "cores")]
+        nodes: Option<usize>,
+        /// Measuring cores per node for the estimate.
+        #[arg(long, requires = "nodes")]
+        cores: Option<usize>,
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
     },
@@ -202,4 +216,20 @@ pub enum Command {
     },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions { shell: clap_complete::Shell },
+    /// pqbench's own steps on a machine a shard was sent to.
+    #[command(hide = true)]
+    Internal {
+        #[command(subcommand)]
+        step: Internal,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum Internal {
+    /// Builds a project from a `<sha256> <path>` list and a blob directory.
+    Assemble {
+        list: PathBuf,
+        blobs: PathBuf,
+        into: PathBuf,
+    },
 }

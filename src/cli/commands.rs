@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use super::args::{Cli, Command, CompareFormat, Format, ReproduceFormat};
+use super::args::{Cli, Command, CompareFormat, Format, Internal, ReproduceFormat};
 use super::output;
 use pqbench::compare::CompareReport;
 use pqbench::engine::Freshness;
@@ -25,14 +25,22 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             cpu,
             cpus,
             system,
+            detach,
+            local_shard,
             format,
         } => {
             let plan = pipeline::resolve_for(&project(cli)?, campaign, system.as_deref())?;
+            let local_shard = match local_shard {
+                Some(f) => Some(read_list(&in_project(cli, f))?),
+                None => None,
+            };
             let opts = RunOptions {
                 quiet: cli.quiet,
                 remeasure: *remeasure,
                 jobs: *jobs,
                 cpus: cpus.clone().or_else(|| cpu.map(|c| vec![c])),
+                local_shard,
+                detach: *detach,
             };
             let summary = pipeline::run(&plan, &opts)?;
             output::report(*format, &summary, |s| s.report())?;
@@ -42,7 +50,26 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         Command::Plan {
             campaign,
             system,
+            nodes: Some(nodes),
+            cores: Some(cores),
             format,
+        } => {
+            let plan = pipeline::resolve_for(&project(cli)?, campaign, system.as_deref())?;
+            let default = match &plan.system_spec.executor {
+                pqbench::plan::system::Executor::Ssh(c) => c.default_cost_seconds,
+                pqbench::plan::system::Executor::Slurm(c) => c.default_cost_seconds,
+                pqbench::plan::system::Executor::Local => 60.0,
+            };
+            let (items, unknown) = pqbench::executor::shards::costed(&plan, default);
+            let e = pqbench::executor::shards::estimate(&items, unknown, default, *nodes, *cores);
+            output::report(*format, &e, |e| format!("{e}\n"))?;
+            Ok(exit::OK)
+        }
+        Command::Plan {
+            campaign,
+            system,
+            format,
+            ..
         } => freshness(cli, campaign, system.as_deref(), *format, false),
         Command::Status {
             campaign,
@@ -197,6 +224,13 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             output::text(&report.to_string())?;
             Ok(report.exit_code())
         }
+        Command::Internal {
+            step: Internal::Assemble { list, blobs, into },
+        } => {
+            let n = pqbench::executor::bundle::assemble(list, blobs, into)?;
+            output::text(&format!("{n} files in {}\n", into.display()))?;
+            Ok(exit::OK)
+        }
         Command::Completions { shell } => {
             let mut cmd = <Cli as clap::CommandFactory>::command();
             let mut buf = Vec::new();
@@ -237,6 +271,19 @@ fn utf8(bytes: Vec<u8>) -> Result<String, Error> {
             .context("an exported report is not UTF-8")
             .into()
     })
+}
+
+/// The lines of a list file (a shard's instances).
+fn read_list(path: &Path) -> Result<Vec<String>, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Error::input(anyhow::Error::new(e).context(format!("reading {}", path.display())))
+    })?;
+    Ok(text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(String::from)
+        .collect())
 }
 
 /// The project directory given with `-C`; a bad one is bad input.

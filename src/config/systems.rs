@@ -35,6 +35,58 @@ pub struct RawSystem {
     pub cpus: Option<Vec<usize>>,
     #[serde(default)]
     pub host: RawExpectedHost,
+    /// How the system's shards run: here, over SSH or through Slurm.
+    #[serde(default)]
+    pub executor: RawExecutor,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawExecutor {
+    /// `local` (default), `ssh` or `slurm`.
+    #[serde(default)]
+    pub kind: Option<Spanned<String>>,
+    /// How many shards a campaign is split into (default: the number of
+    /// measuring CPUs for ssh, 1 for slurm).
+    #[serde(default)]
+    pub shards: Option<usize>,
+    /// Seconds an instance with no earlier measurement is assumed to take.
+    #[serde(default)]
+    pub default_cost_seconds: Option<f64>,
+    // ssh
+    #[serde(default)]
+    pub host: Option<String>,
+    #[serde(default)]
+    pub port: Option<u16>,
+    #[serde(default)]
+    pub user: Option<String>,
+    /// Private key file (`ssh -i`); pqbench stores no credentials.
+    #[serde(default)]
+    pub identity: Option<String>,
+    /// Remote directory for pqbench's files and the shards' projects.
+    #[serde(default)]
+    pub work_dir: Option<String>,
+    /// A pqbench installed on the remote side, used when its architecture
+    /// differs from this one (its version must equal this pqbench's).
+    #[serde(default)]
+    pub pqbench: Option<String>,
+    /// Extra `ssh -o` options, e.g. `["StrictHostKeyChecking=no"]`.
+    #[serde(default)]
+    pub ssh_options: Vec<String>,
+    // slurm
+    #[serde(default)]
+    pub partition: Option<String>,
+    #[serde(default)]
+    pub account: Option<String>,
+    /// Time limit of one shard (`sbatch --time`), e.g. `"02:00:00"`.
+    #[serde(default)]
+    pub time_limit: Option<String>,
+    /// A directory every node sees (the shards' projects and results).
+    #[serde(default)]
+    pub shared_dir: Option<String>,
+    /// Environment given to `sbatch`/`squeue`/`scancel` (e.g. SLURM_CONF).
+    #[serde(default)]
+    pub environment: std::collections::BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -185,6 +185,7 @@ pub fn write_campaign_json(
         drbg,
         isolation: Some(crate::sandbox::layers()),
         system_spec: Some(plan.system_spec.clone()),
+        accepted_fingerprints: Vec::new(),
         systems: plan.systems.clone(),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),

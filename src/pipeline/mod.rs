@@ -30,6 +30,11 @@ pub struct RunOptions {
     pub jobs: Option<usize>,
     /// Measuring CPUs from the command line (overrides the campaign).
     pub cpus: Option<Vec<usize>>,
+    /// Run here only these instances (`<id>/<label>`), whatever executor
+    /// the system names: how a shard runs on the machine it was sent to.
+    pub local_shard: Option<Vec<String>>,
+    /// Submit a Slurm job and return without waiting for it.
+    pub detach: bool,
 }
 
 /// Resolves `campaigns/<campaign>.toml` into a plan whose stage names are
@@ -73,7 +78,33 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
 }
 
 pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
+    if let Some(keys) = &opts.local_shard {
+        let shard = only_instances(plan, keys)?;
+        return run_with(&shard, opts, &Recording::default());
+    }
+    if plan.system_spec.executor != crate::plan::system::Executor::Local {
+        return crate::executor::run(plan, opts, opts.detach);
+    }
     run_with(plan, opts, &Recording::default())
+}
+
+/// The plan restricted to the instances `keys` names (a shard).
+fn only_instances(plan: &Plan, keys: &[String]) -> Result<Plan, Error> {
+    let mut p = plan.clone();
+    if let Some(k) = keys
+        .iter()
+        .find(|k| !plan.instances.iter().any(|i| &i.key() == *k))
+    {
+        return Err(ConfigError::new(format!(
+            "the shard names `{k}`, which the campaign does not have"
+        ))
+        .help("the shard list must come from the same project inputs")
+        .into());
+    }
+    p.instances.retain(|i| keys.contains(&i.key()));
+    p.algorithms
+        .retain(|a| p.instances.iter().any(|i| i.algorithm == a.id));
+    Ok(p)
 }
 
 /// `run`, recording the run directory as `rec` says (`reproduce` runs a

@@ -89,32 +89,46 @@ pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf>
             .collect(),
         instances,
         files: BTreeMap::new(),
+        shards: Vec::new(),
     };
-    std::fs::create_dir_all(&runs_dir)
-        .with_context(|| format!("creating {}", runs_dir.display()))?;
-    let staging = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempdir_in(&runs_dir)?;
-    for rel in result_files(plan) {
-        let from = plan.output_dir.join(&rel);
-        if from.is_file() {
-            let sha = place(cx, &from, &staging.path().join(&rel))?;
-            lock.files.insert(rel, sha);
-        }
-    }
-    let digest = fsutil::sha256_hex(&serde_json::to_vec(&lock)?);
-    lock.run_id = format!("{}-{}", compact_utc(&lock.start_utc), &digest[..8]);
-    fsutil::write_json(&staging.path().join(LOCK_FILE), &lock)?;
-    let dest = free_name(&runs_dir, &lock.run_id);
-    let staged = staging.keep();
-    std::fs::rename(&staged, &dest)
-        .with_context(|| format!("moving the run directory to {}", dest.display()))?;
+    let dest = file_run(plan, &cx.cache, &mut lock, &runs_dir)?;
     cx.progress.note(&format!(
         "run {} recorded in {}",
         lock.run_id,
         plan.display_path(&dest)
     ));
     let _ = rec.written.set(dest.clone());
+    Ok(dest)
+}
+
+/// Files `lock` with its own copies of the dataset's result files under
+/// `runs_dir/<run-id>/` (assembled under `.tmp-*`, then renamed).
+pub fn file_run(
+    plan: &Plan,
+    cache: &crate::cache::Cache,
+    lock: &mut Lock,
+    runs_dir: &Path,
+) -> Result<PathBuf> {
+    std::fs::create_dir_all(runs_dir)
+        .with_context(|| format!("creating {}", runs_dir.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempdir_in(runs_dir)?;
+    for rel in result_files(plan) {
+        let from = plan.output_dir.join(&rel);
+        if from.is_file() {
+            let sha = place(cache, &from, &staging.path().join(&rel))?;
+            lock.files.insert(rel, sha);
+        }
+    }
+    lock.run_id.clear();
+    let digest = fsutil::sha256_hex(&serde_json::to_vec(&lock)?);
+    lock.run_id = format!("{}-{}", compact_utc(&lock.start_utc), &digest[..8]);
+    fsutil::write_json(&staging.path().join(LOCK_FILE), &lock)?;
+    let dest = free_name(runs_dir, &lock.run_id);
+    let staged = staging.keep();
+    std::fs::rename(&staged, &dest)
+        .with_context(|| format!("moving the run directory to {}", dest.display()))?;
     Ok(dest)
 }
 
@@ -195,12 +209,12 @@ fn result_files(plan: &Plan) -> Vec<String> {
 
 /// Stores `from` as a blob and links it to `to` (copying when the file
 /// system cannot link); returns its sha256.
-fn place(cx: &Cx, from: &Path, to: &Path) -> Result<String> {
-    let sha = cx.cache.put_blob_file(from)?;
+fn place(cache: &crate::cache::Cache, from: &Path, to: &Path) -> Result<String> {
+    let sha = cache.put_blob_file(from)?;
     if let Some(dir) = to.parent() {
         std::fs::create_dir_all(dir)?;
     }
-    let blob = cx.cache.blob_path(&sha);
+    let blob = cache.blob_path(&sha);
     if std::fs::hard_link(&blob, to).is_err() {
         fsutil::copy_atomic(from, to)?;
     }

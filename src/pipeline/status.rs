@@ -37,7 +37,18 @@ pub fn states_with(plan: &Plan, registry: &Registry, compiler: Compiler) -> Resu
     let mut cx = Cx::new(plan, compiler, false, true);
     let host = host_state(plan, &opts);
     cx.host_fingerprint = Some(host.fingerprint);
-    let mut rows = engine::states(&cx, registry, &host.cpus)?;
+    // A system whose shards run elsewhere keeps its stage results there:
+    // here only the shards' state is known.
+    let remote = plan.system_spec.executor != crate::plan::system::Executor::Local;
+    let mut rows = if remote {
+        vec![StageState {
+            instance: "campaign".into(),
+            stage: "shards",
+            freshness: crate::executor::status(plan)?,
+        }]
+    } else {
+        engine::states(&cx, registry, &host.cpus)?
+    };
     if let Some(changed) = records_changed(plan) {
         rows.push(StageState {
             instance: "campaign".into(),

@@ -31,6 +31,9 @@ pub struct RunSummary {
     pub failures: Vec<ItemFailure>,
     /// Stage jobs that produced no result at all.
     pub errors: Vec<StageFailure>,
+    /// Shards submitted and not finished yet (`run --detach`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<String>,
     /// Directories and files relative to the project root.
     pub records: String,
     pub run_dir: String,
@@ -73,6 +76,7 @@ impl RunSummary {
             kat,
             failures: failures(plan, &selected, all),
             errors: tally.failures(),
+            pending: Vec::new(),
             records: plan.display_path(&plan.output_dir),
             run_dir: plan.display_path(run_dir),
             site_index: (selected.contains(&"render") && index.is_file())
@@ -101,6 +105,9 @@ impl RunSummary {
         for e in &self.errors {
             s.push_str(&format!("error: {e}\n"));
         }
+        for p in &self.pending {
+            s.push_str(&format!("pending: {p}\n"));
+        }
         if self.failures.iter().any(|f| f.what == "KAT NOKAT") {
             s.push_str(&format!(
                 "hint: NOKAT means no reference KAT; check the generated files under {}/kat/, then record them with `pqbench bless {}`\n",
@@ -115,6 +122,68 @@ impl RunSummary {
             s.push_str(&format!("pages: {i}\n"));
         }
         s
+    }
+
+    /// The summary of a run whose shards ran elsewhere, from the combined
+    /// dataset's `build.json` and records; `shards` names the shards
+    /// without results (lost, or still running).
+    pub fn from_dataset(
+        plan: &Plan,
+        run_dir: Option<&Path>,
+        shards: Vec<StageFailure>,
+        pending: Vec<String>,
+    ) -> anyhow::Result<RunSummary> {
+        use crate::records::operation::OperationRecord;
+        let mut kat = BTreeMap::new();
+        let mut failures = Vec::new();
+        let mut fail = |instance: String, what: String, detail: Option<String>| {
+            failures.push(ItemFailure {
+                instance,
+                what,
+                detail,
+            })
+        };
+        let build: Option<crate::records::BuildJson> =
+            crate::fsutil::read_json(&plan.output_dir.join("build.json")).ok();
+        for r in build.iter().flat_map(|b| &b.instances) {
+            *kat.entry(r.kat_status.clone()).or_insert(0) += 1;
+            if !["PASS", "SKIPPED"].contains(&r.kat_status.as_str()) {
+                fail(
+                    format!("{}/{}", r.algorithm, r.label),
+                    format!("KAT {}", r.kat_status),
+                    r.kat_detail.clone(),
+                );
+            }
+        }
+        let records = crate::render::dataset::json_files(&plan.output_dir.join("records"))
+            .unwrap_or_default();
+        for f in records {
+            if let Ok(r) = crate::fsutil::read_json::<OperationRecord>(&f) {
+                if !r.status.is_success() {
+                    fail(
+                        format!("{}/{}", r.algorithm, r.label),
+                        format!("timing {}: {}", r.op, r.status),
+                        r.detail.clone(),
+                    );
+                }
+            }
+        }
+        let errors = shards;
+        let index = plan.site_dir.join("index.html");
+        Ok(RunSummary {
+            campaign: plan.campaign.clone(),
+            system: plan.system.clone(),
+            instances: plan.instances.len(),
+            reused: 0,
+            computed: 0,
+            kat,
+            failures,
+            errors,
+            pending,
+            records: plan.display_path(&plan.output_dir),
+            run_dir: run_dir.map(|d| plan.display_path(d)).unwrap_or_default(),
+            site_index: index.is_file().then(|| plan.display_path(&index)),
+        })
     }
 
     /// Failures of single items still let the run finish, but not exit 0.

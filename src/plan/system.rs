@@ -28,6 +28,41 @@ pub enum Runner {
     },
 }
 
+/// Where a system's shards run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Executor {
+    /// Here, in this process (shards on the measuring CPUs).
+    Local,
+    Ssh(SshExecutor),
+    Slurm(SlurmExecutor),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SshExecutor {
+    pub host: String,
+    pub port: Option<u16>,
+    pub user: Option<String>,
+    pub identity: Option<String>,
+    pub work_dir: String,
+    /// A pqbench installed remotely (another architecture).
+    pub pqbench: Option<String>,
+    pub options: Vec<String>,
+    pub shards: usize,
+    pub default_cost_seconds: f64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SlurmExecutor {
+    pub partition: Option<String>,
+    pub account: Option<String>,
+    pub time_limit: Option<String>,
+    pub shared_dir: String,
+    pub environment: std::collections::BTreeMap<String, String>,
+    pub shards: usize,
+    pub default_cost_seconds: f64,
+}
+
 /// A registered system (or the implicit one of a campaign that names an
 /// unregistered system: native, any architecture, no host constraints).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -49,6 +84,12 @@ pub struct SystemSpec {
     pub require_fixed: Option<bool>,
     /// Whether the registry names it.
     pub registered: bool,
+    #[serde(default = "local_executor")]
+    pub executor: Executor,
+}
+
+fn local_executor() -> Executor {
+    Executor::Local
 }
 
 impl SystemSpec {
@@ -72,6 +113,7 @@ impl SystemSpec {
             fingerprints: Vec::new(),
             require_fixed: None,
             registered: false,
+            executor: Executor::Local,
         }
     }
 
@@ -209,6 +251,8 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
         );
         ok = false;
     }
+    let executor = executor(raw, s, p);
+    ok = ok && executor.is_some();
     ok.then(|| SystemSpec {
         id: id.clone(),
         arch: arch.clone(),
@@ -223,7 +267,70 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
         fingerprints: s.host.fingerprints.clone(),
         require_fixed: s.host.require_fixed,
         registered: true,
+        executor: executor.expect("checked above"),
     })
+}
+
+/// The executor of a registered system, or None after recording why not.
+fn executor(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Option<Executor> {
+    let e = &s.executor;
+    let default_cost_seconds = e.default_cost_seconds.unwrap_or(60.0);
+    let missing = |what: &str, kind: &Spanned<String>, p: &mut Problems| {
+        p.push(
+            raw.error_at(
+                kind,
+                format!("a {} executor needs `{what}`", kind.get_ref()),
+            )
+            .help(format!("set executor.{what} for system {}", s.id.get_ref())),
+        );
+    };
+    let Some(kind) = &e.kind else {
+        return Some(Executor::Local);
+    };
+    match kind.get_ref().as_str() {
+        "local" => Some(Executor::Local),
+        "ssh" => {
+            let (Some(host), Some(work_dir)) = (&e.host, &e.work_dir) else {
+                missing(if e.host.is_none() { "host" } else { "work-dir" }, kind, p);
+                return None;
+            };
+            Some(Executor::Ssh(SshExecutor {
+                host: host.clone(),
+                port: e.port,
+                user: e.user.clone(),
+                identity: e.identity.clone(),
+                work_dir: work_dir.clone(),
+                pqbench: e.pqbench.clone(),
+                options: e.ssh_options.clone(),
+                shards: e
+                    .shards
+                    .unwrap_or_else(|| s.cpus.as_ref().map_or(1, |c| c.len().max(1))),
+                default_cost_seconds,
+            }))
+        }
+        "slurm" => {
+            let Some(shared_dir) = &e.shared_dir else {
+                missing("shared-dir", kind, p);
+                return None;
+            };
+            Some(Executor::Slurm(SlurmExecutor {
+                partition: e.partition.clone(),
+                account: e.account.clone(),
+                time_limit: e.time_limit.clone(),
+                shared_dir: shared_dir.clone(),
+                environment: e.environment.clone(),
+                shards: e.shards.unwrap_or(1),
+                default_cost_seconds,
+            }))
+        }
+        other => {
+            p.push(
+                raw.error_at(kind, format!("unknown executor `{other}`"))
+                    .help("use local, ssh or slurm"),
+            );
+            None
+        }
+    }
 }
 
 /// Chooses the run's system among the campaign's: `wanted` (the command

@@ -42,6 +42,10 @@ pub struct CampaignRecord {
     /// The system's registration (architecture, runner, accepted hosts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system_spec: Option<crate::plan::SystemSpec>,
+    /// Host fingerprints of every shard of a run split across machines of
+    /// the system (each shard measures on its own node and CPU).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub accepted_fingerprints: Vec<String>,
     /// Every system of the campaign, in the order the pages list them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub systems: Vec<String>,

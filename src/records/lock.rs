@@ -54,6 +54,10 @@ pub struct Lock {
     /// Values of `CC`, `LD_PRELOAD`, `LD_LIBRARY_PATH` when set.
     pub environment: BTreeMap<String, String>,
     pub instances: Vec<InstanceLock>,
+    /// When the run was split into shards that ran elsewhere (SSH, Slurm):
+    /// which instances each ran, where, on which host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardLock>,
     /// Every result file copied into the run directory, with its sha256.
     pub files: BTreeMap<String, String>,
 }
@@ -117,6 +121,20 @@ pub struct InstanceLock {
     /// Per stage: the cache key of its inputs and the sha256 of the
     /// stored result (canonical JSON), when the stage produced one.
     pub stages: BTreeMap<String, StageLock>,
+}
+
+/// One shard of a run that ran elsewhere.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardLock {
+    pub index: usize,
+    pub instances: Vec<String>,
+    /// Where it ran: `user@host:/work` for SSH, the Slurm job and task.
+    pub ran_on: String,
+    pub host_fingerprint: String,
+    /// The run id of the shard's own run on that side.
+    pub run_id: String,
+    /// Expected seconds when it was planned.
+    pub cost_seconds: f64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

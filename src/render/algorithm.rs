@@ -215,8 +215,9 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         .as_ref()
         .and_then(|s| s.algorithms.iter().find(|x| x.algorithm == a.id))
         .map(|s| SurveyLine {
+            // The survey page lists the campaign's first system only.
             verdict: Link::page(s.verdict.clone(), "../survey")
-                .with_fragment(anchor(&[&system, &a.id])),
+                .with_fragment(anchor(&[systems.first().unwrap_or(&system), &a.id])),
             note: s.note.clone(),
             reason: s.reason.clone(),
         });

@@ -26,6 +26,11 @@ impl Systems {
         )
     }
 
+    /// The campaign's first system (the one the survey page covers).
+    pub fn first(&self) -> Option<&String> {
+        self.0.first().map(|(s, _)| s)
+    }
+
     pub fn has(&self, system: &str, id: &str) -> bool {
         self.0
             .iter()

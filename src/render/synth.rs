@@ -236,7 +236,9 @@ impl Synth {
             drbg: None,
             isolation: None,
             system_spec: None,
-            systems: Vec::new(),
+            // The reference campaign's order: its survey is x86_1's.
+            systems: vec!["x86_1".into(), "arm_1".into()],
+            accepted_fingerprints: Vec::new(),
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,

@@ -1,0 +1,226 @@
+//! Splitting a campaign into shards that finish together: each instance's
+//! cost comes from earlier datasets (the wall time of its measuring
+//! processes), an instance never measured gets a default, and instances go
+//! longest first onto the least loaded shard (all operations of an
+//! instance stay in one shard). Deterministic for equal inputs.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::plan::Plan;
+use crate::records::operation::OperationRecord;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: usize,
+    /// Instance keys (`<id>/<label>`), in plan order.
+    pub instances: Vec<String>,
+    /// Σ expected seconds of its instances.
+    pub cost_seconds: f64,
+}
+
+/// Expected seconds per instance key, from the records of every dataset of
+/// the campaign (this system's first, then the others'); None when no
+/// dataset measured it.
+pub fn prior_costs(plan: &Plan) -> BTreeMap<String, f64> {
+    let mut costs = BTreeMap::new();
+    let Some(campaign_dir) = plan.site_dir.parent() else {
+        return costs;
+    };
+    let mut dirs = vec![plan.output_dir.clone()];
+    dirs.extend(
+        crate::render::dataset::dataset_dirs_in(campaign_dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|d| d != &plan.output_dir),
+    );
+    for dir in dirs {
+        for (key, secs) in dataset_costs(&dir) {
+            costs.entry(key).or_insert(secs);
+        }
+    }
+    costs
+}
+
+/// Seconds of the measuring processes of every instance of one dataset.
+fn dataset_costs(dir: &Path) -> BTreeMap<String, f64> {
+    let mut out: BTreeMap<String, f64> = BTreeMap::new();
+    let files = crate::render::dataset::json_files(&dir.join("records")).unwrap_or_default();
+    for f in files {
+        let Ok(r) = crate::fsutil::read_json::<OperationRecord>(&f) else {
+            continue;
+        };
+        let mut secs: f64 = r.processes.iter().map(|p| p.wall_seconds).sum();
+        if let Some(m) = &r.memory {
+            secs += m.process.wall_seconds;
+        }
+        *out.entry(format!("{}/{}", r.algorithm, r.label))
+            .or_insert(0.0) += secs;
+    }
+    out
+}
+
+/// Longest-processing-time-first over `n` shards. `items` are (key, cost)
+/// in plan order; ties in cost keep plan order, ties in load the lowest
+/// shard index, so the same inputs always give the same shards.
+pub fn assign(items: &[(String, f64)], n: usize) -> Vec<Shard> {
+    let n = n.max(1);
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by(|&a, &b| items[b].1.total_cmp(&items[a].1).then(a.cmp(&b)));
+    let mut members: Vec<Vec<usize>> = vec![Vec::new(); n];
+    let mut load = vec![0.0f64; n];
+    for i in order {
+        let target = (0..n)
+            .min_by(|&x, &y| load[x].total_cmp(&load[y]).then(x.cmp(&y)))
+            .expect("at least one shard");
+        members[target].push(i);
+        load[target] += items[i].1;
+    }
+    members
+        .into_iter()
+        .zip(load)
+        .enumerate()
+        .map(|(index, (mut m, cost_seconds))| {
+            m.sort_unstable();
+            Shard {
+                index,
+                instances: m.into_iter().map(|i| items[i].0.clone()).collect(),
+                cost_seconds,
+            }
+        })
+        .filter(|s| !s.instances.is_empty())
+        .enumerate()
+        .map(|(index, s)| Shard { index, ..s })
+        .collect()
+}
+
+/// The plan's instances with their expected cost.
+pub fn costed(plan: &Plan, default_seconds: f64) -> (Vec<(String, f64)>, usize) {
+    let prior = prior_costs(plan);
+    let mut unknown = 0;
+    let items = plan
+        .instances
+        .iter()
+        .map(|i| {
+            let key = i.key();
+            let cost = prior.get(&key).copied().unwrap_or_else(|| {
+                unknown += 1;
+                default_seconds
+            });
+            (key, cost)
+        })
+        .collect();
+    (items, unknown)
+}
+
+/// What a campaign would take on `nodes` × `cores` measuring CPUs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    pub nodes: usize,
+    pub cores: usize,
+    pub shards: usize,
+    pub instances: usize,
+    /// Instances no earlier dataset measured (costed at the default).
+    pub unknown: usize,
+    pub default_seconds: f64,
+    /// Σ of every instance's cost: the wall time on one core.
+    pub total_seconds: f64,
+    /// The longest shard: the expected wall time.
+    pub wall_seconds: f64,
+    pub longest_instance_seconds: f64,
+}
+
+pub fn estimate(
+    items: &[(String, f64)],
+    unknown: usize,
+    default_seconds: f64,
+    nodes: usize,
+    cores: usize,
+) -> Estimate {
+    let shards = assign(items, nodes.max(1) * cores.max(1));
+    Estimate {
+        nodes,
+        cores,
+        shards: nodes.max(1) * cores.max(1),
+        instances: items.len(),
+        unknown,
+        default_seconds,
+        total_seconds: items.iter().map(|(_, c)| c).sum(),
+        wall_seconds: shards.iter().map(|s| s.cost_seconds).fold(0.0, f64::max),
+        longest_instance_seconds: items.iter().map(|(_, c)| *c).fold(0.0, f64::max),
+    }
+}
+
+impl std::fmt::Display for Estimate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::progress::duration_words as d;
+        write!(
+            f,
+            "{} instances on {} node(s) × {} core(s) = {} shards: about {} of wall time ({} on one core; the longest instance takes {})",
+            self.instances,
+            self.nodes,
+            self.cores,
+            self.shards,
+            d(self.wall_seconds),
+            d(self.total_seconds),
+            d(self.longest_instance_seconds)
+        )?;
+        if self.unknown > 0 {
+            write!(
+                f,
+                "; {} instance(s) never measured counted at {}",
+                self.unknown,
+                d(self.default_seconds)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn items(costs: &[f64]) -> Vec<(String, f64)> {
+        costs
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (format!("a/{i}"), *c))
+            .collect()
+    }
+
+    #[test]
+    fn longest_first_balances_and_is_deterministic() {
+        let it = items(&[10.0, 9.0, 8.0, 7.0, 6.0, 5.0]);
+        let s = assign(&it, 2);
+        // 10+7+6 = 23 and 9+8+5 = 22: LPT's assignment.
+        assert_eq!(s[0].instances, ["a/0", "a/3", "a/4"]);
+        assert_eq!(s[1].instances, ["a/1", "a/2", "a/5"]);
+        assert_eq!((s[0].cost_seconds, s[1].cost_seconds), (23.0, 22.0));
+        assert_eq!(assign(&it, 2), s);
+        // More shards than instances: no empty shard.
+        assert_eq!(assign(&items(&[1.0, 2.0]), 5).len(), 2);
+    }
+
+    #[test]
+    fn the_estimate_is_the_longest_shard() {
+        // 4 nodes × 2 cores = 8 shards over 10 instances of 100 s and one
+        // of 500 s: the 500 s instance is alone, the others fill 7 shards
+        // as 2+2+1+1+1+1+... so the wall time is 500 s.
+        let mut c = vec![100.0; 10];
+        c.push(500.0);
+        let e = estimate(&items(&c), 3, 60.0, 4, 2);
+        assert_eq!(e.shards, 8);
+        assert_eq!(e.total_seconds, 1500.0);
+        assert_eq!(e.wall_seconds, 500.0);
+        assert_eq!(e.longest_instance_seconds, 500.0);
+        // On one core it is the sum.
+        assert_eq!(estimate(&items(&c), 0, 60.0, 1, 1).wall_seconds, 1500.0);
+        // 2 cores: 500 → shard 0; five 100s fill shard 1 to 500; the other
+        // five alternate, ties to the lower index: 800 and 700.
+        let two = estimate(&items(&c), 0, 60.0, 1, 2);
+        assert_eq!(two.wall_seconds, 800.0);
+    }
+}
