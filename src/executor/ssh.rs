@@ -152,7 +152,10 @@ fn run_one(cfg: &SshExecutor, remote: &dyn Remote, argv: &[String]) -> ShardEnd 
             "pqbench there ended with exit {code}: {}",
             tail(&err)
         )),
-        None => ShardEnd::Lost("ssh was killed".into()),
+        None => ShardEnd::Lost(format!(
+            "the ssh connection to {} was killed",
+            remote.describe()
+        )),
     }
 }
 

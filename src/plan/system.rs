@@ -84,7 +84,9 @@ pub struct SystemSpec {
     pub require_fixed: Option<bool>,
     /// Whether the registry names it.
     pub registered: bool,
-    #[serde(default = "local_executor")]
+    /// How this machine reaches the system: local configuration (hosts,
+    /// keys, shared directories), never part of a published record.
+    #[serde(skip_serializing, default = "local_executor")]
     pub executor: Executor,
 }
 

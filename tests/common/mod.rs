@@ -2,6 +2,8 @@
 //! and running the `pqbench` binary in them.
 #![allow(dead_code)]
 
+pub mod daemons;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
