@@ -131,7 +131,11 @@ pub fn run_registry(
     compiler: Compiler,
 ) -> Result<RunSummary, Error> {
     check_stage_names(plan, registry)?;
-    let jobs = opts.jobs.unwrap_or(plan.jobs).max(1);
+    // 0 (the default) means one build job per core.
+    let jobs = match opts.jobs.unwrap_or(plan.jobs) {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()

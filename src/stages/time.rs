@@ -109,10 +109,10 @@ fn functional_check(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result
 fn op_summary(t: &OpTiming) -> String {
     match (&t.summary, t.status) {
         (Some(sum), OpStatus::Ok) => format!(
-            "{} calls in {} trials, median {:.0} cycles",
+            "{} calls in {} trials, median {} cycles",
             sum.n,
             t.trials.len(),
-            sum.median_cycles
+            crate::format::cycles(sum.median_cycles)
         ),
         _ => format!(
             "{} ({})",
