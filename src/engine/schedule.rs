@@ -301,18 +301,9 @@ fn run_job(
     if let Stored::Usable { decoded, sha256 } = stored(cx, stage, &unit, &key, &m) {
         tally.reused.fetch_add(1, Ordering::Relaxed);
         // Record the reuse too: this campaign now vouches for this result.
-        let last = LastInputs {
-            key: key.clone(),
-            manifest: m,
-            result_sha256: Some(sha256.clone()),
-        };
-        state::write(cx, info.name, &unit, &last)?;
         return Ok(Some(Done {
             slot: decoded.slot,
-            key: StageKey {
-                key,
-                result_sha256: sha256,
-            },
+            key: vouch(cx, info.name, &unit, key, m, sha256)?,
             computed: false,
         }));
     }
@@ -320,19 +311,10 @@ fn run_job(
     let value = runner.run(info, job, &|| stage.run(job))?;
     let decoded = stage.decode(value.clone())?;
     let sha256 = cx.cache.put(info.name, &key, &value)?;
-    let last = LastInputs {
-        key: key.clone(),
-        manifest: m,
-        result_sha256: Some(sha256.clone()),
-    };
-    state::write(cx, info.name, &unit, &last)?;
     tally.computed.fetch_add(1, Ordering::Relaxed);
     Ok(Some(Done {
         slot: decoded.slot,
-        key: StageKey {
-            key,
-            result_sha256: sha256,
-        },
+        key: vouch(cx, info.name, &unit, key, m, sha256)?,
         computed: true,
     }))
 }
@@ -355,16 +337,7 @@ fn run_campaign_stage(
         let key = m.key();
         if let Lookup::Hit { value, sha256 } = cx.cache.lookup(info.name, &key) {
             if let Ok(Ok(slot)) = stage.decode(cx, value) {
-                let last = LastInputs {
-                    key: key.clone(),
-                    manifest: m,
-                    result_sha256: Some(sha256.clone()),
-                };
-                state::write(cx, info.name, "campaign", &last)?;
-                let sk = StageKey {
-                    key,
-                    result_sha256: sha256,
-                };
+                let sk = vouch(cx, info.name, "campaign", key, m, sha256)?;
                 return Ok(Some((slot, sk)));
             }
         }
@@ -374,17 +347,7 @@ fn run_campaign_stage(
             .decode(cx, value.clone())?
             .map_err(|why| anyhow!("{why} right after running"))?;
         let sha256 = cx.cache.put(info.name, &key, &value)?;
-        let last = LastInputs {
-            key: key.clone(),
-            manifest: m,
-            result_sha256: Some(sha256.clone()),
-        };
-        state::write(cx, info.name, "campaign", &last)?;
-        let sk = StageKey {
-            key,
-            result_sha256: sha256,
-        };
-        Ok(Some((slot, sk)))
+        Ok(Some((slot, vouch(cx, info.name, "campaign", key, m, sha256)?)))
     }))
     .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
     match result {
@@ -395,6 +358,29 @@ fn run_campaign_stage(
         Ok(None) => {}
         Err(e) => tally.fail(cx, info.name, "campaign", &e),
     }
+}
+
+/// Records that this campaign holds `sha256` under `key` for `unit` (so a
+/// later run can tell its own result from another's), and returns the
+/// entry the lock will carry.
+fn vouch(
+    cx: &Cx,
+    stage: &'static str,
+    unit: &str,
+    key: String,
+    manifest: super::Manifest,
+    sha256: String,
+) -> Result<StageKey> {
+    let last = LastInputs {
+        key: key.clone(),
+        manifest,
+        result_sha256: Some(sha256.clone()),
+    };
+    state::write(cx, stage, unit, &last)?;
+    Ok(StageKey {
+        key,
+        result_sha256: sha256,
+    })
 }
 
 fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {

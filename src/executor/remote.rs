@@ -65,7 +65,7 @@ impl Ssh {
 
     /// `ssh` with the configured port, key and options; batch mode, so a
     /// missing key fails at once instead of prompting.
-    fn ssh(&self) -> Command {
+    pub fn ssh(&self) -> Command {
         let mut c = Command::new("ssh");
         c.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=20"]);
         c.args([

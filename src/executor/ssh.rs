@@ -5,7 +5,7 @@
 //! dropped connection never leaves a shard measuring unseen.
 
 use std::io::Read;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use super::remote::{sh_quote, Remote};
 use super::shards::Shard;
@@ -95,27 +95,7 @@ fn run_one(cfg: &SshExecutor, remote: &dyn Remote, argv: &[String]) -> ShardEnd 
         sh_quote(&remote.work_dir()),
         line.join(" ")
     );
-    let mut c = Command::new("ssh");
-    c.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=20"]);
-    c.args([
-        "-o",
-        "ServerAliveInterval=10",
-        "-o",
-        "ServerAliveCountMax=3",
-    ]);
-    if let Some(p) = cfg.port {
-        c.args(["-p", &p.to_string()]);
-    }
-    if let Some(i) = &cfg.identity {
-        c.args(["-i", i]);
-    }
-    for o in &cfg.options {
-        c.args(["-o", o]);
-    }
-    c.arg(match &cfg.user {
-        Some(u) => format!("{u}@{}", cfg.host),
-        None => cfg.host.clone(),
-    });
+    let mut c = super::remote::Ssh { cfg: cfg.clone() }.ssh();
     c.arg(script);
     // Our end of its input stays open until it exits.
     c.stdin(Stdio::piped())
