@@ -557,6 +557,78 @@ static void master_init(pqb_ctr_drbg *d)
     pqb_ctr_drbg_init(d, entropy, NULL);
 }
 
+/* Most bytes the master stream of the submission's own RNG may take in
+ * memory (seeds and messages of every record, drawn before the first). */
+#define MAX_MASTER_BYTES (512UL * 1024 * 1024)
+
+/*
+ * NIST PQCgenKAT with the submission's own KAT RNG (the library's drng_*
+ * functions): the classic generator seeds that RNG with entropy 0x00..0x2f,
+ * draws every count's seed (and, for signatures, right after it the
+ * message) into its .req file, and only then runs the counts, re-seeding
+ * the same RNG with each seed. One global state serves both, so the whole
+ * master stream is drawn first here too.
+ */
+static void run_nist_submission_rng(run_state *r, unsigned long records)
+{
+    const pqb_entry *e = r->e;
+    int sign = e->kind == PQB_KIND_SIGN;
+    unsigned char entropy[NIST_SEED_BYTES];
+    unsigned char *stream = NULL;
+    size_t total = 0, at = 0, i;
+    void *master;
+    char name[1024];
+
+    /* Seeds, plus messages of 33 x (count + 1) bytes for signatures. */
+    for (i = 0; i < records; i++) {
+        total += NIST_SEED_BYTES + (sign ? 33 * (i + 1) : 0);
+        if (total > MAX_MASTER_BYTES) {
+            fail(r, ST_CRYPTOFAIL,
+                 "the master stream of %lu records exceeds %lu bytes: check fewer records",
+                 records, MAX_MASTER_BYTES);
+            return;
+        }
+    }
+    one_line(name, sizeof name, e->algname);
+    sink_printf(&r->kat, "# %s\n\n", name);
+    if (records == 0)
+        return;
+    stream = (unsigned char *)malloc(total);
+    if (stream == NULL) {
+        fail(r, ST_CRYPTOFAIL, "cannot allocate the %zu-byte master stream", total);
+        return;
+    }
+    for (i = 0; i < NIST_SEED_BYTES; i++)
+        entropy[i] = (unsigned char)i;
+    master = e->drng_new(entropy, sizeof entropy);
+    if (master == NULL) {
+        fail(r, ST_CRYPTOFAIL, "seeding the submission's KAT RNG failed");
+        free(stream);
+        return;
+    }
+    for (i = 0; i < records; i++) {
+        size_t mlen = sign ? 33 * (i + 1) : 0;
+        if (e->drng_draw(master, stream + at, NIST_SEED_BYTES) != 0 ||
+            (mlen > 0 && e->drng_draw(master, stream + at + NIST_SEED_BYTES, mlen) != 0)) {
+            fail(r, ST_CRYPTOFAIL, "drawing the master stream of record %lu failed",
+                 (unsigned long)i);
+            break;
+        }
+        at += NIST_SEED_BYTES + mlen;
+    }
+    e->drng_free(master);
+    at = 0;
+    for (r->record = 0; r->status == ST_PASS && r->record < records; r->record++) {
+        size_t mlen = sign ? 33 * (size_t)(r->record + 1) : 0;
+        if (sign)
+            sign_record(r, 1, stream + at, NIST_SEED_BYTES, stream + at + NIST_SEED_BYTES, mlen);
+        else
+            kem_record(r, 1, stream + at, NIST_SEED_BYTES);
+        at += NIST_SEED_BYTES + mlen;
+    }
+    free(stream);
+}
+
 /*
  * NIST PQCgenKAT: the reference first draws every count's seed (and, for
  * signatures, right after it the message) from the master DRBG, then runs
@@ -841,7 +913,9 @@ int main(int argc, char **argv)
     r.e = e;
     r.status = ST_PASS;
     sink_init(&r.kat, kat);
-    if (nist)
+    if (nist && e->drng_new != NULL)
+        run_nist_submission_rng(&r, records);
+    else if (nist)
         run_nist(&r, records);
     else
         run_ngcc(&r, records);
