@@ -286,7 +286,7 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
 /// returns the object's cache key and the compiler's warnings. The key
 /// covers every file the compiler lists for the unit, and compiling
 /// records that list again (`-MD`).
-fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
+pub fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
     let deps = deps::of(env.cache, env.compiler, unit)?;
     let key = fsutil::sha256_hex(
         format!(

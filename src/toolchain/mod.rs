@@ -127,8 +127,12 @@ impl Compiler {
             .filter(|p| !p.as_os_str().is_empty())
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir]);
+        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir.clone()]);
         spec.timeout = Duration::from_secs(600);
+        // gcc looks for `-include` files in its working directory first:
+        // run it where only its own output is, never where pqbench was
+        // started (a stray api.h there would be force-included).
+        spec.cwd = Some(out_dir);
         let out = sandbox::run(&spec)?;
         Ok((
             out.outcome,
