@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod manifest;
 mod outcome;
+pub mod provenance;
 
 pub use outcome::{KatAttempt, KatOutput};
 
@@ -22,6 +23,9 @@ pub enum Status {
     Timeout,
     Crash,
     Buildfail,
+    /// Not built here: the host CPU lacks a feature the implementation
+    /// needs (not a failure of the submission).
+    Skipped,
 }
 
 impl Status {
@@ -36,6 +40,7 @@ impl Status {
             Status::Timeout => "TIMEOUT",
             Status::Crash => "CRASH",
             Status::Buildfail => "BUILDFAIL",
+            Status::Skipped => "SKIPPED",
         }
     }
 
@@ -50,6 +55,7 @@ impl Status {
             Status::Timeout,
             Status::Crash,
             Status::Buildfail,
+            Status::Skipped,
         ]
         .into_iter()
         .find(|st| st.as_str() == s)

@@ -29,6 +29,10 @@ pub struct RunSummary {
     pub kat: BTreeMap<String, usize>,
     /// Items that did not pass or could not be measured.
     pub failures: Vec<ItemFailure>,
+    /// Instances not built on this host (it lacks a CPU feature they
+    /// need): neither passed nor failed.
+    #[serde(default)]
+    pub skipped: Vec<ItemFailure>,
     /// Stage jobs that produced no result at all.
     pub errors: Vec<StageFailure>,
     /// Directories and files relative to the project root.
@@ -72,6 +76,7 @@ impl RunSummary {
             computed: tally.computed.load(Ordering::Relaxed),
             kat,
             failures: failures(plan, &selected, all),
+            skipped: skipped(plan, all),
             errors: tally.failures(),
             records: plan.display_path(&plan.output_dir),
             run_dir: plan.display_path(run_dir),
@@ -93,6 +98,13 @@ impl RunSummary {
         }
         for f in &self.failures {
             s.push_str(&format!("FAIL {}: {}", f.instance, f.what));
+            if let Some(d) = &f.detail {
+                s.push_str(&format!(" ({d})"));
+            }
+            s.push('\n');
+        }
+        for f in &self.skipped {
+            s.push_str(&format!("SKIP {}: {}", f.instance, f.what));
             if let Some(d) = &f.detail {
                 s.push_str(&format!(" ({d})"));
             }
@@ -140,6 +152,9 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
                 detail,
             })
         };
+        if is_skipped(r) {
+            continue;
+        }
         match r.get::<KatStage>() {
             Some(k) if k.status() != Status::Pass => fail(
                 format!("KAT {}", k.status()),
@@ -182,13 +197,42 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
     out
 }
 
-/// The first compiler `error:` line of a build log, else its first line.
+/// Whether an instance was not built for want of CPU features.
+fn is_skipped(r: &crate::engine::Results) -> bool {
+    match (r.get::<KatStage>(), r.get::<BuildStage>()) {
+        (Some(k), _) => k.status() == Status::Skipped,
+        (None, Some(b)) => {
+            b.built().is_none()
+                && b.attempts
+                    .iter()
+                    .all(|a| a.log.starts_with(crate::toolchain::library::CPU_MISSING))
+        }
+        _ => false,
+    }
+}
+
+/// Instances this host cannot build, with the reason.
+fn skipped(plan: &Plan, all: &AllResults) -> Vec<ItemFailure> {
+    plan.instances
+        .iter()
+        .filter(|i| is_skipped(all.of(&i.key())))
+        .map(|i| {
+            let r = all.of(&i.key());
+            let why = r
+                .get::<BuildStage>()
+                .and_then(|b| b.attempts.first())
+                .map(|a| a.log.trim().to_string());
+            ItemFailure {
+                instance: i.key(),
+                what: "not built on this host".into(),
+                detail: why,
+            }
+        })
+        .collect()
+}
+
+/// The first compiler `error:` line of a build log with its source line
+/// and caret, else its first line.
 pub fn first_error_line(log: &str) -> String {
-    log.lines()
-        .find(|l| l.contains("error:"))
-        .or_else(|| log.lines().find(|l| l.contains("error")))
-        .or_else(|| log.lines().next())
-        .unwrap_or("")
-        .trim()
-        .to_string()
+    crate::toolchain::diag::detail(log)
 }

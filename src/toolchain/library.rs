@@ -76,6 +76,10 @@ impl BuildOutput {
     }
 }
 
+/// How a build that was not attempted for want of CPU features starts its
+/// log (the KAT stage calls the instance skipped, not failed).
+pub const CPU_MISSING: &str = "host CPU lacks required features";
+
 /// The compilation units of `inst` built with `profile`: its sources
 /// (those its CMake project does not build), the API adapter and, with
 /// pqbench's own KAT RNG, the AES-256 CTR_DRBG. `support_dir` holds the
@@ -138,9 +142,7 @@ pub fn build_profile(
         objects: Vec::new(),
     };
     if let Some(missing) = missing_cpu_features(&inst.cpu_features) {
-        return Ok(failed(format!(
-            "host CPU lacks required features: {missing}"
-        )));
+        return Ok(failed(format!("{CPU_MISSING}: {missing}")));
     }
     let mut objects = Vec::new();
     if let Some(spec) = &inst.cmake {

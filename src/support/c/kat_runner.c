@@ -222,6 +222,8 @@ typedef struct {
     gbuf *live[MAX_LIVE]; /* buffers checked after every call */
     int nlive;
     size_t max_pk, max_sk, max_sig, max_ct, max_ss;
+    /* Shortest signature and ciphertext (variable-length outputs). */
+    size_t min_sig, min_ct;
     unsigned long sign_retries;
     unsigned long records_written;
 } run_state;
@@ -289,6 +291,12 @@ static size_t check_len(run_state *r, const char *call, const char *what, size_t
 static void note_max(size_t *m, size_t v)
 {
     if (v > *m)
+        *m = v;
+}
+
+static void note_min(size_t *m, size_t v)
+{
+    if (v < *m)
         *m = v;
 }
 
@@ -442,10 +450,13 @@ static void sign_record(run_state *r, int nist, const unsigned char *seed, size_
 
     if (sign_with_retries(r, &sig, &sig_len, &msg, &sk, sk_len) != 0)
         goto out;
-    if (e->sig_attached)
+    if (e->sig_attached) {
         note_max(&r->max_sig, sig_len >= mlen ? sig_len - mlen : 0);
-    else
+        note_min(&r->min_sig, sig_len >= mlen ? sig_len - mlen : 0);
+    } else {
         note_max(&r->max_sig, sig_len);
+        note_min(&r->min_sig, sig_len);
+    }
     kat_num(f, nist ? "smlen" : "Sn_Len", sig_len);
     sig_len = check_len(r, "sign", e->sig_attached ? "sm" : "signature", sig_len, sig.cap);
     kat_hex(f, nist ? "sm" : "Sn", gdata(&sig), sig_len);
@@ -508,6 +519,7 @@ static void kem_record(run_state *r, int nist, const unsigned char *seed, size_t
         goto out;
     }
     note_max(&r->max_ct, ct_len);
+    note_min(&r->min_ct, ct_len);
     note_max(&r->max_ss, ss_len);
     if (nist) {
         ct_len = check_len(r, "enc", "ct", ct_len, ct.cap);
@@ -912,6 +924,8 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.e = e;
     r.status = ST_PASS;
+    r.min_sig = (size_t)-1;
+    r.min_ct = (size_t)-1;
     sink_init(&r.kat, kat);
     if (nist && e->drng_new != NULL)
         run_nist_submission_rng(&r, records);
@@ -940,9 +954,13 @@ int main(int argc, char **argv)
     out_size("max_sk_len", r.max_sk);
     if (e->kind == PQB_KIND_SIGN) {
         out_size("max_sig_len", r.max_sig);
+        if (r.min_sig != (size_t)-1)
+            out_size("min_sig_len", r.min_sig);
         out_size("sign_retries", r.sign_retries);
     } else {
         out_size("max_ct_len", r.max_ct);
+        if (r.min_ct != (size_t)-1)
+            out_size("min_ct_len", r.min_ct);
         out_size("max_ss_len", r.max_ss);
     }
     out_size("kat_bytes", (size_t)r.kat.bytes);
