@@ -93,10 +93,13 @@ impl Stage for SizesStage {
             ("ciphertext", "min_ct_len", "ct"),
         ] {
             if let (Some(f), Some(min)) = (out.figures.get_mut(name), kat.figure(key)) {
+                // Each timing run reports the longest length it saw (0:
+                // none), itself an observed length.
                 let in_time = time.and_then(|t| {
                     t.ops
                         .iter()
                         .filter_map(|o| o.lengths.get(time_key).copied())
+                        .filter(|&l| l > 0)
                         .min()
                 });
                 f.observed_min = Some(in_time.map_or(min, |t| t.min(min)));
