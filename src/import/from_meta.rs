@@ -207,7 +207,6 @@ pub fn convert(
     };
     // One line per implementation: `<label>.<impl>` instances share the
     // set's published digest.
-    let mut manifest = manifest;
     for (base, full) in draft.labels().into_iter().filter(|(b, f)| b != f) {
         let line = manifest
             .iter()
