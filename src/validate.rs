@@ -116,8 +116,10 @@ pub fn validate(project_root: &Path, toml: &Path) -> Result<Report, Error> {
                 );
             }
         }
+        // The trial build once the file itself is right: its compiler
+        // errors would only repeat the problems above.
         let built: Vec<&Instance> = check.instances.iter().map(|(i, _)| i).collect();
-        if !built.is_empty() {
+        if !built.is_empty() && p.is_empty() {
             match trial::Trial::new(&project.root) {
                 Ok(t) => {
                     for f in t.check(&built, &known) {

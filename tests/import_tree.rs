@@ -521,3 +521,26 @@ fn an_implementation_the_host_cannot_run_is_skipped_with_its_reason() {
         "SKIPPED"
     );
 }
+
+#[test]
+fn validate_compiles_components_with_the_flags_of_the_implementation_using_them() {
+    let p = TestProject::bare();
+    p.pqbench(&["import", tree().join("crypto_kem/fixkem").to_str().unwrap()])
+        .expect(0);
+    // The AVX2 helper handed to the portable implementation, whose flags
+    // have no -mavx2: `validate` says so before any run.
+    edit(
+        &p,
+        "algorithms/fixkem.toml",
+        "uses = [\"pubtree-sha256\"]\n",
+        "uses = [\"pubtree-sha256\", \"pubtree-xor256\"]\n",
+    );
+    let out = p.pqbench(&["validate", "algorithms/fixkem.toml"]).expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains("error: FixKEM-512: unit algorithms/pubtree/common/xor256.c does not compile:"),
+        "{s}"
+    );
+    assert!(s.contains("target specific option mismatch"), "{s}");
+    assert!(!s.contains("FixKEM-512.avx2:"), "{s}");
+}
