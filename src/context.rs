@@ -1,6 +1,7 @@
 //! What every stage job may read while a campaign runs: the plan, the
 //! cache, the compiler and the support tools (compiled on first use, so
-//! `plan` and `status` never compile anything), the host fingerprint and
+//! `plan` and `status` never compile anything; they may run the
+//! preprocessor to list a build's dependencies), the host fingerprint and
 //! the progress display.
 
 use std::sync::OnceLock;
