@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::fsutil;
 use crate::kat::manifest::{self as katman, Mode};
+use crate::kat::provenance::{self, Provenance};
 use crate::plan::{ApiFamily, Kind, Plan};
 use crate::records::BuildJson;
 
@@ -22,12 +23,17 @@ pub fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
     }
 }
 
-/// Writes `kat/<id>/<label>/<file>` and `kat/<id>/kat.sha256` from the last
-/// run; returns the manifest lines written.
+/// Writes `kat/<id>/<label>/<file>` and the manifest lines of the
+/// campaign's instances that have no reference yet (NOKAT), or that do not
+/// match theirs (MISMATCH, with `force`), from the last run. Only those
+/// lines change: a manifest's other lines, its header and the manifests of
+/// instances that passed are left as they are, and the new lines are
+/// marked as blessed (`kat::provenance`). Returns what was done, one line
+/// each.
 pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
     let build: BuildJson = fsutil::read_json(&plan.output_dir.join("build.json"))
         .context("no build.json: run the campaign first")?;
-    let mut per_alg: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut per_alg: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut written = Vec::new();
     for inst in &plan.instances {
         let Some(rec) = build
@@ -41,10 +47,19 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
             );
         };
         match rec.kat_status.as_str() {
-            "PASS" | "NOKAT" => {}
-            // Not built on this system: its reference line (if any) stays.
-            "SKIPPED" => continue,
+            "NOKAT" => {}
             "MISMATCH" if force => {}
+            "PASS" => {
+                written.push(format!(
+                    "kept {}: it passed against its reference",
+                    inst.key()
+                ));
+                continue;
+            }
+            "SKIPPED" => {
+                written.push(format!("skipped {}: not built on this host", inst.key()));
+                continue;
+            }
             "MISMATCH" => bail!(
                 "{} does not match its reference KAT; pass --force to replace the reference",
                 inst.key()
@@ -82,37 +97,84 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
         per_alg
             .entry(inst.algorithm.clone())
             .or_default()
-            .push(line.clone());
+            .push((inst.label.clone(), line.clone()));
         written.push(line);
     }
-    for (id, mut lines) in per_alg {
+    for (id, lines) in per_alg {
         let alg = plan.algorithm(&id).context("algorithm")?;
-        // Lines of labels this run did not bless (e.g. skipped here) stay.
-        let blessed: Vec<String> = lines
-            .iter()
-            .filter_map(|l| l.split_whitespace().nth(2))
-            .filter_map(|f| f.split_once('/').map(|(label, _)| label.to_string()))
-            .collect();
-        let old = std::fs::read_to_string(&alg.kat_manifest).unwrap_or_default();
-        for l in old.lines().filter(|l| !l.trim_start().starts_with('#')) {
-            let label = l
-                .split_whitespace()
-                .nth(2)
-                .and_then(|f| f.split_once('/'))
-                .map(|(label, _)| label);
-            if label.is_some_and(|label| !blessed.iter().any(|b| b == label)) {
-                lines.push(l.to_string());
-            }
-        }
-        let mut text = format!(
-            "# KAT manifest of {id}: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench bless from campaign {}\n",
-            plan.campaign
-        );
-        for l in lines {
-            text.push_str(&l);
-            text.push('\n');
-        }
+        let existing = std::fs::read_to_string(&alg.kat_manifest).ok();
+        let text = merged(&id, &plan.campaign, existing.as_deref(), &lines);
         fsutil::write_atomic(&alg.kat_manifest, text.as_bytes())?;
     }
     Ok(written)
+}
+
+/// The manifest with `lines` (label, line) in place of any line for those
+/// labels, appended under a `blessed` provenance comment; a new manifest
+/// gets the bless header.
+fn merged(id: &str, campaign: &str, existing: Option<&str>, lines: &[(String, String)]) -> String {
+    let Some(old) = existing else {
+        let mut text = format!(
+            "# KAT manifest of {id}: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench bless from campaign {campaign}\n"
+        );
+        for (_, l) in lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        return text;
+    };
+    let replaced = |l: &str| {
+        let label = l
+            .split_whitespace()
+            .nth(2)
+            .and_then(|t| t.split_once('/'))
+            .map(|(label, _)| label);
+        !l.trim_start().starts_with('#') && lines.iter().any(|(k, _)| Some(k.as_str()) == label)
+    };
+    let mut text: String = old
+        .lines()
+        .filter(|l| !replaced(l))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    // The lines at the end are already blessed ones: no second marker.
+    let probe = format!("{text}{}\n", lines[0].1);
+    if provenance::of_labels(&probe).get(&lines[0].0) != Some(&Provenance::Blessed) {
+        text.push_str(
+            &Provenance::Blessed.comment(&format!("pqbench's own output, campaign {campaign}")),
+        );
+        text.push('\n');
+    }
+    for (_, l) in lines {
+        text.push_str(l);
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blessing_replaces_only_its_lines_and_marks_them() {
+        let a = "a".repeat(64);
+        let b = "b".repeat(64);
+        let old = format!(
+            "# KAT manifest of x: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench import from t\n{a} exact:1 X-1/PQCkemKAT.rsp\n{a} exact:1 X-2/PQCkemKAT.rsp\n"
+        );
+        let new = vec![("X-2".to_string(), format!("{b} strict X-2/PQCkemKAT.rsp"))];
+        let text = merged("x", "c", Some(&old), &new);
+        assert_eq!(
+            text,
+            format!(
+                "# KAT manifest of x: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench import from t\n{a} exact:1 X-1/PQCkemKAT.rsp\n# provenance: blessed (pqbench's own output, campaign c)\n{b} strict X-2/PQCkemKAT.rsp\n"
+            )
+        );
+        let p = provenance::of_labels(&text);
+        assert_eq!(p["X-1"], Provenance::Submitted);
+        assert_eq!(p["X-2"], Provenance::Blessed);
+        // Blessing again adds no second marker.
+        let again = merged("x", "c", Some(&text), &new);
+        assert_eq!(again, text);
+    }
 }

@@ -1,6 +1,7 @@
 //! What every stage job may read while a campaign runs: the plan, the
 //! cache, the compiler and the support tools (compiled on first use, so
-//! `plan` and `status` never compile anything), the host fingerprint and
+//! `plan` and `status` never compile anything; they may run the
+//! preprocessor to list a build's dependencies), the host fingerprint and
 //! the progress display.
 
 use std::sync::OnceLock;
@@ -18,6 +19,7 @@ pub struct Cx<'a> {
     pub cache: Cache,
     pub compiler: Compiler,
     support: OnceLock<Result<Support, String>>,
+    support_sources: OnceLock<Result<std::path::PathBuf, String>>,
     /// Host fingerprint for measurement keys (set before measuring).
     pub host_fingerprint: Option<String>,
     /// Measure again even when a stored measurement is fresh.
@@ -32,6 +34,7 @@ impl<'a> Cx<'a> {
             cache: Cache::new(&plan.cache_dir),
             compiler,
             support: OnceLock::new(),
+            support_sources: OnceLock::new(),
             host_fingerprint: None,
             remeasure,
             progress: Progress::new(quiet),
@@ -45,6 +48,18 @@ impl<'a> Cx<'a> {
                 Support::prepare(&self.cache, &self.compiler).map_err(|e| format!("{e:#}"))
             })
             .as_ref()
+            .map_err(|e| anyhow!("{e}"))
+    }
+
+    /// The support sources written out, nothing compiled (the adapters'
+    /// include directory, for listing a build's dependencies).
+    pub fn support_sources(&self) -> Result<&std::path::Path> {
+        self.support_sources
+            .get_or_init(|| {
+                Support::sources(&self.cache, &self.compiler).map_err(|e| format!("{e:#}"))
+            })
+            .as_ref()
+            .map(|p| p.as_path())
             .map_err(|e| anyhow!("{e}"))
     }
 

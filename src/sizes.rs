@@ -73,6 +73,10 @@ pub fn read_catalog(path: &Path) -> Result<BTreeMap<(String, String), CatalogEnt
 pub struct SizeFigure {
     pub api: Option<u64>,
     pub observed: Option<u64>,
+    /// The shortest length returned, for variable-length outputs
+    /// (signatures, ciphertexts) when the generator reported it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_min: Option<u64>,
     pub catalog: Option<u64>,
     /// What the pages show: the catalog where it has a figure (public key,
     /// ciphertext, signature), else the API figure.
@@ -136,6 +140,7 @@ pub fn combine(
             SizeFigure {
                 api,
                 observed,
+                observed_min: None,
                 catalog,
                 shown,
                 shown_from: shown_from.into(),

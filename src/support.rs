@@ -64,10 +64,8 @@ impl Support {
     /// timing driver once per (support version, compiler).
     pub fn prepare(cache: &Cache, cc: &Compiler) -> Result<Support> {
         let version = version();
-        let key =
-            fsutil::sha256_hex(format!("{version}|{}|{}", cc.binary_sha256, cc.version).as_bytes());
-        let dir = cache.dir().join("support").join(&key[..16]);
-        let src = dir.join("src");
+        let src = Support::sources(cache, cc)?;
+        let dir = src.parent().context("support directory")?.to_path_buf();
         let kat_runner = dir.join("pqb-kat");
         let driver = dir.join("pqb-driver");
         let support = Support {
@@ -78,9 +76,6 @@ impl Support {
         };
         if kat_runner.is_file() && driver.is_file() && support.drbg_tool().is_file() {
             return Ok(support);
-        }
-        for (name, text) in FILES {
-            fsutil::write_atomic(&src.join(name), text.as_bytes())?;
         }
         let flags = tool_flags(&src);
         let tmp = tempfile::Builder::new().prefix(".tmp-").tempdir_in(&dir)?;
@@ -110,6 +105,23 @@ impl Support {
             &[],
         )?;
         Ok(support)
+    }
+
+    /// The support sources written out (nothing compiled): the include
+    /// directory of the adapters, whose arguments name it, so a build's
+    /// dependencies can be listed before anything is built.
+    pub fn sources(cache: &Cache, cc: &Compiler) -> Result<PathBuf> {
+        let key = fsutil::sha256_hex(
+            format!("{}|{}|{}", version(), cc.binary_sha256, cc.version).as_bytes(),
+        );
+        let src = cache.dir().join("support").join(&key[..16]).join("src");
+        for (name, text) in FILES {
+            let file = src.join(name);
+            if std::fs::read(&file).ok().as_deref() != Some(text.as_bytes()) {
+                fsutil::write_atomic(&file, text.as_bytes())?;
+            }
+        }
+        Ok(src)
     }
 
     /// `pqb-drbg`, the NIST KAT CTR_DRBG on its own (cost on this host,

@@ -8,8 +8,14 @@
 //! API header is in the instance's include directories and that the sources
 //! define every API function the adapter will call (namespacing macros
 //! expanded); how the KAT manifest covers the labels is reported as
-//! warnings.
+//! warnings. Last, every implementation's units are compiled and linked
+//! as `run` would (`trial`, objects cached for the run), so an include
+//! that does not resolve or a symbol nothing defines is named with its
+//! unit.
 
+mod trial;
+
+use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -49,7 +55,7 @@ impl fmt::Display for Report {
         match self.problems.len() {
             0 => writeln!(
                 f,
-                "{}: OK ({} instances: paths, sources and API symbols checked)",
+                "{}: OK ({} instances: paths, sources and API symbols checked, every unit compiled and linked)",
                 self.file.display(),
                 self.instances
             ),
@@ -82,6 +88,7 @@ pub fn validate(project_root: &Path, toml: &Path) -> Result<Report, Error> {
     let mut warnings = check.warnings;
     if let Some(raw) = &check.raw {
         let mut scans = symbols::Cache::new();
+        let mut known = BTreeSet::new();
         let show = |q: &Path| {
             q.strip_prefix(&project.root)
                 .unwrap_or(q)
@@ -96,6 +103,7 @@ pub fn validate(project_root: &Path, toml: &Path) -> Result<Report, Error> {
             headers(raw, inst, &mut p);
             let label = &raw.value.parameter_sets[*set].label;
             for m in symbols::missing(inst, &mut scans, &show) {
+                known.insert((inst.label.clone(), m.symbol.clone()));
                 p.push(
                     raw.error_at(
                         label,
@@ -106,6 +114,28 @@ pub fn validate(project_root: &Path, toml: &Path) -> Result<Report, Error> {
                     )
                     .help("define it, fix the set's `defines`/`namespace`, or add its file to `sources`"),
                 );
+            }
+        }
+        // The trial build once the file itself is right: its compiler
+        // errors would only repeat the problems above.
+        let built: Vec<&Instance> = check.instances.iter().map(|(i, _)| i).collect();
+        if !built.is_empty() && p.is_empty() {
+            match trial::Trial::new(&project.root) {
+                Ok(t) => {
+                    for f in t.check(&built, &known) {
+                        let at = raw
+                            .value
+                            .implementations
+                            .iter()
+                            .find(|i| i.name.get_ref() == &f.implementation);
+                        let e = match at {
+                            Some(i) => raw.error_at(&i.name, f.message),
+                            None => raw.error(f.message),
+                        };
+                        p.push(e.help(f.help));
+                    }
+                }
+                Err(e) => warnings.push(format!("nothing compiled: {e:#}")),
             }
         }
         if let Some(alg) = &check.algorithm {

@@ -17,7 +17,7 @@ api = "ngcc"
 uses = ["iccs-standin"]
 
 [ngcc]
-headers = ["api.h"]
+headers = ["api.h", "drng.h"]
 
 [[implementation]]
 name = "reference"
@@ -67,20 +67,40 @@ fn case(file: &Path) -> Case {
 
 fn project() -> TestProject {
     let p = TestProject::bare();
-    // Defines the NGCC signature API, so the good file validates.
-    let api: String = [
-        "sig_get_pk_len_bytes",
-        "sig_get_sk_len_bytes",
-        "sig_get_sn_len_bytes",
-        "sig_keygen",
-        "sig_sign",
-        "sig_verify",
-    ]
-    .iter()
-    .map(|f| format!("int {f}(void) {{ return 0; }}\n"))
-    .collect();
-    p.write("algorithms/sign-1/sign.c", &api);
-    p.write("algorithms/sign-1/api.h", "int y;\n");
+    // Declares and defines the NGCC signature API, so the good file
+    // validates (validate compiles and links it).
+    let ull = "unsigned long long";
+    let decls = [
+        format!("{ull} sig_get_pk_len_bytes(void)"),
+        format!("{ull} sig_get_sk_len_bytes(void)"),
+        format!("{ull} sig_get_sn_len_bytes(void)"),
+        format!("int sig_keygen(unsigned char *pk, {ull} *pk_len, unsigned char *sk, {ull} *sk_len)"),
+        format!("int sig_sign(const unsigned char *sk, {ull} sk_len, const unsigned char *m, {ull} m_len, unsigned char *sn, {ull} *sn_len)"),
+        format!("int sig_verify(const unsigned char *pk, {ull} pk_len, const unsigned char *sn, {ull} sn_len, const unsigned char *m, {ull} m_len)"),
+    ];
+    let api: String = decls.iter().map(|d| format!("{d};\n")).collect();
+    let mut sign = String::from("#include \"api.h\"\n");
+    for (i, d) in decls.iter().enumerate() {
+        // The lengths return 1; the operations take their arguments unused.
+        let body = if i < 3 { "return 1;" } else { "return 0;" };
+        let unused: String = d
+            .split(['(', ','])
+            .skip(1)
+            .filter(|p| !p.contains("void"))
+            .map(|p| {
+                p.trim()
+                    .trim_end_matches(')')
+                    .rsplit(['*', ' '])
+                    .next()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .map(|n| format!("(void){n}; "))
+            .collect();
+        sign.push_str(&format!("{d} {{ {unused}{body} }}\n"));
+    }
+    p.write("algorithms/sign-1/sign.c", &sign);
+    p.write("algorithms/sign-1/api.h", &api);
     p.write("algorithms/sign-1.toml", GOOD_ALG);
     p.write("campaigns/c.toml", "algorithms = [\"sign-1\"]\n");
     p

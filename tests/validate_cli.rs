@@ -120,3 +120,61 @@ fn unknown_keys_and_other_problems_are_all_listed() {
     assert!(s.contains("`gone.c` matches no file"), "{s}");
     assert!(s.contains("sign-90.toml: 4 problems"), "{s}");
 }
+
+#[test]
+fn an_include_that_does_not_resolve_names_the_unit_and_the_file() {
+    let p = TestProject::demo();
+    let kem = p.read("algorithms/kem-91/kem.c");
+    p.write(
+        "algorithms/kem-91/kem.c",
+        &kem.replace("#include \"poly.h\"", "#include \"inc/poly.h\""),
+    );
+    let out = validate(&p, "kem-91").expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains("PEBBLE-2, PEBBLE-3: `#include` of `inc/poly.h` at algorithms/kem-91/kem.c:"),
+        "{s}"
+    );
+    assert!(s.contains("(unit algorithms/kem-91/kem.c)"), "{s}");
+    assert!(s.contains("14 | name = \"reference\""), "{s}");
+}
+
+#[test]
+fn an_undefined_symbol_of_the_trial_link_names_the_unit_and_the_symbol() {
+    let p = TestProject::demo();
+    let t = p.read("algorithms/sign-92.toml");
+    p.write(
+        "algorithms/sign-92.toml",
+        &t.replace(
+            "root = \"sign-92\"\n",
+            "root = \"sign-92\"\nsources = [\"sign.c\"]\n",
+        ),
+    );
+    let out = validate(&p, "sign-92").expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains("LARCH-1: undefined symbols `PQB_LARCH1_sha256_final`, `PQB_LARCH1_sha256_init`, `PQB_LARCH1_sha256_update`, used by unit algorithms/sign-92/sign.c"),
+        "{s}"
+    );
+    assert!(
+        s.contains("LARCH-3: undefined symbols `PQB_LARCH3_sha256_final`"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_relative_toml_is_taken_from_a_relative_project_directory() {
+    let p = TestProject::demo();
+    let parent = p.path().parent().unwrap();
+    let name = p.path().file_name().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+        .current_dir(parent)
+        .arg("-C")
+        .arg(name)
+        .args(["validate", "algorithms/sign-92.toml"])
+        .env_remove("CC")
+        .output()
+        .unwrap();
+    let run = common::Run::from(out).expect(0);
+    assert!(run.stdout.contains("sign-92.toml: OK ("), "{}", run.stdout);
+}

@@ -220,7 +220,9 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         }
         Command::Validate { toml } => {
             let project = project(cli)?;
-            let report = pqbench::validate::validate(&project.root, &in_project(cli, toml))?;
+            // A relative path is taken from the project directory, once:
+            // `validate` joins it to the (canonical) project root.
+            let report = pqbench::validate::validate(&project.root, toml)?;
             output::text(&report.to_string())?;
             Ok(report.exit_code())
         }

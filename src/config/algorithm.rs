@@ -109,6 +109,34 @@ pub enum KatRng {
     Submission,
 }
 
+/// How the submission's KAT RNG init function takes its seed: the classic
+/// NIST `rng.c` form `(entropy, personalization, strength)`, or one of the
+/// shorter forms public trees ship.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum InitArgs {
+    /// `init(entropy48, NULL, 256)`.
+    #[default]
+    Classic,
+    /// `init(entropy48)`.
+    Entropy,
+    /// `init(entropy, 48)`.
+    EntropyLength,
+    /// `init(entropy48, NULL)`.
+    EntropyPersonalization,
+}
+
+impl InitArgs {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InitArgs::Classic => "classic",
+            InitArgs::Entropy => "entropy",
+            InitArgs::EntropyLength => "entropy-length",
+            InitArgs::EntropyPersonalization => "entropy-personalization",
+        }
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawNist {
@@ -125,6 +153,13 @@ pub struct RawNist {
     pub lengths: LengthType,
     #[serde(default)]
     pub kat_rng: KatRng,
+    /// With `kat-rng = "submission"`: the symbol seeding the submission's
+    /// RNG (default `randombytes_init`).
+    #[serde(default)]
+    pub randombytes_init: Option<Spanned<String>>,
+    /// With `kat-rng = "submission"`: how that function takes its seed.
+    #[serde(default)]
+    pub randombytes_init_args: Option<InitArgs>,
 }
 
 fn default_api_header() -> String {
@@ -159,6 +194,14 @@ pub struct RawImplementation {
     /// implementation is skipped with that reason. Empty: portable.
     #[serde(default)]
     pub arch: Vec<String>,
+    /// NIST namespace of this implementation's symbols and macros
+    /// (overrides `[nist] namespace`; a parameter set's overrides both).
+    #[serde(default)]
+    pub namespace: Option<String>,
+    /// Shared components compiled into this implementation's instances
+    /// only (with its flags), after the algorithm's own `uses`.
+    #[serde(default)]
+    pub uses: Vec<Spanned<String>>,
     /// Opt-in to run the submission's own CMake project instead of
     /// compiling the source list directly.
     #[serde(default)]

@@ -77,6 +77,7 @@ fn plural(group: &str) -> String {
     match group {
         "source" => "sources".into(),
         "header" => "headers".into(),
+        "system-header" => "system headers".into(),
         "reference" => "references".into(),
         g => g.to_string(),
     }

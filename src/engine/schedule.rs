@@ -347,7 +347,10 @@ fn run_campaign_stage(
             .decode(cx, value.clone())?
             .map_err(|why| anyhow!("{why} right after running"))?;
         let sha256 = cx.cache.put(info.name, &key, &value)?;
-        Ok(Some((slot, vouch(cx, info.name, "campaign", key, m, sha256)?)))
+        Ok(Some((
+            slot,
+            vouch(cx, info.name, "campaign", key, m, sha256)?,
+        )))
     }))
     .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
     match result {

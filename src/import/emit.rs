@@ -3,7 +3,7 @@
 //! in). Writing goes through `toml::Value` for every string so quoting is
 //! always valid, and the result is checked against `RawAlgorithm`.
 
-use crate::config::algorithm::{ApiFamily, Kind, LengthType};
+use crate::config::algorithm::{ApiFamily, InitArgs, Kind, LengthType};
 
 use super::params::SetGuess;
 
@@ -32,6 +32,9 @@ pub struct NistDraft {
     pub randombytes: String,
     pub randombytes_note: Option<String>,
     pub lengths: Option<LengthType>,
+    /// The submission's own KAT RNG: its init symbol and argument shape,
+    /// with a note on where they were found.
+    pub kat_rng: Option<(String, InitArgs, String)>,
     pub todos: Vec<String>,
 }
 
@@ -46,6 +49,12 @@ pub struct ImplDraft {
     pub exclude: Vec<(String, String)>,
     pub include_dirs: Vec<String>,
     pub cpu_features: Vec<String>,
+    /// Prefix of this implementation's symbols and `CRYPTO_` macros.
+    pub namespace: Option<String>,
+    /// Components compiled with this implementation only.
+    pub uses: Vec<String>,
+    /// Why it is drafted commented out (another architecture), if it is.
+    pub disabled: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -64,7 +73,8 @@ impl Draft {
     /// others `<label>.<implementation>` (as `plan::resolve` names them).
     pub fn labels(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
-        for (k, imp) in self.implementations.iter().enumerate() {
+        let enabled = self.implementations.iter().filter(|i| i.disabled.is_none());
+        for (k, imp) in enabled.enumerate() {
             for s in &self.sets {
                 if s.implementations
                     .as_ref()
@@ -144,11 +154,35 @@ pub fn render(d: &Draft) -> String {
                 };
                 o.push_str(&format!("lengths = {}\n", q(s)));
             }
+            if let Some((init, args, note)) = &n.kat_rng {
+                o.push_str(&format!("# {note}\n"));
+                o.push_str("kat-rng = \"submission\"\n");
+                o.push_str(&format!("randombytes-init = {}\n", q(init)));
+                o.push_str(&format!("randombytes-init-args = {}\n", q(args.as_str())));
+            }
             todo(&mut o, &n.todos);
         }
         (ApiFamily::Nist, None) => {}
     }
-    for imp in &d.implementations {
+    for imp in d.implementations.iter().filter(|i| i.disabled.is_none()) {
+        o.push_str(&implementation(imp));
+    }
+    // Another architecture's code: kept as a commented block to enable
+    // where it can be built.
+    for imp in d.implementations.iter().filter(|i| i.disabled.is_some()) {
+        o.push('\n');
+        comment(&mut o, &[imp.disabled.clone().unwrap_or_default()]);
+        for line in implementation(imp).lines().filter(|l| !l.is_empty()) {
+            o.push_str(&format!("# {line}\n"));
+        }
+    }
+    sets(&mut o, d);
+    o
+}
+
+fn implementation(imp: &ImplDraft) -> String {
+    let mut o = String::new();
+    {
         o.push_str("\n[[implementation]]\n");
         comment(&mut o, &imp.notes);
         todo(&mut o, &imp.todos);
@@ -168,11 +202,21 @@ pub fn render(d: &Draft) -> String {
         if !imp.cpu_features.is_empty() {
             o.push_str(&format!("cpu-features = {}\n", list(&imp.cpu_features)));
         }
+        if let Some(ns) = &imp.namespace {
+            o.push_str(&format!("namespace = {}\n", q(ns)));
+        }
+        if !imp.uses.is_empty() {
+            o.push_str(&format!("uses = {}\n", list(&imp.uses)));
+        }
     }
+    o
+}
+
+fn sets(o: &mut String, d: &Draft) {
     for s in &d.sets {
         o.push_str("\n[[parameter-set]]\n");
-        comment(&mut o, &s.guess.notes);
-        todo(&mut o, &s.guess.todos);
+        comment(o, &s.guess.notes);
+        todo(o, &s.guess.todos);
         o.push_str(&format!("label = {}\n", q(&s.guess.label)));
         if !s.guess.defines.is_empty() {
             let parts: Vec<String> = s
@@ -204,7 +248,6 @@ pub fn render(d: &Draft) -> String {
             ));
         }
     }
-    o
 }
 
 #[cfg(test)]

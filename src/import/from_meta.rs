@@ -63,7 +63,14 @@ pub fn convert(
                 "root: the folder (relative to algorithms/) holding the `{}` sources; metadata names none",
                 i.name
             ));
-            if !i.only_on.is_empty() {
+            if !i.runs_on(std::env::consts::ARCH) {
+                d.disabled = Some(format!(
+                    "Implementation `{}` is for {} (metadata): not built on this {} host; uncomment it on a system of that architecture.",
+                    i.name,
+                    i.architectures.join(", "),
+                    std::env::consts::ARCH
+                ));
+            } else if !i.only_on.is_empty() {
                 d.todos
                     .push(format!("runs only on {}", i.only_on.join(", ")));
             }
@@ -148,6 +155,8 @@ pub fn convert(
         }
         match single.or_else(|| s.kat_single.clone()) {
             Some(d) if d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()) => {
+                // The published digest holds for every implementation:
+                // lines for the other implementations' labels follow below.
                 manifest.push((label.clone(), format!("{d} exact:1 {label}/{file}")));
             }
             Some(d) => notes.push(format!(
@@ -175,17 +184,38 @@ pub fn convert(
         uses: Vec::new(),
         uses_note: None,
         ngcc_headers: vec!["api.h".into(), "drng.h".into()],
-        nist: (api == ApiFamily::Nist).then(|| NistDraft {
-            header: "api.h".into(),
-            randombytes: "randombytes".into(),
-            todos: vec![
+        nist: (api == ApiFamily::Nist).then(|| {
+            let mut todos = vec![
                 "namespace, randombytes and lengths: check them against the sources".into(),
-            ],
-            ..NistDraft::default()
+            ];
+            for s in meta.schemes.iter().filter(|s| s.kat_rng.is_some()) {
+                todos.push(format!(
+                    "{}: the metadata names its own KAT RNG `{}`: add its source as a component in `uses`, then set kat-rng = \"submission\", randombytes-init and randombytes-init-args (or import the scheme folder, which finds them)",
+                    s.name,
+                    s.kat_rng.as_deref().unwrap_or_default()
+                ));
+            }
+            NistDraft {
+                header: "api.h".into(),
+                randombytes: "randombytes".into(),
+                todos,
+                ..NistDraft::default()
+            }
         }),
         implementations: impls,
         sets,
     };
+    // One line per implementation: `<label>.<impl>` instances share the
+    // set's published digest.
+    for (base, full) in draft.labels().into_iter().filter(|(b, f)| b != f) {
+        let line = manifest
+            .iter()
+            .find(|(l, _)| *l == base)
+            .map(|(_, line)| line.replacen(&format!(" {base}/"), &format!(" {full}/"), 1));
+        if let Some(line) = line {
+            manifest.push((full, line));
+        }
+    }
     MetaImport {
         draft,
         catalog,

@@ -19,6 +19,9 @@ mod macros;
 mod params;
 mod submission;
 pub mod symbols;
+mod tree;
+mod tree_common;
+mod tree_plan;
 mod yaml;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +57,8 @@ pub struct ImportReport {
     pub id: String,
     pub toml: PathBuf,
     pub lines: Vec<String>,
+    /// Every TOML drafted (several for a public tree, one per scheme).
+    pub tomls: Vec<PathBuf>,
 }
 
 /// Files to write, gathered before anything is written.
@@ -80,13 +85,16 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
             .help("use encoded, maximum-variable or nominal-variable")
             .into());
     }
-    let is_yaml = path.is_file() && path.extension().is_some_and(|e| e == "yml" || e == "yaml");
     // Paths in messages and in the drafted file: project-relative when
     // inside the project, else as the user gave them.
     let shown = path
         .strip_prefix(&root)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| opts.path.display().to_string());
+    if let Some(layout) = tree::detect(&path) {
+        return tree_plan::import_tree(&root, &layout, opts, shown);
+    }
+    let is_yaml = path.is_file() && path.extension().is_some_and(|e| e == "yml" || e == "yaml");
     let mut plan = Plan {
         root: root.clone(),
         ..Plan::default()
@@ -134,7 +142,12 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
         ));
         plan.writes.push((catalog, text.into_bytes()));
         if !m.manifest.is_empty() {
-            let mut lines = m.manifest.clone();
+            let mut lines = vec![(
+                String::new(),
+                crate::kat::provenance::Provenance::Published
+                    .comment("digests from the scheme metadata"),
+            )];
+            lines.extend(m.manifest.iter().cloned());
             for c in &m.manifest_comments {
                 lines.push((String::new(), format!("# {c}")));
             }
@@ -222,8 +235,10 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
     for (p, bytes) in &plan.writes {
         fsutil::write_atomic(p, bytes)?;
     }
+    let toml = alg_dir.join(format!("{id}.toml"));
     Ok(ImportReport {
-        toml: alg_dir.join(format!("{id}.toml")),
+        tomls: vec![toml.clone()],
+        toml,
         id,
         lines: plan.lines,
     })

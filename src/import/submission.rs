@@ -77,7 +77,7 @@ fn implementations(dir: &Path) -> Vec<Impl> {
         .collect()
 }
 
-fn subdirs(dir: &Path) -> Vec<(String, PathBuf)> {
+pub(super) fn subdirs(dir: &Path) -> Vec<(String, PathBuf)> {
     let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -104,14 +104,14 @@ pub fn sanitize(s: &str) -> String {
 }
 
 /// The API family and kind a folder exposes, with NIST namespaces.
-struct Api {
-    family: Option<ApiFamily>,
-    kind: Option<Kind>,
-    namespaces: Vec<String>,
-    both: bool,
+pub(super) struct Api {
+    pub family: Option<ApiFamily>,
+    pub kind: Option<Kind>,
+    pub namespaces: Vec<String>,
+    pub both: bool,
 }
 
-fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
+pub(super) fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
     let known = f.known();
     let has = |names: &[&str]| names.iter().all(|n| known.contains(*n));
     let ngcc = if has(&["sig_keygen", "sig_sign", "sig_verify"]) {

@@ -140,6 +140,7 @@ mod tests {
                     .as_ref()
                     .map_or(LengthType::UnsignedLongLong, |n| n.lengths),
                 kat_rng: n.as_ref().map_or(KatRng::Builtin, |n| n.kat_rng),
+                rng_init: None,
             },
         };
         Instance {

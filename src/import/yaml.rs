@@ -36,6 +36,9 @@ pub struct Scheme {
     /// Single-record KAT digest.
     pub kat_single: Option<String>,
     pub kat_all: Option<String>,
+    /// `nistkat-rng`: the KAT RNG of the scheme's own, when its `.rsp`
+    /// files were not generated with NIST's AES-256 CTR_DRBG.
+    pub kat_rng: Option<String>,
     pub implementations: Vec<MetaImpl>,
 }
 
@@ -46,6 +49,26 @@ pub struct MetaImpl {
     pub cpu_features: Vec<String>,
     /// Architectures other than x86_64 the implementation is limited to.
     pub only_on: Vec<String>,
+    /// Every architecture its supported platforms name (`x86_64`,
+    /// `aarch64`, ...); empty when it names none (portable code).
+    pub architectures: Vec<String>,
+}
+
+impl MetaImpl {
+    /// Whether it can be built for `arch` (`std::env::consts::ARCH`).
+    pub fn runs_on(&self, arch: &str) -> bool {
+        self.architectures.is_empty() || self.architectures.iter().any(|a| a == arch)
+    }
+}
+
+/// Architecture names as metadata writes them, made `std::env::consts`
+/// names: `arm_8`/`arm64` are `aarch64`, `amd64`/`x86` count as `x86_64`.
+pub fn arch_name(a: &str) -> String {
+    match a.to_ascii_lowercase().as_str() {
+        "arm_8" | "arm64" | "armv8" | "aarch64" => "aarch64".into(),
+        "amd64" | "x86" | "x86_64" | "x64" => "x86_64".into(),
+        other => other.to_string(),
+    }
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -168,6 +191,7 @@ fn scheme(v: &Value) -> Option<Scheme> {
         signature: number(v.get("length-signature")),
         shared_secret: number(v.get("length-shared-secret")),
         kat_single: text(v.get("nistkat-sha256")).map(|d| d.to_ascii_lowercase()),
+        kat_rng: text(v.get("nistkat-rng")).filter(|r| !r.trim().is_empty()),
         ..Scheme::default()
     };
     if s.kind.is_none() {
@@ -212,6 +236,9 @@ fn implementation(v: &Value) -> Option<MetaImpl> {
             continue;
         }
         gpu_only = false;
+        if !arch.is_empty() && !out.architectures.contains(&arch_name(&arch)) {
+            out.architectures.push(arch_name(&arch));
+        }
         if arch == "x86_64" || arch == "x86" {
             for f in p
                 .get("required_flags")

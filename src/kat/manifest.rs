@@ -41,6 +41,16 @@ pub struct Entry {
     pub line: String,
 }
 
+impl Entry {
+    /// The mode as written, with its record count: `exact:1`, `strict`.
+    pub fn mode_text(&self) -> String {
+        match self.records {
+            Some(n) => format!("{}:{n}", self.mode.as_str()),
+            None => self.mode.as_str().to_string(),
+        }
+    }
+}
+
 /// Parses a manifest; `#` starts a comment line.
 pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
     let mut out = Vec::new();

@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod manifest;
 mod outcome;
+pub mod provenance;
 
 pub use outcome::{KatAttempt, KatOutput};
 

@@ -17,6 +17,10 @@ pub struct KatAttempt {
     pub output_sha256: Option<String>,
     /// `key = value` lines the generator printed.
     pub generator: Vec<(String, String)>,
+    /// Where the reference compared with came from (`submitted`,
+    /// `published`, `blessed`; `kat::provenance`), when there was one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -86,6 +86,7 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
             kat_records: inst.kat_records,
             defines: inst.defines.clone(),
             sources: inst.sources.iter().map(|s| s.display.clone()).collect(),
+            kat_reference: None,
         };
         if let Some(b) = r.get::<BuildStage>() {
             rec.attempts = b
@@ -95,7 +96,7 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
                     profile: a.profile.clone(),
                     built: a.ok,
                     kat_status: None,
-                    detail: (!a.ok).then(|| a.log.lines().take(3).collect::<Vec<_>>().join(" / ")),
+                    detail: (!a.ok).then(|| crate::toolchain::diag::detail(&a.log)),
                 })
                 .collect();
             if let Some(a) = b.built() {
@@ -123,6 +124,7 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
             rec.profile = Some(f.profile.clone());
             rec.kat_status = f.status.to_string();
             rec.kat_detail = f.detail.clone();
+            rec.kat_reference = f.reference.clone();
             rec.library_sha256 = f.library_sha256.clone();
             rec.load_bytes = f.load_bytes;
             write_kat_evidence(cx, inst, f)?;

@@ -29,6 +29,10 @@ pub struct RunSummary {
     pub kat: BTreeMap<String, usize>,
     /// Items that did not pass or could not be measured.
     pub failures: Vec<ItemFailure>,
+    /// Instances not built on this host (it lacks a CPU feature they
+    /// need): neither passed nor failed.
+    #[serde(default)]
+    pub skipped: Vec<ItemFailure>,
     /// Stage jobs that produced no result at all.
     pub errors: Vec<StageFailure>,
     /// Shards submitted and not finished yet (`run --detach`).
@@ -75,6 +79,7 @@ impl RunSummary {
             computed: tally.computed.load(Ordering::Relaxed),
             kat,
             failures: failures(plan, &selected, all),
+            skipped: skipped(plan, all),
             errors: tally.failures(),
             pending: Vec::new(),
             records: plan.display_path(&plan.output_dir),
@@ -97,6 +102,13 @@ impl RunSummary {
         }
         for f in &self.failures {
             s.push_str(&format!("FAIL {}: {}", f.instance, f.what));
+            if let Some(d) = &f.detail {
+                s.push_str(&format!(" ({d})"));
+            }
+            s.push('\n');
+        }
+        for f in &self.skipped {
+            s.push_str(&format!("SKIP {}: {}", f.instance, f.what));
             if let Some(d) = &f.detail {
                 s.push_str(&format!(" ({d})"));
             }
@@ -145,8 +157,16 @@ impl RunSummary {
         };
         let build: Option<crate::records::BuildJson> =
             crate::fsutil::read_json(&plan.output_dir.join("build.json")).ok();
+        let mut skipped = Vec::new();
         for r in build.iter().flat_map(|b| &b.instances) {
             *kat.entry(r.kat_status.clone()).or_insert(0) += 1;
+            if r.kat_status == "SKIPPED" {
+                skipped.push(ItemFailure {
+                    instance: format!("{}/{}", r.algorithm, r.label),
+                    what: "not built on this system".into(),
+                    detail: r.kat_detail.clone(),
+                });
+            }
             if !["PASS", "SKIPPED"].contains(&r.kat_status.as_str()) {
                 fail(
                     format!("{}/{}", r.algorithm, r.label),
@@ -180,6 +200,7 @@ impl RunSummary {
             failures,
             errors,
             pending,
+            skipped,
             records: plan.display_path(&plan.output_dir),
             run_dir: run_dir.map(|d| plan.display_path(d)).unwrap_or_default(),
             site_index: index.is_file().then(|| plan.display_path(&index)),
@@ -209,6 +230,9 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
                 detail,
             })
         };
+        if is_skipped(r) {
+            continue;
+        }
         match r.get::<KatStage>() {
             Some(k) if !matches!(k.status(), Status::Pass | Status::Skipped) => fail(
                 format!("KAT {}", k.status()),
@@ -255,13 +279,38 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
     out
 }
 
-/// The first compiler `error:` line of a build log, else its first line.
+/// Whether an instance was not built on this system (code for another
+/// architecture, CPU features this host lacks).
+fn is_skipped(r: &crate::engine::Results) -> bool {
+    match (r.get::<KatStage>(), r.get::<BuildStage>()) {
+        (Some(k), _) => k.status() == Status::Skipped,
+        (None, Some(b)) => b.built().is_none() && b.attempts.iter().all(|a| a.skipped.is_some()),
+        _ => false,
+    }
+}
+
+/// Instances this host cannot build, with the reason.
+fn skipped(plan: &Plan, all: &AllResults) -> Vec<ItemFailure> {
+    plan.instances
+        .iter()
+        .filter(|i| is_skipped(all.of(&i.key())))
+        .map(|i| {
+            let r = all.of(&i.key());
+            let why = r
+                .get::<BuildStage>()
+                .and_then(|b| b.attempts.first())
+                .and_then(|a| a.skipped.clone());
+            ItemFailure {
+                instance: i.key(),
+                what: "not built on this host".into(),
+                detail: why,
+            }
+        })
+        .collect()
+}
+
+/// The first compiler `error:` line of a build log with its source line
+/// and caret, else its first line.
 pub fn first_error_line(log: &str) -> String {
-    log.lines()
-        .find(|l| l.contains("error:"))
-        .or_else(|| log.lines().find(|l| l.contains("error")))
-        .or_else(|| log.lines().next())
-        .unwrap_or("")
-        .trim()
-        .to_string()
+    crate::toolchain::diag::detail(log)
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::component::{load_component, Component};
+use super::component::{Component, Components};
 use super::names::{self, NAME_RULE};
 use super::paths::{contained, expand_sources};
 use super::problems::Problems;
@@ -77,14 +77,31 @@ pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> Algori
         let id = r.identity(file, &mut warnings);
         let binding = r.binding();
         r.rules();
+        let mut loaded = Components::default();
         let components: Vec<Option<Component>> = raw
             .value
             .uses
             .iter()
-            .map(|u| load_component(project, raw, u, r.p))
+            .map(|u| loaded.get(project, raw, u, r.p))
+            .collect();
+        // Per implementation: the algorithm's components, then its own.
+        let per_impl: Vec<Vec<Option<Component>>> = raw
+            .value
+            .implementations
+            .iter()
+            .map(|imp| {
+                let mut list = components.clone();
+                for u in &imp.uses {
+                    if raw.value.uses.iter().any(|a| a.get_ref() == u.get_ref()) {
+                        continue;
+                    }
+                    list.push(loaded.get(project, raw, u, r.p));
+                }
+                list
+            })
             .collect();
         let (kat_manifest, kat_reference_dir) = r.kat(&id);
-        instances = r.instances(&id, sel, &binding, &components);
+        instances = r.instances(&id, sel, &binding, &per_impl);
         algorithm = Some(r.algorithm(&id, &instances, kat_manifest, kat_reference_dir));
     }
     AlgorithmCheck {
@@ -147,7 +164,7 @@ impl Resolver<'_> {
         id: &str,
         sel: Selection,
         binding: &Binding,
-        components: &[Option<Component>],
+        components: &[Vec<Option<Component>>],
     ) -> Vec<(Instance, usize)> {
         let a = &self.raw.value;
         let mut labels = BTreeSet::new();
@@ -199,7 +216,7 @@ impl Resolver<'_> {
                     imp,
                     ps,
                     binding,
-                    components,
+                    components: &components[k],
                     records: sel.records,
                 };
                 // Resolved even under a bad name, to report its other problems.
@@ -276,25 +293,13 @@ impl Resolver<'_> {
         sources.sort();
         sources.dedup();
         include_dirs.dedup();
-        let binding = match (x.binding, &x.ps.namespace) {
-            (
-                Binding::Nist {
-                    header,
-                    randombytes,
-                    lengths,
-                    kat_rng,
-                    ..
-                },
-                Some(ns),
-            ) => Binding::Nist {
-                header: header.clone(),
-                namespace: ns.clone(),
-                randombytes: randombytes.clone(),
-                lengths: *lengths,
-                kat_rng: *kat_rng,
-            },
-            (b, _) => b.clone(),
-        };
+        // The most specific namespace wins: set, implementation, [nist].
+        let mut binding = x.binding.clone();
+        if let Binding::Nist { namespace, .. } = &mut binding {
+            if let Some(ns) = x.ps.namespace.as_ref().or(x.imp.namespace.as_ref()) {
+                *namespace = ns.clone();
+            }
+        }
         let a = &raw.value;
         let default_records = match a.api {
             ApiFamily::Nist => 100,

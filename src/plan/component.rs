@@ -15,11 +15,48 @@ use crate::config::{Loaded, Step};
 use crate::error::{ConfigError, Location};
 
 /// A component's contribution to every instance of an algorithm using it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Component {
     pub sources: Vec<PathBuf>,
     pub include_dirs: Vec<PathBuf>,
     pub defines: BTreeMap<String, DefineValue>,
+}
+
+/// The components one algorithm file names (in `uses` and in its
+/// implementations' `uses`), each file read once.
+#[derive(Default)]
+pub(super) struct Components {
+    loaded: BTreeMap<String, Option<Component>>,
+}
+
+impl Components {
+    /// The component `name` names; a reference to a component that is
+    /// missing is reported at every place it is made, the problems of a
+    /// component file once.
+    pub fn get(
+        &mut self,
+        project: &Project,
+        user: &Loaded<RawAlgorithm>,
+        name: &Spanned<String>,
+        p: &mut Problems,
+    ) -> Option<Component> {
+        let n = name.get_ref();
+        if let Some(c) = self.loaded.get(n) {
+            if c.is_none() {
+                let file = project
+                    .algorithms_dir()
+                    .join("components")
+                    .join(format!("{n}.toml"));
+                if !file.is_file() || names::check_name(n).is_err() {
+                    load_component(project, user, name, p);
+                }
+            }
+            return c.clone();
+        }
+        let c = load_component(project, user, name, p);
+        self.loaded.insert(n.clone(), c.clone());
+        c
+    }
 }
 
 /// Loads `algorithms/components/<name>.toml`; `None` (problems recorded)
@@ -54,7 +91,9 @@ pub(super) fn load_component(
     let raw: Loaded<RawComponent> = p.read(&file)?;
     let c = &raw.value;
     let before = p.len();
-    let root = match contained(&alg_root, &dir, c.root.get_ref()) {
+    // A component is a shared tree: anywhere inside the project (e.g. the
+    // `common/` folder beside a public tree's schemes).
+    let root = match contained(&project.root, &dir, c.root.get_ref()) {
         Ok(r) if r.is_dir() => r,
         Ok(r) => {
             let shown = project_rel(project, &r);
@@ -67,7 +106,7 @@ pub(super) fn load_component(
         Err(e) => {
             p.push(
                 raw.error_at(&c.root, e)
-                    .help("keep component sources inside the algorithms directory"),
+                    .help("keep component sources inside the project directory"),
             );
             return None;
         }

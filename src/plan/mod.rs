@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::config::algorithm::{ApiFamily, IssueAction, KatRng, Kind, LengthType};
+pub use crate::config::algorithm::{ApiFamily, InitArgs, IssueAction, KatRng, Kind, LengthType};
 pub use crate::config::campaign::HelperClass;
 pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
 pub use names::{check_campaign_name, check_name};
@@ -250,7 +250,17 @@ pub enum Binding {
         randombytes: String,
         lengths: LengthType,
         kat_rng: KatRng,
+        /// How the submission's own RNG is seeded (`kat_rng` submission only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rng_init: Option<RngInit>,
     },
+}
+
+/// The submission's KAT RNG seeding function and its argument shape.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RngInit {
+    pub symbol: String,
+    pub args: InitArgs,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -57,15 +57,59 @@ impl Resolver<'_> {
                         .help("name the function the code calls for random bytes"),
                     );
                 }
+                let rng_init = self.rng_init(kat_rng);
                 Binding::Nist {
                     header,
                     namespace,
                     randombytes,
                     lengths,
                     kat_rng,
+                    rng_init,
                 }
             }
         }
+    }
+
+    /// `randombytes-init` and its argument shape: a C symbol, and only with
+    /// the submission's own KAT RNG (pqbench's own needs no init symbol).
+    fn rng_init(&mut self, kat_rng: KatRng) -> Option<RngInit> {
+        let raw = self.raw;
+        let n = raw.value.nist.as_ref();
+        let symbol = n.and_then(|n| n.randombytes_init.as_ref());
+        let args = n.and_then(|n| n.randombytes_init_args);
+        if kat_rng == KatRng::Builtin {
+            for (set, key) in [
+                (symbol.is_some(), "randombytes-init"),
+                (args.is_some(), "randombytes-init-args"),
+            ] {
+                if set {
+                    self.p.push(
+                        raw.error_at_key(
+                            &[Step::Key("nist"), Step::Key(key)],
+                            format!("`{key}` applies only to the submission's own KAT RNG"),
+                        )
+                        .help("set kat-rng = \"submission\" or remove the key"),
+                    );
+                }
+            }
+            return None;
+        }
+        let name = symbol.map_or("randombytes_init", |s| s.get_ref().as_str());
+        if !names::is_c_identifier(name) {
+            if let Some(s) = symbol {
+                self.p.push(
+                    raw.error_at(
+                        s,
+                        format!("`randombytes-init` = `{name}` is not a C symbol name"),
+                    )
+                    .help("name the function that seeds the submission's KAT RNG"),
+                );
+            }
+        }
+        Some(RngInit {
+            symbol: name.to_string(),
+            args: args.unwrap_or_default(),
+        })
     }
 
     /// Headers are force-included from the include directories: a plain
@@ -159,6 +203,20 @@ impl Resolver<'_> {
                 }
             }
             self.define_names(&imp.defines, &[Step::Key("implementation"), Step::Index(i)]);
+            if let Some(ns) = &imp.namespace {
+                let at = [
+                    Step::Key("implementation"),
+                    Step::Index(i),
+                    Step::Key("namespace"),
+                ];
+                self.namespace(ns, &at);
+                if a.api != ApiFamily::Nist {
+                    self.p.push(
+                        raw.error_at_key(&at, "`namespace` applies to NIST-API implementations")
+                            .help("remove it, or set api = \"nist\""),
+                    );
+                }
+            }
         }
         for (j, ps) in a.parameter_sets.iter().enumerate() {
             let at = [Step::Key("parameter-set"), Step::Index(j)];

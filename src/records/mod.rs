@@ -31,6 +31,10 @@ pub struct BuildRecord {
     pub kat_records: u32,
     pub defines: Vec<String>,
     pub sources: Vec<String>,
+    /// Where the KAT reference came from: `submitted`, `published`
+    /// (a metadata digest) or `blessed` (pqbench's own earlier output).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kat_reference: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

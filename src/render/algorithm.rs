@@ -7,9 +7,10 @@ use crate::records::operation::OperationRecord;
 
 use super::chart;
 use super::dataset::Dataset;
+use super::kat_text::{attempts_text, kat_sentence, parameter_sets, size_cell, VARIABLE_NOTE};
 use super::model::*;
 use super::rows::{
-    calls_text, environment, flags_text, issues_for, mem_row, op_rows, toml_link, Inst, Notes, DASH,
+    calls_text, environment, issues_for, mem_row, op_rows, toml_link, Inst, Notes, DASH,
 };
 use super::{anchor, crumb, kind_function, Systems};
 
@@ -44,7 +45,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         .iter()
         .map(|i| KatRow {
             label: i.label.into(),
-            flags: flags_text(i.build),
+            flags: attempts_text(i.build),
             status: i.kat_status().into(),
             notes: i.notes.clone(),
         })
@@ -185,6 +186,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     .into_iter()
     .map(String::from)
     .collect();
+    let mut variable = false;
     let size_rows = insts
         .iter()
         .filter_map(|i| {
@@ -197,10 +199,9 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
             let cells = size_columns
                 .iter()
                 .map(|c| {
-                    row.figures
-                        .get(c)
-                        .and_then(|f| f.shown)
-                        .map_or(DASH.to_string(), |v| v.to_string())
+                    let (text, ranged) = size_cell(row.figures.get(c));
+                    variable |= ranged;
+                    text
                 })
                 .collect();
             Some(CellsRow {
@@ -250,9 +251,17 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         },
         Bullet {
             label: "Parameter sets".into(),
-            items: a.labels.iter().cloned().map(Link::text).collect(),
+            items: parameter_sets(a).into_iter().map(Link::text).collect(),
         },
     ];
+    // Instances are parameter sets × implementations: named apart when
+    // they are not the parameter sets themselves.
+    if parameter_sets(a) != a.labels {
+        basic.push(Bullet {
+            label: "Instances (parameter set.implementation)".into(),
+            items: a.labels.iter().cloned().map(Link::text).collect(),
+        });
+    }
     basic.extend(a.links.iter().map(|(k, v)| toml_link(k, v)));
     basic.push(Bullet {
         label: "Measurement method".into(),
@@ -277,6 +286,13 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         basic,
         environment: environment(ds, &cpus),
         kat_manifest: a.kat_manifest.clone(),
+        kat_sentence: {
+            let pairs: Vec<(&str, Option<&crate::records::BuildRecord>)> =
+                insts.iter().map(|i| (i.label, i.build)).collect();
+            let s = kat_sentence(&pairs);
+            (s.lead, s.tail)
+        },
+        size_note: variable.then(|| VARIABLE_NOTE.to_string()),
         kat_rows,
         footnotes: notes
             .0

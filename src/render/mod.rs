@@ -28,6 +28,7 @@ pub mod algorithm;
 pub mod bench;
 pub mod chart;
 pub mod dataset;
+pub mod kat_text;
 pub mod links;
 pub mod model;
 pub mod rows;

@@ -178,6 +178,10 @@ pub struct AlgorithmPage {
     pub basic: Vec<Bullet>,
     pub environment: Vec<Row2>,
     pub kat_manifest: String,
+    /// The KAT sentence before and after "(reference digests in …)".
+    pub kat_sentence: (String, String),
+    /// Said under the sizes table when a cell shows an observed range.
+    pub size_note: Option<String>,
     pub kat_rows: Vec<KatRow>,
     pub footnotes: Vec<Footnote>,
     pub perf_rows: Vec<PerfRow>,

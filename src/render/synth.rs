@@ -325,6 +325,7 @@ impl Synth {
             kat_records: 10,
             defines: Vec::new(),
             sources: Vec::new(),
+            kat_reference: None,
         });
         self.build.instances.last_mut().expect("just pushed")
     }

@@ -11,7 +11,8 @@ use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::fsutil;
 use crate::plan::Instance;
-use crate::toolchain::library::{build_profile, headers, BuildOutput};
+use crate::toolchain::deps;
+use crate::toolchain::library::{build_profile, units, BuildOutput};
 
 pub struct BuildStage;
 
@@ -47,21 +48,34 @@ impl Stage for BuildStage {
     }
 }
 
-/// Everything a build depends on: source and header contents, defines,
-/// every flag profile, the compiler's identity, the support code, target.
+/// Everything a build depends on: every file the compiler reads for any
+/// unit under any flag profile (its own dependency list: sources, headers
+/// at any depth and with any extension, system headers), defines, every
+/// flag profile, the compiler's identity, the support code, target.
+/// pqbench's own support files are covered by the support version.
 pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let mut m = Manifest::new();
-    for s in &inst.sources {
-        m.set(
-            format!("source:{}", s.display),
-            fsutil::sha256_file(&s.path)?,
-        );
+    let support = cx.support_sources()?;
+    let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
+    for profile in &cx.plan.flag_profiles {
+        for unit in units(inst, profile, support) {
+            for (file, sha) in deps::of(&cx.cache, &cx.compiler, &unit)?.files {
+                if file.starts_with(support) {
+                    continue;
+                }
+                let group = if sources.contains(&file.as_path()) {
+                    "source"
+                } else if file.starts_with(&cx.plan.project_root) || file.is_relative() {
+                    "header"
+                } else {
+                    "system-header"
+                };
+                m.set(format!("{group}:{}", cx.plan.display_path(&file)), sha);
+            }
+        }
     }
-    for h in headers(&inst.include_dirs) {
-        m.set(
-            format!("header:{}", cx.plan.display_path(&h)),
-            fsutil::sha256_file(&h)?,
-        );
+    for s in &inst.sources {
+        m.set(format!("source:{}", s.display), deps::hash(&s.path));
     }
     m.set("defines", &inst.defines)
         .set("flags", &cx.plan.flag_profiles)
@@ -81,6 +95,7 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("cpu-features", &inst.cpu_features)
         .set("cmake", &inst.cmake);
     if let Some(spec) = &inst.cmake {
+        // The CMake project compiles what it likes: every file under its root.
         for f in cmake_files(&spec.root) {
             m.set(
                 format!("source:{}", cx.plan.display_path(&f)),
@@ -91,7 +106,7 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     Ok(m)
 }
 
-/// CMakeLists.txt and *.cmake files under a CMake root: part of the build's
+/// Every file under a CMake root (hidden ones aside): part of the build's
 /// inputs when the backend is used.
 fn cmake_files(root: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -99,10 +114,12 @@ fn cmake_files(root: &Path) -> Vec<PathBuf> {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
-            let name = e.file_name().to_string_lossy().into_owned();
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             if p.is_dir() {
                 stack.push(p);
-            } else if name == "CMakeLists.txt" || name.ends_with(".cmake") {
+            } else {
                 out.push(p);
             }
         }

@@ -15,10 +15,12 @@ use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::fsutil;
 use crate::kat::compare::first_difference;
 use crate::kat::manifest::{self as katman, Entry};
+use crate::kat::provenance::{self, Provenance};
 use crate::kat::{KatAttempt, KatOutput, Status};
 use crate::plan::Instance;
 use crate::sandbox::frame;
 use crate::sandbox::{self, Channel, Limits, Outcome};
+use crate::toolchain::diag;
 use crate::toolchain::library::{build_profile, BuildAttempt};
 
 pub struct KatStage;
@@ -54,6 +56,12 @@ impl Stage for KatStage {
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         let refs = reference_entry(&alg.kat_manifest, &inst.label)?;
         m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));
+        if refs.is_some() {
+            m.set(
+                "reference:provenance",
+                reference_provenance(&alg.kat_manifest, &inst.label).map(|p| p.as_str()),
+            );
+        }
         if let (Some(e), Some(dir)) = (&refs, &alg.kat_reference_dir) {
             let f = dir.join(&e.label).join(&e.file);
             m.set("reference:file", fsutil::sha256_file(&f).ok());
@@ -100,6 +108,12 @@ impl Stage for KatStage {
     }
 }
 
+/// Where `label`'s reference line came from (`kat::provenance`).
+fn reference_provenance(manifest: &Path, label: &str) -> Option<Provenance> {
+    let text = std::fs::read_to_string(manifest).ok()?;
+    provenance::of_labels(&text).get(label).copied()
+}
+
 fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
     if !manifest.is_file() {
         return Ok(None);
@@ -129,6 +143,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         log_sha256: String::new(),
         output_sha256: None,
         generator: Vec::new(),
+        reference: None,
     };
     if let Some(why) = &built.skipped {
         attempt.status = Status::Skipped;
@@ -137,7 +152,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         return finish(cx, inst, attempt, log);
     }
     let Some(lib_sha) = &built.library_sha256 else {
-        attempt.detail = Some(first_line(&built.log));
+        attempt.detail = Some(diag::detail(&built.log));
         log.kv("build", "failed");
         log.raw(&built.log);
         return finish(cx, inst, attempt, log);
@@ -313,9 +328,14 @@ fn compare_with_references(
         return Ok(());
     };
     log.kv("manifest", &entry.line);
+    let provenance = reference_provenance(&alg.kat_manifest, &inst.label);
+    attempt.reference = provenance.map(|p| p.as_str().to_string());
+    if let Some(p) = provenance {
+        log.kv("reference", p.as_str());
+    }
     let wanted = entry.records.unwrap_or(inst.kat_records as usize);
     let digest = katman::digest(generated, entry.mode, entry.records);
-    log.kv("digest", &format!("{} {}", digest, entry.mode.as_str()));
+    log.kv("digest", &format!("{} {}", digest, entry.mode_text()));
     let enough = katman::count_records(generated) >= wanted.min(inst.kat_records as usize);
     attempt.status = if digest == entry.sha256 && enough {
         Status::Pass
@@ -336,11 +356,28 @@ fn compare_with_references(
             }
         }
     }
-    if attempt.status == Status::Mismatch && attempt.detail.is_none() {
-        attempt.detail = Some(format!(
-            "digest {} differs from the manifest",
-            &digest[..16]
-        ));
+    if attempt.status == Status::Mismatch {
+        // Both digests in full, with the mode they were taken in: a prefix
+        // of each could be equal.
+        let digests = if digest == entry.sha256 {
+            format!(
+                "digest {digest} ({}) matches, but only {} of {wanted} records were generated",
+                entry.mode_text(),
+                katman::count_records(generated)
+            )
+        } else {
+            format!(
+                "generated digest {digest} differs from the manifest's {} ({} {}/{})",
+                entry.sha256,
+                entry.mode_text(),
+                entry.label,
+                entry.file
+            )
+        };
+        attempt.detail = Some(match attempt.detail.take() {
+            Some(first) => format!("{first}; {digests}"),
+            None => digests,
+        });
     }
     Ok(())
 }
@@ -360,15 +397,6 @@ fn finish(
     ));
     attempt.log_sha256 = cx.cache.put_blob(log.text.as_bytes())?;
     Ok(attempt)
-}
-
-fn first_line(s: &str) -> String {
-    s.lines()
-        .find(|l| l.contains("error"))
-        .or_else(|| s.lines().next())
-        .unwrap_or("")
-        .trim()
-        .to_string()
 }
 
 /// The KAT log: `key = value` lines, ending with `RESULT <id> <label> <STATUS>`.

@@ -65,7 +65,7 @@ impl Stage for SizesStage {
                 ("shared secret", "api_ss_bytes", "max_ss_len", "ss"),
             ],
         };
-        Ok(combine(
+        let mut out = combine(
             rows.iter().map(|(name, api_key, kat_key, time_key)| {
                 let observed = [kat.figure(kat_key), observed_in_time(time_key)]
                     .into_iter()
@@ -85,7 +85,27 @@ impl Stage for SizesStage {
                 )
             }),
             catalog.as_ref().map(|c| c.basis.clone()),
-        ))
+        );
+        // Variable-length outputs: the shortest length seen too (the KAT
+        // generator's, and any shorter one a timing run returned).
+        for (name, key, time_key) in [
+            ("signature", "min_sig_len", "sig"),
+            ("ciphertext", "min_ct_len", "ct"),
+        ] {
+            if let (Some(f), Some(min)) = (out.figures.get_mut(name), kat.figure(key)) {
+                // Each timing run reports the longest length it saw (0:
+                // none), itself an observed length.
+                let in_time = time.and_then(|t| {
+                    t.ops
+                        .iter()
+                        .filter_map(|o| o.lengths.get(time_key).copied())
+                        .filter(|&l| l > 0)
+                        .min()
+                });
+                f.observed_min = Some(in_time.map_or(min, |t| t.min(min)));
+            }
+        }
+        Ok(out)
     }
 }
 

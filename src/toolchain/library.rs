@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::deps::{self, Unit};
 use super::Compiler;
 use crate::cache::Cache;
 use crate::fsutil;
@@ -79,18 +80,48 @@ impl BuildOutput {
     }
 }
 
-/// Header files of the include dirs (one level): any may be included, so
-/// any change to one invalidates the build.
-pub fn headers(dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = dirs
+/// The compilation units of `inst` built with `profile`: its sources
+/// (those its CMake project does not build), the API adapter and, with
+/// pqbench's own KAT RNG, the AES-256 CTR_DRBG. `support_dir` holds the
+/// support sources (`Support::sources`).
+pub fn units(inst: &Instance, profile: &FlagProfile, support_dir: &Path) -> Vec<Unit> {
+    let args = compile_args(inst, profile);
+    let mut units: Vec<Unit> = inst
+        .sources
         .iter()
-        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten())
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_file() && p.extension().is_some_and(|x| x == "h" || x == "inc"))
+        .filter(|s| {
+            inst.cmake
+                .as_ref()
+                .is_none_or(|c| !s.path.starts_with(&c.root))
+        })
+        .map(|s| Unit {
+            source: s.path.clone(),
+            args: args.clone(),
+            submission: true,
+        })
         .collect();
-    out.sort();
-    out.dedup();
-    out
+    units.push(Unit {
+        source: support_dir.join(adapter_file(inst.api)),
+        args: adapter_args(support_dir, inst, &args),
+        submission: false,
+    });
+    if let Binding::Nist {
+        kat_rng: KatRng::Builtin,
+        ..
+    } = inst.binding
+    {
+        // The AES-256 CTR_DRBG behind the renamed randombytes.
+        let mut own = profile.cflags.clone();
+        own.push(format!("-I{}", support_dir.display()));
+        for f in ["aes256.c", "ctr_drbg.c"] {
+            units.push(Unit {
+                source: support_dir.join(f),
+                args: own.clone(),
+                submission: false,
+            });
+        }
+    }
+    units
 }
 
 /// Builds `inst` with `profile`; a compile error is a failed attempt, not
@@ -116,71 +147,31 @@ pub fn build_profile(
         a.skipped = Some(why);
         return Ok(a);
     }
-    let args = compile_args(inst, profile);
-    let header_digest = {
-        let mut all = String::new();
-        for h in headers(&inst.include_dirs) {
-            all.push_str(&fsutil::sha256_file(&h)?);
-        }
-        fsutil::sha256_hex(all.as_bytes())
-    };
     let mut objects = Vec::new();
-    let mut units: Vec<(PathBuf, Vec<String>, bool)> = Vec::new();
-    match &inst.cmake {
-        Some(spec) => {
-            match super::cmake::build_target(env, inst, spec, profile) {
-                Ok(objs) => objects = objs,
-                Err(e) => return Ok(failed(format!("{e:#}"))),
-            }
-            // Shared components are not part of the submission's CMake project.
-            units.extend(
-                inst.sources
-                    .iter()
-                    .filter(|s| !s.path.starts_with(&spec.root))
-                    .map(|s| (s.path.clone(), args.clone(), true)),
-            );
-        }
-        None => units.extend(
-            inst.sources
-                .iter()
-                .map(|s| (s.path.clone(), args.clone(), true)),
-        ),
-    }
-    units.push((
-        env.support.file(adapter_file(inst.api)),
-        adapter_args(env, inst, &args),
-        false,
-    ));
-    if let Binding::Nist {
-        kat_rng: KatRng::Builtin,
-        ..
-    } = inst.binding
-    {
-        // The AES-256 CTR_DRBG behind the renamed randombytes.
-        let mut own = profile.cflags.clone();
-        own.push(format!("-I{}", env.support.dir.display()));
-        for f in ["aes256.c", "ctr_drbg.c"] {
-            units.push((env.support.file(f), own.clone(), false));
+    if let Some(spec) = &inst.cmake {
+        match super::cmake::build_target(env, inst, spec, profile) {
+            Ok(objs) => objects = objs,
+            Err(e) => return Ok(failed(format!("{e:#}"))),
         }
     }
-    let results: Vec<Result<(String, String)>> = units
-        .par_iter()
-        .map(|(src, a, _)| compile_cached(env, src, a, &header_digest))
-        .collect();
+    let units = units(inst, profile, &env.support.dir);
+    let results: Vec<Result<(String, String)>> =
+        units.par_iter().map(|u| compile_cached(env, u)).collect();
     let mut log = String::new();
-    for (r, (src, _, submission)) in results.into_iter().zip(&units) {
+    for (r, u) in results.into_iter().zip(&units) {
         match r {
             Ok((key, warnings)) => {
                 objects.push(ObjectRef {
-                    source: if *submission {
-                        env.display_path(src)
+                    source: if u.submission {
+                        env.display_path(&u.source)
                     } else {
-                        src.file_name()
+                        u.source
+                            .file_name()
                             .map(|n| n.to_string_lossy().into_owned())
                             .unwrap_or_default()
                     },
                     key,
-                    submission: *submission,
+                    submission: u.submission,
                 });
                 log.push_str(&warnings);
             }
@@ -252,9 +243,9 @@ fn adapter_file(api: ApiFamily) -> &'static str {
     }
 }
 
-fn adapter_args(env: &BuildEnv, inst: &Instance, base: &[String]) -> Vec<String> {
+fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<String> {
     let mut a = base.to_vec();
-    a.push(format!("-I{}", env.support.dir.display()));
+    a.push(format!("-I{}", support_dir.display()));
     a.push(match inst.kind {
         Kind::Sign => "-DPQB_KIND_IS_SIGN".into(),
         Kind::Kem => "-DPQB_KIND_IS_KEM".into(),
@@ -272,6 +263,7 @@ fn adapter_args(env: &BuildEnv, inst: &Instance, base: &[String]) -> Vec<String>
             randombytes,
             lengths,
             kat_rng,
+            rng_init,
         } => {
             a.extend(["-include".into(), header.clone()]);
             a.push(format!("-DPQB_NS={namespace}"));
@@ -281,6 +273,13 @@ fn adapter_args(env: &BuildEnv, inst: &Instance, base: &[String]) -> Vec<String>
             }
             if *kat_rng == KatRng::Submission {
                 a.push("-DPQB_SUBMISSION_RNG".into());
+                if let Some(init) = rng_init {
+                    a.push(format!("-DPQB_RANDOMBYTES_INIT={}", init.symbol));
+                    a.push(format!(
+                        "-DPQB_INIT_ARGS_{}",
+                        init.args.as_str().to_ascii_uppercase().replace('-', "_")
+                    ));
+                }
             }
             // The adapter is ours: hold it to no submission's warning level.
             a.push("-Wno-pedantic".into());
@@ -290,21 +289,18 @@ fn adapter_args(env: &BuildEnv, inst: &Instance, base: &[String]) -> Vec<String>
 }
 
 /// Compiles one unit unless an object for exactly these inputs exists;
-/// returns the object's cache key and the compiler's warnings.
-fn compile_cached(
-    env: &BuildEnv,
-    src: &Path,
-    args: &[String],
-    headers: &str,
-) -> Result<(String, String)> {
+/// returns the object's cache key and the compiler's warnings. The key
+/// covers every file the compiler lists for the unit, and compiling
+/// records that list again (`-MD`).
+pub fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
+    let deps = deps::of(env.cache, env.compiler, unit)?;
     let key = fsutil::sha256_hex(
         format!(
-            "{}|{}|{}|{}|{}",
+            "{}|{}|{}|{}",
             env.compiler.binary_sha256,
             env.compiler.version,
-            args.join("\u{1f}"),
-            fsutil::sha256_file(src)?,
-            headers
+            unit.args.join("\u{1f}"),
+            deps.digest()
         )
         .as_bytes(),
     );
@@ -314,7 +310,11 @@ fn compile_cached(
     }
     let scratch = env.cache.scratch()?;
     let tmp = scratch.path().join("unit.o");
-    let log = env.compiler.compile(src, &tmp, args)?;
+    let depfile = scratch.path().join("unit.d");
+    let mut args = unit.args.clone();
+    args.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
+    let log = env.compiler.compile(&unit.source, &tmp, &args)?;
+    deps::compiled(env.cache, env.compiler, unit, &depfile)?;
     std::fs::create_dir_all(obj.parent().expect("object dir"))?;
     std::fs::rename(&tmp, &obj).context("storing object")?;
     Ok((key, log))

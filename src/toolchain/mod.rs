@@ -3,6 +3,8 @@
 //! instance's shared library with it, `cmake` is the opt-in CMake backend.
 
 pub mod cmake;
+pub mod deps;
+pub mod diag;
 pub mod library;
 
 pub use library::BuildEnv;
@@ -107,28 +109,45 @@ impl Compiler {
     /// Runs the compiler confined as a toolchain: it may read anywhere but
     /// write only in the directory of `output` (its temporary files too).
     fn run(&self, args: &[String], what: &str, subject: &Path, output: &Path) -> Result<String> {
+        let (outcome, log) = self
+            .run_outcome(args, output)
+            .with_context(|| format!("{what} {}", subject.display()))?;
+        // The excerpt keeps the first `error:` line and its context, which
+        // a plain tail of a long log (notes, macro expansions) cuts off.
+        match outcome {
+            Outcome::Exited(0) => Ok(log),
+            Outcome::Exited(code) => bail!(
+                "{what} {} failed (exit {code}):\n{}",
+                subject.display(),
+                diag::excerpt(&log)
+            ),
+            other => bail!(
+                "{what} {} failed: {other}:\n{}",
+                subject.display(),
+                diag::excerpt(&log)
+            ),
+        }
+    }
+
+    /// Runs the compiler as `run` does and returns how it ended with its
+    /// diagnostics, whatever the exit status.
+    pub fn run_outcome(&self, args: &[String], output: &Path) -> Result<(Outcome, String)> {
         let out_dir = output
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir]);
+        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir.clone()]);
         spec.timeout = Duration::from_secs(600);
-        let out = sandbox::run(&spec).with_context(|| format!("{what} {}", subject.display()))?;
-        let log = String::from_utf8_lossy(&out.stderr).into_owned();
-        match out.outcome {
-            Outcome::Exited(0) => Ok(log),
-            Outcome::Exited(code) => bail!(
-                "{what} {} failed (exit {code}):\n{}",
-                subject.display(),
-                tail(&log, 40)
-            ),
-            other => bail!(
-                "{what} {} failed: {other}:\n{}",
-                subject.display(),
-                tail(&log, 40)
-            ),
-        }
+        // gcc looks for `-include` files in its working directory first:
+        // run it where only its own output is, never where pqbench was
+        // started (a stray api.h there would be force-included).
+        spec.cwd = Some(out_dir);
+        let out = sandbox::run(&spec)?;
+        Ok((
+            out.outcome,
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ))
     }
 }
 

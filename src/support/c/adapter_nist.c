@@ -10,14 +10,28 @@
  *   -DPQB_RANDOMBYTES=<symbol>   the name the submission calls for randomness
  *   [-DPQB_LEN_SIZE_T]           the API's length pointers are size_t *
  *                                (default unsigned long long *)
- *   [-DPQB_SUBMISSION_RNG]       the submission brings its own NIST rng.c:
- *                                no randomness function is defined here and
- *                                seed() calls its randombytes_init()
- *                                (another name: -DPQB_RANDOMBYTES_INIT=<symbol>)
+ *   [-DPQB_SUBMISSION_RNG]       the submission brings its own KAT RNG: no
+ *                                randomness function is defined here; seed()
+ *                                calls its init function
+ *                                (-DPQB_RANDOMBYTES_INIT=<symbol>, default
+ *                                randombytes_init) with the argument shape
+ *                                -DPQB_INIT_ARGS_CLASSIC (entropy, NULL, 256,
+ *                                the default), _ENTROPY (entropy),
+ *                                _ENTROPY_LENGTH (entropy, 48) or
+ *                                _ENTROPY_PERSONALIZATION (entropy, NULL);
+ *                                the entry table's drng_* functions give the
+ *                                KAT runner that same RNG for the master
+ *                                stream (seeds and messages), as the classic
+ *                                PQCgenKAT draws them
  *   -I <this directory>
  *
  * Exported: pqb_entry_table() and, without PQB_SUBMISSION_RNG, the
  * randomness function. Everything else is static or hidden.
+ *
+ * With PQB_SUBMISSION_RNG the submission's RNG is one global state: the
+ * runner draws the whole master stream from it before the first record
+ * re-seeds it, exactly as the classic generator writes its .req file
+ * first.
  *
  * Lengths: the NIST API has fixed sizes, so keygen/enc/dec report the
  * CRYPTO_* figures and sign reports the smlen the submission returned; the
@@ -78,13 +92,33 @@ typedef unsigned long long pqb_nist_len;
 #define PQB_RANDOMBYTES_INIT randombytes_init
 #endif
 
-/* The submission's NIST rng.c. Declared under a private C name bound to the
- * real symbol, so that a declaration in the included headers (whatever its
- * exact types) cannot conflict with this one. */
-extern void pqb_nist_submission_randombytes_init(unsigned char *entropy_input,
-                                                 unsigned char *personalization_string,
-                                                 int security_strength)
+/* The submission's KAT RNG. Declared under private C names bound to the
+ * real symbols, so that a declaration in the included headers (whatever
+ * its exact types) cannot conflict with these. The return values of init
+ * and randombytes are never read: callers declared void or int alike. */
+#if defined(PQB_INIT_ARGS_ENTROPY)
+extern void pqb_nist_submission_init(unsigned char *entropy_input)
     __asm__(PQB_ASM_NAME(PQB_RANDOMBYTES_INIT));
+#define PQB_NIST_INIT(e) pqb_nist_submission_init(e)
+#elif defined(PQB_INIT_ARGS_ENTROPY_LENGTH)
+extern void pqb_nist_submission_init(unsigned char *entropy_input, size_t entropy_len)
+    __asm__(PQB_ASM_NAME(PQB_RANDOMBYTES_INIT));
+#define PQB_NIST_INIT(e) pqb_nist_submission_init(e, 48)
+#elif defined(PQB_INIT_ARGS_ENTROPY_PERSONALIZATION)
+extern void pqb_nist_submission_init(unsigned char *entropy_input,
+                                     unsigned char *personalization_string)
+    __asm__(PQB_ASM_NAME(PQB_RANDOMBYTES_INIT));
+#define PQB_NIST_INIT(e) pqb_nist_submission_init(e, NULL)
+#else
+extern void pqb_nist_submission_init(unsigned char *entropy_input,
+                                     unsigned char *personalization_string,
+                                     int security_strength)
+    __asm__(PQB_ASM_NAME(PQB_RANDOMBYTES_INIT));
+#define PQB_NIST_INIT(e) pqb_nist_submission_init(e, NULL, 256)
+#endif
+
+extern void pqb_nist_submission_randombytes(unsigned char *x, unsigned long long xlen)
+    __asm__(PQB_ASM_NAME(PQB_RANDOMBYTES));
 
 static int pqb_nist_seed(const unsigned char *seed, size_t seed_len)
 {
@@ -92,8 +126,29 @@ static int pqb_nist_seed(const unsigned char *seed, size_t seed_len)
     if (seed_len != 48)
         return -1;
     memcpy(entropy, seed, 48);
-    pqb_nist_submission_randombytes_init(entropy, NULL, 256);
+    PQB_NIST_INIT(entropy);
     return 0;
+}
+
+/* The master stream: the same global RNG, seeded the classic way. The
+ * context is a token; there is only the one state. */
+static int pqb_nist_master_token;
+
+static void *pqb_nist_master_new(const unsigned char *seed, size_t seed_len)
+{
+    return pqb_nist_seed(seed, seed_len) == 0 ? (void *)&pqb_nist_master_token : NULL;
+}
+
+static int pqb_nist_master_draw(void *ctx, unsigned char *out, size_t out_len)
+{
+    (void)ctx;
+    pqb_nist_submission_randombytes(out, (unsigned long long)out_len);
+    return 0;
+}
+
+static void pqb_nist_master_free(void *ctx)
+{
+    (void)ctx;
 }
 
 #else /* built-in randomness */
@@ -235,9 +290,15 @@ const pqb_entry *pqb_entry_table(void)
         e->sk_bytes = (size_t)NS(CRYPTO_SECRETKEYBYTES);
         e->seed = pqb_nist_seed;
         e->keygen = pqb_nist_keygen;
+#ifdef PQB_SUBMISSION_RNG
+        e->drng_new = pqb_nist_master_new;
+        e->drng_draw = pqb_nist_master_draw;
+        e->drng_free = pqb_nist_master_free;
+#else
         e->drng_new = NULL;
         e->drng_draw = NULL;
         e->drng_free = NULL;
+#endif
 #ifdef PQB_KIND_IS_SIGN
         e->kind = PQB_KIND_SIGN;
         e->sig_bytes = (size_t)NS(CRYPTO_BYTES);

@@ -222,6 +222,8 @@ typedef struct {
     gbuf *live[MAX_LIVE]; /* buffers checked after every call */
     int nlive;
     size_t max_pk, max_sk, max_sig, max_ct, max_ss;
+    /* Shortest signature and ciphertext (variable-length outputs). */
+    size_t min_sig, min_ct;
     unsigned long sign_retries;
     unsigned long records_written;
 } run_state;
@@ -289,6 +291,12 @@ static size_t check_len(run_state *r, const char *call, const char *what, size_t
 static void note_max(size_t *m, size_t v)
 {
     if (v > *m)
+        *m = v;
+}
+
+static void note_min(size_t *m, size_t v)
+{
+    if (v < *m)
         *m = v;
 }
 
@@ -442,10 +450,13 @@ static void sign_record(run_state *r, int nist, const unsigned char *seed, size_
 
     if (sign_with_retries(r, &sig, &sig_len, &msg, &sk, sk_len) != 0)
         goto out;
-    if (e->sig_attached)
+    if (e->sig_attached) {
         note_max(&r->max_sig, sig_len >= mlen ? sig_len - mlen : 0);
-    else
+        note_min(&r->min_sig, sig_len >= mlen ? sig_len - mlen : 0);
+    } else {
         note_max(&r->max_sig, sig_len);
+        note_min(&r->min_sig, sig_len);
+    }
     kat_num(f, nist ? "smlen" : "Sn_Len", sig_len);
     sig_len = check_len(r, "sign", e->sig_attached ? "sm" : "signature", sig_len, sig.cap);
     kat_hex(f, nist ? "sm" : "Sn", gdata(&sig), sig_len);
@@ -508,6 +519,7 @@ static void kem_record(run_state *r, int nist, const unsigned char *seed, size_t
         goto out;
     }
     note_max(&r->max_ct, ct_len);
+    note_min(&r->min_ct, ct_len);
     note_max(&r->max_ss, ss_len);
     if (nist) {
         ct_len = check_len(r, "enc", "ct", ct_len, ct.cap);
@@ -555,6 +567,78 @@ static void master_init(pqb_ctr_drbg *d)
     for (i = 0; i < 48; i++)
         entropy[i] = (unsigned char)i;
     pqb_ctr_drbg_init(d, entropy, NULL);
+}
+
+/* Most bytes the master stream of the submission's own RNG may take in
+ * memory (seeds and messages of every record, drawn before the first). */
+#define MAX_MASTER_BYTES (512UL * 1024 * 1024)
+
+/*
+ * NIST PQCgenKAT with the submission's own KAT RNG (the library's drng_*
+ * functions): the classic generator seeds that RNG with entropy 0x00..0x2f,
+ * draws every count's seed (and, for signatures, right after it the
+ * message) into its .req file, and only then runs the counts, re-seeding
+ * the same RNG with each seed. One global state serves both, so the whole
+ * master stream is drawn first here too.
+ */
+static void run_nist_submission_rng(run_state *r, unsigned long records)
+{
+    const pqb_entry *e = r->e;
+    int sign = e->kind == PQB_KIND_SIGN;
+    unsigned char entropy[NIST_SEED_BYTES];
+    unsigned char *stream = NULL;
+    size_t total = 0, at = 0, i;
+    void *master;
+    char name[1024];
+
+    /* Seeds, plus messages of 33 x (count + 1) bytes for signatures. */
+    for (i = 0; i < records; i++) {
+        total += NIST_SEED_BYTES + (sign ? 33 * (i + 1) : 0);
+        if (total > MAX_MASTER_BYTES) {
+            fail(r, ST_CRYPTOFAIL,
+                 "the master stream of %lu records exceeds %lu bytes: check fewer records",
+                 records, MAX_MASTER_BYTES);
+            return;
+        }
+    }
+    one_line(name, sizeof name, e->algname);
+    sink_printf(&r->kat, "# %s\n\n", name);
+    if (records == 0)
+        return;
+    stream = (unsigned char *)malloc(total);
+    if (stream == NULL) {
+        fail(r, ST_CRYPTOFAIL, "cannot allocate the %zu-byte master stream", total);
+        return;
+    }
+    for (i = 0; i < NIST_SEED_BYTES; i++)
+        entropy[i] = (unsigned char)i;
+    master = e->drng_new(entropy, sizeof entropy);
+    if (master == NULL) {
+        fail(r, ST_CRYPTOFAIL, "seeding the submission's KAT RNG failed");
+        free(stream);
+        return;
+    }
+    for (i = 0; i < records; i++) {
+        size_t mlen = sign ? 33 * (i + 1) : 0;
+        if (e->drng_draw(master, stream + at, NIST_SEED_BYTES) != 0 ||
+            (mlen > 0 && e->drng_draw(master, stream + at + NIST_SEED_BYTES, mlen) != 0)) {
+            fail(r, ST_CRYPTOFAIL, "drawing the master stream of record %lu failed",
+                 (unsigned long)i);
+            break;
+        }
+        at += NIST_SEED_BYTES + mlen;
+    }
+    e->drng_free(master);
+    at = 0;
+    for (r->record = 0; r->status == ST_PASS && r->record < records; r->record++) {
+        size_t mlen = sign ? 33 * (size_t)(r->record + 1) : 0;
+        if (sign)
+            sign_record(r, 1, stream + at, NIST_SEED_BYTES, stream + at + NIST_SEED_BYTES, mlen);
+        else
+            kem_record(r, 1, stream + at, NIST_SEED_BYTES);
+        at += NIST_SEED_BYTES + mlen;
+    }
+    free(stream);
 }
 
 /*
@@ -840,8 +924,12 @@ int main(int argc, char **argv)
     memset(&r, 0, sizeof r);
     r.e = e;
     r.status = ST_PASS;
+    r.min_sig = (size_t)-1;
+    r.min_ct = (size_t)-1;
     sink_init(&r.kat, kat);
-    if (nist)
+    if (nist && e->drng_new != NULL)
+        run_nist_submission_rng(&r, records);
+    else if (nist)
         run_nist(&r, records);
     else
         run_ngcc(&r, records);
@@ -866,9 +954,13 @@ int main(int argc, char **argv)
     out_size("max_sk_len", r.max_sk);
     if (e->kind == PQB_KIND_SIGN) {
         out_size("max_sig_len", r.max_sig);
+        if (r.min_sig != (size_t)-1)
+            out_size("min_sig_len", r.min_sig);
         out_size("sign_retries", r.sign_retries);
     } else {
         out_size("max_ct_len", r.max_ct);
+        if (r.min_ct != (size_t)-1)
+            out_size("min_ct_len", r.min_ct);
         out_size("max_ss_len", r.max_ss);
     }
     out_size("kat_bytes", (size_t)r.kat.bytes);

@@ -64,7 +64,10 @@ typedef struct pqb_entry {
 
     /* A fresh DRNG of the library's own algorithm, independent of the
      * global one: the NGCC KAT draws record seeds and messages from two of
-     * these. NULL for NIST (its KAT uses the AES-256 CTR_DRBG). */
+     * these. NIST with pqbench's RNG: NULL (its KAT uses the AES-256
+     * CTR_DRBG). NIST with the submission's own KAT RNG: that one global
+     * RNG, seeded as the classic generator seeds it (so the runner draws
+     * the whole master stream before the first record re-seeds it). */
     void *(*drng_new)(const unsigned char *seed, size_t seed_len);
     int (*drng_draw)(void *ctx, unsigned char *out, size_t out_len);
     void (*drng_free)(void *ctx);

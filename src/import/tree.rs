@@ -1,0 +1,496 @@
+//! Public trees of NIST-API code, laid out as DESIGN "Public code as it is
+//! shipped" describes: `crypto_kem/<scheme>/<impl>/` and
+//! `crypto_sign/<scheme>/<impl>/` beside a shared `common/`, a `META.yml`
+//! per scheme. One TOML per scheme: an `[[implementation]]` per
+//! implementation with its own namespace (from its sources), CPU features
+//! (from META.yml) and the `common/` components it includes; the
+//! randomness call's link symbol from the renaming header; `nistkat-rng`
+//! as the submission's own KAT RNG; one `exact:1` manifest line per
+//! implementation from `nistkat-sha256` (the published digest holds for
+//! each). An implementation for another architecture is drafted commented
+//! out, with the reason.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::emit::{self, Draft, ImplDraft, SetDraft};
+use super::folder::Folder;
+use super::params::SetGuess;
+use super::submission::{detect_api, sanitize, subdirs};
+use super::tree_common::{find_kat_rng, Common};
+use super::yaml::{self, MetaImpl, Scheme};
+use crate::bless::reference_name;
+use crate::config::algorithm::{ApiFamily, Kind};
+use crate::error::{ConfigError, Error};
+use crate::kat::provenance::Provenance;
+
+const KINDS: [&str; 2] = ["crypto_kem", "crypto_sign"];
+
+/// A tree (its root) and the scheme folders to import from it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Layout {
+    pub root: PathBuf,
+    pub schemes: Vec<PathBuf>,
+}
+
+/// Whether `path` is a public tree (its root or `crypto_kem/`,
+/// `crypto_sign/`), a scheme folder in one (with `META.yml` and
+/// implementation folders), or that scheme's `META.yml`.
+pub fn detect(path: &Path) -> Option<Layout> {
+    let dir = if path.is_file() && path.file_name().is_some_and(|n| n == "META.yml") {
+        path.parent()?.to_path_buf()
+    } else {
+        path.to_path_buf()
+    };
+    if !dir.is_dir() {
+        return None;
+    }
+    if is_scheme(&dir) {
+        let parent = dir.parent()?;
+        let in_tree = parent
+            .file_name()
+            .is_some_and(|n| KINDS.contains(&n.to_string_lossy().as_ref()));
+        let root = if in_tree {
+            parent.parent()?.to_path_buf()
+        } else {
+            parent.to_path_buf()
+        };
+        return Some(Layout {
+            root,
+            schemes: vec![dir],
+        });
+    }
+    if path.is_file() {
+        return None;
+    }
+    let name = dir.file_name()?.to_string_lossy().into_owned();
+    let (root, kinds): (PathBuf, Vec<PathBuf>) = if KINDS.contains(&name.as_str()) {
+        (dir.parent()?.to_path_buf(), vec![dir.clone()])
+    } else {
+        let kinds: Vec<PathBuf> = KINDS
+            .iter()
+            .map(|k| dir.join(k))
+            .filter(|d| d.is_dir())
+            .collect();
+        (dir.clone(), kinds)
+    };
+    let schemes: Vec<PathBuf> = kinds
+        .iter()
+        .flat_map(|k| subdirs(k).into_iter().map(|(_, p)| p))
+        .filter(|p| is_scheme(p))
+        .collect();
+    (!schemes.is_empty()).then_some(Layout { root, schemes })
+}
+
+/// A folder with `META.yml` and at least one implementation folder.
+fn is_scheme(dir: &Path) -> bool {
+    dir.join("META.yml").is_file() && subdirs(dir).iter().any(|(_, p)| super::folder::has_c(p, 0))
+}
+
+/// What importing one scheme produces.
+pub struct SchemeImport {
+    pub draft: Draft,
+    /// Manifest lines keyed by label, provenance comment first (key "").
+    pub manifest: Vec<(String, String)>,
+    /// `algorithms/components/<name>.toml` → text.
+    pub components: BTreeMap<String, String>,
+    pub notes: Vec<String>,
+}
+
+/// Where the tree is, as the drafted files name it.
+pub struct TreeCx<'a> {
+    pub layout: &'a Layout,
+    /// The tree root relative to `algorithms/` (roots are written under it).
+    pub base: String,
+    /// The tree's name, the prefix of its component names.
+    pub name: String,
+    pub common: Option<Common>,
+    /// How the source was given, for comments.
+    pub shown: String,
+    /// The architecture of this host (`std::env::consts::ARCH`).
+    pub arch: &'static str,
+}
+
+impl TreeCx<'_> {
+    fn rel(&self, p: &Path) -> String {
+        let r = p
+            .strip_prefix(&self.layout.root)
+            .unwrap_or(p)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if r.is_empty() {
+            self.base.clone()
+        } else {
+            format!("{}/{r}", self.base)
+        }
+    }
+
+    fn component(&self, stem: &str) -> String {
+        sanitize(&format!("{}-{stem}", self.name)).to_ascii_lowercase()
+    }
+}
+
+pub fn tree_cx<'a>(layout: &'a Layout, alg_dir: &Path, shown: String) -> TreeCx<'a> {
+    let name = layout
+        .root
+        .file_name()
+        .map(|n| sanitize(&n.to_string_lossy()).to_ascii_lowercase())
+        .unwrap_or_else(|| "tree".into());
+    let base = match layout.root.strip_prefix(alg_dir) {
+        Ok(r) => r.to_string_lossy().replace('\\', "/"),
+        Err(_) => name.clone(),
+    };
+    let common = Some(layout.root.join("common"))
+        .filter(|c| c.is_dir())
+        .map(|c| Common::scan(&c));
+    TreeCx {
+        layout,
+        base,
+        name,
+        common,
+        shown,
+        arch: std::env::consts::ARCH,
+    }
+}
+
+/// An implementation folder with what META.yml says about it.
+struct Found {
+    name: String,
+    dir: PathBuf,
+    folder: Folder,
+    meta: Option<MetaImpl>,
+}
+
+pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> {
+    let meta = yaml::read(&dir.join("META.yml"))?;
+    let s: &Scheme = &meta.schemes[0];
+    let mut notes = Vec::new();
+    let mut found: Vec<Found> = Vec::new();
+    for (name, path) in subdirs(dir) {
+        if !super::folder::has_c(&path, 0) {
+            continue;
+        }
+        let m = s
+            .implementations
+            .iter()
+            .find(|i| sanitize(&i.name) == sanitize(&name))
+            .cloned();
+        if m.is_none() && !s.implementations.is_empty() {
+            // Not an implementation META.yml lists (a KAT generator's
+            // folder, tools).
+            continue;
+        }
+        found.push(Found {
+            name: sanitize(&name),
+            folder: Folder::scan(&path),
+            dir: path,
+            meta: m,
+        });
+    }
+    for i in &s.implementations {
+        if !found.iter().any(|f| f.name == sanitize(&i.name)) {
+            notes.push(format!(
+                "{}: META.yml lists implementation `{}`, which has no folder here",
+                s.name, i.name
+            ));
+        }
+    }
+    // Portable code first: its instances carry the bare label.
+    let order = |f: &Found| {
+        let m = f.meta.as_ref();
+        (
+            !m.is_none_or(|m| m.runs_on(cx.arch)),
+            m.is_some_and(|m| !m.cpu_features.is_empty()),
+        )
+    };
+    found.sort_by_key(|f| order(f));
+    let Some(first) = found.first() else {
+        return Err(
+            ConfigError::new(format!("no implementation folder in {}", dir.display())).into(),
+        );
+    };
+    let api = detect_api(&first.folder, Some(ApiFamily::Nist));
+    let kind = s.kind.or(api.kind).unwrap_or(Kind::Sign);
+    let mut todos = Vec::new();
+    if s.kind.is_none() && api.kind.is_none() {
+        todos.push("kind = \"sign\" or \"kem\": neither META.yml nor the sources tell".into());
+    }
+    let mut components: BTreeMap<String, String> = BTreeMap::new();
+    let mut symbol: Option<(String, String)> = None;
+    let mut impls: Vec<ImplDraft> = Vec::new();
+    let impl_dirs: Vec<PathBuf> = found.iter().map(|f| f.dir.clone()).collect();
+    // The scheme's own KAT RNG, a component every implementation uses.
+    let rng = match &s.kat_rng {
+        None => None,
+        Some(name) => {
+            let common = cx.common.as_ref().map(|c| c.dir.as_path());
+            match find_kat_rng(dir, &impl_dirs, common, name) {
+                Ok(r) => Some((name.clone(), r)),
+                Err(why) => {
+                    todos.push(format!(
+                        "META.yml names the KAT RNG `{name}`, but {why}: add a component with its source and set [nist] kat-rng = \"submission\""
+                    ));
+                    None
+                }
+            }
+        }
+    };
+    let rng_component = rng.as_ref().map(|(name, r)| {
+        let comp = cx.component(&format!("{id}-{name}"));
+        let file = r
+            .source
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let root = r.source.parent().unwrap_or(dir);
+        components.insert(
+            comp.clone(),
+            component_toml(
+                &comp,
+                &format!(
+                    "{}'s own KAT RNG ({file}, META.yml nistkat-rng: {name}) from the public tree {}",
+                    s.name, cx.name
+                ),
+                &format!("../{}", cx.rel(root)),
+                &[file],
+                &cx.shown,
+            ),
+        );
+        comp
+    });
+    for f in &found {
+        let ns = detect_api(&f.folder, Some(ApiFamily::Nist)).namespaces;
+        let include_dirs = f.folder.include_dirs();
+        let mut d = ImplDraft {
+            name: f.name.clone(),
+            root: cx.rel(&f.dir),
+            sources: f.folder.source_patterns(),
+            exclude: f.folder.excluded.clone(),
+            include_dirs: include_dirs.clone(),
+            ..ImplDraft::default()
+        };
+        match ns.as_slice() {
+            [one] if !one.is_empty() => d.namespace = Some(one.clone()),
+            [] | [_] => {}
+            many => d.todos.push(format!(
+                "several API prefixes in the sources ({}): set `namespace`",
+                many.join(", ")
+            )),
+        }
+        let flags: Vec<String> = f
+            .meta
+            .as_ref()
+            .map(|m| m.cpu_features.iter().map(|c| gcc_feature(c)).collect())
+            .unwrap_or_default();
+        if flags.is_empty() {
+            d.cpu_features = f.folder.cpu_features();
+            if !d.cpu_features.is_empty() {
+                d.notes
+                    .push("cpu-features from the intrinsics the code uses".into());
+            }
+        } else {
+            d.cpu_features = flags;
+            d.notes
+                .push("cpu-features: the required flags META.yml lists".into());
+        }
+        if let Some(common) = &cx.common {
+            let headers = common.headers_used(&f.folder, &include_dirs);
+            if symbol.is_none() {
+                symbol = common.randombytes_symbol(&headers);
+            }
+            let link = symbol.as_ref().map(|(s, _)| s.as_str());
+            let sources = common.sources_for(&headers, link);
+            for src in &sources {
+                let stem = src.trim_end_matches(".c");
+                let comp = cx.component(stem);
+                components.entry(comp.clone()).or_insert_with(|| {
+                    component_toml(
+                        &comp,
+                        &format!("common/{src} of the public tree {}, compiled with the flags of each implementation that uses it", cx.name),
+                        &format!("../{}", cx.rel(&common.dir)),
+                        std::slice::from_ref(src),
+                        &cx.shown,
+                    )
+                });
+                d.uses.push(comp);
+            }
+            if !headers.is_empty() && sources.is_empty() {
+                // Headers only: the component puts common/ on the include path.
+                let comp = cx.component("common");
+                components.entry(comp.clone()).or_insert_with(|| {
+                    component_toml(
+                        &comp,
+                        &format!("the headers of common/ of the public tree {}", cx.name),
+                        &format!("../{}", cx.rel(&common.dir)),
+                        &[],
+                        &cx.shown,
+                    )
+                });
+                d.uses.push(comp);
+            }
+        }
+        d.uses.extend(rng_component.iter().cloned());
+        if let Some(m) = f.meta.as_ref().filter(|m| !m.runs_on(cx.arch)) {
+            d.disabled = Some(format!(
+                "Implementation `{}` is for {} (META.yml): not built on this {} host; uncomment it on a system of that architecture.",
+                f.name,
+                m.architectures.join(", "),
+                cx.arch
+            ));
+        }
+        impls.push(d);
+    }
+    let mut nist = super::binding::nist(
+        &first.folder,
+        kind,
+        api.namespaces.first().cloned(),
+        &api.namespaces,
+    );
+    nist.namespace = None;
+    if let Some((sym, header)) = &symbol {
+        nist.randombytes = sym.clone();
+        nist.randombytes_note = Some(format!(
+            "the link symbol common/{header} renames `randombytes` to"
+        ));
+        nist.todos.clear();
+    }
+    if let Some((name, r)) = &rng {
+        nist.kat_rng = Some((
+            r.init.clone(),
+            r.args,
+            format!(
+                "META.yml nistkat-rng: {name}: the KAT RNG of the scheme's own ({}), seeded by {}",
+                cx.rel(&r.source),
+                r.init
+            ),
+        ));
+    }
+    let label = sanitize(&s.name);
+    let mut facts = Vec::new();
+    if let Some(l) = s.level {
+        facts.push(format!("claimed NIST level {l}"));
+    }
+    for (what, v) in [
+        ("public key", s.public_key),
+        ("secret key", s.secret_key),
+        ("ciphertext", s.ciphertext),
+        ("signature", s.signature),
+        ("shared secret", s.shared_secret),
+    ] {
+        if let Some(n) = v {
+            facts.push(format!("{what} {n} B"));
+        }
+    }
+    let set = SetDraft {
+        guess: SetGuess {
+            label: label.clone(),
+            notes: vec![format!("{} (META.yml)", facts.join(", "))],
+            ..SetGuess::default()
+        },
+        ..SetDraft::default()
+    };
+    let draft = Draft {
+        id: id.to_string(),
+        name: s.name.clone(),
+        kind,
+        api: ApiFamily::Nist,
+        header: vec![
+            format!(
+                "Drafted by `pqbench import` from the public tree {} (scheme {}).",
+                cx.shown,
+                cx.rel(dir)
+            ),
+            format!("Check it with `pqbench validate algorithms/{id}.toml`."),
+        ],
+        todos,
+        uses: Vec::new(),
+        uses_note: None,
+        ngcc_headers: Vec::new(),
+        nist: Some(nist),
+        implementations: impls,
+        sets: vec![set],
+    };
+    let file = reference_name(ApiFamily::Nist, kind);
+    let mut manifest = Vec::new();
+    match &s.kat_single {
+        Some(d) if d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            manifest.push((
+                String::new(),
+                Provenance::Published.comment(&format!(
+                    "META.yml nistkat-sha256 of {}: the first record, for every implementation",
+                    s.name
+                )),
+            ));
+            for (_, full) in draft.labels() {
+                manifest.push((full.clone(), format!("{d} exact:1 {full}/{file}")));
+            }
+        }
+        Some(d) => notes.push(format!(
+            "{}: `{d}` is not a SHA-256 digest; skipped",
+            s.name
+        )),
+        None => notes.push(format!(
+            "{}: META.yml has no nistkat-sha256: after a run, `pqbench bless` records the output",
+            s.name
+        )),
+    }
+    Ok(SchemeImport {
+        draft,
+        manifest,
+        components,
+        notes,
+    })
+}
+
+/// gcc's `-m` names for the flags metadata lists.
+fn gcc_feature(flag: &str) -> String {
+    match flag {
+        "sse4_1" => "sse4.1".into(),
+        "sse4_2" => "sse4.2".into(),
+        other => other.to_string(),
+    }
+}
+
+fn component_toml(
+    name: &str,
+    description: &str,
+    root: &str,
+    sources: &[String],
+    shown: &str,
+) -> String {
+    let q = |s: &str| toml::Value::String(s.to_string()).to_string();
+    let list: Vec<String> = sources.iter().map(|s| q(s)).collect();
+    format!(
+        "# Drafted by `pqbench import` from the public tree {shown}.\nname = {}\ndescription = {}\nroot = {}\nsources = [{}]\n",
+        q(name),
+        q(description),
+        q(root),
+        list.join(", ")
+    )
+}
+
+/// Renders a scheme's draft (for the caller, which writes it).
+pub fn render(s: &SchemeImport) -> String {
+    emit::render(&s.draft)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trees_kind_folders_and_schemes_are_recognised() {
+        let t = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/pubtree");
+        let whole = detect(&t).unwrap();
+        assert_eq!(whole.root, t);
+        assert_eq!(whole.schemes.len(), 2);
+        let kem = detect(&t.join("crypto_kem")).unwrap();
+        assert_eq!((kem.root.clone(), kem.schemes.len()), (t.clone(), 1));
+        let one = detect(&t.join("crypto_sign/fixsig")).unwrap();
+        assert_eq!(one.root, t);
+        assert_eq!(one.schemes, vec![t.join("crypto_sign/fixsig")]);
+        let meta = detect(&t.join("crypto_sign/fixsig/META.yml")).unwrap();
+        assert_eq!(meta, one);
+        assert!(detect(&t.join("common")).is_none());
+    }
+}

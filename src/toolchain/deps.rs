@@ -1,0 +1,317 @@
+//! The files a compilation unit reads, as the compiler itself lists them
+//! (`-MD -MF` when compiling, `-M -MG -MF` to find out beforehand): every
+//! header at any depth of any include directory, any extension (`.inc`,
+//! `.macros`, ...), force-included headers and system headers.
+//!
+//! A list is remembered per unit (compiler, arguments, source path) in
+//! `output/.cache/deps/` with the sha256 of every file on it. It stands as
+//! long as none of those files changed; otherwise (or the first time) the
+//! preprocessor lists the dependencies again. So the list, and every key
+//! built on it, is a function of the files as they are now: the same
+//! before and after a build, and different as soon as any file the
+//! compiler would read changes. A header that appears earlier on the
+//! include path without any listed file changing is not noticed (as with
+//! make and ninja).
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::Compiler;
+use crate::cache::Cache;
+use crate::fsutil;
+
+/// A file that does not exist (a header the preprocessor could not find).
+pub const MISSING: &str = "missing";
+
+/// One compilation unit: a source and the compiler arguments for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unit {
+    pub source: PathBuf,
+    pub args: Vec<String>,
+    /// The submission's (or a component's) code, not pqbench's.
+    pub submission: bool,
+}
+
+/// A unit's dependencies: every file it reads (its source first) with its
+/// sha256, or `MISSING`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Deps {
+    pub files: Vec<(PathBuf, String)>,
+    /// True when the list came from the compiler; false when the scan
+    /// failed and every file of the include directories stands in for it.
+    pub exact: bool,
+}
+
+impl Deps {
+    /// A digest of every file and its contents, for object keys.
+    pub fn digest(&self) -> String {
+        let mut all = String::new();
+        for (p, sha) in &self.files {
+            all.push_str(&format!("{}\u{1f}{sha}\u{1e}", p.display()));
+        }
+        fsutil::sha256_hex(all.as_bytes())
+    }
+}
+
+/// The record stored per unit.
+#[derive(Debug, Serialize, Deserialize)]
+struct Record {
+    source: PathBuf,
+    files: Vec<(PathBuf, String)>,
+}
+
+fn unit_id(cc: &Compiler, unit: &Unit) -> String {
+    fsutil::sha256_hex(
+        format!(
+            "{}|{}|{}|{}",
+            cc.binary_sha256,
+            cc.version,
+            unit.args.join("\u{1f}"),
+            unit.source.display()
+        )
+        .as_bytes(),
+    )
+}
+
+fn record_path(cache: &Cache, id: &str) -> PathBuf {
+    cache
+        .dir()
+        .join("deps")
+        .join(&id[..2])
+        .join(format!("{id}.json"))
+}
+
+/// The dependencies of `unit` as the files are now: the remembered list
+/// when every file on it is unchanged, else a fresh scan.
+pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit) -> Result<Deps> {
+    let id = unit_id(cc, unit);
+    let path = record_path(cache, &id);
+    if let Ok(rec) = fsutil::read_json::<Record>(&path) {
+        let current: Vec<(PathBuf, String)> = rec
+            .files
+            .iter()
+            .map(|(p, _)| (p.clone(), hash(p)))
+            .collect();
+        if rec.source == unit.source && current == rec.files {
+            return Ok(Deps {
+                files: current,
+                exact: true,
+            });
+        }
+    }
+    let scratch = cache.scratch()?;
+    let depfile = scratch.path().join("unit.d");
+    let mut args = unit.args.clone();
+    args.extend([
+        "-M".into(),
+        "-MG".into(),
+        "-MF".into(),
+        depfile.display().to_string(),
+        unit.source.display().to_string(),
+    ]);
+    // The exit status does not matter: with -MG the preprocessor lists
+    // missing headers and goes on past `#error`, so a unit that will not
+    // compile still has its list (and its key changes when it is fixed).
+    let scanned = cc
+        .run_outcome(&args, &depfile)
+        .ok()
+        .and_then(|_| std::fs::read_to_string(&depfile).ok())
+        .map(|text| parse(&text));
+    match scanned {
+        Some(files) if !files.is_empty() => Ok(remember(cache, &id, unit, &files)),
+        _ => Ok(fallback(unit)),
+    }
+}
+
+/// Records the list the compiler wrote while compiling (`-MD -MF depfile`).
+pub fn compiled(cache: &Cache, cc: &Compiler, unit: &Unit, depfile: &Path) -> Result<Deps> {
+    let text = std::fs::read_to_string(depfile)
+        .with_context(|| format!("reading the dependency list {}", depfile.display()))?;
+    Ok(remember(cache, &unit_id(cc, unit), unit, &parse(&text)))
+}
+
+/// Hashes the listed files and stores the list, unless a file is missing:
+/// such a list is scanned again next time, since the missing header may
+/// appear anywhere on the include path.
+fn remember(cache: &Cache, id: &str, unit: &Unit, listed: &[PathBuf]) -> Deps {
+    let mut files: Vec<(PathBuf, String)> = vec![(unit.source.clone(), hash(&unit.source))];
+    for p in listed {
+        if !files.iter().any(|(q, _)| q == p) {
+            files.push((p.clone(), hash(p)));
+        }
+    }
+    if files.iter().all(|(_, h)| h != MISSING) {
+        let rec = Record {
+            source: unit.source.clone(),
+            files: files.clone(),
+        };
+        // A list that cannot be stored is scanned again next time.
+        let _ = fsutil::write_json(&record_path(cache, id), &rec);
+    }
+    Deps { files, exact: true }
+}
+
+/// Without the compiler's list: the source and every file of every
+/// include directory (recursively), whatever its extension.
+fn fallback(unit: &Unit) -> Deps {
+    let mut files = vec![(unit.source.clone(), hash(&unit.source))];
+    let mut dirs: Vec<PathBuf> = unit
+        .args
+        .iter()
+        .filter_map(|a| a.strip_prefix("-I"))
+        .map(PathBuf::from)
+        .collect();
+    if let Some(d) = unit.source.parent() {
+        dirs.push(d.to_path_buf());
+    }
+    let mut all = Vec::new();
+    for d in dirs {
+        walk(&d, 0, &mut all);
+    }
+    all.sort();
+    all.dedup();
+    for p in all {
+        if p != unit.source {
+            let h = hash(&p);
+            files.push((p, h));
+        }
+    }
+    Deps {
+        files,
+        exact: false,
+    }
+}
+
+fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    if depth > 8 {
+        return;
+    }
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if e.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        if p.is_dir() {
+            walk(&p, depth + 1, out);
+        } else if p.is_file() {
+            out.push(p);
+        }
+    }
+}
+
+/// The prerequisites of a make rule as gcc writes it (`target: a b \` on
+/// continued lines, spaces escaped with `\`, `$` doubled), each path made
+/// lexically normal (`a/b/../c.h` → `a/c.h`).
+pub fn parse(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
+    let mut out: Vec<PathBuf> = Vec::new();
+    for rule in joined.lines() {
+        // The target ends at the first `: ` (a path may hold a colon).
+        let Some(pos) = rule
+            .find(": ")
+            .or_else(|| rule.strip_suffix(':').map(str::len))
+        else {
+            continue;
+        };
+        let body = &rule[(pos + 1).min(rule.len())..];
+        let mut word = String::new();
+        let mut chars = body.chars().peekable();
+        let mut push = |w: &mut String| {
+            if !w.is_empty() {
+                let p = normal(Path::new(w.as_str()));
+                if !out.contains(&p) {
+                    out.push(p);
+                }
+                w.clear();
+            }
+        };
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if matches!(chars.peek(), Some(' ') | Some('#') | Some('\\')) => {
+                    word.push(chars.next().unwrap_or(' '));
+                }
+                '$' if chars.peek() == Some(&'$') => {
+                    chars.next();
+                    word.push('$');
+                }
+                c if c.is_whitespace() => push(&mut word),
+                c => word.push(c),
+            }
+        }
+        push(&mut word);
+    }
+    out
+}
+
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+type Memo = HashMap<PathBuf, (u64, Option<SystemTime>, String)>;
+
+/// sha256 of a file, or `MISSING`; memoised per process by size and
+/// modification time, since one status walks the same headers for many
+/// units.
+pub fn hash(p: &Path) -> String {
+    static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
+    let Ok(meta) = std::fs::metadata(p) else {
+        return MISSING.into();
+    };
+    if !meta.is_file() {
+        return MISSING.into();
+    }
+    let stamp = (meta.len(), meta.modified().ok());
+    if let Some((len, time, sha)) = MEMO.lock().ok().and_then(|m| m.as_ref()?.get(p).cloned()) {
+        if (len, time) == stamp && time.is_some() {
+            return sha;
+        }
+    }
+    let Ok(sha) = fsutil::sha256_file(p) else {
+        return MISSING.into();
+    };
+    if let Ok(mut m) = MEMO.lock() {
+        m.get_or_insert_with(HashMap::new)
+            .insert(p.to_path_buf(), (stamp.0, stamp.1, sha.clone()));
+    }
+    sha
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn make_rules_are_read_with_escapes_and_normal_paths() {
+        let text = "unit.o: /p/a.c /p/x/../inc/b.h \\\n /p/sub/c.macros /p/with\\ space.h \\\n  missing.h /p/d$$.inc\n";
+        let got = parse(text);
+        let want: Vec<PathBuf> = [
+            "/p/a.c",
+            "/p/inc/b.h",
+            "/p/sub/c.macros",
+            "/p/with space.h",
+            "missing.h",
+            "/p/d$.inc",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(got, want);
+    }
+}
