@@ -207,6 +207,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 trials: t.trials.clone(),
                 repeated_trials: t.repeated_trials,
                 sign_failures_retried: t.sign_retries,
+                setup_sign_failures_retried: t.setup_sign_retries,
                 verify_rejects: t.verify_rejects,
                 lengths: t.lengths.clone(),
                 memory,

@@ -32,6 +32,10 @@ pub struct OperationRecord {
     pub trials: Vec<Trial>,
     pub repeated_trials: u32,
     pub sign_failures_retried: u64,
+    /// Failed signing attempts of the kept trials' untimed setups (verify
+    /// signs once before its timed calls); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub setup_sign_failures_retried: u64,
     pub verify_rejects: u64,
     pub lengths: BTreeMap<String, u64>,
     pub memory: Option<MemoryFigures>,
@@ -50,6 +54,10 @@ pub struct MemoryFigures {
     pub heap_peak_bytes: Option<u64>,
     pub heap_allocs: Option<u64>,
     pub process: ProcessRecord,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 pub fn record_path(algorithm: &str, label: &str, op: &str) -> String {

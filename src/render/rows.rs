@@ -227,7 +227,9 @@ pub fn op_rows(
         n: format!(
             "{}{}",
             format::count_n(&calls),
-            format::retries_suffix(rec.sign_failures_retried)
+            // Verify's come from its setup's signature, as the reference
+            // pages show them.
+            format::retries_suffix(rec.sign_failures_retried + rec.setup_sign_failures_retried)
         ),
         notes,
     };

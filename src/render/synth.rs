@@ -365,6 +365,7 @@ impl Synth {
             trials,
             repeated_trials: 0,
             sign_failures_retried: retries,
+            setup_sign_failures_retried: 0,
             verify_rejects: 0,
             lengths: Default::default(),
             memory,

@@ -85,6 +85,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         trials,
         repeated_trials: 0,
         sign_failures_retried: 0,
+        setup_sign_failures_retried: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         memory: None,

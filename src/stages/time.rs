@@ -88,6 +88,7 @@ fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessReco
         trials: Vec::new(),
         repeated_trials: 0,
         sign_retries: 0,
+        setup_sign_retries: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
@@ -149,6 +150,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         trials: Vec::new(),
         repeated_trials: 0,
         sign_retries: 0,
+        setup_sign_retries: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
@@ -180,6 +182,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
                 timing.trials.clear();
                 timing.sign_retries = 0;
+                timing.setup_sign_retries = 0;
                 timing.verify_rejects = 0;
                 timing.processes.push(proc);
                 return Ok(finish(timing));
@@ -187,6 +190,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
             let t = proc.line("trial").context("driver printed no trial line")?;
             let (retries, rejects) = (t.u64("sign_retries"), t.u64("verify_rejects"));
+            let setup_retries = t.u64("setup_sign_retries");
             timing.processes.push(proc);
             if lost && attempt < TRIAL_ATTEMPTS {
                 timing.repeated_trials += 1;
@@ -194,6 +198,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             }
             // Counted for kept trials only, so they refer to the same calls as n.
             timing.sign_retries += retries.unwrap_or(0);
+            timing.setup_sign_retries += setup_retries.unwrap_or(0);
             timing.verify_rejects += rejects.unwrap_or(0);
             timing.trials.push(trial);
             break;
