@@ -196,11 +196,8 @@ pub fn op_rows(
             notes.push("fewer timed calls than min-calls".into());
         }
     }
-    if rec.repeated_trials > 0 {
-        notes.push(format!(
-            "{} trial(s) repeated after losing the CPU",
-            rec.repeated_trials
-        ));
+    if let Some(d) = disturbance(rec) {
+        notes.push(format!("⚠ disturbed: {}", d.reasons().join(", ")));
     }
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {
@@ -250,6 +247,50 @@ pub fn op_rows(
         outliers: format!("{} low, {} high", s.outliers_low, s.outliers_high),
     };
     (perf, Some(dist))
+}
+
+/// A mean above the median by more than this factor says the host
+/// disturbed the measurement (a few slow calls pull the mean, not the
+/// median).
+pub const DISTURBED_MEAN_OVER_MEDIAN: f64 = 1.25;
+
+/// Why an operation's figures are flagged `⚠ disturbed`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Disturbance {
+    /// Mean over median, when above `DISTURBED_MEAN_OVER_MEDIAN`.
+    pub mean_over_median: Option<f64>,
+    /// Trials run again after losing the CPU.
+    pub repeated_trials: u32,
+}
+
+impl Disturbance {
+    pub fn reasons(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(r) = self.mean_over_median {
+            out.push(format!("mean {}× the median", format::g(r, 2)));
+        }
+        match self.repeated_trials {
+            0 => {}
+            1 => out.push("1 trial repeated after losing the CPU".into()),
+            n => out.push(format!("{n} trials repeated after losing the CPU")),
+        }
+        out
+    }
+}
+
+/// Whether an operation's figures were disturbed: its mean exceeds its
+/// median by more than 25 %, or trials were repeated after losing the CPU.
+pub fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
+    let ratio = rec
+        .statistics
+        .as_ref()
+        .filter(|s| s.median_cycles > 0.0)
+        .map(|s| s.mean_cycles / s.median_cycles)
+        .filter(|r| *r > DISTURBED_MEAN_OVER_MEDIAN);
+    (ratio.is_some() || rec.repeated_trials > 0).then_some(Disturbance {
+        mean_over_median: ratio,
+        repeated_trials: rec.repeated_trials,
+    })
 }
 
 pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {

@@ -9,7 +9,7 @@ use crate::plan::Kind;
 use super::chart;
 use super::dataset::Dataset;
 use super::model::*;
-use super::rows::issues_for;
+use super::rows::{disturbance, issues_for, DISTURBED_MEAN_OVER_MEDIAN};
 use super::{crumb, Systems};
 
 fn yes_no(b: bool) -> &'static str {
@@ -44,6 +44,7 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                     notes.push("⚠ known issue".to_string());
                 }
                 let mut cells = Vec::new();
+                let mut disturbed: Vec<String> = Vec::new();
                 for op in ops {
                     let cell = match ds.record(&a.id, label, op) {
                         None => "–".to_string(),
@@ -53,13 +54,15 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                                 r.status.to_string()
                             }
                             Some(s) => {
-                                bars.push(chart::Bar {
-                                    label: format!("{label} {op}"),
-                                    value: s.mean_cycles,
-                                    low: s.ci_median_cycles.0,
-                                    high: s.ci_median_cycles.1,
-                                    series: ops.iter().position(|o| o == op).unwrap_or(0),
-                                });
+                                if disturbance(r).is_some() {
+                                    disturbed.push(op.to_string());
+                                }
+                                bars.push(chart::Bar::of(
+                                    chart::Statistic::Mean,
+                                    format!("{label} {op}"),
+                                    s,
+                                    ops.iter().position(|o| o == op).unwrap_or(0),
+                                ));
                                 match ds.profile(&a.id, label, op).filter(|p| p.status.is_ok()) {
                                     Some(p) => format!(
                                         "{} ({})",
@@ -72,6 +75,9 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                         },
                     };
                     cells.push(cell);
+                }
+                if !disturbed.is_empty() {
+                    notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
                 }
                 let size_row = ds.sizes.as_ref().and_then(|s| {
                     s.instances
@@ -106,7 +112,12 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
             ops: ops.iter().map(|o| o.to_string()).collect(),
             size_columns: sizes.iter().map(|s| s.to_string()).collect(),
             rows,
-            chart_svg: chart::svg(&format!("{heading} on {system}"), ops, &bars),
+            chart_svg: chart::svg(
+                &format!("{heading} on {system}"),
+                chart::Statistic::Mean,
+                ops,
+                &bars,
+            ),
             chart_file: format!("summary-{}.svg", kind.as_str()),
         });
     }
@@ -159,6 +170,27 @@ fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
         draw(32),
         draw(64),
         d.counter
+    )
+}
+
+/// How many operations the pages flag `⚠ disturbed`, and why.
+fn disturbed_bullet(ds: &Dataset) -> String {
+    let timed: Vec<_> = ds
+        .records
+        .values()
+        .filter(|r| r.statistics.is_some())
+        .collect();
+    let flagged: Vec<_> = timed.iter().filter_map(|r| disturbance(r)).collect();
+    let by_mean = flagged
+        .iter()
+        .filter(|d| d.mean_over_median.is_some())
+        .count();
+    let repeated = flagged.iter().filter(|d| d.repeated_trials > 0).count();
+    format!(
+        "An operation whose mean exceeds its median by more than {:.0} %, or whose trials were repeated after losing the CPU, is flagged ⚠ disturbed on its page and in the summary: {} of the {} timed operations here ({by_mean} by the mean, {repeated} with repeated trials).",
+        (DISTURBED_MEAN_OVER_MEDIAN - 1.0) * 100.0,
+        flagged.len(),
+        timed.len(),
     )
 }
 
@@ -247,6 +279,8 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
             vec![
                 "n = Σ calls; mean cycles = Σ cycles / n; mean time = Σ seconds / n; ops/s = n / Σ seconds; median trial = median of the per-trial mean times.".into(),
                 format!("Median, P5/P95 (linear interpolation), CV and Tukey outliers use per-call samples when every trial kept them, else per-trial means; 95 % intervals are percentile bootstraps over {} resamples with a fixed seed, so `pqbench check` can recompute them.", crate::stats::BOOTSTRAP_RESAMPLES),
+                "Charts show the mean cycles of the tables they illustrate, with the 95 % interval of the mean as the whisker.".into(),
+                disturbed_bullet(ds),
             ],
         ),
     ];
