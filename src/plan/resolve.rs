@@ -138,7 +138,7 @@ pub fn resolve_with_stages(
         .templates
         .as_ref()
         .and_then(|s| in_project(s, true, "template directory", "templates"));
-    let profile_wraps = wraps(&raw, &mut p);
+    let (profile_wraps, profile_classes) = super::profile::campaign(&raw, &mut p);
 
     let sel = Selection {
         implementations: c.implementations.as_deref(),
@@ -202,6 +202,7 @@ pub fn resolve_with_stages(
         },
         sizes_catalog,
         profile_wraps,
+        profile_classes,
         templates,
         algorithms,
         instances,
@@ -286,29 +287,6 @@ fn timing(raw: &Loaded<RawCampaign>, p: &mut Problems) -> TimingSettings {
         );
     }
     settings
-}
-
-fn wraps(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<Wrap> {
-    let Some(ws) = &raw.value.profile.wraps else {
-        return Wrap::iccs_defaults();
-    };
-    ws.iter()
-        .map(|w| {
-            let symbol = w.symbol.get_ref();
-            if !names::is_c_identifier(symbol) {
-                p.push(
-                    raw.error_at(&w.symbol, format!("`{symbol}` is not a C symbol name"))
-                        .help("name a function the objects define, e.g. \"pseudoXOF\""),
-                );
-            }
-            Wrap {
-                symbol: symbol.clone(),
-                class: w.class,
-                in_bits_arg: w.in_bits_arg,
-                out_bits_arg: w.out_bits_arg,
-            }
-        })
-        .collect()
 }
 
 pub(super) fn list_stems(dir: &Path) -> Vec<String> {

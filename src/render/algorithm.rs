@@ -9,13 +9,14 @@ use super::chart;
 use super::dataset::Dataset;
 use super::model::*;
 use super::rows::{
-    calls_text, environment, flags_text, issues_for, mem_row, op_rows, toml_link, Inst, Notes, DASH,
+    environment, flags_text, issues_for, mem_row, op_rows, share_row, toml_link, Inst, Notes, DASH,
 };
 use super::{anchor, crumb, kind_function, Systems};
 
 pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
     let system = ds.system().to_string();
     let ops = a.kind.operations();
+    let classes = a.helper_classes();
     let mut notes = Notes::default();
     let insts: Vec<Inst> = a
         .labels
@@ -122,26 +123,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         }
         for op in ops {
             if let Some(p) = ds.profile(&a.id, inst.label, op) {
-                let ok = p.status.is_ok();
-                share_rows.push(ShareRow {
-                    label: inst.label.into(),
-                    op: op.to_string(),
-                    hash: if ok {
-                        format::percent(p.hash_share)
-                    } else {
-                        p.status.to_string()
-                    },
-                    drng: if ok {
-                        format::percent(p.drng_share)
-                    } else {
-                        DASH.into()
-                    },
-                    calls: if ok {
-                        calls_text(p)
-                    } else {
-                        p.detail.clone().unwrap_or_default()
-                    },
-                });
+                share_rows.push(share_row(inst.label, op, p, &classes));
             }
         }
         if let Some(b) = inst.build {
@@ -301,6 +283,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         size_audit: Link::page("size audit", "../sizes"),
         survey,
         share_build: builds.join(", "),
+        share_columns: classes.iter().map(|c| c.title.clone()).collect(),
         share_rows,
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence,

@@ -152,8 +152,8 @@ pub struct SurveyLine {
 pub struct ShareRow {
     pub label: String,
     pub op: String,
-    pub hash: String,
-    pub drng: String,
+    /// One share per helper class of `AlgorithmPage::share_columns`.
+    pub shares: Vec<String>,
     pub calls: String,
 }
 
@@ -193,6 +193,9 @@ pub struct AlgorithmPage {
     pub size_audit: Link,
     pub survey: Option<SurveyLine>,
     pub share_build: String,
+    /// The helper classes' column titles (`pseudohash/XOF/sm3`, `DRNG`
+    /// for the ICCS helpers).
+    pub share_columns: Vec<String>,
     pub share_rows: Vec<ShareRow>,
     /// The dataset directory the evidence paths are relative to.
     pub dataset: String,
@@ -227,6 +230,9 @@ pub struct SummaryPage {
     pub system: String,
     pub crumb: Crumb,
     pub title: String,
+    /// The helper classes whose share is in parentheses (every class but
+    /// the DRNG's), by title.
+    pub share_classes: String,
     pub method: Link,
     pub tables: Vec<SummaryTable>,
 }

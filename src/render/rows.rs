@@ -2,6 +2,8 @@
 //! links, footnotes, performance/memory rows and the helper-call text.
 
 use crate::format;
+use crate::measure::profile::class_share;
+use crate::plan::ClassDef;
 use crate::records::analysis::ProfileRecord;
 use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 use crate::records::operation::OperationRecord;
@@ -323,13 +325,42 @@ pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
     row
 }
 
+/// One row of the helper-share table: the share of each class, and the
+/// calls per operation; a failed profile says why in the first column.
+pub fn share_row(label: &str, op: &str, p: &ProfileRecord, classes: &[ClassDef]) -> ShareRow {
+    let ok = p.status.is_ok();
+    let shares = classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match (ok, i) {
+            (true, _) => format::percent(class_share(&p.shapes, p.total_ticks, &c.name)),
+            (false, 0) => p.status.to_string(),
+            (false, _) => DASH.into(),
+        })
+        .collect();
+    let calls = match (ok, classes.is_empty()) {
+        (true, _) => calls_text(p),
+        (false, false) => p.detail.clone().unwrap_or_default(),
+        (false, true) => {
+            let detail = p.detail.as_deref().map(|d| format!(": {d}"));
+            format!("{}{}", p.status, detail.unwrap_or_default())
+        }
+    };
+    ShareRow {
+        label: label.into(),
+        op: op.into(),
+        shares,
+        calls,
+    }
+}
+
 /// `drng 289, pseudoXOF 349`: the DRNG helpers summed as `drng` first,
 /// then every other helper by name.
 pub fn calls_text(p: &ProfileRecord) -> String {
     let drng: Vec<&str> = p
         .shapes
         .iter()
-        .filter(|s| s.class == crate::plan::HelperClass::Drng)
+        .filter(|s| s.class.is_drng())
         .map(|s| s.function.as_str())
         .collect();
     let mut parts = Vec::new();

@@ -76,6 +76,8 @@ pub fn algorithm(id: &str, name: &str, kind: Kind, labels: &[&str]) -> Algorithm
         survey_note: None,
         implementations: vec!["reference".into()],
         labels: labels.iter().map(|l| l.to_string()).collect(),
+        profile_wraps: Vec::new(),
+        profile_classes: None,
     }
 }
 
@@ -152,9 +154,9 @@ pub fn profile(
 /// A helper shape: `calls` calls taking `ticks` in total.
 pub fn shape(function: &str, calls: u64, ticks: u64) -> Shape {
     let class = if function.contains("random") {
-        crate::plan::HelperClass::Drng
+        crate::plan::HelperClass::drng()
     } else {
-        crate::plan::HelperClass::Hash
+        crate::plan::HelperClass::hash()
     };
     Shape {
         function: function.into(),

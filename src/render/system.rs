@@ -121,7 +121,17 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
             chart_file: format!("summary-{}.svg", kind.as_str()),
         });
     }
+    // The parentheses hold every class's share but the DRNG's.
+    let mut share_classes: Vec<String> = Vec::new();
+    for a in &ds.campaign.algorithms {
+        for c in a.helper_classes().into_iter().filter(|c| !c.name.is_drng()) {
+            if !share_classes.contains(&c.title) {
+                share_classes.push(c.title);
+            }
+        }
+    }
     SummaryPage {
+        share_classes: share_classes.join(", "),
         crumb: crumb(systems, &system, Some("summary"), |o| {
             Some(format!("../{o}/summary"))
         }),

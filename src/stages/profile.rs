@@ -162,10 +162,12 @@ fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
         .filter(|l| l.tag == "prof")
         .map(|l| Shape {
             function: l.get("fn").unwrap_or("?").to_string(),
-            class: match l.get("class") {
-                Some("drng") => HelperClass::Drng,
-                _ => HelperClass::Hash,
-            },
+            // The class the generated wrapper was given (a configured
+            // class name); anything else the line holds is not believed.
+            class: l
+                .get("class")
+                .filter(|c| HelperClass::check_name(c).is_ok())
+                .map_or_else(HelperClass::hash, HelperClass::new),
             in_bits: l.u64("in_bits").unwrap_or(0),
             out_bits: l.u64("out_bits").unwrap_or(0),
             calls: l.u64("calls").unwrap_or(0),

@@ -593,8 +593,8 @@ typedef void (*prof_reset_fn)(void);
 typedef unsigned long long (*prof_ticks_fn)(void);
 typedef double (*prof_tick_hz_fn)(void);
 typedef int (*prof_count_fn)(void);
-typedef int (*prof_get_fn)(int, const char **, int *, unsigned long long *, unsigned long long *,
-                           unsigned long long *, unsigned long long *);
+typedef int (*prof_get_fn)(int, const char **, const char **, unsigned long long *,
+                           unsigned long long *, unsigned long long *, unsigned long long *);
 
 static struct {
     prof_enable_fn enable;
@@ -732,15 +732,14 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
         int n = P.count(), k;
         line("prof_op ops=%ld ticks=%llu tick_hz=%.6e", iters, prof_ticks, tick_hz);
         for (k = 0; k < n; k++) {
-            const char *name = NULL;
-            int klass = 0;
+            const char *name = NULL, *klass = NULL;
             unsigned long long in_bits = 0, out_bits = 0, calls = 0, ticks = 0;
-            char clean[128];
+            char clean[128], clean_class[64];
             if (P.get(k, &name, &klass, &in_bits, &out_bits, &calls, &ticks) != 0)
                 continue;
             line("prof fn=%s class=%s in_bits=%llu out_bits=%llu calls=%llu ticks=%llu",
-                 word(name, clean, sizeof clean), klass == 2 ? "drng" : "hash", in_bits,
-                 out_bits, calls, ticks);
+                 word(name, clean, sizeof clean), word(klass, clean_class, sizeof clean_class),
+                 in_bits, out_bits, calls, ticks);
         }
     }
 }
