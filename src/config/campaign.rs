@@ -53,6 +53,10 @@ pub struct RawCampaign {
     pub profile: RawProfile,
     #[serde(default)]
     pub render: RawRender,
+    /// Another campaign (on the same system) whose measurements this one
+    /// takes when that campaign holds one with the same inputs.
+    #[serde(default)]
+    pub reuse_measurements_from: Option<Spanned<String>>,
 }
 
 fn default_system() -> Spanned<String> {

@@ -45,6 +45,20 @@ pub enum Policy {
     Campaign,
 }
 
+/// A stored result of another campaign that a job may take instead of
+/// producing its own (a campaign's explicit `reuse-measurements-from`): the
+/// manifest that campaign's stage has for the same job, and where that
+/// campaign records the results it vouches for. Only a result the lender
+/// itself recorded under that manifest is taken.
+#[derive(Debug, Clone)]
+pub struct Lender {
+    /// Who made the result (`<campaign>/<system>`), for records and pages.
+    pub owner: String,
+    pub manifest: Manifest,
+    /// The lender's output directory (`output/<campaign>/<system>`).
+    pub output_dir: std::path::PathBuf,
+}
+
 /// One job of an instance stage: the instance, what earlier stages produced
 /// for it, and the CPU it is measured on (measuring stages).
 pub struct Job<'a> {
@@ -70,6 +84,12 @@ pub trait Stage: Send + Sync + 'static {
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>>;
 
     fn run(&self, job: &Job) -> Result<Self::Output>;
+
+    /// Another campaign whose result for this job (with manifest `own`)
+    /// this one takes when that campaign vouches for one; None by default.
+    fn lender(&self, _job: &Job, _own: &Manifest) -> Result<Option<Lender>> {
+        Ok(None)
+    }
 
     /// sha256 of the cached blobs a result refers to: a result whose
     /// artifacts are gone or damaged is stale, not reused.

@@ -298,20 +298,23 @@ fn run_job(
     };
     let key = m.key();
     let unit = job.inst.key();
-    if let Stored::Usable { decoded, sha256 } = stored(cx, stage, &unit, &key, &m) {
+    if let Stored::Usable(u) = stored(cx, stage, job, &m)? {
         tally.reused.fetch_add(1, Ordering::Relaxed);
-        // Record the reuse too: this campaign now vouches for this result.
+        // Record the reuse too: this campaign now vouches for this result
+        // (a lent one under the lender's key, so the next run takes it
+        // from the lender again).
         let last = LastInputs {
-            key: key.clone(),
-            manifest: m,
-            result_sha256: Some(sha256.clone()),
+            key: u.key.clone(),
+            manifest: u.manifest,
+            result_sha256: Some(u.sha256.clone()),
         };
         state::write(cx, info.name, &unit, &last)?;
         return Ok(Some(Done {
-            slot: decoded.slot,
+            slot: u.decoded.slot,
             key: StageKey {
-                key,
-                result_sha256: sha256,
+                key: u.key,
+                result_sha256: u.sha256,
+                lent_by: u.lent_by,
             },
             computed: false,
         }));
@@ -332,6 +335,7 @@ fn run_job(
         key: StageKey {
             key,
             result_sha256: sha256,
+            lent_by: None,
         },
         computed: true,
     }))
@@ -364,6 +368,7 @@ fn run_campaign_stage(
                 let sk = StageKey {
                     key,
                     result_sha256: sha256,
+                    lent_by: None,
                 };
                 return Ok(Some((slot, sk)));
             }
@@ -383,6 +388,7 @@ fn run_campaign_stage(
         let sk = StageKey {
             key,
             result_sha256: sha256,
+            lent_by: None,
         };
         Ok(Some((slot, sk)))
     }))

@@ -118,6 +118,7 @@ pub fn write_campaign_json(
         counter_hz,
         drbg,
         isolation: Some(crate::sandbox::layers()),
+        reuse_measurements_from: plan.reuse_measurements_from.clone(),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,

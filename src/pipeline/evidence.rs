@@ -155,6 +155,11 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
     fsutil::write_json(&plan.output_dir.join("build.json"), &json)
 }
 
+/// The campaign whose result of `stage` this run took, if it took one.
+fn lent_by(r: &crate::engine::Results, stage: &str) -> Option<String> {
+    r.keys().get(stage).and_then(|k| k.lent_by.clone())
+}
+
 /// Writes one record per measured operation (atomically, one file each).
 fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
     for inst in &cx.plan.instances {
@@ -183,6 +188,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                     heap_peak_bytes: o.heap_peak_bytes,
                     heap_allocs: o.heap_allocs,
                     process: o.process.clone(),
+                    measured_by: lent_by(r, MemoryStage::NAME),
                 })
             });
             let rec = OperationRecord {
@@ -212,6 +218,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 lengths: t.lengths.clone(),
                 memory,
                 statistics: t.summary.clone(),
+                measured_by: lent_by(r, TimeStage::NAME),
             };
             let path = cx
                 .plan
@@ -235,7 +242,8 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
         let r = all.of(&inst.key());
         if let Some(p) = r.get::<ProfileStage>() {
             for op in &p.ops {
-                let rec = ProfileRecord::from_op(&inst.algorithm, &inst.label, &p.wrapped, op);
+                let mut rec = ProfileRecord::from_op(&inst.algorithm, &inst.label, &p.wrapped, op);
+                rec.measured_by = lent_by(r, ProfileStage::NAME);
                 fsutil::write_json(
                     &plan
                         .output_dir

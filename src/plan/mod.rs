@@ -13,6 +13,7 @@ mod problems;
 mod profile;
 mod resolve;
 mod rules;
+mod sharing;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -61,6 +62,10 @@ pub struct Plan {
     pub host: HostSettings,
     pub limits: Limits,
     pub sizes_catalog: Option<PathBuf>,
+    /// The campaign whose measurements this one takes (on the same system)
+    /// when that campaign vouches for one with the same inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_measurements_from: Option<String>,
     /// The campaign's wraps (the default profile's when it declares none);
     /// `wraps_for` gives an instance's.
     pub profile_wraps: Vec<Wrap>,

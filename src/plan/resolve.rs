@@ -139,6 +139,8 @@ pub fn resolve_with_stages(
         .as_ref()
         .and_then(|s| in_project(s, true, "template directory", "templates"));
     let (profile_wraps, profile_classes) = super::profile::campaign(&raw, &mut p);
+    let reuse_measurements_from =
+        super::sharing::reuse_from(project, &raw, campaign, system, &mut p);
 
     let sel = Selection {
         implementations: c.implementations.as_deref(),
@@ -201,6 +203,7 @@ pub fn resolve_with_stages(
             file_mib: c.limits.file_mib.unwrap_or(1024),
         },
         sizes_catalog,
+        reuse_measurements_from,
         profile_wraps,
         profile_classes,
         templates,

@@ -42,6 +42,10 @@ pub struct CampaignRecord {
     /// The isolation layers submission processes ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<crate::sandbox::LayerReport>,
+    /// The campaign whose measurements this one takes when it holds one
+    /// with the same inputs (`reuse-measurements-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_measurements_from: Option<String>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,

@@ -41,6 +41,10 @@ pub struct OperationRecord {
     pub memory: Option<MemoryFigures>,
     /// Derived from `trials`; `pqbench check` recomputes it.
     pub statistics: Option<Summary>,
+    /// The campaign (`<campaign>/<system>`) that made these timings, when
+    /// this campaign took them from it (`reuse-measurements-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +58,9 @@ pub struct MemoryFigures {
     pub heap_peak_bytes: Option<u64>,
     pub heap_allocs: Option<u64>,
     pub process: ProcessRecord,
+    /// The campaign that made these figures, when taken from another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
 }
 
 fn is_zero(v: &u64) -> bool {

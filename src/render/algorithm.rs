@@ -59,6 +59,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     let mut evidence = Vec::new();
     let mut chart_rows = Vec::new();
     let mut cpus: Vec<usize> = Vec::new();
+    let mut measured_by: Vec<String> = Vec::new();
     let href = |p: &str| format!("../{}/{p}", ds.href);
     for inst in &insts {
         let recs: Vec<(&str, &OperationRecord)> = ops
@@ -105,6 +106,18 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
             });
         }
         for (op, rec) in &recs {
+            let profile = ds.profile(&a.id, inst.label, op);
+            for by in [
+                rec.measured_by.as_ref(),
+                profile.and_then(|p| p.measured_by.as_ref()),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if !measured_by.contains(by) {
+                    measured_by.push(by.clone());
+                }
+            }
             let (p, d) = op_rows(inst, op, rec, &warn);
             perf_rows.push(p);
             dist_rows.extend(d);
@@ -268,6 +281,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         perf_has_notes: perf_rows.iter().any(|r| !r.notes.is_empty()),
         perf_rows,
         warnings,
+        measured_by,
         dist_rows,
         chart_svg: chart::svg(
             &format!("{} mean cycles per operation", a.id),

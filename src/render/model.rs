@@ -183,6 +183,9 @@ pub struct AlgorithmPage {
     pub perf_rows: Vec<PerfRow>,
     pub perf_has_notes: bool,
     pub warnings: Vec<String>,
+    /// The campaigns whose measurements this page shows
+    /// (`reuse-measurements-from`), when any.
+    pub measured_by: Vec<String>,
     pub dist_rows: Vec<DistRow>,
     pub chart_svg: String,
     pub chart_file: String,

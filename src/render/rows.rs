@@ -201,6 +201,9 @@ pub fn op_rows(
     if let Some(d) = disturbance(rec) {
         notes.push(format!("⚠ disturbed: {}", d.reasons().join(", ")));
     }
+    if let Some(by) = &rec.measured_by {
+        notes.push(format!("taken from campaign {by}"));
+    }
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {
         let row = PerfRow {

@@ -123,6 +123,7 @@ pub fn memory(op: &str, cpu: usize, figures: [u64; 5]) -> MemoryFigures {
         heap_peak_bytes: Some(heap),
         heap_allocs: Some(u64::from(heap > 0)),
         process: process(op, "memory", cpu),
+        measured_by: None,
     }
 }
 
@@ -237,6 +238,7 @@ impl Synth {
             counter_hz: Some(khz as f64 * 1000.0),
             drbg: None,
             isolation: None,
+            reuse_measurements_from: None,
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,
@@ -371,6 +373,7 @@ impl Synth {
             verify_rejects: 0,
             lengths: Default::default(),
             memory,
+            measured_by: None,
         });
     }
 

@@ -79,6 +79,14 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                 if !disturbed.is_empty() {
                     notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
                 }
+                let mut lenders: Vec<&str> = ops
+                    .iter()
+                    .filter_map(|op| ds.record(&a.id, label, op)?.measured_by.as_deref())
+                    .collect();
+                lenders.dedup();
+                for by in lenders {
+                    notes.push(format!("taken from campaign {by}"));
+                }
                 let size_row = ds.sizes.as_ref().and_then(|s| {
                     s.instances
                         .iter()
@@ -183,6 +191,14 @@ fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
     )
 }
 
+/// Whose measurements the pages show.
+fn sharing_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
+    match &c.reuse_measurements_from {
+        None => "Every measurement belongs to this campaign: another campaign's measurements of the same library are never taken, and `--remeasure` in another campaign changes none of these figures.".into(),
+        Some(from) => format!("This campaign reuses the measurements of campaign `{from}` on this system (`reuse-measurements-from`) where that campaign holds one with the same inputs; the rows taken from it say so. A measurement this campaign made itself (when `{from}` had none, or with `--remeasure`) stays its own."),
+    }
+}
+
 /// How many operations the pages flag `⚠ disturbed`, and why.
 fn disturbed_bullet(ds: &Dataset) -> String {
     let timed: Vec<_> = ds
@@ -255,6 +271,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
                 format!("Measuring CPU(s): {}; never two measurements on one core.", cpus.join(", ")),
                 format!("Cycle counter: {counter}. Time: CLOCK_MONOTONIC_RAW seconds."),
                 "Each trial runs in a fresh driver process pinned to the measuring CPU.".into(),
+                sharing_bullet(c),
             ],
         ),
         section("Host state", host),

@@ -89,5 +89,6 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         memory: None,
+        measured_by: None,
     }
 }

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use super::kat::KatStage;
 use super::profile_link::ProfileLinkStage;
 use super::time::TimeStage;
-use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::profile::{OpProfile, ProfileOutput, Shape};
 use crate::measure::timing::{lost_cpu, TRIAL_ATTEMPTS};
@@ -44,6 +44,10 @@ impl Stage for ProfileStage {
             .collect();
         m.set("iterations", iterations);
         Ok(Some(m))
+    }
+
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
+        Ok(crate::measure::lender(job, own))
     }
 
     fn run(&self, job: &Job) -> Result<ProfileOutput> {

@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use super::kat::KatStage;
 use crate::context::Cx;
-use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::timing::{lost_cpu, Calibration, OpTiming, TimeOutput, TRIAL_ATTEMPTS};
 use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
@@ -27,6 +27,10 @@ impl Stage for TimeStage {
 
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
         Ok(measurement_manifest(job, job.prior.get::<KatStage>()))
+    }
+
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
+        Ok(crate::measure::lender(job, own))
     }
 
     fn run(&self, job: &Job) -> Result<TimeOutput> {
