@@ -63,6 +63,14 @@ pub enum Command {
         /// Measuring CPUs, one shard each: instances of one algorithm stay on one core.
         #[arg(long, value_delimiter = ',')]
         cpus: Option<Vec<usize>>,
+        /// Measure only the campaign's deferred instances (`defer`); the
+        /// others keep their stored measurements.
+        #[arg(long)]
+        deferred_only: bool,
+        /// Measure the deferred instances on this CPU, beside the others,
+        /// instead of after them.
+        #[arg(long)]
+        deferred_cpu: Option<usize>,
         /// Format of the final summary on stdout.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,

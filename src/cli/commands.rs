@@ -24,6 +24,8 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             remeasure,
             cpu,
             cpus,
+            deferred_only,
+            deferred_cpu,
             format,
         } => {
             let plan = pipeline::resolve(&project(cli)?, campaign)?;
@@ -32,6 +34,8 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
                 remeasure: *remeasure,
                 jobs: *jobs,
                 cpus: cpus.clone().or_else(|| cpu.map(|c| vec![c])),
+                deferred_only: *deferred_only,
+                deferred_cpu: *deferred_cpu,
             };
             let summary = pipeline::run(&plan, &opts)?;
             output::report(*format, &summary, |s| s.report())?;

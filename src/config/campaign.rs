@@ -57,6 +57,10 @@ pub struct RawCampaign {
     /// takes when that campaign holds one with the same inputs.
     #[serde(default)]
     pub reuse_measurements_from: Option<Spanned<String>>,
+    /// Regular expressions over instances (`<id>/<label>` or the label):
+    /// those instances are measured last, or on `--deferred-cpu`.
+    #[serde(default)]
+    pub defer: Vec<Spanned<String>>,
 }
 
 fn default_system() -> Spanned<String> {

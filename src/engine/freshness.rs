@@ -50,15 +50,16 @@ pub(crate) struct Usable {
 /// The stored result `job` may use, given its manifest `m`: a run reuses
 /// what its own previous run recorded — its own result when it last made
 /// one, else the result a lender (`Stage::lender`) vouches for, else its
-/// own stored under `m`.
+/// own stored under `m`. With `remeasure` a measuring stage has none.
 pub(crate) fn stored(
     cx: &Cx,
     stage: &dyn ErasedStage,
     job: &Job,
     m: &Manifest,
+    remeasure: bool,
 ) -> anyhow::Result<Stored> {
     let info = stage.info();
-    if cx.remeasure && info.policy == Policy::Measuring {
+    if remeasure && info.policy == Policy::Measuring {
         return Ok(Stored::Stale(vec!["--remeasure given".into()]));
     }
     let unit = job.inst.key();
@@ -154,7 +155,7 @@ fn own(
 /// Freshness of every selected (instance, stage) without running anything.
 pub fn states(cx: &Cx, registry: &Registry, cpus: &[usize]) -> anyhow::Result<Vec<StageState>> {
     let selected = registry.selected(&cx.plan.stages);
-    let assignment = cpu_assignment(cx.plan, cpus);
+    let assignment = cpu_assignment(cx.plan, cpus, cx.deferred_cpu);
     let mut rows = Vec::new();
     let mut all = AllResults::default();
     let mut any_stale = false;
@@ -245,7 +246,7 @@ fn instance_freshness(
     let Some(m) = stage.manifest(job)? else {
         return Ok((Freshness::NotApplicable, None));
     };
-    Ok(match stored(cx, stage, job, &m)? {
+    Ok(match stored(cx, stage, job, &m, cx.remeasure)? {
         Stored::Usable(u) => (Freshness::Fresh, Some(u.decoded)),
         Stored::Stale(r) => (Freshness::Stale(r), None),
     })

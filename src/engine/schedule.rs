@@ -48,6 +48,10 @@ pub struct Hooks<'a> {
     /// Before the first measuring stage (the host check); an error stops
     /// the run.
     pub before_measuring: &'a (dyn Fn() -> Result<()> + Sync),
+    /// Once every instance but the deferred ones (whose keys it is given)
+    /// went through every stage, before the deferred ones are measured
+    /// (records and pages of what is done so far).
+    pub before_deferred: &'a (dyn Fn(&AllResults, &[String]) -> Result<()> + Sync),
     /// After the instance stages, before the campaign stages (records).
     pub before_campaign: &'a (dyn Fn(&AllResults) -> Result<()> + Sync),
 }
@@ -75,6 +79,9 @@ pub struct RunTally {
     pub reused: AtomicUsize,
     pub computed: AtomicUsize,
     pub failures: Mutex<Vec<StageFailure>>,
+    /// Instances a measuring stage skipped because `--deferred-only` keeps
+    /// them as stored and nothing usable was stored.
+    not_measured: Mutex<Vec<String>>,
     /// A failure no later job can escape (a full disk, a file-size limit):
     /// the run stops after the current stage with this error.
     fatal: Mutex<Option<anyhow::Error>>,
@@ -101,19 +108,56 @@ impl RunTally {
     pub fn failures(&self) -> Vec<StageFailure> {
         self.failures.lock().expect("tally lock").clone()
     }
+
+    fn not_measured(&self, unit: &str) {
+        let mut list = self.not_measured.lock().expect("tally lock");
+        if !list.iter().any(|u| u == unit) {
+            list.push(unit.to_string());
+        }
+    }
+
+    /// Instances `--deferred-only` left without a usable measurement.
+    pub fn not_measured_units(&self) -> Vec<String> {
+        self.not_measured.lock().expect("tally lock").clone()
+    }
 }
 
 /// The measuring CPU of each instance (by plan order): whole algorithms
-/// stay on one CPU, the largest algorithms first onto the least loaded one.
-pub fn cpu_assignment(plan: &Plan, cpus: &[usize]) -> Vec<Option<usize>> {
-    let shards = shard_by_algorithm(&plan.instances, cpus.len().max(1));
+/// stay on one CPU, the largest algorithms first onto the least loaded one;
+/// with `deferred_cpu`, the plan's deferred instances all go there.
+pub fn cpu_assignment(
+    plan: &Plan,
+    cpus: &[usize],
+    deferred_cpu: Option<usize>,
+) -> Vec<Option<usize>> {
+    let own_cpu = |i: &Instance| deferred_cpu.is_some() && plan.is_deferred(i);
+    let (apart, shared): (Vec<usize>, Vec<usize>) =
+        (0..plan.instances.len()).partition(|&i| own_cpu(&plan.instances[i]));
+    let insts: Vec<Instance> = shared.iter().map(|&i| plan.instances[i].clone()).collect();
+    let shards = shard_by_algorithm(&insts, cpus.len().max(1));
     let mut out = vec![None; plan.instances.len()];
     for (k, members) in shards.iter().enumerate() {
-        for &i in members {
-            out[i] = cpus.get(k).copied();
+        for &j in members {
+            out[shared[j]] = cpus.get(k).copied();
         }
     }
+    for i in apart {
+        out[i] = deferred_cpu;
+    }
     out
+}
+
+/// The order instances go through the measuring stages: every instance
+/// at once, or, when the plan defers some and they get no CPU of their own,
+/// every other instance first and the deferred ones after them.
+fn passes(cx: &Cx) -> Vec<Vec<usize>> {
+    let plan = cx.plan;
+    let (deferred, others): (Vec<usize>, Vec<usize>) =
+        (0..plan.instances.len()).partition(|&i| plan.is_deferred(&plan.instances[i]));
+    if deferred.is_empty() || cx.deferred_cpu.is_some() || cx.deferred_only {
+        return vec![(0..plan.instances.len()).collect()];
+    }
+    vec![others, deferred]
 }
 
 /// Splits instance indices into `n` shards, whole algorithms at a time.
@@ -148,21 +192,30 @@ pub fn run(
 ) -> Result<(AllResults, RunTally)> {
     let tally = RunTally::default();
     let selected = registry.selected(&cx.plan.stages);
-    let assignment = cpu_assignment(cx.plan, cpus);
+    let assignment = cpu_assignment(cx.plan, cpus, cx.deferred_cpu);
     let mut all = AllResults::default();
     for inst in &cx.plan.instances {
         all.instances.insert(inst.key(), Results::default());
     }
-    let mut measuring_started = false;
-    for info in selected.iter().filter(|i| i.policy != Policy::Campaign) {
+    // The stages before the first measuring one (builds, KATs) run for
+    // every instance first; from there on, instances go through the
+    // remaining stages pass by pass (deferred instances last).
+    let instance_stages: Vec<StageInfo> = selected
+        .iter()
+        .filter(|i| i.policy != Policy::Campaign)
+        .copied()
+        .collect();
+    let first_measuring = instance_stages
+        .iter()
+        .position(|i| i.policy == Policy::Measuring)
+        .unwrap_or(instance_stages.len());
+    let (before, from_measuring) = instance_stages.split_at(first_measuring);
+    let everyone: Vec<usize> = (0..cx.plan.instances.len()).collect();
+    let stage_over = |info: &StageInfo, members: &[usize], all: &mut AllResults| {
         let stage = registry
             .instance_stage(info.name)
             .expect("selected stages are registered");
-        if info.policy == Policy::Measuring && !measuring_started {
-            (hooks.before_measuring)()?;
-            measuring_started = true;
-        }
-        let outs = run_instance_stage(cx, stage, &all, &assignment, runner, &tally);
+        let outs = run_instance_stage(cx, stage, all, &assignment, members, runner, &tally);
         if let Some(e) = tally.fatal.lock().expect("tally lock").take() {
             return Err(e);
         }
@@ -170,6 +223,25 @@ pub fn run(
             if let Some(r) = all.instances.get_mut(&unit) {
                 store(r, *info, done.slot);
                 r.put_key(info.name, done.key);
+            }
+        }
+        Ok(())
+    };
+    for info in before {
+        stage_over(info, &everyone, &mut all)?;
+    }
+    if !from_measuring.is_empty() {
+        (hooks.before_measuring)()?;
+        for (k, members) in passes(cx).iter().enumerate() {
+            if k > 0 {
+                let pending: Vec<String> = members
+                    .iter()
+                    .map(|&i| cx.plan.instances[i].key())
+                    .collect();
+                (hooks.before_deferred)(&all, &pending)?;
+            }
+            for info in from_measuring {
+                stage_over(info, members, &mut all)?;
             }
         }
     }
@@ -189,28 +261,29 @@ struct Done {
     computed: bool,
 }
 
+/// Runs `stage` for the instances `members` (indices into the plan).
 fn run_instance_stage(
     cx: &Cx,
     stage: &dyn ErasedStage,
     all: &AllResults,
     assignment: &[Option<usize>],
+    members: &[usize],
     runner: &dyn Runner,
     tally: &RunTally,
 ) -> Vec<(String, Done)> {
     let info = stage.info();
     let plan = cx.plan;
-    let total = plan.instances.len();
+    let total = members.len();
     let done = AtomicUsize::new(0);
-    let estimate: f64 = plan
-        .instances
+    let estimate: f64 = members
         .iter()
-        .zip(assignment)
-        .filter_map(|(inst, cpu)| {
+        .filter_map(|&i| {
+            let inst = &plan.instances[i];
             let job = Job {
                 cx,
                 inst,
                 prior: all.of(&inst.key()),
-                cpu: *cpu,
+                cpu: assignment[i],
             };
             stage.estimate_seconds(&job)
         })
@@ -245,22 +318,24 @@ fn run_instance_stage(
         }
     };
     let outs: Vec<Option<(String, Done)>> = match info.policy {
-        Policy::Measuring => run_sharded(assignment, &one),
-        _ => (0..total).into_par_iter().map(one).collect(),
+        Policy::Measuring => run_sharded(assignment, members, &one),
+        _ => members.par_iter().map(|&i| one(i)).collect(),
     };
     cx.progress.end_stage(info.name);
     outs.into_iter().flatten().collect()
 }
 
 /// One thread per measuring CPU, each with a pool of its own (one thread),
-/// so nothing a job starts in parallel lands on another shard's core.
+/// so nothing a job starts in parallel lands on another shard's core; each
+/// shard measures its `members` in plan order.
 fn run_sharded<T: Send>(
     assignment: &[Option<usize>],
+    members: &[usize],
     one: &(dyn Fn(usize) -> Option<T> + Sync),
 ) -> Vec<Option<T>> {
     let mut shards: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
-    for (i, cpu) in assignment.iter().enumerate() {
-        shards.entry(*cpu).or_default().push(i);
+    for &i in members {
+        shards.entry(assignment[i]).or_default().push(i);
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = shards
@@ -298,7 +373,16 @@ fn run_job(
     };
     let key = m.key();
     let unit = job.inst.key();
-    if let Stored::Usable(u) = stored(cx, stage, job, &m)? {
+    // `--deferred-only`: the other instances keep what is stored, and are
+    // never measured (nor remeasured).
+    let keep_only =
+        info.policy == Policy::Measuring && cx.deferred_only && !cx.plan.is_deferred(job.inst);
+    let stored = stored(cx, stage, job, &m, cx.remeasure && !keep_only)?;
+    if keep_only && !matches!(stored, Stored::Usable(_)) {
+        tally.not_measured(&unit);
+        return Ok(None);
+    }
+    if let Stored::Usable(u) = stored {
         tally.reused.fetch_add(1, Ordering::Relaxed);
         // Record the reuse too: this campaign now vouches for this result
         // (a lent one under the lender's key, so the next run takes it

@@ -18,6 +18,9 @@ pub const TRIAL_ATTEMPTS: u32 = 3;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpTiming {
     pub op: String,
+    /// When its first process started (UTC, milliseconds).
+    #[serde(default)]
+    pub started_utc: Option<String>,
     /// `ok`, or why it has no figures.
     pub status: OpStatus,
     pub detail: Option<String>,

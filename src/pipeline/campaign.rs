@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::RunOptions;
 use crate::context::Cx;
 use crate::engine::AllResults;
+use crate::engine::Stage;
 use crate::host;
 use crate::measure::drbg_cost::{self, DrbgCost};
 use crate::plan::Plan;
@@ -32,17 +33,55 @@ pub struct HostState {
     pub fingerprint: String,
 }
 
+/// The CPUs the instances are sharded over: the measuring CPUs (the
+/// deferred CPU measures only the deferred instances).
+pub fn shard_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
+    measuring_cpus(plan, opts)
+}
+
+/// The measuring CPUs, then the deferred CPU (checked and locked like
+/// them); the fingerprint is the measuring CPUs', so giving the deferred
+/// instances a CPU of their own changes no other instance's measurement.
 pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
-    let cpus = measuring_cpus(plan, opts);
-    let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
+    let mut cpus = measuring_cpus(plan, opts);
+    let mut checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
     let environment = host::environment();
     let fingerprint = host::fingerprint(&environment, &checks, &counter_hint());
+    if let Some(d) = opts.deferred_cpu.filter(|d| !cpus.contains(d)) {
+        cpus.push(d);
+        checks.push(host::check(d));
+    }
     HostState {
         cpus,
         checks,
         environment,
         fingerprint,
     }
+}
+
+/// Instances whose measurements this run left as stored (`--deferred-only`
+/// keeps the others' and measures none of them), though they would be
+/// measured: their pages mark them preliminary.
+pub fn not_measured(cx: &Cx, all: &AllResults) -> Vec<String> {
+    if !cx.deferred_only {
+        return Vec::new();
+    }
+    let timed = crate::stages::registry()
+        .selected(&cx.plan.stages)
+        .iter()
+        .any(|s| s.name == TimeStage::NAME);
+    cx.plan
+        .instances
+        .iter()
+        .filter(|i| !cx.plan.is_deferred(i) && timed)
+        .filter(|i| {
+            let r = all.of(&i.key());
+            let kat = r.get::<crate::stages::kat::KatStage>();
+            r.get::<TimeStage>().is_none()
+                && crate::measure::measured_library(cx.plan, i, kat).is_some()
+        })
+        .map(|i| i.key())
+        .collect()
 }
 
 /// Measuring stages refuse a host that is not fixed unless the campaign
@@ -81,6 +120,7 @@ pub fn write_campaign_json(
     host: &HostState,
     drbg: Option<DrbgCost>,
     started: &str,
+    preliminary: &[String],
 ) -> Result<()> {
     let plan = cx.plan;
     let timed: Vec<_> = all
@@ -119,6 +159,8 @@ pub fn write_campaign_json(
         drbg,
         isolation: Some(crate::sandbox::layers()),
         reuse_measurements_from: plan.reuse_measurements_from.clone(),
+        deferred: plan.deferred.clone(),
+        preliminary: preliminary.to_vec(),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,

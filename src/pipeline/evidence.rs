@@ -195,6 +195,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 algorithm: inst.algorithm.clone(),
                 label: inst.label.clone(),
                 op: t.op.clone(),
+                started_utc: t.started_utc.clone(),
                 kat_status: r
                     .get::<KatStage>()
                     .map(|k| k.status().to_string())

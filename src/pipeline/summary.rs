@@ -31,6 +31,10 @@ pub struct RunSummary {
     pub failures: Vec<ItemFailure>,
     /// Stage jobs that produced no result at all.
     pub errors: Vec<StageFailure>,
+    /// Instances `--deferred-only` did not measure although their stored
+    /// measurement is stale or missing (their pages say preliminary).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<String>,
     /// Directories and files relative to the project root.
     pub records: String,
     pub run_dir: String,
@@ -73,6 +77,7 @@ impl RunSummary {
             kat,
             failures: failures(plan, &selected, all),
             errors: tally.failures(),
+            not_measured: tally.not_measured_units(),
             records: plan.display_path(&plan.output_dir),
             run_dir: plan.display_path(run_dir),
             site_index: (selected.contains(&"render") && index.is_file())
@@ -105,6 +110,12 @@ impl RunSummary {
             s.push_str(&format!(
                 "hint: NOKAT means no reference KAT; check the generated files under {}/kat/, then record them with `pqbench bless {}`\n",
                 self.records, self.campaign
+            ));
+        }
+        if !self.not_measured.is_empty() {
+            s.push_str(&format!(
+                "not measured (--deferred-only keeps the other instances as stored): {}\n",
+                self.not_measured.join(", ")
             ));
         }
         s.push_str(&format!(

@@ -7,6 +7,7 @@
 
 mod algorithm;
 mod component;
+mod deferral;
 pub mod names;
 mod paths;
 mod problems;
@@ -75,6 +76,10 @@ pub struct Plan {
     pub templates: Option<PathBuf>,
     pub algorithms: Vec<Algorithm>,
     pub instances: Vec<Instance>,
+    /// Keys (`<id>/<label>`) of the instances `defer` selects: measured
+    /// after every other instance, or on `--deferred-cpu`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
 }
 
 impl Plan {

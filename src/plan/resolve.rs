@@ -156,6 +156,8 @@ pub fn resolve_with_stages(
         instances.extend(check.instances.into_iter().map(|(i, _)| i));
     }
 
+    let deferred = super::deferral::deferred(&raw, &instances, &mut p);
+
     let output = project.output_dir();
     let output_dir = output.join(campaign).join(system);
     let site_dir = output.join(campaign).join("site");
@@ -209,6 +211,7 @@ pub fn resolve_with_stages(
         templates,
         algorithms,
         instances,
+        deferred,
     })
 }
 

@@ -46,6 +46,15 @@ pub struct CampaignRecord {
     /// with the same inputs (`reuse-measurements-from`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reuse_measurements_from: Option<String>,
+    /// Instances (`<id>/<label>`) the campaign defers: measured last, or on
+    /// a CPU of their own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
+    /// Instances whose figures on the pages are not this run's
+    /// measurements yet (deferred ones while the others are published, or
+    /// those `--deferred-only` left as stored): marked preliminary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preliminary: Vec<String>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,

@@ -16,6 +16,9 @@ pub struct OperationRecord {
     pub algorithm: String,
     pub label: String,
     pub op: String,
+    /// When the operation's first process started (UTC, milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_utc: Option<String>,
     pub kat_status: String,
     /// Known-issue causes that apply to this instance.
     pub known_issues: Vec<String>,

@@ -60,6 +60,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     let mut chart_rows = Vec::new();
     let mut cpus: Vec<usize> = Vec::new();
     let mut measured_by: Vec<String> = Vec::new();
+    let mut preliminary_labels: Vec<String> = Vec::new();
     let href = |p: &str| format!("../{}/{p}", ds.href);
     for inst in &insts {
         let recs: Vec<(&str, &OperationRecord)> = ops
@@ -86,8 +87,27 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         } else if !recs.is_empty() && inst.kat_status() != "PASS" {
             warn = format!("⚠ timed despite KAT {}", inst.kat_status());
         }
+        let key = format!("{}/{}", a.id, inst.label);
+        let deferred = ds.campaign.deferred.contains(&key);
+        let preliminary = ds.campaign.preliminary.contains(&key);
+        if preliminary {
+            let note = if deferred {
+                "preliminary: deferred, not yet measured by this run"
+            } else {
+                "preliminary: not measured by this run"
+            };
+            warn = [warn.as_str(), note]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ");
+            preliminary_labels.push(inst.label.to_string());
+        }
         if recs.is_empty() {
-            let why = if inst.build.is_none() {
+            let why = if preliminary && deferred {
+                "deferred: not yet measured".to_string()
+            } else if inst.build.is_none() {
                 "not built".to_string()
             } else if inst.issues.iter().any(|k| k.action == "exclude") {
                 "excluded by a known issue".to_string()
@@ -282,6 +302,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         perf_rows,
         warnings,
         measured_by,
+        preliminary: preliminary_labels,
         dist_rows,
         chart_svg: chart::svg(
             &format!("{} mean cycles per operation", a.id),

@@ -186,6 +186,8 @@ pub struct AlgorithmPage {
     /// The campaigns whose measurements this page shows
     /// (`reuse-measurements-from`), when any.
     pub measured_by: Vec<String>,
+    /// Instances whose figures are not yet this run's measurements.
+    pub preliminary: Vec<String>,
     pub dist_rows: Vec<DistRow>,
     pub chart_svg: String,
     pub chart_file: String,

@@ -239,6 +239,8 @@ impl Synth {
             drbg: None,
             isolation: None,
             reuse_measurements_from: None,
+            deferred: Vec::new(),
+            preliminary: Vec::new(),
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,
@@ -350,6 +352,7 @@ impl Synth {
             algorithm: a.id.clone(),
             label: label.into(),
             op: op.into(),
+            started_utc: None,
             kat_status,
             known_issues: crate::render::rows::issues_for(a, label)
                 .iter()

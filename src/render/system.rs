@@ -43,6 +43,13 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                 if issues_for(a, label).iter().any(|k| k.action == "measure") {
                     notes.push("⚠ known issue".to_string());
                 }
+                if ds
+                    .campaign
+                    .preliminary
+                    .contains(&format!("{}/{label}", a.id))
+                {
+                    notes.push("preliminary (not yet measured by this run)".to_string());
+                }
                 let mut cells = Vec::new();
                 let mut disturbed: Vec<String> = Vec::new();
                 for op in ops {
@@ -191,6 +198,24 @@ fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
     )
 }
 
+/// Which instances were measured last, and which figures are preliminary.
+fn deferral_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
+    if c.deferred.is_empty() {
+        return "No instance is deferred: instances are measured in plan order.".into();
+    }
+    let mut s = format!(
+        "Deferred instances (`defer`), measured after every other instance (or on a CPU of their own): {}.",
+        c.deferred.join(", ")
+    );
+    if !c.preliminary.is_empty() {
+        s.push_str(&format!(
+            " Not yet measured by this run, so preliminary on these pages: {}.",
+            c.preliminary.join(", ")
+        ));
+    }
+    s
+}
+
 /// Whose measurements the pages show.
 fn sharing_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
     match &c.reuse_measurements_from {
@@ -299,6 +324,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
                 format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
                 format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
                 format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
+                deferral_bullet(c),
             ],
         ),
         section(

@@ -80,6 +80,7 @@ fn op_summary(t: &OpTiming) -> String {
 fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
     OpTiming {
         op: op.to_string(),
+        started_utc: None,
         status,
         detail: Some(detail),
         counter: None,
@@ -109,14 +110,17 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             .chain([s.warmup.to_string()])
             .collect()
     };
+    let started_utc = Some(crate::records::utc_now_millis());
     let (calib_proc, _) = driver::run(cx, lib, &base("calibrate"), cpu, timeout)?;
     if let Some((status, detail)) = calib_proc.failure() {
-        return Ok(failed(
+        let mut t = failed(
             op,
             status,
             format!("calibration: {detail}"),
             vec![calib_proc],
-        ));
+        );
+        t.started_utc = started_utc;
+        return Ok(t);
     }
     let c = calib_proc
         .line("calib")
@@ -142,6 +146,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     }
     let mut timing = OpTiming {
         op: op.to_string(),
+        started_utc,
         status: OpStatus::Ok,
         detail: None,
         counter: None,
