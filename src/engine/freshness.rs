@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::registry::{store, Decoded, ErasedStage, Registry, StageInfo};
 use super::results::{AllResults, Results};
-use super::schedule::cpu_assignment;
+use super::shards::cpu_assignment;
 use super::{state, Job, Manifest, Policy};
 use crate::cache::Lookup;
 use crate::context::Cx;

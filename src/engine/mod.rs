@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod registry;
 pub mod results;
 pub mod schedule;
+pub mod shards;
 mod state;
 pub mod testing;
 
@@ -29,7 +30,8 @@ pub use manifest::Manifest;
 pub use registry::{Registry, StageInfo};
 pub use results::StageKey;
 pub use results::{AllResults, Results};
-pub use schedule::{cpu_assignment, run, Hooks, RealRunner, RunTally, Runner, StageFailure};
+pub use schedule::{run, Hooks, RealRunner, RunTally, Runner, StageFailure};
+pub use shards::cpu_assignment;
 
 /// How a stage's jobs are executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
