@@ -24,6 +24,12 @@ pub struct Cx<'a> {
     pub host_fingerprint: Option<String>,
     /// Measure again even when a stored measurement is fresh.
     pub remeasure: bool,
+    /// Measure only the deferred instances (`--deferred-only`): the others
+    /// keep their stored measurements and are never measured.
+    pub deferred_only: bool,
+    /// Measure the deferred instances on this CPU, beside the others'
+    /// shards (`--deferred-cpu`), instead of after them.
+    pub deferred_cpu: Option<usize>,
     pub progress: Progress,
 }
 
@@ -37,6 +43,8 @@ impl<'a> Cx<'a> {
             support_sources: OnceLock::new(),
             host_fingerprint: None,
             remeasure,
+            deferred_only: false,
+            deferred_cpu: None,
             progress: Progress::new(quiet),
         }
     }

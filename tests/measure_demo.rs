@@ -191,7 +191,7 @@ fn assert_profile(
     let ticks = |drng: bool| -> u64 {
         pr.shapes
             .iter()
-            .filter(|s| (s.class == pqbench::plan::HelperClass::Drng) == drng)
+            .filter(|s| s.class.is_drng() == drng)
             .map(|s| s.ticks)
             .sum()
     };

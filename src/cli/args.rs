@@ -73,6 +73,14 @@ pub enum Command {
         /// the system names (how a shard runs where it was sent).
         #[arg(long, value_name = "FILE", hide = true)]
         local_shard: Option<PathBuf>,
+        /// Measure only the campaign's deferred instances (`defer`); the
+        /// others keep their stored measurements.
+        #[arg(long)]
+        deferred_only: bool,
+        /// Measure the deferred instances on this CPU, beside the others,
+        /// instead of after them.
+        #[arg(long)]
+        deferred_cpu: Option<usize>,
         /// Format of the final summary on stdout.
         #[arg(long, value_enum, default_value = "text")]
         format: Format,

@@ -27,6 +27,8 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
             system,
             detach,
             local_shard,
+            deferred_only,
+            deferred_cpu,
             format,
         } => {
             let plan = pipeline::resolve_for(&project(cli)?, campaign, system.as_deref())?;
@@ -41,6 +43,8 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
                 cpus: cpus.clone().or_else(|| cpu.map(|c| vec![c])),
                 local_shard,
                 detach: *detach,
+                deferred_only: *deferred_only,
+                deferred_cpu: *deferred_cpu,
             };
             let summary = pipeline::run(&plan, &opts)?;
             output::report(*format, &summary, |s| s.report())?;

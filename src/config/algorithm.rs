@@ -81,6 +81,9 @@ pub struct RawAlgorithm {
     /// Free text shown beside the survey verdict.
     #[serde(default)]
     pub survey_note: Option<String>,
+    /// Helper symbols of this algorithm to profile, beyond the campaign's.
+    #[serde(default)]
+    pub profile: super::campaign::RawProfile,
 }
 
 #[derive(Debug, Deserialize)]

@@ -57,6 +57,14 @@ pub struct RawCampaign {
     pub profile: RawProfile,
     #[serde(default)]
     pub render: RawRender,
+    /// Another campaign (on the same system) whose measurements this one
+    /// takes when that campaign holds one with the same inputs.
+    #[serde(default)]
+    pub reuse_measurements_from: Option<Spanned<String>>,
+    /// Regular expressions over instances (`<id>/<label>` or the label):
+    /// those instances are measured last, or on `--deferred-cpu`.
+    #[serde(default)]
+    pub defer: Vec<Spanned<String>>,
 }
 
 fn default_system() -> Spanned<String> {
@@ -145,21 +153,31 @@ pub struct RawSizes {
     pub catalog: Option<Spanned<String>>,
 }
 
+/// `[profile]` of a campaign or an algorithm: the helper symbols to wrap
+/// and the classes their time is shown under.
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawProfile {
-    /// Symbols to wrap (default: the ICCS hash helpers and the DRNG).
+    /// Symbols to wrap (a campaign without any: the ICCS hash helpers and
+    /// the DRNG, for NGCC-API instances).
     #[serde(default, rename = "wrap")]
     pub wraps: Option<Vec<RawWrap>>,
+    /// Class name → column title: declares classes beyond `hash`, `xof`
+    /// and `drng` (a wrap may name only a declared class, so a typo is an
+    /// error, never a new share) and retitles those three.
+    #[serde(default)]
+    pub classes: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawWrap {
+    /// A C symbol, where `{namespace}` stands for the instance's NIST
+    /// namespace and `{randombytes}` for its randombytes symbol.
     pub symbol: Spanned<String>,
-    /// `hash` or `drng`: which share the time goes to (any other word is
-    /// an error, so a typo cannot move time into another share).
-    pub class: HelperClass,
+    /// `hash`, `xof`, `drng` or a class declared under `classes`: which
+    /// share the time goes to.
+    pub class: Spanned<String>,
     /// 0-based index of the argument holding the input length in bits.
     #[serde(default, deserialize_with = "values::arg_index")]
     pub in_bits_arg: Option<u32>,
@@ -175,21 +193,68 @@ pub struct RawRender {
     pub templates: Option<Spanned<String>>,
 }
 
-/// What a wrapped helper is, for the shares on the pages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum HelperClass {
-    /// Hashing and XOF helpers: the "hash share".
-    Hash,
-    /// The deterministic random number generator: the "DRNG share".
-    Drng,
-}
+/// What a wrapped helper is, for the shares on the pages: `hash`, `xof`,
+/// `drng`, or a class a campaign or algorithm declares. Every class but
+/// `drng` counts toward the "hash share" of summaries.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct HelperClass(String);
 
 impl HelperClass {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            HelperClass::Hash => "hash",
-            HelperClass::Drng => "drng",
+    /// The built-in classes and their default column titles.
+    pub const BUILTIN: [(&'static str, &'static str); 3] =
+        [("hash", "hash"), ("xof", "XOF"), ("drng", "DRNG")];
+
+    /// A class by name (names are checked where they are configured).
+    pub fn new(name: impl Into<String>) -> HelperClass {
+        HelperClass(name.into())
+    }
+
+    pub fn hash() -> HelperClass {
+        HelperClass::new("hash")
+    }
+
+    pub fn drng() -> HelperClass {
+        HelperClass::new("drng")
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The deterministic random number generator's class: its share is
+    /// the "DRNG share", every other class's goes to the "hash share".
+    pub fn is_drng(&self) -> bool {
+        self.0 == "drng"
+    }
+
+    pub fn builtin_title(&self) -> Option<&'static str> {
+        Self::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == self.0)
+            .map(|(_, t)| *t)
+    }
+
+    /// Class names are short lower-case words: `[a-z][a-z0-9-]*`, at most
+    /// 32 characters (they go into C string literals and record keys).
+    pub fn check_name(name: &str) -> Result<(), String> {
+        let ok = name.len() <= 32
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "class name `{name}` is not a lower-case word (letters, digits and -, at most 32)"
+            ))
         }
+    }
+}
+
+impl std::fmt::Display for HelperClass {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
     }
 }

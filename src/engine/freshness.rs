@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::registry::{store, Decoded, ErasedStage, Registry, StageInfo};
 use super::results::{AllResults, Results};
-use super::schedule::cpu_assignment;
+use super::shards::cpu_assignment;
 use super::{state, Job, Manifest, Policy};
 use crate::cache::Lookup;
 use crate::context::Cx;
@@ -33,33 +33,95 @@ pub struct StageState {
 
 /// A usable stored result, or the reasons there is none.
 pub(crate) enum Stored {
-    Usable { decoded: Decoded, sha256: String },
+    Usable(Box<Usable>),
     Stale(Vec<String>),
 }
 
-/// Looks up the stored result of `stage` for `unit` under `key`: intact,
-/// recorded by this campaign as it is now, with its artifacts present.
+/// A stored result a job may use: under which manifest and key it is
+/// stored, and who made it when another campaign lent it.
+pub(crate) struct Usable {
+    pub decoded: Decoded,
+    pub sha256: String,
+    pub key: String,
+    pub manifest: Manifest,
+    pub lent_by: Option<String>,
+}
+
+/// The stored result `job` may use, given its manifest `m`: a run reuses
+/// what its own previous run recorded — its own result when it last made
+/// one, else the result a lender (`Stage::lender`) vouches for, else its
+/// own stored under `m`. With `remeasure` a measuring stage has none.
 pub(crate) fn stored(
     cx: &Cx,
     stage: &dyn ErasedStage,
-    unit: &str,
+    job: &Job,
+    m: &Manifest,
+    remeasure: bool,
+) -> anyhow::Result<Stored> {
+    let info = stage.info();
+    if remeasure && info.policy == Policy::Measuring {
+        return Ok(Stored::Stale(vec!["--remeasure given".into()]));
+    }
+    let unit = job.inst.key();
+    let key = m.key();
+    let last = state::read(cx, info.name, &unit);
+    if last.as_ref().is_none_or(|l| l.key != key) {
+        if let Some(lender) = stage.lender(job, m)? {
+            if let Some(u) = lent(cx, stage, &unit, &lender) {
+                return Ok(Stored::Usable(Box::new(u)));
+            }
+        }
+    }
+    Ok(own(cx, stage, &key, m, last.as_ref()))
+}
+
+/// The lender's result for `unit`, when the lender recorded it under the
+/// lender's manifest and it is intact.
+fn lent(cx: &Cx, stage: &dyn ErasedStage, unit: &str, lender: &super::Lender) -> Option<Usable> {
+    let name = stage.info().name;
+    let key = lender.manifest.key();
+    let theirs = state::read_in(&lender.output_dir, name, unit)?;
+    let Lookup::Hit { value, sha256 } = cx.cache.lookup(name, &key) else {
+        return None;
+    };
+    if theirs.key != key || theirs.result_sha256.as_deref() != Some(sha256.as_str()) {
+        return None;
+    }
+    let decoded = stage.decode(value).ok()?;
+    if decoded
+        .artifacts
+        .iter()
+        .any(|a| cx.cache.existing_blob(a).is_none())
+    {
+        return None;
+    }
+    Some(Usable {
+        decoded,
+        sha256,
+        key,
+        manifest: lender.manifest.clone(),
+        lent_by: Some(lender.owner.clone()),
+    })
+}
+
+/// This campaign's stored result under `key`: intact, recorded by this
+/// campaign as it is now, with its artifacts present.
+fn own(
+    cx: &Cx,
+    stage: &dyn ErasedStage,
     key: &str,
     m: &Manifest,
+    last: Option<&state::LastInputs>,
 ) -> Stored {
     let info = stage.info();
-    if cx.remeasure && info.policy == Policy::Measuring {
-        return Stored::Stale(vec!["--remeasure given".into()]);
-    }
-    let last = state::read(cx, info.name, unit);
     let (value, sha256) = match cx.cache.lookup(info.name, key) {
         Lookup::Hit { value, sha256 } => (value, sha256),
-        Lookup::Missing => return Stored::Stale(state::reasons(last.as_ref(), key, m)),
+        Lookup::Missing => return Stored::Stale(state::reasons(last, key, m)),
         Lookup::Corrupt(why) => {
             return Stored::Stale(vec![format!("stored result corrupt: {why}")])
         }
     };
     let recorded = last
-        .as_ref()
         .filter(|l| l.key == key)
         .and_then(|l| l.result_sha256.as_deref());
     if recorded.is_some_and(|r| r != sha256) {
@@ -81,13 +143,19 @@ pub(crate) fn stored(
             &a[..a.len().min(12)]
         )]);
     }
-    Stored::Usable { decoded, sha256 }
+    Stored::Usable(Box::new(Usable {
+        decoded,
+        sha256,
+        key: key.to_string(),
+        manifest: m.clone(),
+        lent_by: None,
+    }))
 }
 
 /// Freshness of every selected (instance, stage) without running anything.
 pub fn states(cx: &Cx, registry: &Registry, cpus: &[usize]) -> anyhow::Result<Vec<StageState>> {
     let selected = registry.selected(&cx.plan.stages);
-    let assignment = cpu_assignment(cx.plan, cpus);
+    let assignment = cpu_assignment(cx.plan, cpus, cx.deferred_cpu);
     let mut rows = Vec::new();
     let mut all = AllResults::default();
     let mut any_stale = false;
@@ -178,9 +246,8 @@ fn instance_freshness(
     let Some(m) = stage.manifest(job)? else {
         return Ok((Freshness::NotApplicable, None));
     };
-    let key = m.key();
-    Ok(match stored(cx, stage, &job.inst.key(), &key, &m) {
-        Stored::Usable { decoded, .. } => (Freshness::Fresh, Some(decoded)),
+    Ok(match stored(cx, stage, job, &m, cx.remeasure)? {
+        Stored::Usable(u) => (Freshness::Fresh, Some(u.decoded)),
         Stored::Stale(r) => (Freshness::Stale(r), None),
     })
 }

@@ -16,6 +16,7 @@ pub mod manifest;
 pub mod registry;
 pub mod results;
 pub mod schedule;
+pub mod shards;
 mod state;
 pub mod testing;
 
@@ -29,7 +30,8 @@ pub use manifest::Manifest;
 pub use registry::{Registry, StageInfo};
 pub use results::StageKey;
 pub use results::{AllResults, Results};
-pub use schedule::{cpu_assignment, run, Hooks, RealRunner, RunTally, Runner, StageFailure};
+pub use schedule::{run, Hooks, RealRunner, RunTally, Runner, StageFailure};
+pub use shards::cpu_assignment;
 
 /// How a stage's jobs are executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,6 +45,20 @@ pub enum Policy {
     Measuring,
     /// One job for the whole campaign, after every instance stage.
     Campaign,
+}
+
+/// A stored result of another campaign that a job may take instead of
+/// producing its own (a campaign's explicit `reuse-measurements-from`): the
+/// manifest that campaign's stage has for the same job, and where that
+/// campaign records the results it vouches for. Only a result the lender
+/// itself recorded under that manifest is taken.
+#[derive(Debug, Clone)]
+pub struct Lender {
+    /// Who made the result (`<campaign>/<system>`), for records and pages.
+    pub owner: String,
+    pub manifest: Manifest,
+    /// The lender's output directory (`output/<campaign>/<system>`).
+    pub output_dir: std::path::PathBuf,
 }
 
 /// One job of an instance stage: the instance, what earlier stages produced
@@ -70,6 +86,12 @@ pub trait Stage: Send + Sync + 'static {
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>>;
 
     fn run(&self, job: &Job) -> Result<Self::Output>;
+
+    /// Another campaign whose result for this job (with manifest `own`)
+    /// this one takes when that campaign vouches for one; None by default.
+    fn lender(&self, _job: &Job, _own: &Manifest) -> Result<Option<Lender>> {
+        Ok(None)
+    }
 
     /// sha256 of the cached blobs a result refers to: a result whose
     /// artifacts are gone or damaged is stale, not reused.

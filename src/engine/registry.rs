@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use super::results::{AllResults, Results};
-use super::{CampaignStage, Job, Manifest, Policy, Stage};
+use super::{CampaignStage, Job, Lender, Manifest, Policy, Stage};
 use crate::context::Cx;
 
 /// What every consumer needs to know about a stage.
@@ -43,6 +43,7 @@ pub(crate) trait ErasedStage: Sync {
     fn run(&self, job: &Job) -> Result<Value>;
     fn decode(&self, value: Value) -> Result<Decoded>;
     fn estimate_seconds(&self, job: &Job) -> Option<f64>;
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>>;
 }
 
 struct Typed<S>(S);
@@ -74,6 +75,9 @@ impl<S: Stage> ErasedStage for Typed<S> {
     }
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         self.0.estimate_seconds(job)
+    }
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
+        self.0.lender(job, own)
     }
 }
 

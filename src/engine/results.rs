@@ -23,6 +23,10 @@ pub struct Results {
 pub struct StageKey {
     pub key: String,
     pub result_sha256: String,
+    /// The campaign that made the result, when this one took it from
+    /// another (`<campaign>/<system>`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lent_by: Option<String>,
 }
 
 impl std::fmt::Debug for Results {

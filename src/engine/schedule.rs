@@ -18,11 +18,11 @@ use serde_json::Value;
 use super::freshness::{stored, Stored};
 use super::registry::{store, ErasedStage, Registry, StageInfo};
 use super::results::{AllResults, Results, StageKey};
+use super::shards::{cpu_assignment, passes};
 use super::state::{self, LastInputs};
 use super::{Job, Policy};
 use crate::cache::Lookup;
 use crate::context::Cx;
-use crate::plan::{Instance, Plan};
 
 /// Produces the result of one job. The real runner does the stage's work;
 /// tests substitute canned results (see `engine::testing`).
@@ -48,6 +48,10 @@ pub struct Hooks<'a> {
     /// Before the first measuring stage (the host check); an error stops
     /// the run.
     pub before_measuring: &'a (dyn Fn() -> Result<()> + Sync),
+    /// Once every instance but the deferred ones (whose keys it is given)
+    /// went through every stage, before the deferred ones are measured
+    /// (records and pages of what is done so far).
+    pub before_deferred: &'a (dyn Fn(&AllResults, &[String]) -> Result<()> + Sync),
     /// After the instance stages, before the campaign stages (records).
     pub before_campaign: &'a (dyn Fn(&AllResults) -> Result<()> + Sync),
 }
@@ -75,6 +79,9 @@ pub struct RunTally {
     pub reused: AtomicUsize,
     pub computed: AtomicUsize,
     pub failures: Mutex<Vec<StageFailure>>,
+    /// Instances a measuring stage skipped because `--deferred-only` keeps
+    /// them as stored and nothing usable was stored.
+    not_measured: Mutex<Vec<String>>,
     /// A failure no later job can escape (a full disk, a file-size limit):
     /// the run stops after the current stage with this error.
     fatal: Mutex<Option<anyhow::Error>>,
@@ -101,41 +108,18 @@ impl RunTally {
     pub fn failures(&self) -> Vec<StageFailure> {
         self.failures.lock().expect("tally lock").clone()
     }
-}
 
-/// The measuring CPU of each instance (by plan order): whole algorithms
-/// stay on one CPU, the largest algorithms first onto the least loaded one.
-pub fn cpu_assignment(plan: &Plan, cpus: &[usize]) -> Vec<Option<usize>> {
-    let shards = shard_by_algorithm(&plan.instances, cpus.len().max(1));
-    let mut out = vec![None; plan.instances.len()];
-    for (k, members) in shards.iter().enumerate() {
-        for &i in members {
-            out[i] = cpus.get(k).copied();
+    fn not_measured(&self, unit: &str) {
+        let mut list = self.not_measured.lock().expect("tally lock");
+        if !list.iter().any(|u| u == unit) {
+            list.push(unit.to_string());
         }
     }
-    out
-}
 
-/// Splits instance indices into `n` shards, whole algorithms at a time.
-pub fn shard_by_algorithm(instances: &[Instance], n: usize) -> Vec<Vec<usize>> {
-    let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (i, inst) in instances.iter().enumerate() {
-        groups.entry(inst.algorithm.as_str()).or_default().push(i);
+    /// Instances `--deferred-only` left without a usable measurement.
+    pub fn not_measured_units(&self) -> Vec<String> {
+        self.not_measured.lock().expect("tally lock").clone()
     }
-    let mut groups: Vec<Vec<usize>> = groups.into_values().collect();
-    groups.sort_by_key(|g| std::cmp::Reverse(g.len()));
-    let mut shards = vec![Vec::new(); n.max(1)];
-    for g in groups {
-        let target = shards
-            .iter_mut()
-            .min_by_key(|s| s.len())
-            .expect("at least one shard");
-        target.extend(g);
-    }
-    for s in &mut shards {
-        s.sort();
-    }
-    shards
 }
 
 /// Runs the campaign's stages in registry order.
@@ -148,21 +132,30 @@ pub fn run(
 ) -> Result<(AllResults, RunTally)> {
     let tally = RunTally::default();
     let selected = registry.selected(&cx.plan.stages);
-    let assignment = cpu_assignment(cx.plan, cpus);
+    let assignment = cpu_assignment(cx.plan, cpus, cx.deferred_cpu);
     let mut all = AllResults::default();
     for inst in &cx.plan.instances {
         all.instances.insert(inst.key(), Results::default());
     }
-    let mut measuring_started = false;
-    for info in selected.iter().filter(|i| i.policy != Policy::Campaign) {
+    // The stages before the first measuring one (builds, KATs) run for
+    // every instance first; from there on, instances go through the
+    // remaining stages pass by pass (deferred instances last).
+    let instance_stages: Vec<StageInfo> = selected
+        .iter()
+        .filter(|i| i.policy != Policy::Campaign)
+        .copied()
+        .collect();
+    let first_measuring = instance_stages
+        .iter()
+        .position(|i| i.policy == Policy::Measuring)
+        .unwrap_or(instance_stages.len());
+    let (before, from_measuring) = instance_stages.split_at(first_measuring);
+    let everyone: Vec<usize> = (0..cx.plan.instances.len()).collect();
+    let stage_over = |info: &StageInfo, members: &[usize], all: &mut AllResults| {
         let stage = registry
             .instance_stage(info.name)
             .expect("selected stages are registered");
-        if info.policy == Policy::Measuring && !measuring_started {
-            (hooks.before_measuring)()?;
-            measuring_started = true;
-        }
-        let outs = run_instance_stage(cx, stage, &all, &assignment, runner, &tally);
+        let outs = run_instance_stage(cx, stage, all, &assignment, members, runner, &tally);
         if let Some(e) = tally.fatal.lock().expect("tally lock").take() {
             return Err(e);
         }
@@ -170,6 +163,25 @@ pub fn run(
             if let Some(r) = all.instances.get_mut(&unit) {
                 store(r, *info, done.slot);
                 r.put_key(info.name, done.key);
+            }
+        }
+        Ok(())
+    };
+    for info in before {
+        stage_over(info, &everyone, &mut all)?;
+    }
+    if !from_measuring.is_empty() {
+        (hooks.before_measuring)()?;
+        for (k, members) in passes(cx).iter().enumerate() {
+            if k > 0 {
+                let pending: Vec<String> = members
+                    .iter()
+                    .map(|&i| cx.plan.instances[i].key())
+                    .collect();
+                (hooks.before_deferred)(&all, &pending)?;
+            }
+            for info in from_measuring {
+                stage_over(info, members, &mut all)?;
             }
         }
     }
@@ -189,28 +201,29 @@ struct Done {
     computed: bool,
 }
 
+/// Runs `stage` for the instances `members` (indices into the plan).
 fn run_instance_stage(
     cx: &Cx,
     stage: &dyn ErasedStage,
     all: &AllResults,
     assignment: &[Option<usize>],
+    members: &[usize],
     runner: &dyn Runner,
     tally: &RunTally,
 ) -> Vec<(String, Done)> {
     let info = stage.info();
     let plan = cx.plan;
-    let total = plan.instances.len();
+    let total = members.len();
     let done = AtomicUsize::new(0);
-    let estimate: f64 = plan
-        .instances
+    let estimate: f64 = members
         .iter()
-        .zip(assignment)
-        .filter_map(|(inst, cpu)| {
+        .filter_map(|&i| {
+            let inst = &plan.instances[i];
             let job = Job {
                 cx,
                 inst,
                 prior: all.of(&inst.key()),
-                cpu: *cpu,
+                cpu: assignment[i],
             };
             stage.estimate_seconds(&job)
         })
@@ -245,22 +258,24 @@ fn run_instance_stage(
         }
     };
     let outs: Vec<Option<(String, Done)>> = match info.policy {
-        Policy::Measuring => run_sharded(assignment, &one),
-        _ => (0..total).into_par_iter().map(one).collect(),
+        Policy::Measuring => run_sharded(assignment, members, &one),
+        _ => members.par_iter().map(|&i| one(i)).collect(),
     };
     cx.progress.end_stage(info.name);
     outs.into_iter().flatten().collect()
 }
 
 /// One thread per measuring CPU, each with a pool of its own (one thread),
-/// so nothing a job starts in parallel lands on another shard's core.
+/// so nothing a job starts in parallel lands on another shard's core; each
+/// shard measures its `members` in plan order.
 fn run_sharded<T: Send>(
     assignment: &[Option<usize>],
+    members: &[usize],
     one: &(dyn Fn(usize) -> Option<T> + Sync),
 ) -> Vec<Option<T>> {
     let mut shards: BTreeMap<Option<usize>, Vec<usize>> = BTreeMap::new();
-    for (i, cpu) in assignment.iter().enumerate() {
-        shards.entry(*cpu).or_default().push(i);
+    for &i in members {
+        shards.entry(assignment[i]).or_default().push(i);
     }
     std::thread::scope(|scope| {
         let handles: Vec<_> = shards
@@ -298,12 +313,23 @@ fn run_job(
     };
     let key = m.key();
     let unit = job.inst.key();
-    if let Stored::Usable { decoded, sha256 } = stored(cx, stage, &unit, &key, &m) {
+    // `--deferred-only`: the other instances keep what is stored, and are
+    // never measured (nor remeasured).
+    let keep_only =
+        info.policy == Policy::Measuring && cx.deferred_only && !cx.plan.is_deferred(job.inst);
+    let stored = stored(cx, stage, job, &m, cx.remeasure && !keep_only)?;
+    if keep_only && !matches!(stored, Stored::Usable(_)) {
+        tally.not_measured(&unit);
+        return Ok(None);
+    }
+    if let Stored::Usable(u) = stored {
         tally.reused.fetch_add(1, Ordering::Relaxed);
-        // Record the reuse too: this campaign now vouches for this result.
+        // Record the reuse too: this campaign now vouches for this result
+        // (a lent one under the lender's key, so the next run takes it
+        // from the lender again).
         return Ok(Some(Done {
-            slot: decoded.slot,
-            key: vouch(cx, info.name, &unit, key, m, sha256)?,
+            slot: u.decoded.slot,
+            key: vouch(cx, info.name, &unit, u.key, u.manifest, u.sha256, u.lent_by)?,
             computed: false,
         }));
     }
@@ -314,7 +340,7 @@ fn run_job(
     tally.computed.fetch_add(1, Ordering::Relaxed);
     Ok(Some(Done {
         slot: decoded.slot,
-        key: vouch(cx, info.name, &unit, key, m, sha256)?,
+        key: vouch(cx, info.name, &unit, key, m, sha256, None)?,
         computed: true,
     }))
 }
@@ -337,7 +363,7 @@ fn run_campaign_stage(
         let key = m.key();
         if let Lookup::Hit { value, sha256 } = cx.cache.lookup(info.name, &key) {
             if let Ok(Ok(slot)) = stage.decode(cx, value) {
-                let sk = vouch(cx, info.name, "campaign", key, m, sha256)?;
+                let sk = vouch(cx, info.name, "campaign", key, m, sha256, None)?;
                 return Ok(Some((slot, sk)));
             }
         }
@@ -349,7 +375,7 @@ fn run_campaign_stage(
         let sha256 = cx.cache.put(info.name, &key, &value)?;
         Ok(Some((
             slot,
-            vouch(cx, info.name, "campaign", key, m, sha256)?,
+            vouch(cx, info.name, "campaign", key, m, sha256, None)?,
         )))
     }))
     .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
@@ -373,6 +399,7 @@ fn vouch(
     key: String,
     manifest: super::Manifest,
     sha256: String,
+    lent_by: Option<String>,
 ) -> Result<StageKey> {
     let last = LastInputs {
         key: key.clone(),
@@ -383,6 +410,7 @@ fn vouch(
     Ok(StageKey {
         key,
         result_sha256: sha256,
+        lent_by,
     })
 }
 
@@ -391,55 +419,4 @@ fn panic_text(p: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| s.to_string())
         .or_else(|| p.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a stage panicked".into())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plan::{ApiFamily, Binding, Kind};
-
-    fn inst(alg: &str, label: &str) -> Instance {
-        Instance {
-            algorithm: alg.into(),
-            label: label.into(),
-            implementation: "reference".into(),
-            kind: Kind::Sign,
-            api: ApiFamily::Ngcc,
-            sources: vec![],
-            include_dirs: vec![],
-            defines: vec![],
-            binding: Binding::Ngcc { headers: vec![] },
-            cpu_features: vec![],
-            arch: vec![],
-            kat_records: 10,
-            cmake: None,
-        }
-    }
-
-    #[test]
-    fn shards_keep_algorithms_together_and_balance_load() {
-        let insts = vec![
-            inst("a", "1"),
-            inst("a", "2"),
-            inst("a", "3"),
-            inst("b", "1"),
-            inst("c", "1"),
-            inst("c", "2"),
-        ];
-        let shards = shard_by_algorithm(&insts, 2);
-        assert_eq!(shards.len(), 2);
-        let all: Vec<usize> = shards.iter().flatten().copied().collect();
-        assert_eq!(all.len(), 6, "every instance in exactly one shard");
-        for alg in ["a", "b", "c"] {
-            let homes: Vec<usize> = (0..2)
-                .filter(|&s| shards[s].iter().any(|&i| insts[i].algorithm == alg))
-                .collect();
-            assert_eq!(homes.len(), 1, "{alg} split across shards");
-        }
-        assert_eq!(shards.iter().map(Vec::len).collect::<Vec<_>>(), vec![3, 3]);
-        assert_eq!(
-            shard_by_algorithm(&insts, 1),
-            vec![(0..6).collect::<Vec<_>>()]
-        );
-    }
 }

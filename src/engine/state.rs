@@ -1,9 +1,10 @@
 //! What this campaign last computed or reused per (stage, instance): the
 //! key, the manifest (to explain a change) and the digest of the result.
 //! Kept under the campaign's own output directory, so a result another
-//! campaign stored under the same key is never taken for this one's.
+//! campaign stored under the same key is never taken for this one's; a
+//! campaign that explicitly reuses another's results reads that one's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -19,21 +20,25 @@ pub(crate) struct LastInputs {
     pub result_sha256: Option<String>,
 }
 
-fn path(cx: &Cx, stage: &str, unit: &str) -> PathBuf {
+fn path(output_dir: &Path, stage: &str, unit: &str) -> PathBuf {
     // Labels may contain dots (`X-44.avx2`): append, never set_extension.
-    cx.plan
-        .output_dir
+    output_dir
         .join(".state")
         .join(stage)
         .join(format!("{unit}.json"))
 }
 
 pub(crate) fn read(cx: &Cx, stage: &str, unit: &str) -> Option<LastInputs> {
-    fsutil::read_json(&path(cx, stage, unit)).ok()
+    read_in(&cx.plan.output_dir, stage, unit)
+}
+
+/// What the campaign whose output directory is `output_dir` last recorded.
+pub(crate) fn read_in(output_dir: &Path, stage: &str, unit: &str) -> Option<LastInputs> {
+    fsutil::read_json(&path(output_dir, stage, unit)).ok()
 }
 
 pub(crate) fn write(cx: &Cx, stage: &str, unit: &str, last: &LastInputs) -> anyhow::Result<()> {
-    fsutil::write_json(&path(cx, stage, unit), last)
+    fsutil::write_json(&path(&cx.plan.output_dir, stage, unit), last)
 }
 
 /// Why a stage with manifest `m` (key `key`) has no usable stored result.

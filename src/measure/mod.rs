@@ -10,7 +10,7 @@ pub mod timing;
 use serde::{Deserialize, Serialize};
 
 use crate::cache::Cache;
-use crate::engine::{Job, Manifest};
+use crate::engine::{Job, Lender, Manifest};
 use crate::kat::{KatOutput, Status};
 use crate::plan::{Instance, IssueAction, Plan, TimingSettings};
 
@@ -130,6 +130,28 @@ pub fn measurement_manifest(job: &Job, kat: Option<&KatOutput>) -> Option<Manife
         .set("owner", format!("{}/{}", cx.plan.campaign, cx.plan.system))
         .set("pqbench", crate::STAGE_LOGIC_VERSION);
     Some(m)
+}
+
+/// The campaign this one takes measurements from
+/// (`reuse-measurements-from`): the same inputs as this campaign's own
+/// manifest `own`, owned by that campaign on this system.
+pub fn lender(job: &Job, own: &Manifest) -> Option<Lender> {
+    let plan = job.cx.plan;
+    let from = plan.reuse_measurements_from.as_ref()?;
+    let owner = format!("{from}/{}", plan.system);
+    let mut manifest = own.clone();
+    manifest.set("owner", &owner);
+    let output_dir = plan
+        .output_dir
+        .parent()?
+        .parent()?
+        .join(from)
+        .join(&plan.system);
+    Some(Lender {
+        owner,
+        manifest,
+        output_dir,
+    })
 }
 
 /// Iterations of one trial, from a warm per-call time `t1`.

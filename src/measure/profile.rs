@@ -19,6 +19,16 @@ pub struct Shape {
     pub ticks: u64,
 }
 
+/// Share of `total_ticks` spent in the shapes of `class`.
+pub fn class_share(shapes: &[Shape], total_ticks: u64, class: &HelperClass) -> f64 {
+    let ticks: u64 = shapes
+        .iter()
+        .filter(|s| &s.class == class)
+        .map(|s| s.ticks)
+        .sum();
+    ticks as f64 / total_ticks.max(1) as f64
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpProfile {
     pub op: String,
@@ -43,11 +53,16 @@ impl OpProfile {
 
     /// Share of the operation in every wrapped helper but the DRNG.
     pub fn hash_share(&self) -> f64 {
-        self.ticks_where(|s| s.class != HelperClass::Drng) as f64 / self.total_ticks.max(1) as f64
+        self.ticks_where(|s| !s.class.is_drng()) as f64 / self.total_ticks.max(1) as f64
     }
 
     pub fn drng_share(&self) -> f64 {
-        self.ticks_where(|s| s.class == HelperClass::Drng) as f64 / self.total_ticks.max(1) as f64
+        self.ticks_where(|s| s.class.is_drng()) as f64 / self.total_ticks.max(1) as f64
+    }
+
+    /// Share of the operation in the helpers of one class.
+    pub fn class_share(&self, class: &HelperClass) -> f64 {
+        class_share(&self.shapes, self.total_ticks, class)
     }
 
     /// Calls per operation by function name, sorted by name.

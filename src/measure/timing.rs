@@ -18,6 +18,9 @@ pub const TRIAL_ATTEMPTS: u32 = 3;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpTiming {
     pub op: String,
+    /// When its first process started (UTC, milliseconds).
+    #[serde(default)]
+    pub started_utc: Option<String>,
     /// `ok`, or why it has no figures.
     pub status: OpStatus,
     pub detail: Option<String>,
@@ -32,6 +35,10 @@ pub struct OpTiming {
     /// Trials run again because they lost the CPU.
     pub repeated_trials: u32,
     pub sign_retries: u64,
+    /// Failed signing attempts of the kept trials' setups (the honest
+    /// signature verify needs): untimed, but shown on the verify row.
+    #[serde(default)]
+    pub setup_sign_retries: u64,
     pub verify_rejects: u64,
     /// Maximum lengths the library returned (pk, sk, sig, ct, ss).
     pub lengths: BTreeMap<String, u64>,

@@ -7,6 +7,7 @@ use anyhow::Result;
 use super::RunOptions;
 use crate::context::Cx;
 use crate::engine::AllResults;
+use crate::engine::Stage;
 use crate::host;
 use crate::measure::drbg_cost::{self, DrbgCost};
 use crate::plan::Plan;
@@ -32,14 +33,27 @@ pub struct HostState {
     pub fingerprint: String,
 }
 
+/// The CPUs the instances are sharded over: the measuring CPUs (the
+/// deferred CPU measures only the deferred instances).
+pub fn shard_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
+    measuring_cpus(plan, opts)
+}
+
+/// The measuring CPUs, then the deferred CPU (checked and locked like
+/// them); the fingerprint is the measuring CPUs', so giving the deferred
+/// instances a CPU of their own changes no other instance's measurement.
 pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
     if let crate::plan::Runner::Emulator { command } = &plan.system_spec.runner {
         return emulated_host(plan, command);
     }
-    let cpus = measuring_cpus(plan, opts);
-    let checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
+    let mut cpus = measuring_cpus(plan, opts);
+    let mut checks: Vec<host::HostCheck> = cpus.iter().map(|&c| host::check(c)).collect();
     let environment = host::environment();
     let fingerprint = host::fingerprint(&environment, &checks, &counter_hint());
+    if let Some(d) = opts.deferred_cpu.filter(|d| !cpus.contains(d)) {
+        cpus.push(d);
+        checks.push(host::check(d));
+    }
     HostState {
         cpus,
         checks,
@@ -111,6 +125,31 @@ pub fn check_system_host(plan: &Plan, host: &HostState) -> Result<(), crate::err
     Ok(())
 }
 
+/// Instances whose measurements this run left as stored (`--deferred-only`
+/// keeps the others' and measures none of them), though they would be
+/// measured: their pages mark them preliminary.
+pub fn not_measured(cx: &Cx, all: &AllResults) -> Vec<String> {
+    if !cx.deferred_only {
+        return Vec::new();
+    }
+    let timed = crate::stages::registry()
+        .selected(&cx.plan.stages)
+        .iter()
+        .any(|s| s.name == TimeStage::NAME);
+    cx.plan
+        .instances
+        .iter()
+        .filter(|i| !cx.plan.is_deferred(i) && timed)
+        .filter(|i| {
+            let r = all.of(&i.key());
+            let kat = r.get::<crate::stages::kat::KatStage>();
+            r.get::<TimeStage>().is_none()
+                && crate::measure::measured_library(cx.plan, i, kat).is_some()
+        })
+        .map(|i| i.key())
+        .collect()
+}
+
 /// Measuring stages refuse a host that is not fixed unless the campaign
 /// allows it; either way every problem is shown and recorded.
 pub fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
@@ -147,6 +186,7 @@ pub fn write_campaign_json(
     host: &HostState,
     drbg: Option<DrbgCost>,
     started: &str,
+    preliminary: &[String],
 ) -> Result<()> {
     let plan = cx.plan;
     let timed: Vec<_> = all
@@ -187,6 +227,9 @@ pub fn write_campaign_json(
         system_spec: Some(plan.system_spec.clone()),
         accepted_fingerprints: Vec::new(),
         systems: plan.systems.clone(),
+        reuse_measurements_from: plan.reuse_measurements_from.clone(),
+        deferred: plan.deferred.clone(),
+        preliminary: preliminary.to_vec(),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,

@@ -157,6 +157,11 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
     fsutil::write_json(&plan.output_dir.join("build.json"), &json)
 }
 
+/// The campaign whose result of `stage` this run took, if it took one.
+fn lent_by(r: &crate::engine::Results, stage: &str) -> Option<String> {
+    r.keys().get(stage).and_then(|k| k.lent_by.clone())
+}
+
 /// Writes one record per measured operation (atomically, one file each).
 fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
     for inst in &cx.plan.instances {
@@ -185,12 +190,14 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                     heap_peak_bytes: o.heap_peak_bytes,
                     heap_allocs: o.heap_allocs,
                     process: o.process.clone(),
+                    measured_by: lent_by(r, MemoryStage::NAME),
                 })
             });
             let rec = OperationRecord {
                 algorithm: inst.algorithm.clone(),
                 label: inst.label.clone(),
                 op: t.op.clone(),
+                started_utc: t.started_utc.clone(),
                 kat_status: r
                     .get::<KatStage>()
                     .map(|k| k.status().to_string())
@@ -210,10 +217,12 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 trials: t.trials.clone(),
                 repeated_trials: t.repeated_trials,
                 sign_failures_retried: t.sign_retries,
+                setup_sign_failures_retried: t.setup_sign_retries,
                 verify_rejects: t.verify_rejects,
                 lengths: t.lengths.clone(),
                 memory,
                 statistics: t.summary.clone(),
+                measured_by: lent_by(r, TimeStage::NAME),
             };
             let path = cx
                 .plan
@@ -237,7 +246,8 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
         let r = all.of(&inst.key());
         if let Some(p) = r.get::<ProfileStage>() {
             for op in &p.ops {
-                let rec = ProfileRecord::from_op(&inst.algorithm, &inst.label, &p.wrapped, op);
+                let mut rec = ProfileRecord::from_op(&inst.algorithm, &inst.label, &p.wrapped, op);
+                rec.measured_by = lent_by(r, ProfileStage::NAME);
                 fsutil::write_json(
                     &plan
                         .output_dir

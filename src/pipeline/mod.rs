@@ -13,6 +13,7 @@ pub mod summary;
 use anyhow::Result;
 
 use crate::context::Cx;
+use crate::engine::CampaignStage;
 use crate::engine::{self, Hooks, Registry, Runner};
 use crate::error::{ConfigError, Error};
 use crate::plan::{self, Plan, Project, ALL_STAGES};
@@ -35,6 +36,12 @@ pub struct RunOptions {
     pub local_shard: Option<Vec<String>>,
     /// Submit a Slurm job and return without waiting for it.
     pub detach: bool,
+    /// Measure only the campaign's deferred instances; the others keep
+    /// their stored measurements (`--deferred-only`).
+    pub deferred_only: bool,
+    /// Measure the deferred instances on this CPU, beside the others
+    /// (`--deferred-cpu`), instead of after them.
+    pub deferred_cpu: Option<usize>,
 }
 
 /// Resolves `campaigns/<campaign>.toml` into a plan whose stage names are
@@ -75,6 +82,36 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
         1 => Err(errors.remove(0).into()),
         _ => Err(Error::ConfigMany(errors)),
     }
+}
+
+/// `--deferred-only` and `--deferred-cpu` need deferred instances, and the
+/// deferred CPU must not also measure the others.
+fn check_deferral(plan: &Plan, opts: &RunOptions) -> Result<(), Error> {
+    let flag = match (opts.deferred_only, opts.deferred_cpu) {
+        (true, _) => "--deferred-only",
+        (false, Some(_)) => "--deferred-cpu",
+        (false, None) => return Ok(()),
+    };
+    if plan.deferred.is_empty() {
+        return Err(ConfigError::new(format!(
+            "{flag}: campaign `{}` defers no instance",
+            plan.campaign
+        ))
+        .in_file(&plan.campaign_file)
+        .help("list the instances to measure last under `defer = [\"<regex>\", ...]`")
+        .into());
+    }
+    if let Some(cpu) = opts.deferred_cpu {
+        if campaign::shard_cpus(plan, opts).contains(&cpu) {
+            return Err(ConfigError::new(format!(
+                "--deferred-cpu {cpu} is also a measuring CPU of this run"
+            ))
+            .in_file(&plan.campaign_file)
+            .help("give the deferred instances a CPU of their own (--cpu/--cpus or [timing] cpus name the others')")
+            .into());
+        }
+    }
+    Ok(())
 }
 
 pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
@@ -131,6 +168,7 @@ pub fn run_registry(
     compiler: Compiler,
 ) -> Result<RunSummary, Error> {
     check_stage_names(plan, registry)?;
+    check_deferral(plan, opts)?;
     // 0 (the default) means one build job per core.
     let jobs = match opts.jobs.unwrap_or(plan.jobs) {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -157,6 +195,8 @@ fn run_in_pool(
     host: HostState,
 ) -> Result<RunSummary, Error> {
     let mut cx = Cx::new(plan, compiler, opts.remeasure, opts.quiet);
+    cx.deferred_only = opts.deferred_only;
+    cx.deferred_cpu = opts.deferred_cpu;
     let started = crate::records::utc_now();
     cx.progress.note(&format!(
         "campaign {} on {}: {} instances of {} algorithms",
@@ -190,13 +230,32 @@ fn run_in_pool(
     let before_campaign = |all: &engine::AllResults| -> Result<()> {
         evidence::write(cx, all, &started)?;
         let drbg = drbg.get().cloned().flatten();
-        campaign::write_campaign_json(cx, all, &host, drbg, &started)
+        let preliminary = campaign::not_measured(cx, all);
+        campaign::write_campaign_json(cx, all, &host, drbg, &started, &preliminary)
+    };
+    // Everything but the deferred instances is measured: publish it now
+    // (records, and pages marking the deferred instances preliminary), as
+    // the deferred ones may take long.
+    let before_deferred = |all: &engine::AllResults, pending: &[String]| -> Result<()> {
+        evidence::write(cx, all, &started)?;
+        let drbg = drbg.get().cloned().flatten();
+        campaign::write_campaign_json(cx, all, &host, drbg, &started, pending)?;
+        if plan.selects(crate::stages::render::RenderStage::NAME) {
+            crate::render::render_campaign(plan)?;
+        }
+        cx.progress.note(&format!(
+            "every instance but the {} deferred one(s) measured; records and pages written, deferred ones marked preliminary",
+            pending.len()
+        ));
+        Ok(())
     };
     let hooks = Hooks {
         before_measuring: &before_measuring,
+        before_deferred: &before_deferred,
         before_campaign: &before_campaign,
     };
-    let (all, tally) = engine::run(cx, registry, runner, &host.cpus, &hooks)?;
+    let shards = campaign::shard_cpus(plan, opts);
+    let (all, tally) = engine::run(cx, registry, runner, &shards, &hooks)?;
     let run_dir = rundir::record_run(cx, &all, rec)?;
     Ok(RunSummary::new(plan, registry, &all, &tally, &run_dir))
 }

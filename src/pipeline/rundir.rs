@@ -155,6 +155,7 @@ fn instance_lock(cx: &Cx, inst: &Instance, r: &Results) -> Result<InstanceLock> 
                 StageLock {
                     key: k.key.clone(),
                     result_sha256: Some(k.result_sha256.clone()),
+                    lent_by: k.lent_by.clone(),
                 },
             )
         })

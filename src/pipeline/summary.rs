@@ -38,6 +38,10 @@ pub struct RunSummary {
     /// Shards submitted and not finished yet (`run --detach`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<String>,
+    /// Instances `--deferred-only` did not measure although their stored
+    /// measurement is stale or missing (their pages say preliminary).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<String>,
     /// Directories and files relative to the project root.
     pub records: String,
     pub run_dir: String,
@@ -82,6 +86,7 @@ impl RunSummary {
             skipped: skipped(plan, all),
             errors: tally.failures(),
             pending: Vec::new(),
+            not_measured: tally.not_measured_units(),
             records: plan.display_path(&plan.output_dir),
             run_dir: plan.display_path(run_dir),
             site_index: (selected.contains(&"render") && index.is_file())
@@ -124,6 +129,12 @@ impl RunSummary {
             s.push_str(&format!(
                 "hint: NOKAT means no reference KAT; check the generated files under {}/kat/, then record them with `pqbench bless {}`\n",
                 self.records, self.campaign
+            ));
+        }
+        if !self.not_measured.is_empty() {
+            s.push_str(&format!(
+                "not measured (--deferred-only keeps the other instances as stored): {}\n",
+                self.not_measured.join(", ")
             ));
         }
         s.push_str(&format!(
@@ -200,6 +211,7 @@ impl RunSummary {
             failures,
             errors,
             pending,
+            not_measured: Vec::new(),
             skipped,
             records: plan.display_path(&plan.output_dir),
             run_dir: run_dir.map(|d| plan.display_path(d)).unwrap_or_default(),

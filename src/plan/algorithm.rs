@@ -102,7 +102,8 @@ pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> Algori
             .collect();
         let (kat_manifest, kat_reference_dir) = r.kat(&id);
         instances = r.instances(&id, sel, &binding, &per_impl);
-        algorithm = Some(r.algorithm(&id, &instances, kat_manifest, kat_reference_dir));
+        let profile = super::profile::algorithm(raw, r.p);
+        algorithm = Some(r.algorithm(&id, &instances, kat_manifest, kat_reference_dir, profile));
     }
     AlgorithmCheck {
         file: file.to_path_buf(),
@@ -364,6 +365,7 @@ impl Resolver<'_> {
         instances: &[(Instance, usize)],
         kat_manifest: PathBuf,
         kat_reference_dir: Option<PathBuf>,
+        (profile_wraps, profile_classes): (Vec<Wrap>, Vec<super::ClassDef>),
     ) -> Algorithm {
         let a = &self.raw.value;
         Algorithm {
@@ -392,6 +394,8 @@ impl Resolver<'_> {
                 .map(|i| i.name.get_ref().clone())
                 .collect(),
             labels: instances.iter().map(|(i, _)| i.label.clone()).collect(),
+            profile_wraps,
+            profile_classes,
         }
     }
 }

@@ -7,11 +7,14 @@
 
 mod algorithm;
 mod component;
+mod deferral;
 pub mod names;
 mod paths;
 mod problems;
+mod profile;
 mod resolve;
 mod rules;
+mod sharing;
 pub mod system;
 
 use std::collections::BTreeMap;
@@ -25,6 +28,7 @@ pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
 pub use names::{check_campaign_name, check_name};
 pub use paths::{contained, expand_sources};
 pub use problems::Problems;
+pub use profile::{ClassDef, ICCS_HASH_TITLE};
 pub use resolve::{resolve, resolve_with, resolve_with_stages, Project, ResolveOptions};
 pub use system::{Runner, SystemSpec};
 
@@ -68,10 +72,23 @@ pub struct Plan {
     pub host: HostSettings,
     pub limits: Limits,
     pub sizes_catalog: Option<PathBuf>,
+    /// The campaign whose measurements this one takes (on the same system)
+    /// when that campaign vouches for one with the same inputs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_measurements_from: Option<String>,
+    /// The campaign's wraps (the default profile's when it declares none);
+    /// `wraps_for` gives an instance's.
     pub profile_wraps: Vec<Wrap>,
+    /// Helper classes the campaign declares or retitles.
+    #[serde(default)]
+    pub profile_classes: Vec<ClassDef>,
     pub templates: Option<PathBuf>,
     pub algorithms: Vec<Algorithm>,
     pub instances: Vec<Instance>,
+    /// Keys (`<id>/<label>`) of the instances `defer` selects: measured
+    /// after every other instance, or on `--deferred-cpu`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
 }
 
 impl Plan {
@@ -162,21 +179,28 @@ pub struct Limits {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Wrap {
+    /// A C symbol; in a campaign's or algorithm's wraps it may hold
+    /// `{namespace}` and `{randombytes}` (see `Plan::wraps_for`).
     pub symbol: String,
     pub class: HelperClass,
     pub in_bits_arg: Option<u32>,
     pub out_bits_arg: Option<u32>,
+    /// Only instances of this API (the default profile's ICCS helpers
+    /// belong to the NGCC API); None: every instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ApiFamily>,
 }
 
 impl Wrap {
-    /// The ICCS helpers: hash(out_bits, msg, msg_bits, out) and
-    /// get_random_number(ctx, out, len_bits).
+    /// The ICCS helpers, for NGCC-API instances: hash(out_bits, msg,
+    /// msg_bits, out) and get_random_number(ctx, out, len_bits).
     pub fn iccs_defaults() -> Vec<Wrap> {
         let hash = |s: &str| Wrap {
             symbol: s.into(),
-            class: HelperClass::Hash,
+            class: HelperClass::hash(),
             in_bits_arg: Some(2),
             out_bits_arg: Some(0),
+            api: Some(ApiFamily::Ngcc),
         };
         vec![
             hash("pseudohash"),
@@ -184,9 +208,10 @@ impl Wrap {
             hash("sm3hash"),
             Wrap {
                 symbol: "get_random_number".into(),
-                class: HelperClass::Drng,
+                class: HelperClass::drng(),
                 in_bits_arg: None,
                 out_bits_arg: Some(2),
+                api: Some(ApiFamily::Ngcc),
             },
         ]
     }
@@ -208,6 +233,11 @@ pub struct Algorithm {
     pub kat_reference_dir: Option<PathBuf>,
     pub implementations: Vec<String>,
     pub labels: Vec<String>,
+    /// The algorithm's own `[[profile.wrap]]`s and declared classes.
+    #[serde(default)]
+    pub profile_wraps: Vec<Wrap>,
+    #[serde(default)]
+    pub profile_classes: Vec<ClassDef>,
 }
 
 impl Algorithm {

@@ -155,7 +155,9 @@ pub fn resolve_with(
         .templates
         .as_ref()
         .and_then(|s| in_project(s, true, "template directory", "templates"));
-    let profile_wraps = wraps(&raw, &mut p);
+    let (profile_wraps, profile_classes) = super::profile::campaign(&raw, &mut p);
+    let reuse_measurements_from =
+        super::sharing::reuse_from(project, &raw, campaign, system, &mut p);
 
     let sel = Selection {
         implementations: c.implementations.as_deref(),
@@ -170,6 +172,8 @@ pub fn resolve_with(
         algorithms.extend(check.algorithm);
         instances.extend(check.instances.into_iter().map(|(i, _)| i));
     }
+
+    let deferred = super::deferral::deferred(&raw, &instances, &mut p);
 
     let output = project.output_dir();
     let output_dir = output.join(campaign).join(system);
@@ -231,10 +235,13 @@ pub fn resolve_with(
             file_mib: c.limits.file_mib.unwrap_or(1024),
         },
         sizes_catalog,
+        reuse_measurements_from,
         profile_wraps,
+        profile_classes,
         templates,
         algorithms,
         instances,
+        deferred,
     })
 }
 
@@ -386,29 +393,6 @@ fn timing(raw: &Loaded<RawCampaign>, p: &mut Problems) -> TimingSettings {
         );
     }
     settings
-}
-
-fn wraps(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<Wrap> {
-    let Some(ws) = &raw.value.profile.wraps else {
-        return Wrap::iccs_defaults();
-    };
-    ws.iter()
-        .map(|w| {
-            let symbol = w.symbol.get_ref();
-            if !names::is_c_identifier(symbol) {
-                p.push(
-                    raw.error_at(&w.symbol, format!("`{symbol}` is not a C symbol name"))
-                        .help("name a function the objects define, e.g. \"pseudoXOF\""),
-                );
-            }
-            Wrap {
-                symbol: symbol.clone(),
-                class: w.class,
-                in_bits_arg: w.in_bits_arg,
-                out_bits_arg: w.out_bits_arg,
-            }
-        })
-        .collect()
 }
 
 pub(super) fn list_stems(dir: &Path) -> Vec<String> {

@@ -29,6 +29,9 @@ pub struct ProfileRecord {
     pub share_per_function: BTreeMap<String, f64>,
     pub calls_per_op: BTreeMap<String, f64>,
     pub process: Option<crate::measure::driver::ProcessRecord>,
+    /// The campaign that made this profile, when taken from another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
 }
 
 impl ProfileRecord {
@@ -54,6 +57,7 @@ impl ProfileRecord {
             share_per_function: p.share_per_function(),
             calls_per_op: p.calls_per_op(),
             process: p.process.clone(),
+            measured_by: None,
         }
     }
 }

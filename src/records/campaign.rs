@@ -52,6 +52,19 @@ pub struct CampaignRecord {
     /// The isolation layers submission processes ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub isolation: Option<crate::sandbox::LayerReport>,
+    /// The campaign whose measurements this one takes when it holds one
+    /// with the same inputs (`reuse-measurements-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reuse_measurements_from: Option<String>,
+    /// Instances (`<id>/<label>`) the campaign defers: measured last, or on
+    /// a CPU of their own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub deferred: Vec<String>,
+    /// Instances whose figures on the pages are not this run's
+    /// measurements yet (deferred ones while the others are published, or
+    /// those `--deferred-only` left as stored): marked preliminary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preliminary: Vec<String>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,
@@ -77,6 +90,33 @@ pub struct AlgorithmInfo {
     pub survey_note: Option<String>,
     pub implementations: Vec<String>,
     pub labels: Vec<String>,
+    /// The algorithm's own helper wraps (beyond the campaign's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile_wraps: Vec<crate::plan::Wrap>,
+    /// The helper classes its profile shows, in column order, with their
+    /// titles; absent from records made before classes were recorded,
+    /// whose pages show the ICCS hash and DRNG columns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_classes: Option<Vec<crate::plan::ClassDef>>,
+}
+
+impl AlgorithmInfo {
+    /// The classes of the profile columns (see `profile_classes`).
+    pub fn helper_classes(&self) -> Vec<crate::plan::ClassDef> {
+        use crate::plan::{ClassDef, HelperClass};
+        self.profile_classes.clone().unwrap_or_else(|| {
+            vec![
+                ClassDef {
+                    name: HelperClass::hash(),
+                    title: crate::plan::ICCS_HASH_TITLE.into(),
+                },
+                ClassDef {
+                    name: HelperClass::drng(),
+                    title: "DRNG".into(),
+                },
+            ]
+        })
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -114,6 +154,8 @@ impl AlgorithmInfo {
             survey_note: a.survey_note.clone(),
             implementations: a.implementations.clone(),
             labels: a.labels.clone(),
+            profile_wraps: a.profile_wraps.clone(),
+            profile_classes: Some(plan.classes_for(&a.id)),
         }
     }
 }

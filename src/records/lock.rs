@@ -141,6 +141,10 @@ pub struct ShardLock {
 pub struct StageLock {
     pub key: String,
     pub result_sha256: Option<String>,
+    /// The campaign (`<campaign>/<system>`) whose result this run took
+    /// (`reuse-measurements-from`); absent for the run's own results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lent_by: Option<String>,
 }
 
 /// `runs/<id>`, or `<id>-2`, ... when two runs share a second and a digest.

@@ -65,6 +65,19 @@ pub fn utc_now() -> String {
     utc_from_unix(secs)
 }
 
+/// Current UTC time with milliseconds, `YYYY-MM-DDTHH:MM:SS.mmm`: the
+/// order of measurements taken within one second.
+pub fn utc_now_millis() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}.{:03}",
+        utc_from_unix(now.as_secs() as i64),
+        now.subsec_millis()
+    )
+}
+
 pub fn utc_from_unix(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);

@@ -16,6 +16,9 @@ pub struct OperationRecord {
     pub algorithm: String,
     pub label: String,
     pub op: String,
+    /// When the operation's first process started (UTC, milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_utc: Option<String>,
     pub kat_status: String,
     /// Known-issue causes that apply to this instance.
     pub known_issues: Vec<String>,
@@ -36,11 +39,19 @@ pub struct OperationRecord {
     pub trials: Vec<Trial>,
     pub repeated_trials: u32,
     pub sign_failures_retried: u64,
+    /// Failed signing attempts of the kept trials' untimed setups (verify
+    /// signs once before its timed calls); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub setup_sign_failures_retried: u64,
     pub verify_rejects: u64,
     pub lengths: BTreeMap<String, u64>,
     pub memory: Option<MemoryFigures>,
     /// Derived from `trials`; `pqbench check` recomputes it.
     pub statistics: Option<Summary>,
+    /// The campaign (`<campaign>/<system>`) that made these timings, when
+    /// this campaign took them from it (`reuse-measurements-from`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,6 +65,13 @@ pub struct MemoryFigures {
     pub heap_peak_bytes: Option<u64>,
     pub heap_allocs: Option<u64>,
     pub process: ProcessRecord,
+    /// The campaign that made these figures, when taken from another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_by: Option<String>,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 pub fn record_path(algorithm: &str, label: &str, op: &str) -> String {

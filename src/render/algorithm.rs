@@ -10,13 +10,14 @@ use super::dataset::Dataset;
 use super::kat_text::{attempts_text, kat_sentence, parameter_sets, size_cell, VARIABLE_NOTE};
 use super::model::*;
 use super::rows::{
-    calls_text, environment, issues_for, mem_row, op_rows, toml_link, Inst, Notes, DASH,
+    environment, issues_for, mem_row, op_rows, share_row, toml_link, Inst, Notes, DASH,
 };
 use super::{anchor, crumb, kind_function, Systems};
 
 pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
     let system = ds.system().to_string();
     let ops = a.kind.operations();
+    let classes = a.helper_classes();
     let mut notes = Notes::default();
     let insts: Vec<Inst> = a
         .labels
@@ -59,6 +60,8 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     let mut evidence = Vec::new();
     let mut chart_rows = Vec::new();
     let mut cpus: Vec<usize> = Vec::new();
+    let mut measured_by: Vec<String> = Vec::new();
+    let mut preliminary_labels: Vec<String> = Vec::new();
     let href = |p: &str| format!("../{}/{p}", ds.href);
     for inst in &insts {
         let recs: Vec<(&str, &OperationRecord)> = ops
@@ -85,8 +88,27 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         } else if !recs.is_empty() && inst.kat_status() != "PASS" {
             warn = format!("⚠ timed despite KAT {}", inst.kat_status());
         }
+        let key = format!("{}/{}", a.id, inst.label);
+        let deferred = ds.campaign.deferred.contains(&key);
+        let preliminary = ds.campaign.preliminary.contains(&key);
+        if preliminary {
+            let note = if deferred {
+                "preliminary: deferred, not yet measured by this run"
+            } else {
+                "preliminary: not measured by this run"
+            };
+            warn = [warn.as_str(), note]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>()
+                .join("; ");
+            preliminary_labels.push(inst.label.to_string());
+        }
         if recs.is_empty() {
-            let why = if inst.build.is_none() {
+            let why = if preliminary && deferred {
+                "deferred: not yet measured".to_string()
+            } else if inst.build.is_none() {
                 "not built".to_string()
             } else if inst.issues.iter().any(|k| k.action == "exclude") {
                 "excluded by a known issue".to_string()
@@ -105,43 +127,37 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
             });
         }
         for (op, rec) in &recs {
+            let profile = ds.profile(&a.id, inst.label, op);
+            for by in [
+                rec.measured_by.as_ref(),
+                profile.and_then(|p| p.measured_by.as_ref()),
+            ]
+            .into_iter()
+            .flatten()
+            {
+                if !measured_by.contains(by) {
+                    measured_by.push(by.clone());
+                }
+            }
             let (p, d) = op_rows(inst, op, rec, &warn);
             perf_rows.push(p);
             dist_rows.extend(d);
             mem_rows.push(mem_row(inst, op, rec));
             cpus.extend(rec.cpu.filter(|c| !cpus.contains(c)));
             if let Some(s) = &rec.statistics {
-                chart_rows.push(chart::Bar {
-                    label: format!("{} {op}", inst.label),
-                    value: s.mean_cycles,
-                    low: s.ci_median_cycles.0,
-                    high: s.ci_median_cycles.1,
-                    series: ops.iter().position(|o| o == op).unwrap_or(0),
-                });
+                // Table 4's headline is the mean: the chart shows it with
+                // the mean's own interval.
+                chart_rows.push(chart::Bar::of(
+                    chart::Statistic::Mean,
+                    format!("{} {op}", inst.label),
+                    s,
+                    ops.iter().position(|o| o == op).unwrap_or(0),
+                ));
             }
         }
         for op in ops {
             if let Some(p) = ds.profile(&a.id, inst.label, op) {
-                let ok = p.status.is_ok();
-                share_rows.push(ShareRow {
-                    label: inst.label.into(),
-                    op: op.to_string(),
-                    hash: if ok {
-                        format::percent(p.hash_share)
-                    } else {
-                        p.status.to_string()
-                    },
-                    drng: if ok {
-                        format::percent(p.drng_share)
-                    } else {
-                        DASH.into()
-                    },
-                    calls: if ok {
-                        calls_text(p)
-                    } else {
-                        p.detail.clone().unwrap_or_default()
-                    },
-                });
+                share_rows.push(share_row(inst.label, op, p, &classes));
             }
         }
         if let Some(b) = inst.build {
@@ -303,9 +319,12 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         perf_has_notes: perf_rows.iter().any(|r| !r.notes.is_empty()),
         perf_rows,
         warnings,
+        measured_by,
+        preliminary: preliminary_labels,
         dist_rows,
         chart_svg: chart::svg(
             &format!("{} mean cycles per operation", a.id),
+            chart::Statistic::Mean,
             ops,
             &chart_rows,
         ),
@@ -317,6 +336,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         size_audit: Link::page("size audit", "../sizes"),
         survey,
         share_build: builds.join(", "),
+        share_columns: classes.iter().map(|c| c.title.clone()).collect(),
         share_rows,
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence,

@@ -1,12 +1,40 @@
-//! Hand-written SVG charts: mean cycles per operation on a log scale, one
-//! bar per (instance, operation), with the bootstrap 95 % interval of the
-//! median drawn as a whisker. Plain SVG 1.1, no scripts, no external
+//! Hand-written SVG charts: one statistic of the cycles per operation on a
+//! log scale, one bar per (instance, operation), with that same
+//! statistic's bootstrap 95 % interval drawn as the whisker (the mean with
+//! the mean's interval, the median with the median's), never a mix: a
+//! whisker far from its bar's end then means a wide interval, not another
+//! statistic. Plain SVG 1.1, no scripts, no external
 //! assets; every coordinate is printed with one decimal so output is
 //! byte-for-byte reproducible.
 
 use std::fmt::Write;
 
 use crate::format;
+use crate::stats::Summary;
+
+/// The statistic a chart shows: the one of the table it illustrates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Statistic {
+    Mean,
+    Median,
+}
+
+impl Statistic {
+    pub fn name(self) -> &'static str {
+        match self {
+            Statistic::Mean => "mean",
+            Statistic::Median => "median",
+        }
+    }
+
+    /// The statistic and its 95 % interval, from one summary.
+    pub fn of(self, s: &Summary) -> (f64, (f64, f64)) {
+        match self {
+            Statistic::Mean => (s.mean_cycles, s.ci_mean_cycles),
+            Statistic::Median => (s.median_cycles, s.ci_median_cycles),
+        }
+    }
+}
 
 /// One bar.
 #[derive(Debug, Clone)]
@@ -17,6 +45,21 @@ pub struct Bar {
     pub high: f64,
     /// Index into the series names (colour and legend).
     pub series: usize,
+}
+
+impl Bar {
+    /// The bar of `stat` for one operation: its value and whisker both
+    /// come from that statistic.
+    pub fn of(stat: Statistic, label: String, s: &Summary, series: usize) -> Bar {
+        let (value, (low, high)) = stat.of(s);
+        Bar {
+            label,
+            value,
+            low,
+            high,
+            series,
+        }
+    }
 }
 
 const WIDTH: f64 = 760.0;
@@ -61,8 +104,9 @@ fn decades(bars: &[Bar]) -> (i32, i32) {
     (a, b.max(a + 1))
 }
 
-/// The chart as a standalone SVG document (also valid inline in HTML).
-pub fn svg(title: &str, series: &[&str], bars: &[Bar]) -> String {
+/// The chart of `stat` as a standalone SVG document (also valid inline in
+/// HTML); `bars` are made with `Bar::of(stat, ...)`.
+pub fn svg(title: &str, stat: Statistic, series: &[&str], bars: &[Bar]) -> String {
     let (d0, d1) = decades(bars);
     let plot_w = WIDTH - LEFT - RIGHT;
     let x = |v: f64| {
@@ -81,9 +125,10 @@ pub fn svg(title: &str, series: &[&str], bars: &[Bar]) -> String {
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH:.0}\" height=\"{height:.0}\" \
          viewBox=\"0 0 {WIDTH:.0} {height:.0}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n\
          <title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n\
-         <text x=\"{LEFT:.0}\" y=\"16\" font-size=\"13\">{} (log scale; whisker: 95 % CI of the median)</text>\n",
+         <text x=\"{LEFT:.0}\" y=\"16\" font-size=\"13\">{} (log scale; whisker: 95 % CI of the {})</text>\n",
         escape(title),
         escape(title),
+        stat.name(),
     );
     let mut lx = LEFT;
     for (i, name) in series.iter().enumerate() {
@@ -110,9 +155,10 @@ pub fn svg(title: &str, series: &[&str], bars: &[Bar]) -> String {
     }
     let _ = writeln!(
         s,
-        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">mean cycles per operation</text>",
+        "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{} cycles per operation</text>",
         LEFT + plot_w / 2.0,
-        axis_y + 28.0
+        axis_y + 28.0,
+        stat.name()
     );
     for (i, b) in bars.iter().enumerate() {
         let y = TOP + ROW * i as f64;
@@ -153,6 +199,69 @@ pub fn svg(title: &str, series: &[&str], bars: &[Bar]) -> String {
 mod tests {
     use super::*;
 
+    /// A disturbed operation: a few slow calls pull the mean far above the
+    /// median, so the two statistics and their intervals do not overlap.
+    fn disturbed() -> Summary {
+        let mut samples: Vec<u64> = (0..90).map(|i| 1_300_000 + 1000 * (i % 7)).collect();
+        samples.extend((0..10).map(|i| 30_000_000 + 100_000 * i));
+        let trials: Vec<crate::stats::Trial> = samples
+            .chunks(20)
+            .map(|c| crate::stats::Trial {
+                calls: c.len() as u64,
+                seconds: c.iter().sum::<u64>() as f64 / 2e9,
+                cycles: c.iter().sum::<u64>() as f64,
+                samples: c.to_vec(),
+            })
+            .collect();
+        crate::stats::summarize(&trials).unwrap()
+    }
+
+    /// The x coordinates of the one bar's end and of its whisker's ends.
+    fn drawn(svg: &str) -> (f64, f64, f64) {
+        let num = |s: &str| s.parse::<f64>().unwrap();
+        let line = svg.lines().find(|l| l.contains("<title>L op:")).unwrap();
+        let rect = &line[line.find("<rect").unwrap()..];
+        let attr = |name: &str| {
+            let at = rect.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            num(&rect[at..at + rect[at..].find('"').unwrap()])
+        };
+        let end = attr("x") + attr("width");
+        let path = svg.lines().find(|l| l.starts_with("<path d=\"M")).unwrap();
+        let d = &path[9..path[9..].find('"').unwrap() + 9];
+        let lo = num(d[1..].split(' ').next().unwrap());
+        let hi = num(d.rsplit('M').next().unwrap().split(' ').next().unwrap());
+        (end, lo, hi)
+    }
+
+    #[test]
+    fn bar_and_whisker_come_from_the_same_statistic() {
+        let s = disturbed();
+        assert!(s.mean_cycles > 3.0 * s.median_cycles, "{s:?}");
+        assert!(s.ci_median_cycles.1 < s.ci_mean_cycles.0, "{s:?}");
+        for stat in [Statistic::Mean, Statistic::Median] {
+            let bar = Bar::of(stat, "L op".into(), &s, 0);
+            let (value, (low, high)) = stat.of(&s);
+            assert_eq!((bar.value, bar.low, bar.high), (value, low, high));
+            // Drawn: the bar ends at the statistic, the whisker spans the
+            // same statistic's interval, and so brackets the bar's end.
+            let svg = svg("t", stat, &["op"], std::slice::from_ref(&bar));
+            let (d0, d1) = decades(std::slice::from_ref(&bar));
+            let x = |v: f64| {
+                LEFT + (WIDTH - LEFT - RIGHT) * (v.log10() - f64::from(d0)) / f64::from(d1 - d0)
+            };
+            let (end, lo, hi) = drawn(&svg);
+            for (got, want) in [(end, x(value)), (lo, x(low)), (hi, x(high))] {
+                assert!((got - want).abs() <= 0.051, "{stat:?}: {got} vs {want}");
+            }
+            assert!(lo <= end && end <= hi, "{stat:?}: {lo} {end} {hi}");
+            assert!(svg.contains(&format!("whisker: 95 % CI of the {}", stat.name())));
+        }
+        // The other statistic's interval is nowhere near: mixing them would
+        // have drawn the mean's bar with a whisker far to its left.
+        let mean = Bar::of(Statistic::Mean, "L op".into(), &s, 0);
+        assert!(mean.value > 2.0 * s.ci_median_cycles.1);
+    }
+
     #[test]
     fn labels_are_escaped_and_scale_spans_decades() {
         let bars = [Bar {
@@ -162,10 +271,14 @@ mod tests {
             high: 8.7e6,
             series: 0,
         }];
-        let s = svg("t", &["keygen"], &bars);
+        let s = svg("t", Statistic::Mean, &["keygen"], &bars);
         assert!(s.contains("&lt;b&gt;&amp;") && !s.contains("<b>"));
         assert_eq!(decades(&bars), (6, 7));
         assert_eq!(decades(&[]), (0, 1));
-        assert_eq!(svg("t", &["keygen"], &bars), s, "deterministic");
+        assert_eq!(
+            svg("t", Statistic::Mean, &["keygen"], &bars),
+            s,
+            "deterministic"
+        );
     }
 }

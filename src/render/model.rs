@@ -152,8 +152,8 @@ pub struct SurveyLine {
 pub struct ShareRow {
     pub label: String,
     pub op: String,
-    pub hash: String,
-    pub drng: String,
+    /// One share per helper class of `AlgorithmPage::share_columns`.
+    pub shares: Vec<String>,
     pub calls: String,
 }
 
@@ -187,6 +187,11 @@ pub struct AlgorithmPage {
     pub perf_rows: Vec<PerfRow>,
     pub perf_has_notes: bool,
     pub warnings: Vec<String>,
+    /// The campaigns whose measurements this page shows
+    /// (`reuse-measurements-from`), when any.
+    pub measured_by: Vec<String>,
+    /// Instances whose figures are not yet this run's measurements.
+    pub preliminary: Vec<String>,
     pub dist_rows: Vec<DistRow>,
     pub chart_svg: String,
     pub chart_file: String,
@@ -197,6 +202,9 @@ pub struct AlgorithmPage {
     pub size_audit: Link,
     pub survey: Option<SurveyLine>,
     pub share_build: String,
+    /// The helper classes' column titles (`pseudohash/XOF/sm3`, `DRNG`
+    /// for the ICCS helpers).
+    pub share_columns: Vec<String>,
     pub share_rows: Vec<ShareRow>,
     /// The dataset directory the evidence paths are relative to.
     pub dataset: String,
@@ -235,6 +243,9 @@ pub struct SummaryPage {
     pub functional_only: Option<String>,
     pub crumb: Crumb,
     pub title: String,
+    /// The helper classes whose share is in parentheses (every class but
+    /// the DRNG's), by title.
+    pub share_classes: String,
     pub method: Link,
     pub tables: Vec<SummaryTable>,
 }

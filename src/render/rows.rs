@@ -2,6 +2,8 @@
 //! links, footnotes, performance/memory rows and the helper-call text.
 
 use crate::format;
+use crate::measure::profile::class_share;
+use crate::plan::ClassDef;
 use crate::records::analysis::ProfileRecord;
 use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 use crate::records::operation::OperationRecord;
@@ -196,11 +198,11 @@ pub fn op_rows(
             notes.push("fewer timed calls than min-calls".into());
         }
     }
-    if rec.repeated_trials > 0 {
-        notes.push(format!(
-            "{} trial(s) repeated after losing the CPU",
-            rec.repeated_trials
-        ));
+    if let Some(d) = disturbance(rec) {
+        notes.push(format!("⚠ disturbed: {}", d.reasons().join(", ")));
+    }
+    if let Some(by) = &rec.measured_by {
+        notes.push(format!("taken from campaign {by}"));
     }
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {
@@ -227,7 +229,9 @@ pub fn op_rows(
         n: format!(
             "{}{}",
             format::count_n(&calls),
-            format::retries_suffix(rec.sign_failures_retried)
+            // Verify's come from its setup's signature, as the reference
+            // pages show them.
+            format::retries_suffix(rec.sign_failures_retried + rec.setup_sign_failures_retried)
         ),
         notes,
     };
@@ -248,6 +252,50 @@ pub fn op_rows(
         outliers: format!("{} low, {} high", s.outliers_low, s.outliers_high),
     };
     (perf, Some(dist))
+}
+
+/// A mean above the median by more than this factor says the host
+/// disturbed the measurement (a few slow calls pull the mean, not the
+/// median).
+pub const DISTURBED_MEAN_OVER_MEDIAN: f64 = 1.25;
+
+/// Why an operation's figures are flagged `⚠ disturbed`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Disturbance {
+    /// Mean over median, when above `DISTURBED_MEAN_OVER_MEDIAN`.
+    pub mean_over_median: Option<f64>,
+    /// Trials run again after losing the CPU.
+    pub repeated_trials: u32,
+}
+
+impl Disturbance {
+    pub fn reasons(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(r) = self.mean_over_median {
+            out.push(format!("mean {}× the median", format::g(r, 2)));
+        }
+        match self.repeated_trials {
+            0 => {}
+            1 => out.push("1 trial repeated after losing the CPU".into()),
+            n => out.push(format!("{n} trials repeated after losing the CPU")),
+        }
+        out
+    }
+}
+
+/// Whether an operation's figures were disturbed: its mean exceeds its
+/// median by more than 25 %, or trials were repeated after losing the CPU.
+pub fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
+    let ratio = rec
+        .statistics
+        .as_ref()
+        .filter(|s| s.median_cycles > 0.0)
+        .map(|s| s.mean_cycles / s.median_cycles)
+        .filter(|r| *r > DISTURBED_MEAN_OVER_MEDIAN);
+    (ratio.is_some() || rec.repeated_trials > 0).then_some(Disturbance {
+        mean_over_median: ratio,
+        repeated_trials: rec.repeated_trials,
+    })
 }
 
 pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
@@ -280,13 +328,42 @@ pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
     row
 }
 
+/// One row of the helper-share table: the share of each class, and the
+/// calls per operation; a failed profile says why in the first column.
+pub fn share_row(label: &str, op: &str, p: &ProfileRecord, classes: &[ClassDef]) -> ShareRow {
+    let ok = p.status.is_ok();
+    let shares = classes
+        .iter()
+        .enumerate()
+        .map(|(i, c)| match (ok, i) {
+            (true, _) => format::percent(class_share(&p.shapes, p.total_ticks, &c.name)),
+            (false, 0) => p.status.to_string(),
+            (false, _) => DASH.into(),
+        })
+        .collect();
+    let calls = match (ok, classes.is_empty()) {
+        (true, _) => calls_text(p),
+        (false, false) => p.detail.clone().unwrap_or_default(),
+        (false, true) => {
+            let detail = p.detail.as_deref().map(|d| format!(": {d}"));
+            format!("{}{}", p.status, detail.unwrap_or_default())
+        }
+    };
+    ShareRow {
+        label: label.into(),
+        op: op.into(),
+        shares,
+        calls,
+    }
+}
+
 /// `drng 289, pseudoXOF 349`: the DRNG helpers summed as `drng` first,
 /// then every other helper by name.
 pub fn calls_text(p: &ProfileRecord) -> String {
     let drng: Vec<&str> = p
         .shapes
         .iter()
-        .filter(|s| s.class == crate::plan::HelperClass::Drng)
+        .filter(|s| s.class.is_drng())
         .map(|s| s.function.as_str())
         .collect();
     let mut parts = Vec::new();

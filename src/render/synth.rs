@@ -76,6 +76,8 @@ pub fn algorithm(id: &str, name: &str, kind: Kind, labels: &[&str]) -> Algorithm
         survey_note: None,
         implementations: vec!["reference".into()],
         labels: labels.iter().map(|l| l.to_string()).collect(),
+        profile_wraps: Vec::new(),
+        profile_classes: None,
     }
 }
 
@@ -121,6 +123,7 @@ pub fn memory(op: &str, cpu: usize, figures: [u64; 5]) -> MemoryFigures {
         heap_peak_bytes: Some(heap),
         heap_allocs: Some(u64::from(heap > 0)),
         process: process(op, "memory", cpu),
+        measured_by: None,
     }
 }
 
@@ -152,9 +155,9 @@ pub fn profile(
 /// A helper shape: `calls` calls taking `ticks` in total.
 pub fn shape(function: &str, calls: u64, ticks: u64) -> Shape {
     let class = if function.contains("random") {
-        crate::plan::HelperClass::Drng
+        crate::plan::HelperClass::drng()
     } else {
-        crate::plan::HelperClass::Hash
+        crate::plan::HelperClass::hash()
     };
     Shape {
         function: function.into(),
@@ -239,6 +242,9 @@ impl Synth {
             // The reference campaign's order: its survey is x86_1's.
             systems: vec!["x86_1".into(), "arm_1".into()],
             accepted_fingerprints: Vec::new(),
+            reuse_measurements_from: None,
+            deferred: Vec::new(),
+            preliminary: Vec::new(),
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,
@@ -351,6 +357,7 @@ impl Synth {
             algorithm: a.id.clone(),
             label: label.into(),
             op: op.into(),
+            started_utc: None,
             kat_status,
             known_issues: crate::render::rows::issues_for(a, label)
                 .iter()
@@ -371,9 +378,11 @@ impl Synth {
             trials,
             repeated_trials: 0,
             sign_failures_retried: retries,
+            setup_sign_failures_retried: 0,
             verify_rejects: 0,
             lengths: Default::default(),
             memory,
+            measured_by: None,
         });
     }
 

@@ -9,7 +9,7 @@ use crate::plan::Kind;
 use super::chart;
 use super::dataset::Dataset;
 use super::model::*;
-use super::rows::issues_for;
+use super::rows::{disturbance, issues_for, DISTURBED_MEAN_OVER_MEDIAN};
 use super::{crumb, Systems};
 
 fn yes_no(b: bool) -> &'static str {
@@ -43,7 +43,15 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                 if issues_for(a, label).iter().any(|k| k.action == "measure") {
                     notes.push("⚠ known issue".to_string());
                 }
+                if ds
+                    .campaign
+                    .preliminary
+                    .contains(&format!("{}/{label}", a.id))
+                {
+                    notes.push("preliminary (not yet measured by this run)".to_string());
+                }
                 let mut cells = Vec::new();
+                let mut disturbed: Vec<String> = Vec::new();
                 for op in ops {
                     let cell = match ds.record(&a.id, label, op) {
                         None => "–".to_string(),
@@ -53,13 +61,15 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                                 r.status.to_string()
                             }
                             Some(s) => {
-                                bars.push(chart::Bar {
-                                    label: format!("{label} {op}"),
-                                    value: s.mean_cycles,
-                                    low: s.ci_median_cycles.0,
-                                    high: s.ci_median_cycles.1,
-                                    series: ops.iter().position(|o| o == op).unwrap_or(0),
-                                });
+                                if disturbance(r).is_some() {
+                                    disturbed.push(op.to_string());
+                                }
+                                bars.push(chart::Bar::of(
+                                    chart::Statistic::Mean,
+                                    format!("{label} {op}"),
+                                    s,
+                                    ops.iter().position(|o| o == op).unwrap_or(0),
+                                ));
                                 match ds.profile(&a.id, label, op).filter(|p| p.status.is_ok()) {
                                     Some(p) => format!(
                                         "{} ({})",
@@ -72,6 +82,17 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                         },
                     };
                     cells.push(cell);
+                }
+                if !disturbed.is_empty() {
+                    notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
+                }
+                let mut lenders: Vec<&str> = ops
+                    .iter()
+                    .filter_map(|op| ds.record(&a.id, label, op)?.measured_by.as_deref())
+                    .collect();
+                lenders.dedup();
+                for by in lenders {
+                    notes.push(format!("taken from campaign {by}"));
                 }
                 let size_row = ds.sizes.as_ref().and_then(|s| {
                     s.instances
@@ -106,12 +127,27 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
             ops: ops.iter().map(|o| o.to_string()).collect(),
             size_columns: sizes.iter().map(|s| s.to_string()).collect(),
             rows,
-            chart_svg: chart::svg(&format!("{heading} on {system}"), ops, &bars),
+            chart_svg: chart::svg(
+                &format!("{heading} on {system}"),
+                chart::Statistic::Mean,
+                ops,
+                &bars,
+            ),
             chart_file: format!("summary-{}.svg", kind.as_str()),
         });
     }
+    // The parentheses hold every class's share but the DRNG's.
+    let mut share_classes: Vec<String> = Vec::new();
+    for a in &ds.campaign.algorithms {
+        for c in a.helper_classes().into_iter().filter(|c| !c.name.is_drng()) {
+            if !share_classes.contains(&c.title) {
+                share_classes.push(c.title);
+            }
+        }
+    }
     SummaryPage {
         functional_only: functional_only(ds),
+        share_classes: share_classes.join(", "),
         crumb: crumb(systems, &system, Some("summary"), |o| {
             Some(format!("../{o}/summary"))
         }),
@@ -178,6 +214,53 @@ fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
     )
 }
 
+/// Which instances were measured last, and which figures are preliminary.
+fn deferral_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
+    if c.deferred.is_empty() {
+        return "No instance is deferred: instances are measured in plan order.".into();
+    }
+    let mut s = format!(
+        "Deferred instances (`defer`), measured after every other instance (or on a CPU of their own): {}.",
+        c.deferred.join(", ")
+    );
+    if !c.preliminary.is_empty() {
+        s.push_str(&format!(
+            " Not yet measured by this run, so preliminary on these pages: {}.",
+            c.preliminary.join(", ")
+        ));
+    }
+    s
+}
+
+/// Whose measurements the pages show.
+fn sharing_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
+    match &c.reuse_measurements_from {
+        None => "Every measurement belongs to this campaign: another campaign's measurements of the same library are never taken, and `--remeasure` in another campaign changes none of these figures.".into(),
+        Some(from) => format!("This campaign reuses the measurements of campaign `{from}` on this system (`reuse-measurements-from`) where that campaign holds one with the same inputs; the rows taken from it say so. A measurement this campaign made itself (when `{from}` had none, or with `--remeasure`) stays its own."),
+    }
+}
+
+/// How many operations the pages flag `⚠ disturbed`, and why.
+fn disturbed_bullet(ds: &Dataset) -> String {
+    let timed: Vec<_> = ds
+        .records
+        .values()
+        .filter(|r| r.statistics.is_some())
+        .collect();
+    let flagged: Vec<_> = timed.iter().filter_map(|r| disturbance(r)).collect();
+    let by_mean = flagged
+        .iter()
+        .filter(|d| d.mean_over_median.is_some())
+        .count();
+    let repeated = flagged.iter().filter(|d| d.repeated_trials > 0).count();
+    format!(
+        "An operation whose mean exceeds its median by more than {:.0} %, or whose trials were repeated after losing the CPU, is flagged ⚠ disturbed on its page and in the summary: {} of the {} timed operations here ({by_mean} by the mean, {repeated} with repeated trials).",
+        (DISTURBED_MEAN_OVER_MEDIAN - 1.0) * 100.0,
+        flagged.len(),
+        timed.len(),
+    )
+}
+
 pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     let c = &ds.campaign;
     let t = &c.timing;
@@ -229,6 +312,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
                 format!("Measuring CPU(s): {}; never two measurements on one core.", cpus.join(", ")),
                 format!("Cycle counter: {counter}. Time: CLOCK_MONOTONIC_RAW seconds."),
                 "Each trial runs in a fresh driver process pinned to the measuring CPU.".into(),
+                sharing_bullet(c),
             ],
         ),
         section("Host state", host),
@@ -256,6 +340,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
                 format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
                 format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
                 format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
+                deferral_bullet(c),
             ],
         ),
         section(
@@ -263,6 +348,8 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
             vec![
                 "n = Σ calls; mean cycles = Σ cycles / n; mean time = Σ seconds / n; ops/s = n / Σ seconds; median trial = median of the per-trial mean times.".into(),
                 format!("Median, P5/P95 (linear interpolation), CV and Tukey outliers use per-call samples when every trial kept them, else per-trial means; 95 % intervals are percentile bootstraps over {} resamples with a fixed seed, so `pqbench check` can recompute them.", crate::stats::BOOTSTRAP_RESAMPLES),
+                "Charts show the mean cycles of the tables they illustrate, with the 95 % interval of the mean as the whisker.".into(),
+                disturbed_bullet(ds),
             ],
         ),
     ];

@@ -209,6 +209,7 @@ fn setting_changes(old: &Value, plan: &Plan) -> Result<Vec<String>> {
         "limits",
         "host",
         "profile_wraps",
+        "reuse_measurements_from",
     ] {
         let (a, b) = (&old[field], &now[field]);
         if a == b {

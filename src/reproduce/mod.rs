@@ -121,7 +121,7 @@ pub fn execute(
         remeasure: false,
         jobs: opts.jobs,
         cpus: Some(p.cpus.clone()),
-        ..Default::default()
+        ..RunOptions::default()
     };
     let summary = pipeline::run_with(&plan, &run_opts, &rec)?;
     let new_dir = rec

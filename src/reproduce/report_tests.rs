@@ -27,6 +27,7 @@ fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
             stderr_tail: String::new(),
             sandbox: Default::default(),
         },
+        measured_by: None,
     });
     RunData {
         dir: std::path::PathBuf::from(name),

@@ -69,6 +69,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         algorithm: "sign-1".into(),
         label: "L".into(),
         op: op.into(),
+        started_utc: None,
         kat_status: "PASS".into(),
         known_issues: vec![],
         status: crate::measure::OpStatus::Ok,
@@ -86,8 +87,10 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         trials,
         repeated_trials: 0,
         sign_failures_retried: 0,
+        setup_sign_failures_retried: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         memory: None,
+        measured_by: None,
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::kat::KatStage;
-use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver;
 use crate::measure::memory::{MemoryOutput, OpMemory};
 use crate::measure::{measured_library_path, measurement_manifest, OpStatus};
@@ -28,6 +28,10 @@ impl Stage for MemoryStage {
             return Ok(None);
         }
         Ok(measurement_manifest(job, job.prior.get::<KatStage>()))
+    }
+
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
+        Ok(crate::measure::lender(job, own))
     }
 
     fn run(&self, job: &Job) -> Result<MemoryOutput> {

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use super::kat::KatStage;
 use super::profile_link::ProfileLinkStage;
 use super::time::TimeStage;
-use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::profile::{OpProfile, ProfileOutput, Shape};
 use crate::measure::timing::{lost_cpu, TRIAL_ATTEMPTS};
@@ -48,6 +48,10 @@ impl Stage for ProfileStage {
             .collect();
         m.set("iterations", iterations);
         Ok(Some(m))
+    }
+
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
+        Ok(crate::measure::lender(job, own))
     }
 
     fn run(&self, job: &Job) -> Result<ProfileOutput> {
@@ -166,10 +170,12 @@ fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
         .filter(|l| l.tag == "prof")
         .map(|l| Shape {
             function: l.get("fn").unwrap_or("?").to_string(),
-            class: match l.get("class") {
-                Some("drng") => HelperClass::Drng,
-                _ => HelperClass::Hash,
-            },
+            // The class the generated wrapper was given (a configured
+            // class name); anything else the line holds is not believed.
+            class: l
+                .get("class")
+                .filter(|c| HelperClass::check_name(c).is_ok())
+                .map_or_else(HelperClass::hash, HelperClass::new),
             in_bits: l.u64("in_bits").unwrap_or(0),
             out_bits: l.u64("out_bits").unwrap_or(0),
             calls: l.u64("calls").unwrap_or(0),

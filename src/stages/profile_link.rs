@@ -1,5 +1,7 @@
 //! Profile-link stage: relink the measured library with `-Wl,--wrap=<f>`
-//! for each helper symbol its objects define, plus pqbench's wrappers and
+//! for each helper symbol of the instance (`Plan::wraps_for`) that one of
+//! the linked objects defines — the submission's own, or pqbench's adapter
+//! (a NIST instance's renamed randombytes) — plus pqbench's wrappers and
 //! profiling runtime. A build job, so it runs on the build pool before any
 //! measurement starts; the profile stage then runs the relinked library.
 
@@ -11,7 +13,7 @@ use super::kat::KatStage;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::fsutil;
 use crate::measure::{measured_library, OpStatus};
-use crate::plan::{FlagProfile, HelperClass, Instance, Wrap};
+use crate::plan::{FlagProfile, Instance, Wrap};
 use crate::toolchain::library::{build_profile, link_library, ObjectRef};
 use crate::toolchain::BuildEnv;
 
@@ -45,7 +47,7 @@ impl Stage for ProfileLinkStage {
         };
         let mut m = Manifest::new();
         m.set("library", lib)
-            .set("wraps", &cx.plan.profile_wraps)
+            .set("wraps", cx.plan.wraps_for(job.inst))
             .set("support", cx.support_version())
             .set("compiler", &cx.compiler)
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
@@ -74,12 +76,18 @@ impl Stage for ProfileLinkStage {
                 a.objects
             }
         };
-        let wraps = wraps_defined(&env, &objects, &cx.plan.profile_wraps);
+        let wanted = cx.plan.wraps_for(inst);
+        let wraps = wraps_defined(&env, &objects, &wanted);
         let wrapped: Vec<String> = wraps.iter().map(|w| w.symbol.clone()).collect();
         if wraps.is_empty() {
+            let detail = if wanted.is_empty() {
+                "no helper symbol is configured for this instance ([[profile.wrap]])"
+            } else {
+                "the objects define none of the wrapped helper symbols"
+            };
             return Ok(ProfileLink {
                 status: OpStatus::NoHelpers,
-                detail: Some("the objects define none of the wrapped helper symbols".into()),
+                detail: Some(detail.into()),
                 wrapped,
                 library_sha256: None,
             });
@@ -116,10 +124,12 @@ fn flag_profile(plan: &crate::plan::Plan, name: &str) -> Result<FlagProfile> {
         .with_context(|| format!("flag profile {name} not in the plan"))
 }
 
-/// The configured wraps whose symbol one of the submission's objects defines.
+/// The configured wraps whose symbol one of the linked objects defines:
+/// the submission's, or pqbench's adapter and DRBG (whose randombytes the
+/// submission calls across an object boundary, so --wrap catches it).
 fn wraps_defined(env: &BuildEnv, objects: &[ObjectRef], wraps: &[Wrap]) -> Vec<Wrap> {
     let mut defined = std::collections::BTreeSet::new();
-    for o in objects.iter().filter(|o| o.submission) {
+    for o in objects {
         if let Ok(syms) = crate::elf::defined_symbols(&env.cache.object_path(&o.key)) {
             defined.extend(syms);
         }
@@ -135,15 +145,14 @@ fn wraps_defined(env: &BuildEnv, objects: &[ObjectRef], wraps: &[Wrap]) -> Vec<W
 pub fn wrapper_source(wraps: &[Wrap]) -> String {
     let mut s = String::from("#include \"prof_wrap.h\"\n");
     for w in wraps {
-        let class = match w.class {
-            HelperClass::Drng => "PQB_CLASS_DRNG",
-            HelperClass::Hash => "PQB_CLASS_HASH",
-        };
+        // Symbols are C names and classes lower-case words (both checked
+        // by the plan), so neither can break out of the macro call or the
+        // string literal.
         let idx = |a: Option<u32>| a.map(|v| v.to_string()).unwrap_or_else(|| "-1".into());
         s.push_str(&format!(
-            "PQB_WRAP({}, {}, {}, {})\n",
+            "PQB_WRAP({}, \"{}\", {}, {})\n",
             w.symbol,
-            class,
+            w.class,
             idx(w.in_bits_arg),
             idx(w.out_bits_arg)
         ));

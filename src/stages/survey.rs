@@ -5,27 +5,18 @@
 use anyhow::{Context, Result};
 
 use super::build::BuildStage;
-use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::objscan::{self, SurveyOutput};
 use crate::toolchain::library::api_symbols;
 
 pub struct SurveyStage;
 
-/// Helpers looked for: the campaign's wrapped symbols plus the DRNG seeding.
-fn helpers(cx: &Cx) -> Vec<String> {
-    let mut h: Vec<String> = cx
-        .plan
-        .profile_wraps
-        .iter()
-        .map(|w| w.symbol.clone())
-        .collect();
-    for s in objscan::DEFAULT_HELPERS {
-        if !h.iter().any(|x| x == s) {
-            h.push(s.to_string());
-        }
-    }
-    h
+/// Helpers looked for: the ICCS helpers and the DRNG seeding, whatever the
+/// campaign profiles. The verdict rests on reachability and constant scans
+/// alone: wrapping a submission's own SHA-2 to see its share must not make
+/// it an "ICCS helper".
+fn helpers() -> Vec<String> {
+    objscan::DEFAULT_HELPERS.map(String::from).to_vec()
 }
 
 impl Stage for SurveyStage {
@@ -40,7 +31,7 @@ impl Stage for SurveyStage {
         };
         let mut m = Manifest::new();
         m.set("objects", &a.objects)
-            .set("helpers", helpers(job.cx))
+            .set("helpers", helpers())
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         Ok(Some(m))
     }
@@ -54,7 +45,7 @@ impl Stage for SurveyStage {
             .context("nothing built")?;
         let own: Vec<_> = a.objects.iter().filter(|o| o.submission).collect();
         let paths: Vec<_> = own.iter().map(|o| cx.cache.object_path(&o.key)).collect();
-        let mut evidence = objscan::scan(&paths, &api_symbols(inst), &helpers(cx))?;
+        let mut evidence = objscan::scan(&paths, &api_symbols(inst), &helpers())?;
         // Name objects by their source file rather than by cache key.
         let rename = |s: &mut String| {
             if let Some(o) = own.iter().find(|o| s.contains(&o.key)) {

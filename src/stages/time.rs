@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 
 use super::kat::KatStage;
 use crate::context::Cx;
-use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::timing::{lost_cpu, Calibration, OpTiming, TimeOutput, TRIAL_ATTEMPTS};
 use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
@@ -27,6 +27,10 @@ impl Stage for TimeStage {
 
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
         Ok(measurement_manifest(job, job.prior.get::<KatStage>()))
+    }
+
+    fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
+        Ok(crate::measure::lender(job, own))
     }
 
     fn run(&self, job: &Job) -> Result<TimeOutput> {
@@ -125,6 +129,7 @@ fn op_summary(t: &OpTiming) -> String {
 fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
     OpTiming {
         op: op.to_string(),
+        started_utc: None,
         status,
         detail: Some(detail),
         counter: None,
@@ -137,6 +142,7 @@ fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessReco
         trials: Vec::new(),
         repeated_trials: 0,
         sign_retries: 0,
+        setup_sign_retries: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
@@ -153,14 +159,17 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             .chain([s.warmup.to_string()])
             .collect()
     };
+    let started_utc = Some(crate::records::utc_now_millis());
     let (calib_proc, _) = driver::run(cx, lib, &base("calibrate"), cpu, timeout)?;
     if let Some((status, detail)) = calib_proc.failure() {
-        return Ok(failed(
+        let mut t = failed(
             op,
             status,
             format!("calibration: {detail}"),
             vec![calib_proc],
-        ));
+        );
+        t.started_utc = started_utc;
+        return Ok(t);
     }
     let c = calib_proc
         .line("calib")
@@ -186,6 +195,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     }
     let mut timing = OpTiming {
         op: op.to_string(),
+        started_utc,
         status: OpStatus::Ok,
         detail: None,
         counter: None,
@@ -198,6 +208,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         trials: Vec::new(),
         repeated_trials: 0,
         sign_retries: 0,
+        setup_sign_retries: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
@@ -229,6 +240,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
                 timing.trials.clear();
                 timing.sign_retries = 0;
+                timing.setup_sign_retries = 0;
                 timing.verify_rejects = 0;
                 timing.processes.push(proc);
                 return Ok(finish(timing));
@@ -236,6 +248,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
             let t = proc.line("trial").context("driver printed no trial line")?;
             let (retries, rejects) = (t.u64("sign_retries"), t.u64("verify_rejects"));
+            let setup_retries = t.u64("setup_sign_retries");
             timing.processes.push(proc);
             if lost && attempt < TRIAL_ATTEMPTS {
                 timing.repeated_trials += 1;
@@ -243,6 +256,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             }
             // Counted for kept trials only, so they refer to the same calls as n.
             timing.sign_retries += retries.unwrap_or(0);
+            timing.setup_sign_retries += setup_retries.unwrap_or(0);
             timing.verify_rejects += rejects.unwrap_or(0);
             timing.trials.push(trial);
             break;

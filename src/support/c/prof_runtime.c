@@ -15,8 +15,9 @@
  * - Calls are kept per shape (function, in_bits, out_bits) in a fixed
  *   table of PQB_PROF_MAX_SHAPES shapes found through an open-addressing
  *   index; once it is full, calls of new shapes are added to an `other`
- *   shape of their class (in_bits = out_bits = 0), so class totals stay
- *   exact.
+ *   shape of their class (in_bits = out_bits = 0; one per class, for up to
+ *   PQB_PROF_MAX_CLASSES classes, the last one taking any further class),
+ *   so class totals stay exact.
  * - Ticks: rdtsc on x86-64, cntvct_el0 on AArch64, CLOCK_MONOTONIC_RAW
  *   nanoseconds elsewhere; pqb_prof_tick_hz() measures the rate once,
  *   lazily, against CLOCK_MONOTONIC_RAW (cntfrq_el0 on AArch64, 1e9 for
@@ -34,6 +35,7 @@
 #define PQB_PROF_MAX_SHAPES 4096
 #define PQB_PROF_SLOTS 8192 /* power of two, at least twice the shapes */
 #define PQB_PROF_HZ_SECONDS 0.020
+#define PQB_PROF_MAX_CLASSES 16
 
 typedef struct shape {
     const pqb_prof_fn *fn;
@@ -44,9 +46,10 @@ static shape shapes[PQB_PROF_MAX_SHAPES];
 static int n_shapes;
 static unsigned short slots[PQB_PROF_SLOTS]; /* 0 = empty, else shape index + 1 */
 
-static const pqb_prof_fn other_hash = {"other", PQB_CLASS_HASH, -1, -1};
-static const pqb_prof_fn other_drng = {"other", PQB_CLASS_DRNG, -1, -1};
-static shape other[2] = {{&other_hash, 0, 0, 0, 0}, {&other_drng, 0, 0, 0, 0}};
+/* The `other` shape of each class met once the table is full. */
+static pqb_prof_fn other_fn[PQB_PROF_MAX_CLASSES];
+static shape other[PQB_PROF_MAX_CLASSES];
+static int n_other;
 
 static int enabled;
 static unsigned char table_lock;
@@ -141,6 +144,25 @@ static unsigned long long mix(unsigned long long x)
     return x;
 }
 
+/* The `other` shape of fn's class (called with the table locked). */
+static shape *other_of(const pqb_prof_fn *fn)
+{
+    int k;
+    for (k = 0; k < n_other; k++)
+        if (strcmp(other_fn[k].klass, fn->klass) == 0)
+            return &other[k];
+    if (n_other == PQB_PROF_MAX_CLASSES)
+        return &other[PQB_PROF_MAX_CLASSES - 1];
+    k = n_other++;
+    other_fn[k].name = "other";
+    other_fn[k].klass = fn->klass;
+    other_fn[k].in_arg = -1;
+    other_fn[k].out_arg = -1;
+    other[k].fn = &other_fn[k];
+    other[k].in_bits = other[k].out_bits = other[k].calls = other[k].ticks = 0;
+    return &other[k];
+}
+
 static void record(const pqb_prof_fn *fn, unsigned long long in_bits,
                    unsigned long long out_bits, unsigned long long ticks)
 {
@@ -161,7 +183,7 @@ static void record(const pqb_prof_fn *fn, unsigned long long in_bits,
                 s->ticks = 0;
                 slots[i] = (unsigned short)n_shapes;
             } else {
-                s = &other[fn->klass == PQB_CLASS_DRNG ? 1 : 0];
+                s = other_of(fn);
             }
             break;
         }
@@ -217,8 +239,7 @@ void pqb_prof_reset(void)
     lock();
     memset(slots, 0, sizeof slots);
     n_shapes = 0;
-    other[0].calls = other[0].ticks = 0;
-    other[1].calls = other[1].ticks = 0;
+    n_other = 0;
     unlock();
 }
 
@@ -226,29 +247,21 @@ int pqb_prof_count(void)
 {
     int n;
     lock();
-    n = n_shapes + (other[0].calls != 0) + (other[1].calls != 0);
+    n = n_shapes + n_other;
     unlock();
     return n;
 }
 
-int pqb_prof_get(int i, const char **name, int *klass, unsigned long long *in_bits,
+int pqb_prof_get(int i, const char **name, const char **klass, unsigned long long *in_bits,
                  unsigned long long *out_bits, unsigned long long *calls,
                  unsigned long long *ticks)
 {
     const shape *s = NULL;
-    int k;
     lock();
-    if (i >= 0 && i < n_shapes) {
+    if (i >= 0 && i < n_shapes)
         s = &shapes[i];
-    } else if (i >= n_shapes) {
-        int rest = i - n_shapes;
-        for (k = 0; k < 2 && !s; k++) {
-            if (other[k].calls == 0)
-                continue;
-            if (rest-- == 0)
-                s = &other[k];
-        }
-    }
+    else if (i >= n_shapes && i < n_shapes + n_other)
+        s = &other[i - n_shapes];
     if (s) {
         *name = s->fn->name;
         *klass = s->fn->klass;

@@ -1,6 +1,7 @@
 /*
  * prof_wrap.h - link-time wrappers that profile an instance's symmetric
- * helpers (pseudohash, pseudoXOF, sm3hash, get_random_number, ...).
+ * helpers (pseudohash, pseudoXOF, sm3hash, get_random_number, a
+ * submission's own SHA-2 or Keccak, the adapter's randombytes, ...).
  *
  * A profiling build of an instance library is its objects relinked with
  * prof_runtime.c, one generated file, and -Wl,--wrap=<symbol> for every
@@ -8,10 +9,13 @@
  * per symbol, with no semicolon after it:
  *
  *     #include "prof_wrap.h"
- *     PQB_WRAP(pseudoXOF, PQB_CLASS_HASH, 2, 0)
- *     PQB_WRAP(get_random_number, PQB_CLASS_DRNG, -1, 2)
+ *     PQB_WRAP(pseudoXOF, "hash", 2, 0)
+ *     PQB_WRAP(get_random_number, "drng", -1, 2)
  *
- * PQB_WRAP(symbol, class, in_arg, out_arg): in_arg and out_arg are the
+ * PQB_WRAP(symbol, class, in_arg, out_arg): class is the name of the
+ * helper class the symbol's time is shown under (a string literal: `hash`,
+ * `xof`, `drng` or a class the configuration declares; pqbench checks it
+ * is a lower-case word); in_arg and out_arg are the
  * zero-based indexes of the arguments holding the input and the output
  * length in bits, or -1 when there is none (then 0 is recorded). Only the
  * low 32 bits of those arguments are used: a 32-bit int argument leaves the
@@ -42,12 +46,9 @@
 
 #include <stdint.h>
 
-#define PQB_CLASS_HASH 1
-#define PQB_CLASS_DRNG 2
-
 typedef struct pqb_prof_fn {
-    const char *name; /* the wrapped symbol */
-    int klass;        /* PQB_CLASS_HASH or PQB_CLASS_DRNG */
+    const char *name;  /* the wrapped symbol */
+    const char *klass; /* its helper class */
     int in_arg;       /* index of the input-bits argument, or -1 */
     int out_arg;      /* index of the output-bits argument, or -1 */
 } pqb_prof_fn;
@@ -74,7 +75,7 @@ PQB_PROF_EXPORT void pqb_prof_reset(void);
 PQB_PROF_EXPORT unsigned long long pqb_prof_ticks(void);
 PQB_PROF_EXPORT double pqb_prof_tick_hz(void);
 PQB_PROF_EXPORT int pqb_prof_count(void);
-PQB_PROF_EXPORT int pqb_prof_get(int i, const char **name, int *klass,
+PQB_PROF_EXPORT int pqb_prof_get(int i, const char **name, const char **klass,
                                  unsigned long long *in_bits, unsigned long long *out_bits,
                                  unsigned long long *calls, unsigned long long *ticks);
 
