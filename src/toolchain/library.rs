@@ -402,7 +402,7 @@ fn skip_reason(env: &BuildEnv, inst: &Instance) -> Option<String> {
         return None;
     }
     missing_cpu_features(&inst.cpu_features)
-        .map(|m| format!("this host's CPU lacks the required features: {m}"))
+        .map(|m| format!("host CPU lacks required features: {m}"))
 }
 
 /// Features named in the TOML that /proc/cpuinfo does not list.
