@@ -46,7 +46,10 @@ fn doubled_work_is_slower_and_the_rest_within_noise() {
         sign["ci"][0].as_f64().unwrap(),
         sign["ci"][1].as_f64().unwrap(),
     );
-    assert!(lo <= 2.0 && 2.0 <= hi, "{report}");
+    // The driver's own per-call overhead (not doubled) keeps the true ratio
+    // a hair below 2 (≈ 0.03 %); a quiet run's interval can be narrower
+    // than that, so 2 must lie within it up to 0.1 %.
+    assert!(lo <= 2.0 && 2.0 <= hi * 1.001, "{report}");
     for name in ["keygen", "verify"] {
         assert_eq!(op(&r, name)["verdict"], "within noise", "{name}: {report}");
     }
