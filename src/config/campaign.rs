@@ -57,6 +57,10 @@ pub struct RawCampaign {
     pub profile: RawProfile,
     #[serde(default)]
     pub render: RawRender,
+    #[serde(default)]
+    pub count: super::exact::RawCount,
+    #[serde(default)]
+    pub ct: super::exact::RawCt,
 }
 
 fn default_system() -> Spanned<String> {
