@@ -15,7 +15,12 @@ use crate::sandbox::{self, Limits};
 /// The Valgrind installation used.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Valgrind {
+    /// The program the sandbox executes: Valgrind's launcher binary (the
+    /// sandbox executes by descriptor, which a `#!` wrapper script such as
+    /// Debian's `/usr/bin/valgrind` does not survive), or `/bin/sh`.
     pub path: PathBuf,
+    /// Arguments before Valgrind's own (the script, when run by `/bin/sh`).
+    pub prefix: Vec<String>,
     /// `valgrind --version`, e.g. `valgrind-3.19.0`.
     pub version: String,
 }
@@ -32,7 +37,22 @@ pub fn find() -> Result<Valgrind, String> {
     if !out.status.success() || version.is_empty() {
         return Err(format!("{} --version failed", path.display()));
     }
-    Ok(Valgrind { path, version })
+    let bin = path.with_file_name("valgrind.bin");
+    let script = std::fs::read(&path)
+        .map(|b| b.starts_with(b"#!"))
+        .unwrap_or(false);
+    Ok(if !script {
+        Valgrind { path, prefix: Vec::new(), version }
+    } else if bin.is_file() {
+        // Debian's wrapper only adds /usr/lib/debug to LD_LIBRARY_PATH.
+        Valgrind { path: bin, prefix: Vec::new(), version }
+    } else {
+        Valgrind {
+            prefix: vec![path.display().to_string()],
+            path: PathBuf::from("/bin/sh"),
+            version,
+        }
+    })
 }
 
 /// Why Valgrind cannot check this system's code, if it cannot: programs
@@ -77,7 +97,8 @@ pub fn run(
     let local = stage_library(lib, dir)?;
     let driver = dir.join("pqb-driver");
     std::fs::copy(&cx.support()?.driver, &driver).context("copying the driver into the job directory")?;
-    let mut args: Vec<String> = vec!["--vgdb=no".into()];
+    let mut args: Vec<String> = vg.prefix.clone();
+    args.push("--vgdb=no".into());
     args.extend(tool_args.iter().cloned());
     args.extend([
         "./pqb-driver".to_string(),
