@@ -17,7 +17,10 @@ use pqbench::records::ct::{CtRecord, CtStatus};
 fn ct_fixture(p: &TestProject, id: &str, sets: &[(&str, &str)], extra: &str) {
     p.copy("tests/fixtures/ct", "algorithms/ctfix");
     for f in ["fixdrng.c", "fixdrng.h"] {
-        p.copy(&format!("tests/fixtures/measure/{f}"), &format!("algorithms/ctfix/{f}"));
+        p.copy(
+            &format!("tests/fixtures/measure/{f}"),
+            &format!("algorithms/ctfix/{f}"),
+        );
     }
     let toml = sign_fixture_toml(
         id,
@@ -74,7 +77,7 @@ fn secret_index_and_branch_are_flagged_at_their_lines_and_a_select_is_clean() {
         &measure_campaign(&["fix-ct"], &["ct", "render"], &[], ""),
     );
     let run = p.pqbench(&["run", "t"]).expect(1); // NOKAT counts as failing
-    // The cost of each checked operation is in the run's output.
+                                                  // The cost of each checked operation is in the run's output.
     assert!(run.stderr.contains("under memcheck in"), "{}", run.stderr);
 
     let lookup = ct_record(&p, "fix-ct", "LOOKUP", "sign");
@@ -83,7 +86,10 @@ fn secret_index_and_branch_are_flagged_at_their_lines_and_a_select_is_clean() {
     let s = &lookup.sites[0];
     assert_eq!(
         (s.file.as_deref(), s.line),
-        (Some("algorithms/ctfix/ctfix.c"), Some(marker_line("CT-LOOKUP"))),
+        (
+            Some("algorithms/ctfix/ctfix.c"),
+            Some(marker_line("CT-LOOKUP"))
+        ),
         "{s:#?}"
     );
     assert_eq!(s.kinds, ["memory index"]);
@@ -111,21 +117,36 @@ fn secret_index_and_branch_are_flagged_at_their_lines_and_a_select_is_clean() {
             assert_eq!(r.status, CtStatus::Clean, "{label} {op}: {r:#?}");
         }
         // keygen's key comes from the DRNG: its draw was marked secret.
-        assert_eq!(ct_record(&p, "fix-ct", label, "keygen").random_draws, Some(1));
+        assert_eq!(
+            ct_record(&p, "fix-ct", label, "keygen").random_draws,
+            Some(1)
+        );
     }
 
     // The page: the section, the statuses, the sites and the reason.
     let page = p.read("output/t/site/local/fix-ct.md");
     assert!(page.contains("## Constant-time check"), "{page}");
-    assert!(page.contains("ct-flagged (1 site)") && page.contains("ct-clean"), "{page}");
-    assert!(page.contains(&format!("`algorithms/ctfix/ctfix.c:{}`", marker_line("CT-LOOKUP"))), "{page}");
+    assert!(
+        page.contains("ct-flagged (1 site)") && page.contains("ct-clean"),
+        "{page}"
+    );
+    assert!(
+        page.contains(&format!(
+            "`algorithms/ctfix/ctfix.c:{}`",
+            marker_line("CT-LOOKUP")
+        )),
+        "{page}"
+    );
     assert!(page.contains(note), "{page}");
     let html = p.read("output/t/site/local/fix-ct.html");
     assert!(html.contains("Constant-time check") && html.contains(note));
     let summary = p.read("output/t/site/local/summary.md");
     assert!(summary.contains("constant time"), "{summary}");
     let method = p.read("output/t/site/local/method.md");
-    assert!(method.contains("variable-time instructions such as division are not flagged"), "{method}");
+    assert!(
+        method.contains("variable-time instructions such as division are not flagged"),
+        "{method}"
+    );
 
     // `check` recomputes the sites from the raw errors; a tampered site is named.
     let ok = p.pqbench(&["check", "output/t"]);
@@ -143,7 +164,11 @@ fn secret_index_and_branch_are_flagged_at_their_lines_and_a_select_is_clean() {
 #[test]
 fn counts_double_with_the_work_repeat_exactly_and_one_instruction_shows() {
     let p = TestProject::bare();
-    measure_fixture(&p, "fix-cm", &[("W10", "FIX_WORK = 10"), ("W20", "FIX_WORK = 20")]);
+    measure_fixture(
+        &p,
+        "fix-cm",
+        &[("W10", "FIX_WORK = 10"), ("W20", "FIX_WORK = 20")],
+    );
     ct_fixture(&p, "fix-cn", &[("N", "CT_MODE = 3, CT_NOPS = 0")], "");
     let tail = "[count]\nmethod = \"callgrind\"\ncalls = 2\n";
     p.write(
@@ -185,12 +210,20 @@ fn counts_double_with_the_work_repeat_exactly_and_one_instruction_shows() {
         for op in ["keygen", "sign", "verify"] {
             let x = count_record(&p, "fix-cm", label, op, ra);
             let y = count_record(&p, "fix-cm", label, op, rb);
-            assert_eq!(x.per_call, y.per_call, "{label} {op}: counts differ between runs");
+            assert_eq!(
+                x.per_call, y.per_call,
+                "{label} {op}: counts differ between runs"
+            );
         }
     }
     let x = count_record(&p, "fix-cn", "N", "sign", ra);
     let y = count_record(&p, "fix-cn", "N", "sign", rb);
-    let d: Vec<i64> = x.per_call.iter().zip(&y.per_call).map(|(a, b)| *b as i64 - *a as i64).collect();
+    let d: Vec<i64> = x
+        .per_call
+        .iter()
+        .zip(&y.per_call)
+        .map(|(a, b)| *b as i64 - *a as i64)
+        .collect();
     assert_eq!(d, [1, 1], "{:?} → {:?}", x.per_call, y.per_call);
 
     let out = p.pqbench(&["compare", ra, rb, "--format", "json"]);
@@ -209,13 +242,20 @@ fn counts_double_with_the_work_repeat_exactly_and_one_instruction_shows() {
         }
     }
     let md = p.pqbench(&["compare", ra, rb, "--format", "md"]);
-    assert!(md.stdout.contains("## Instruction counts") && md.stdout.contains("**more instructions**"), "{}", md.stdout);
+    assert!(
+        md.stdout.contains("## Instruction counts") && md.stdout.contains("**more instructions**"),
+        "{}",
+        md.stdout
+    );
     let gate = p.pqbench(&["compare", ra, rb, "--fail-on-regression", "--format", "csv"]);
     assert_eq!(gate.code, 1, "{}\n{}", gate.stdout, gate.stderr);
-    assert!(gate
-        .stdout
-        .lines()
-        .any(|l| l.starts_with("instructions,fix-cn/N,fix-cn,N,sign,callgrind,") && l.contains("more instructions")), "{}", gate.stdout);
+    assert!(
+        gate.stdout.lines().any(|l| l
+            .starts_with("instructions,fix-cn/N,fix-cn,N,sign,callgrind,")
+            && l.contains("more instructions")),
+        "{}",
+        gate.stdout
+    );
 }
 
 #[test]
@@ -238,7 +278,9 @@ fn demo_counts_are_reproduced_exactly() {
     let r: serde_json::Value = serde_json::from_str(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", out.stdout, out.stderr));
     assert_eq!(out.code, 0, "{:#}", r["report"]["failures"]);
-    let counts = r["report"]["timing"]["instructions"].as_array().expect("counts compared");
+    let counts = r["report"]["timing"]["instructions"]
+        .as_array()
+        .expect("counts compared");
     // 7 instances × 3 operations.
     assert_eq!(counts.len(), 21);
     for c in counts {

@@ -463,10 +463,9 @@ fn assert_demo_counts_and_ct(p: &TestProject, instances: &[Instance], stderr: &s
             assert_eq!(c.status, ExactStatus::Ok, "{what}: {:?}", c.detail);
             assert_eq!(c.per_call.len(), 2, "{what}");
             assert_eq!(c.instructions, c.recomputed(), "{what}");
-            let t: CtRecord = serde_json::from_str(&p.read(&format!(
-                "{OUT}/ct/{}/{}__{op}.json",
-                inst.id, inst.label
-            )))
+            let t: CtRecord = serde_json::from_str(
+                &p.read(&format!("{OUT}/ct/{}/{}__{op}.json", inst.id, inst.label)),
+            )
             .unwrap();
             assert!(
                 matches!(t.status, CtStatus::Clean | CtStatus::Flagged),
@@ -488,9 +487,15 @@ fn assert_demo_counts_and_ct(p: &TestProject, instances: &[Instance], stderr: &s
     assert!(page.contains("Instructions executed per call"), "{page}");
     assert!(page.contains("the salt is part of the signature"), "{page}");
     let summary = p.read("output/demo/site/local/summary.md");
-    assert!(summary.contains("ct-flagged (") && summary.contains("annotated)"), "{summary}");
+    assert!(
+        summary.contains("ct-flagged (") && summary.contains("annotated)"),
+        "{summary}"
+    );
     let method = p.read("output/demo/site/local/method.md");
-    assert!(method.contains("## Instruction counts and constant-time check"), "{method}");
+    assert!(
+        method.contains("## Instruction counts and constant-time check"),
+        "{method}"
+    );
 }
 
 fn assert_demo_site(p: &TestProject) {

@@ -72,7 +72,10 @@ pub fn load(dir: &Path) -> Result<BTreeMap<(String, String), CountRecord>> {
     for path in glob::glob(&pattern)?.flatten() {
         let rec: CountRecord = crate::fsutil::read_json(&path)
             .with_context(|| format!("reading the count record {}", path.display()))?;
-        out.insert((format!("{}/{}", rec.algorithm, rec.label), rec.op.clone()), rec);
+        out.insert(
+            (format!("{}/{}", rec.algorithm, rec.label), rec.op.clone()),
+            rec,
+        );
     }
     Ok(out)
 }
@@ -84,12 +87,17 @@ pub fn compare(
     let mut keys: Vec<&(String, String)> = a.keys().chain(b.keys()).collect();
     keys.sort();
     keys.dedup();
-    keys.into_iter().map(|k| compare_op(a.get(k), b.get(k))).collect()
+    keys.into_iter()
+        .map(|k| compare_op(a.get(k), b.get(k)))
+        .collect()
 }
 
 /// (total, calls) of a counted operation.
 fn figures(r: &CountRecord) -> Option<(u64, u64)> {
-    let i = r.instructions.as_ref().filter(|_| r.status == ExactStatus::Ok)?;
+    let i = r
+        .instructions
+        .as_ref()
+        .filter(|_| r.status == ExactStatus::Ok)?;
     (i.calls > 0).then_some((i.total, i.calls))
 }
 
@@ -109,12 +117,22 @@ pub fn compare_op(a: Option<&CountRecord>, b: Option<&CountRecord>) -> CountComp
         difference: None,
     };
     let (Some(ra), Some(rb)) = (a, b) else {
-        c.reason = Some(format!("only in run {}", if a.is_some() { "A" } else { "B" }));
+        c.reason = Some(format!(
+            "only in run {}",
+            if a.is_some() { "A" } else { "B" }
+        ));
         return c;
     };
     let (Some((ta, na)), Some((tb, nb))) = (figures(ra), figures(rb)) else {
-        let which = if figures(ra).is_none() { ("A", ra) } else { ("B", rb) };
-        c.reason = Some(format!("not counted in run {} ({})", which.0, which.1.status));
+        let which = if figures(ra).is_none() {
+            ("A", ra)
+        } else {
+            ("B", rb)
+        };
+        c.reason = Some(format!(
+            "not counted in run {} ({})",
+            which.0, which.1.status
+        ));
         return c;
     };
     if ra.method != rb.method {
@@ -129,7 +147,10 @@ pub fn compare_op(a: Option<&CountRecord>, b: Option<&CountRecord>) -> CountComp
     c.ratio = Some(pb / pa);
     c.difference = Some(pb - pa);
     // Exact: tb/nb against ta/na in integers.
-    let (x, y) = (u128::from(tb) * u128::from(na), u128::from(ta) * u128::from(nb));
+    let (x, y) = (
+        u128::from(tb) * u128::from(na),
+        u128::from(ta) * u128::from(nb),
+    );
     c.verdict = if x == y {
         CountVerdict::Identical
     } else if ra.method.as_deref() == Some(METHOD_PERF) && ((pb - pa) / pa).abs() <= PERF_NOISE {
@@ -178,9 +199,15 @@ mod tests {
         let fewer = compare_op(Some(&a), Some(&rec(&[999, 1000, 1000], "callgrind")));
         assert_eq!(fewer.verdict, CountVerdict::Fewer);
         // The hardware counter's few stray instructions are noise.
-        let p = compare_op(Some(&rec(&[100000], "perf-instructions")), Some(&rec(&[100003], "perf-instructions")));
+        let p = compare_op(
+            Some(&rec(&[100000], "perf-instructions")),
+            Some(&rec(&[100003], "perf-instructions")),
+        );
         assert_eq!(p.verdict, CountVerdict::WithinNoise);
-        let m = compare_op(Some(&a), Some(&rec(&[1000, 1000, 1000], "perf-instructions")));
+        let m = compare_op(
+            Some(&a),
+            Some(&rec(&[1000, 1000, 1000], "perf-instructions")),
+        );
         assert_eq!(m.verdict, CountVerdict::Incomparable);
     }
 }

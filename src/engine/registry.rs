@@ -192,12 +192,7 @@ impl Registry {
     pub fn selected(&self, wanted: &[String]) -> Vec<StageInfo> {
         let mut keep: Vec<&str> = wanted.iter().map(String::as_str).collect();
         if wanted.iter().any(|w| w == crate::plan::ALL_STAGES) {
-            keep.extend(
-                self.stages()
-                    .iter()
-                    .filter(|i| !i.opt_in)
-                    .map(|i| i.name),
-            );
+            keep.extend(self.stages().iter().filter(|i| !i.opt_in).map(|i| i.name));
         }
         // Registry order is a topological order: walk it backwards once.
         for info in self.stages().iter().rev() {

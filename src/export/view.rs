@@ -135,9 +135,18 @@ pub fn instr_rows(v: &[CountComparison]) -> Vec<InstrRow> {
             b: per_call(c.per_call_b),
             difference: c
                 .difference
-                .map(|d| if d.fract() == 0.0 { format!("{d:+.0}") } else { format!("{d:+.2}") })
+                .map(|d| {
+                    if d.fract() == 0.0 {
+                        format!("{d:+.0}")
+                    } else {
+                        format!("{d:+.2}")
+                    }
+                })
                 .unwrap_or_else(|| NONE.into()),
-            ratio: c.ratio.map(|r| format!("{r:.6}")).unwrap_or_else(|| NONE.into()),
+            ratio: c
+                .ratio
+                .map(|r| format!("{r:.6}"))
+                .unwrap_or_else(|| NONE.into()),
             verdict: match (&c.verdict, &c.reason) {
                 (CountVerdict::Incomparable, Some(r)) => format!("incomparable ({r})"),
                 (v, _) => v.as_str().to_string(),
@@ -327,7 +336,10 @@ impl ReproductionView {
             ]
             .into_iter()
             .chain((!r.timing.instructions.is_empty()).then(|| {
-                pair("Instruction counts", instr_counts_text(&r.timing.instructions))
+                pair(
+                    "Instruction counts",
+                    instr_counts_text(&r.timing.instructions),
+                )
             }))
             .chain([
                 pair("Fixed figures (lengths, load bytes, stack, heap)", fixed),

@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::driver::{parse_lines, read_results, short_tail, stage_library, ProcessFacts, ProcessRecord};
+use super::driver::{
+    parse_lines, read_results, short_tail, stage_library, ProcessFacts, ProcessRecord,
+};
 use crate::context::Cx;
 use crate::sandbox::{self, Limits};
 
@@ -42,10 +44,18 @@ pub fn find() -> Result<Valgrind, String> {
         .map(|b| b.starts_with(b"#!"))
         .unwrap_or(false);
     Ok(if !script {
-        Valgrind { path, prefix: Vec::new(), version }
+        Valgrind {
+            path,
+            prefix: Vec::new(),
+            version,
+        }
     } else if bin.is_file() {
         // Debian's wrapper only adds /usr/lib/debug to LD_LIBRARY_PATH.
-        Valgrind { path: bin, prefix: Vec::new(), version }
+        Valgrind {
+            path: bin,
+            prefix: Vec::new(),
+            version,
+        }
     } else {
         Valgrind {
             prefix: vec![path.display().to_string()],
@@ -80,23 +90,31 @@ pub struct ToolRun {
     pub library_path: PathBuf,
 }
 
-/// Runs `valgrind <tool_args> ./pqb-driver --results-fd 3 --lib ./lib.so
-/// <driver_args>` in a fresh job directory.
+/// What to run under the tool: its arguments, the driver's, where and how
+/// long.
+pub struct Invocation<'a> {
+    pub tool: &'a [String],
+    pub driver: &'a [String],
+    pub cpu: Option<usize>,
+    pub timeout: Duration,
+}
+
+/// Runs `valgrind <tool args> ./pqb-driver --results-fd 3 --lib ./lib.so
+/// <driver args>` in a fresh job directory.
 pub fn run(
     cx: &Cx,
     vg: &Valgrind,
     lib: &Path,
-    tool_args: &[String],
-    driver_args: &[String],
-    cpu: Option<usize>,
-    timeout: Duration,
+    how: &Invocation,
     keep: impl Fn(&str) -> bool,
 ) -> Result<ToolRun> {
+    let (tool_args, driver_args, cpu, timeout) = (how.tool, how.driver, how.cpu, how.timeout);
     let scratch = cx.cache.scratch()?;
     let dir = scratch.path();
     let local = stage_library(lib, dir)?;
     let driver = dir.join("pqb-driver");
-    std::fs::copy(&cx.support()?.driver, &driver).context("copying the driver into the job directory")?;
+    std::fs::copy(&cx.support()?.driver, &driver)
+        .context("copying the driver into the job directory")?;
     let mut args: Vec<String> = vg.prefix.clone();
     args.push("--vgdb=no".into());
     args.extend(tool_args.iter().cloned());
@@ -144,7 +162,8 @@ pub fn run(
             },
         },
         files,
-        library_path: std::fs::canonicalize(dir.join("lib.so")).unwrap_or_else(|_| dir.join("lib.so")),
+        library_path: std::fs::canonicalize(dir.join("lib.so"))
+            .unwrap_or_else(|_| dir.join("lib.so")),
     })
 }
 
@@ -154,13 +173,19 @@ pub fn callgrind_calls(files: &[(String, Vec<u8>)], out: &str) -> Result<Vec<u64
     let prefix = format!("{out}.");
     let mut dumps: Vec<(u64, u64)> = Vec::new();
     for (name, bytes) in files {
-        let Some(n) = name.strip_prefix(&prefix).and_then(|n| n.parse::<u64>().ok()) else {
+        let Some(n) = name
+            .strip_prefix(&prefix)
+            .and_then(|n| n.parse::<u64>().ok())
+        else {
             continue;
         };
         let text = String::from_utf8_lossy(bytes);
         let total = text
             .lines()
-            .find_map(|l| l.strip_prefix("totals:").or_else(|| l.strip_prefix("summary:")))
+            .find_map(|l| {
+                l.strip_prefix("totals:")
+                    .or_else(|| l.strip_prefix("summary:"))
+            })
             .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
             .with_context(|| format!("callgrind dump {name} has no totals line"))?;
         dumps.push((n, total));
@@ -175,7 +200,10 @@ mod tests {
 
     #[test]
     fn dumps_are_read_in_call_order() {
-        let dump = |t: u64| format!("version: 1\nevents: Ir\nsummary: {t}\n\nfn=x\n1 {t}\ntotals: {t}\n").into_bytes();
+        let dump = |t: u64| {
+            format!("version: 1\nevents: Ir\nsummary: {t}\n\nfn=x\n1 {t}\ntotals: {t}\n")
+                .into_bytes()
+        };
         let files = vec![
             ("cg.out".to_string(), dump(0)),
             ("cg.out.10".to_string(), dump(30)),

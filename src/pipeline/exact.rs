@@ -20,7 +20,9 @@ pub fn write(cx: &Cx, all: &AllResults) -> Result<()> {
         let r = all.of(&inst.key());
         if let Some(c) = r.get::<CountStage>() {
             for rec in &c.ops {
-                let path = plan.output_dir.join(count_path(&rec.algorithm, &rec.label, &rec.op));
+                let path = plan
+                    .output_dir
+                    .join(count_path(&rec.algorithm, &rec.label, &rec.op));
                 fsutil::write_json(&path, rec)?;
             }
         }
@@ -37,7 +39,9 @@ pub fn write(cx: &Cx, all: &AllResults) -> Result<()> {
                 .unwrap_or_default();
             for rec in &c.ops {
                 let rec = annotated(rec, &annotations);
-                let path = plan.output_dir.join(ct_path(&rec.algorithm, &rec.label, &rec.op));
+                let path = plan
+                    .output_dir
+                    .join(ct_path(&rec.algorithm, &rec.label, &rec.op));
                 fsutil::write_json(&path, &rec)?;
             }
         }

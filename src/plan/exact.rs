@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::exact::{RawCount, RawCt, RawCtAnnotation};
-pub use crate::config::exact::CountMethod;
 use crate::config::algorithm::Kind;
+pub use crate::config::exact::CountMethod;
+use crate::config::exact::{RawCount, RawCt, RawCtAnnotation};
 
 /// `[count]`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

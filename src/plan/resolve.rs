@@ -110,9 +110,9 @@ pub fn resolve_with(
                 p.push(
                     raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
                         .help(format!(
-                            "stages are {}, or \"{DEFAULT_STAGES}\" for every stage that is not opt-in",
-                            known.join(", ")
-                        )),
+                        "stages are {}, or \"{DEFAULT_STAGES}\" for every stage that is not opt-in",
+                        known.join(", ")
+                    )),
                 );
             }
         }

@@ -196,7 +196,8 @@ impl Resolver<'_> {
                     ),
                     super::exact::AnnotationProblem::Site(_) => (
                         &c.site,
-                        "write a glob over a function name or `file:line`, e.g. \"wots.c:62\"".to_string(),
+                        "write a glob over a function name or `file:line`, e.g. \"wots.c:62\""
+                            .to_string(),
                     ),
                     super::exact::AnnotationProblem::Op(_, ops) => (
                         &c.site,

@@ -192,8 +192,7 @@ pub fn derive_sites(errors: &[CtError], annotations: &[CtAnnotation], op: &str) 
         };
         let f = &e.frames[i];
         let function = f.function.clone().unwrap_or_else(|| "?".into());
-        let via = (i > 0)
-            .then(|| e.frames[0].function.clone().unwrap_or_else(|| "?".into()));
+        let via = (i > 0).then(|| e.frames[0].function.clone().unwrap_or_else(|| "?".into()));
         let site = match sites
             .iter_mut()
             .find(|s| s.function == function && s.file == f.file && s.line == f.line)
@@ -282,11 +281,17 @@ mod tests {
         let errors = vec![
             error(
                 BRANCH_KIND,
-                vec![frame("walk", "algorithms/a/w.c", 62, Instance), driver.clone()],
+                vec![
+                    frame("walk", "algorithms/a/w.c", 62, Instance),
+                    driver.clone(),
+                ],
             ),
             error(
                 INDEX_KIND,
-                vec![frame("walk", "algorithms/a/w.c", 62, Instance), driver.clone()],
+                vec![
+                    frame("walk", "algorithms/a/w.c", 62, Instance),
+                    driver.clone(),
+                ],
             ),
             error(
                 BRANCH_KIND,
@@ -296,9 +301,18 @@ mod tests {
                 ],
             ),
             // pqbench's own code and the driver are never the instance's.
-            error(BRANCH_KIND, vec![frame("pqb_sign", "pqbench:adapter_ngcc.c", 3, Pqbench), driver.clone()]),
+            error(
+                BRANCH_KIND,
+                vec![
+                    frame("pqb_sign", "pqbench:adapter_ngcc.c", 3, Pqbench),
+                    driver.clone(),
+                ],
+            ),
             error(BRANCH_KIND, vec![driver.clone()]),
-            error("InvalidRead", vec![frame("walk", "algorithms/a/w.c", 70, Instance)]),
+            error(
+                "InvalidRead",
+                vec![frame("walk", "algorithms/a/w.c", 70, Instance)],
+            ),
         ];
         let notes = vec![CtAnnotation {
             site: "w.c:62".into(),
@@ -313,9 +327,14 @@ mod tests {
         assert!(sites[0].annotation.is_none());
         assert_eq!(sites[1].kinds, ["branch", "memory index"]);
         assert_eq!(sites[1].occurrences, 2);
-        assert_eq!(sites[1].annotation.as_ref().unwrap().reason, "public by design");
+        assert_eq!(
+            sites[1].annotation.as_ref().unwrap().reason,
+            "public by design"
+        );
         // The annotation is for sign only.
-        assert!(derive_sites(&errors, &notes, "keygen")[1].annotation.is_none());
+        assert!(derive_sites(&errors, &notes, "keygen")[1]
+            .annotation
+            .is_none());
         assert_eq!(other_errors(&errors), 1);
     }
 
@@ -336,7 +355,13 @@ mod tests {
             labels: None,
             ops: vec![],
         };
-        for yes in ["chain_*", "wots.c:62", "sign-90/wots.c:62", "wots.c", "*.c:6?"] {
+        for yes in [
+            "chain_*",
+            "wots.c:62",
+            "sign-90/wots.c:62",
+            "wots.c",
+            "*.c:6?",
+        ] {
             assert!(matches(&a(yes), &s), "{yes}");
         }
         for no in ["wots.c:63", "sign", "other.c"] {

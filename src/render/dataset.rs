@@ -55,9 +55,12 @@ impl Dataset {
         let profiles = load_tree(&dir.join("profile"), |r: &ProfileRecord| {
             (r.algorithm.clone(), r.label.clone(), r.op.clone())
         })?;
-        let counts = load_tree(&dir.join("count"), |r: &crate::records::count::CountRecord| {
-            (r.algorithm.clone(), r.label.clone(), r.op.clone())
-        })?;
+        let counts = load_tree(
+            &dir.join("count"),
+            |r: &crate::records::count::CountRecord| {
+                (r.algorithm.clone(), r.label.clone(), r.op.clone())
+            },
+        )?;
         let cts = load_tree(&dir.join("ct"), |r: &crate::records::ct::CtRecord| {
             (r.algorithm.clone(), r.label.clone(), r.op.clone())
         })?;

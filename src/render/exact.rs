@@ -152,8 +152,16 @@ pub fn view(ds: &Dataset, id: &str, labels: &[String], ops: &[&str]) -> ExactVie
                     function: s.function.clone(),
                     kinds,
                     occurrences: s.occurrences,
-                    reason: s.annotation.as_ref().map(|a| a.reason.clone()).unwrap_or_default(),
-                    pattern: s.annotation.as_ref().map(|a| a.site.clone()).unwrap_or_default(),
+                    reason: s
+                        .annotation
+                        .as_ref()
+                        .map(|a| a.reason.clone())
+                        .unwrap_or_default(),
+                    pattern: s
+                        .annotation
+                        .as_ref()
+                        .map(|a| a.site.clone())
+                        .unwrap_or_default(),
                 });
             }
         }
@@ -182,7 +190,10 @@ fn ct_detail(r: &CtRecord) -> String {
         }
     }
     if r.other_errors > 0 {
-        parts.push(format!("{} other memcheck error(s) in the library", r.other_errors));
+        parts.push(format!(
+            "{} other memcheck error(s) in the library",
+            r.other_errors
+        ));
     }
     parts.join("; ")
 }
@@ -191,7 +202,10 @@ fn ct_detail(r: &CtRecord) -> String {
 pub fn summary_cell(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Option<String> {
     let recs: Vec<&CtRecord> = ops
         .iter()
-        .filter_map(|op| ds.cts.get(&(id.to_string(), label.to_string(), op.to_string())))
+        .filter_map(|op| {
+            ds.cts
+                .get(&(id.to_string(), label.to_string(), op.to_string()))
+        })
         .collect();
     if recs.is_empty() {
         return None;
@@ -250,10 +264,20 @@ pub fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec<Eviden
 /// The method page's section on both stages (none when neither ran).
 pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
     let mut bullets = Vec::new();
-    let counted: Vec<&CountRecord> = ds.counts.values().filter(|r| r.status == ExactStatus::Ok).collect();
+    let counted: Vec<&CountRecord> = ds
+        .counts
+        .values()
+        .filter(|r| r.status == ExactStatus::Ok)
+        .collect();
     let mut methods: Vec<String> = counted
         .iter()
-        .filter_map(|r| Some(format!("{} ({})", r.method.as_deref()?, r.tool.as_deref().unwrap_or("?"))))
+        .filter_map(|r| {
+            Some(format!(
+                "{} ({})",
+                r.method.as_deref()?,
+                r.tool.as_deref().unwrap_or("?")
+            ))
+        })
         .collect();
     methods.sort();
     methods.dedup();
@@ -267,7 +291,10 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
             range_text(&calls)
         ));
         bullets.push("Callgrind executes every instruction itself: its counts are exact and repeat from run to run on the same host and library, so `compare` and `reproduce` treat any difference as real. A call's count covers the driver's call into the library too (a few dozen instructions).".into());
-        if counted.iter().any(|r| r.method.as_deref() == Some(METHOD_PERF)) {
+        if counted
+            .iter()
+            .any(|r| r.method.as_deref() == Some(METHOD_PERF))
+        {
             bullets.push("The hardware `instructions` event counts user-mode instructions retired by the thread; interrupts can add a few instructions to a call.".into());
         }
         let skipped: Vec<String> = ds
@@ -289,7 +316,10 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
         let mut tools: Vec<&str> = run.iter().filter_map(|r| r.tool.as_deref()).collect();
         tools.sort();
         tools.dedup();
-        let mut symbols: Vec<&str> = run.iter().filter_map(|r| r.random_symbol.as_deref()).collect();
+        let mut symbols: Vec<&str> = run
+            .iter()
+            .filter_map(|r| r.random_symbol.as_deref())
+            .collect();
         symbols.sort();
         symbols.dedup();
         bullets.push(format!(
@@ -308,7 +338,12 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
                 crate::format::duration(secs / run.len() as f64)
             ));
         }
-        if let Some(why) = ds.cts.values().find(|r| r.status == CtStatus::Skipped).and_then(|r| r.detail.clone()) {
+        if let Some(why) = ds
+            .cts
+            .values()
+            .find(|r| r.status == CtStatus::Skipped)
+            .and_then(|r| r.detail.clone())
+        {
             bullets.push(format!("Not checked on this system: {why}."));
         }
     }

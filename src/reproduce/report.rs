@@ -182,9 +182,11 @@ pub fn build(
     // must execute exactly as many instructions again.
     for c in &timing.instructions {
         use crate::compare::counts::CountVerdict;
-        let counted_before = runs.0.counts.get(&(c.instance.clone(), c.op.clone())).is_some_and(
-            |r| r.status == crate::records::count::ExactStatus::Ok,
-        );
+        let counted_before = runs
+            .0
+            .counts
+            .get(&(c.instance.clone(), c.op.clone()))
+            .is_some_and(|r| r.status == crate::records::count::ExactStatus::Ok);
         match c.verdict {
             CountVerdict::More | CountVerdict::Fewer => failures.push(format!(
                 "instruction count changed: {} {} ({} → {} per call)",

@@ -21,7 +21,9 @@ use crate::measure::driver;
 use crate::measure::valgrind::{self, Valgrind};
 use crate::measure::{measured_library, measured_library_path, measurement_manifest, OpStatus};
 use crate::plan::exact::CountMethod;
-use crate::records::count::{CountRecord, ExactStatus, Instructions, METHOD_CALLGRIND, METHOD_PERF};
+use crate::records::count::{
+    CountRecord, ExactStatus, Instructions, METHOD_CALLGRIND, METHOD_PERF,
+};
 
 pub struct CountStage;
 
@@ -158,7 +160,10 @@ fn count_op(
     let (process, per_call) = match m {
         Method::Perf => {
             let (p, _) = driver::run(cx, lib, &args, cpu, timeout)?;
-            let v = p.line("instructions").map(|l| l.values.clone()).unwrap_or_default();
+            let v = p
+                .line("instructions")
+                .map(|l| l.values.clone())
+                .unwrap_or_default();
             (p, v)
         }
         Method::Callgrind(vg) => {
@@ -172,7 +177,13 @@ fn count_op(
             .iter()
             .map(|x| x.to_string())
             .collect();
-            let run = valgrind::run(cx, vg, lib, &tool, &args, cpu, timeout, |n| n.starts_with(OUT))?;
+            let how = valgrind::Invocation {
+                tool: &tool,
+                driver: &args,
+                cpu,
+                timeout,
+            };
+            let run = valgrind::run(cx, vg, lib, &how, |n| n.starts_with(OUT))?;
             let v = if run.process.ok() {
                 valgrind::callgrind_calls(&run.files, OUT).context("reading callgrind's dumps")?
             } else {

@@ -26,7 +26,9 @@ use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::measure::valgrind::{self, Valgrind};
 use crate::measure::{measured_library, vgxml, OpStatus};
 use crate::plan::{ApiFamily, Binding, FlagProfile, Instance};
-use crate::records::ct::{derive_sites, other_errors, CtError, CtFrame, CtRecord, CtStatus, FrameOrigin};
+use crate::records::ct::{
+    derive_sites, other_errors, CtError, CtFrame, CtRecord, CtStatus, FrameOrigin,
+};
 use crate::toolchain::library::{build_profile, link_library};
 
 pub struct CtStage;
@@ -169,7 +171,12 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
     fp.name = format!("{name}+g");
     fp.cflags.push("-g".into());
     // Line tables must survive the link.
-    fp.ldflags.retain(|f| !matches!(f.as_str(), "-s" | "-Wl,-s" | "-Wl,--strip-all" | "-Wl,--strip-debug"));
+    fp.ldflags.retain(|f| {
+        !matches!(
+            f.as_str(),
+            "-s" | "-Wl,-s" | "-Wl,--strip-all" | "-Wl,--strip-debug"
+        )
+    });
     let env = cx.build_env()?;
     let attempt = build_profile(&env, inst, &fp)?;
     anyhow::ensure!(attempt.ok, "{}", crate::toolchain::tail(&attempt.log, 5));
@@ -190,10 +197,7 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
     }
     env.compiler
         .compile(&env.support.file("ct_hooks.c"), &hooks, &args)?;
-    let extra = vec![
-        hooks.display().to_string(),
-        format!("-Wl,--wrap={symbol}"),
-    ];
+    let extra = vec![hooks.display().to_string(), format!("-Wl,--wrap={symbol}")];
     link_library(&env, inst, &fp, &attempt.objects, &extra, out)?;
     Ok((fp, symbol))
 }
@@ -219,7 +223,13 @@ fn check_op(cx: &Cx, vg: &Valgrind, lib: &Path, r: &mut CtRecord) -> Result<()> 
         .chain([s.calls.to_string()])
         .collect();
     let timeout = Duration::from_secs_f64(s.timeout_seconds);
-    let run = valgrind::run(cx, vg, lib, &tool, &args, None, timeout, |n| n == XML)?;
+    let how = valgrind::Invocation {
+        tool: &tool,
+        driver: &args,
+        cpu: None,
+        timeout,
+    };
+    let run = valgrind::run(cx, vg, lib, &how, |n| n == XML)?;
     let xml = run
         .files
         .iter()
@@ -291,7 +301,10 @@ fn classify(f: &vgxml::Frame, lib: &Path, root: &Path, support: &Path) -> CtFram
         None => (FrameOrigin::Instance, None),
         Some(p) if p.starts_with(support) => (
             FrameOrigin::Pqbench,
-            Some(format!("pqbench:{}", p.file_name().unwrap_or_default().to_string_lossy())),
+            Some(format!(
+                "pqbench:{}",
+                p.file_name().unwrap_or_default().to_string_lossy()
+            )),
         ),
         Some(p) if p.starts_with(root) => (
             FrameOrigin::Instance,
@@ -299,7 +312,12 @@ fn classify(f: &vgxml::Frame, lib: &Path, root: &Path, support: &Path) -> CtFram
         ),
         Some(p) => (
             FrameOrigin::System,
-            Some(p.file_name().unwrap_or_default().to_string_lossy().into_owned()),
+            Some(
+                p.file_name()
+                    .unwrap_or_default()
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
         ),
     };
     CtFrame {
