@@ -214,7 +214,7 @@ pub struct Algorithm {
     pub toml: String,
     pub known_issues: Vec<KnownIssue>,
     /// Expected constant-time sites, with their reasons.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ct_annotations: Vec<exact::CtAnnotation>,
     pub survey_note: Option<String>,
     pub kat_manifest: PathBuf,
