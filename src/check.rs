@@ -24,6 +24,8 @@ use serde::Serialize;
 use crate::fsutil;
 use crate::measure::profile::OpProfile;
 use crate::records::analysis::{profile_path, ProfileRecord};
+use crate::records::count::{count_path, CountRecord};
+use crate::records::ct::{ct_path, CtRecord};
 use crate::records::operation::{record_path, OperationRecord};
 use crate::render::dataset::{self, Dataset};
 use crate::stats::Summary;
@@ -34,6 +36,11 @@ pub struct CheckReport {
     pub records: usize,
     pub profiles: usize,
     pub kat_logs: usize,
+    /// Instruction-count and constant-time records recomputed.
+    #[serde(default)]
+    pub counts: usize,
+    #[serde(default)]
+    pub ct_records: usize,
     pub pages: usize,
     /// One line per difference: the file, then the field or line.
     pub problems: Vec<String>,
@@ -50,9 +57,17 @@ impl std::fmt::Display for CheckReport {
         for p in &self.problems {
             writeln!(f, "{p}")?;
         }
+        let exact = if self.counts + self.ct_records > 0 {
+            format!(
+                ", {} instruction counts, {} constant-time checks",
+                self.counts, self.ct_records
+            )
+        } else {
+            String::new()
+        };
         write!(
             f,
-            "checked {} timing records, {} profiles, {} KAT logs and {} pages of system(s) {}: {}",
+            "checked {} timing records, {} profiles{exact}, {} KAT logs and {} pages of system(s) {}: {}",
             self.records,
             self.profiles,
             self.kat_logs,
@@ -347,8 +362,52 @@ pub fn check_system_dataset(d: &Path, shown: &str, report: &mut CheckReport) -> 
             }
         }
     }
+    for (sub, is_count) in [("count", true), ("ct", false)] {
+        if !d.join(sub).is_dir() {
+            continue;
+        }
+        for file in dataset::json_files(&d.join(sub))? {
+            let rel = format!("{shown}/{}", dataset::relative(d, &file)?);
+            if is_count {
+                let r: CountRecord = fsutil::read_json(&file)?;
+                report.counts += 1;
+                check_count(&rel, &r, &mut report.problems);
+            } else {
+                let r: CtRecord = fsutil::read_json(&file)?;
+                report.ct_records += 1;
+                check_ct(&rel, &r, &mut report.problems);
+            }
+        }
+    }
     check_build(&ds, shown, report);
     Ok(())
+}
+
+/// A count record's figures are what its per-call counts give.
+fn check_count(rel: &str, r: &CountRecord, problems: &mut Vec<String>) {
+    let expected = count_path(&r.algorithm, &r.label, &r.op);
+    if !rel.ends_with(&expected) {
+        problems.push(format!("{rel}: holds {expected}"));
+    }
+    problems.extend(
+        differ("instructions", &r.instructions, &r.recomputed()).map(|d| format!("{rel}: {d}")),
+    );
+}
+
+/// A constant-time record's sites and status are what its raw errors and
+/// annotations give.
+fn check_ct(rel: &str, r: &CtRecord, problems: &mut Vec<String>) {
+    let expected = ct_path(&r.algorithm, &r.label, &r.op);
+    if !rel.ends_with(&expected) {
+        problems.push(format!("{rel}: holds {expected}"));
+    }
+    let (status, sites, other) = r.recomputed();
+    let fields = [
+        differ("status", &r.status, &status),
+        differ("sites", &r.sites, &sites),
+        differ("other_errors", &r.other_errors, &other),
+    ];
+    problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
 }
 
 /// A record measured on a host other than the one its system accepts.

@@ -41,7 +41,7 @@ fn tool_identity(key: &str) -> bool {
 }
 
 const TOP_FILES: [&str; 4] = ["campaign.json", "build.json", "sizes.json", "survey.json"];
-const TREES: [&str; 3] = ["records", "profile", "kat"];
+const TREES: [&str; 5] = ["records", "profile", "kat", "count", "ct"];
 
 fn is_absolute(s: &str) -> bool {
     let b = s.as_bytes();
@@ -83,7 +83,7 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|f| dir.join(f))
         .filter(|p| p.is_file())
         .collect();
-    for sub in ["records", "profile"] {
+    for sub in ["records", "profile", "count", "ct"] {
         if dir.join(sub).is_dir() {
             out.extend(dataset::json_files(&dir.join(sub))?);
         }

@@ -35,6 +35,9 @@ support_files!(
     "driver.c",
     "prof_wrap.h",
     "prof_runtime.c",
+    "valgrind_hooks.h",
+    "driver_vg.h",
+    "ct_hooks.c",
 );
 
 /// sha256 over every support file: part of every build and measurement key.

@@ -85,6 +85,7 @@ fn compare_report() -> CompareReport {
             counts: counts(&[("incomparable", 1), ("slower", 1), ("within noise", 1)]),
         }],
         counts: counts(&[("incomparable", 1), ("slower", 1), ("within noise", 1)]),
+        instructions: Vec::new(),
     }
 }
 

@@ -441,8 +441,61 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
         winter.reason
     );
 
+    // ---- Issue 17: instruction counts and the constant-time check of
+    // every operation, their cost in the run's output, on the pages.
+    assert_demo_counts_and_ct(&p, &instances, &run.stderr);
+
     // ---- Issue 5: the site, its links, and `check` on the published data.
     assert_demo_site(&p);
+}
+
+fn assert_demo_counts_and_ct(p: &TestProject, instances: &[Instance], stderr: &str) {
+    use pqbench::records::count::{CountRecord, ExactStatus};
+    use pqbench::records::ct::{CtRecord, CtStatus};
+    for inst in instances {
+        for op in ops(&inst.kind) {
+            let what = format!("{}/{} {op}", inst.id, inst.label);
+            let c: CountRecord = serde_json::from_str(&p.read(&format!(
+                "{OUT}/count/{}/{}__{op}.json",
+                inst.id, inst.label
+            )))
+            .unwrap();
+            assert_eq!(c.status, ExactStatus::Ok, "{what}: {:?}", c.detail);
+            assert_eq!(c.per_call.len(), 2, "{what}");
+            assert_eq!(c.instructions, c.recomputed(), "{what}");
+            let t: CtRecord = serde_json::from_str(
+                &p.read(&format!("{OUT}/ct/{}/{}__{op}.json", inst.id, inst.label)),
+            )
+            .unwrap();
+            assert!(
+                matches!(t.status, CtStatus::Clean | CtStatus::Flagged),
+                "{what}: {:?} {:?}",
+                t.status,
+                t.detail
+            );
+            // Every flagged demo site is a Winternitz chain walk or the
+            // rejection of a public digest, annotated in the TOML.
+            for s in &t.sites {
+                assert!(s.annotation.is_some(), "{what}: unannotated {s:#?}");
+            }
+        }
+    }
+    // The per-operation cost of the ct stage is stated as it runs.
+    assert!(stderr.contains("under memcheck in"), "{stderr}");
+    let page = p.read("output/demo/site/local/sign-90.md");
+    assert!(page.contains("## Constant-time check"), "{page}");
+    assert!(page.contains("Instructions executed per call"), "{page}");
+    assert!(page.contains("the salt is part of the signature"), "{page}");
+    let summary = p.read("output/demo/site/local/summary.md");
+    assert!(
+        summary.contains("ct-flagged (") && summary.contains("annotated)"),
+        "{summary}"
+    );
+    let method = p.read("output/demo/site/local/method.md");
+    assert!(
+        method.contains("## Instruction counts and constant-time check"),
+        "{method}"
+    );
 }
 
 fn assert_demo_site(p: &TestProject) {

@@ -34,6 +34,7 @@
 //! shift), which is why the interval and t carry the verdict. With trial
 //! means and few trials it is exact (`exact_mann_whitney_p`).
 
+pub mod counts;
 pub mod noise;
 pub mod threshold;
 
@@ -83,6 +84,8 @@ pub struct RunData {
     pub info: RunInfo,
     /// Keyed by (`<id>/<label>`, operation).
     pub records: BTreeMap<(String, String), OperationRecord>,
+    /// Instruction counts (the `count` stage), keyed alike.
+    pub counts: BTreeMap<(String, String), crate::records::count::CountRecord>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,6 +137,7 @@ impl RunData {
             dir: dir.to_path_buf(),
             info,
             records,
+            counts: counts::load(dir)?,
         })
     }
 }
@@ -194,6 +198,10 @@ pub struct CompareReport {
     pub operations: Vec<OpComparison>,
     pub algorithms: Vec<AlgorithmSummary>,
     pub counts: BTreeMap<String, usize>,
+    /// Instruction counts per operation, compared exactly (runs with a
+    /// `count` stage only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instructions: Vec<counts::CountComparison>,
 }
 
 impl CompareReport {
@@ -201,10 +209,16 @@ impl CompareReport {
         self.operations.iter().any(|o| o.verdict == v)
     }
 
+    pub fn any_count(&self, v: counts::CountVerdict) -> bool {
+        self.instructions.iter().any(|o| o.verdict == v)
+    }
+
     /// 1 when `fail_on_regression` (`--fail-on-regression`) and anything
-    /// is `slower`, else 0.
+    /// is `slower` or executes more instructions, else 0.
     pub fn exit_code(&self, fail_on_regression: bool) -> i32 {
-        if fail_on_regression && self.any(Verdict::Slower) {
+        if fail_on_regression
+            && (self.any(Verdict::Slower) || self.any_count(counts::CountVerdict::More))
+        {
             crate::error::exit::ITEM_FAILURES
         } else {
             crate::error::exit::OK
@@ -259,6 +273,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, threshold: Threshold) -> CompareRe
         counts: count(operations.iter().map(|o| o.verdict)),
         operations,
         algorithms,
+        instructions: counts::compare(&a.counts, &b.counts),
     }
 }
 

@@ -43,6 +43,7 @@ fn run(host: &str, recs: Vec<OperationRecord>) -> RunData {
             .into_iter()
             .map(|r| ((format!("{}/{}", r.algorithm, r.label), r.op.clone()), r))
             .collect(),
+        counts: Default::default(),
     }
 }
 

@@ -78,6 +78,9 @@ pub struct RawAlgorithm {
     pub kat: RawKat,
     #[serde(default, rename = "known-issue")]
     pub known_issues: Vec<RawKnownIssue>,
+    /// Constant-time sites expected by design, with the reason.
+    #[serde(default, rename = "ct-annotation")]
+    pub ct_annotations: Vec<super::exact::RawCtAnnotation>,
     /// Free text shown beside the survey verdict.
     #[serde(default)]
     pub survey_note: Option<String>,

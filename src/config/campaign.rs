@@ -65,6 +65,10 @@ pub struct RawCampaign {
     /// those instances are measured last, or on `--deferred-cpu`.
     #[serde(default)]
     pub defer: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub count: super::exact::RawCount,
+    #[serde(default)]
+    pub ct: super::exact::RawCt,
 }
 
 fn default_system() -> Spanned<String> {

@@ -80,6 +80,9 @@ pub trait Stage: Send + Sync + 'static {
     /// Further stages whose results this one reads when they ran.
     const READS: &'static [&'static str] = &[];
     const POLICY: Policy;
+    /// Run only when a campaign names the stage in `stages` (a campaign
+    /// without `stages`, or with `"default"`, leaves it out).
+    const OPT_IN: bool = false;
 
     /// The stage's inputs for this job, or None when the stage does not
     /// apply (e.g. timing an instance that failed its KAT).

@@ -19,6 +19,8 @@ pub struct StageInfo {
     pub requires: &'static [&'static str],
     pub reads: &'static [&'static str],
     pub policy: Policy,
+    /// Left out of the default selection (`Stage::OPT_IN`).
+    pub opt_in: bool,
 }
 
 impl StageInfo {
@@ -55,6 +57,7 @@ impl<S: Stage> ErasedStage for Typed<S> {
             requires: S::REQUIRES,
             reads: S::READS,
             policy: S::POLICY,
+            opt_in: S::OPT_IN,
         }
     }
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
@@ -99,6 +102,7 @@ impl<S: CampaignStage> ErasedCampaign for TypedCampaign<S> {
             requires: &[],
             reads: S::READS,
             policy: Policy::Campaign,
+            opt_in: false,
         }
     }
     fn manifest(&self, cx: &Cx, all: &AllResults) -> Result<Option<Manifest>> {
@@ -187,12 +191,13 @@ impl Registry {
     }
 
     /// The stages a campaign runs: those it selects plus everything they
-    /// require, in registry order.
+    /// require, in registry order. `*` selects every stage that is not
+    /// opt-in; opt-in stages run only when named.
     pub fn selected(&self, wanted: &[String]) -> Vec<StageInfo> {
-        if wanted.iter().any(|w| w == crate::plan::ALL_STAGES) {
-            return self.stages();
-        }
         let mut keep: Vec<&str> = wanted.iter().map(String::as_str).collect();
+        if wanted.iter().any(|w| w == crate::plan::ALL_STAGES) {
+            keep.extend(self.stages().iter().filter(|i| !i.opt_in).map(|i| i.name));
+        }
         // Registry order is a topological order: walk it backwards once.
         for info in self.stages().iter().rev() {
             if keep.contains(&info.name) {

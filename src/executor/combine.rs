@@ -67,7 +67,7 @@ pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
     let out = &plan.output_dir;
     let first = shards.first().context("no shard finished")?;
     // Per-instance files: whatever each shard wrote for its instances.
-    for sub in ["records", "profile", "kat", "lib"] {
+    for sub in ["records", "profile", "kat", "lib", "count", "ct"] {
         let _ = std::fs::remove_dir_all(out.join(sub));
         for s in shards {
             copy_tree(&s.dir.join(sub), &out.join(sub))?;

@@ -1,5 +1,7 @@
-//! CSV of a comparison: one `operation` row per operation, then one
-//! `geomean` row per algorithm, under one header. Quoting is the `csv`
+//! CSV of a comparison: one `operation` row per operation, one
+//! `instructions` row per counted operation (basis = the counting method,
+//! medians = instructions per call), then one `geomean` row per algorithm,
+//! under one header. Quoting is the `csv`
 //! crate's (only where needed: a delimiter, quote or line break).
 
 use anyhow::{Context, Result};
@@ -86,6 +88,23 @@ impl Exporter<CompareReport> for Csv {
                 verdict: o.verdict.as_str(),
                 reason: o.reason.as_deref().unwrap_or_default(),
                 threshold: threshold.clone(),
+            })
+            .context("writing a CSV row")?;
+        }
+        for c in &r.instructions {
+            w.serialize(Row {
+                kind: "instructions",
+                instance: &c.instance,
+                algorithm: &c.algorithm,
+                label: &c.label,
+                op: &c.op,
+                basis: c.method.as_deref().unwrap_or_default(),
+                median_a: num(c.per_call_a),
+                median_b: num(c.per_call_b),
+                ratio: num(c.ratio),
+                verdict: c.verdict.as_str(),
+                reason: c.reason.as_deref().unwrap_or_default(),
+                ..Row::default()
             })
             .context("writing a CSV row")?;
         }

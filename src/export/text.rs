@@ -58,6 +58,19 @@ pub fn outcome(r: &Reproduction) -> String {
             o.verdict.as_str()
         ));
     }
+    for c in &rep.timing.instructions {
+        let detail = match (c.per_call_a, c.per_call_b, &c.reason) {
+            (Some(a), Some(b), None) => format!(" ({a} → {b} per call)"),
+            (_, _, Some(why)) => format!(" ({why})"),
+            _ => String::new(),
+        };
+        s.push_str(&format!(
+            "{} {} instructions: {}{detail}\n",
+            c.instance,
+            c.op,
+            c.verdict.as_str()
+        ));
+    }
     s.push_str(&format!(
         "fixed figures (lengths, load bytes, stack, heap): {} identical\n",
         rep.fixed_figures_identical

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::compare::counts::{CountComparison, CountVerdict};
 use crate::compare::{CompareReport, OpComparison, RunInfo, Verdict};
 use crate::format;
 use crate::reproduce::report::{InstanceCheck, ReproductionReport};
@@ -101,6 +102,69 @@ pub fn op_rows(ops: &[OpComparison]) -> Vec<OpRow> {
         .collect()
 }
 
+/// One row of the instruction-count table.
+#[derive(Debug, Serialize)]
+pub struct InstrRow {
+    pub instance: String,
+    pub op: String,
+    pub method: String,
+    pub a: String,
+    pub b: String,
+    pub difference: String,
+    pub ratio: String,
+    pub verdict: String,
+    /// A count that changed: shown in bold.
+    pub marked: bool,
+}
+
+fn per_call(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.fract() == 0.0 => format!("{x:.0}"),
+        Some(x) => format!("{x:.2}"),
+        None => NONE.into(),
+    }
+}
+
+pub fn instr_rows(v: &[CountComparison]) -> Vec<InstrRow> {
+    v.iter()
+        .map(|c| InstrRow {
+            instance: c.instance.clone(),
+            op: c.op.clone(),
+            method: c.method.clone().unwrap_or_else(|| NONE.into()),
+            a: per_call(c.per_call_a),
+            b: per_call(c.per_call_b),
+            difference: c
+                .difference
+                .map(|d| {
+                    if d.fract() == 0.0 {
+                        format!("{d:+.0}")
+                    } else {
+                        format!("{d:+.2}")
+                    }
+                })
+                .unwrap_or_else(|| NONE.into()),
+            ratio: c
+                .ratio
+                .map(|r| format!("{r:.6}"))
+                .unwrap_or_else(|| NONE.into()),
+            verdict: match (&c.verdict, &c.reason) {
+                (CountVerdict::Incomparable, Some(r)) => format!("incomparable ({r})"),
+                (v, _) => v.as_str().to_string(),
+            },
+            marked: matches!(c.verdict, CountVerdict::More | CountVerdict::Fewer),
+        })
+        .collect()
+}
+
+/// `3 identical, 1 more instructions`.
+pub fn instr_counts_text(v: &[CountComparison]) -> String {
+    let mut c = BTreeMap::new();
+    for x in v {
+        *c.entry(x.verdict.as_str().to_string()).or_insert(0) += 1;
+    }
+    counts_text(&c)
+}
+
 #[derive(Debug, Serialize)]
 pub struct GeomeanRow {
     pub algorithm: String,
@@ -120,6 +184,8 @@ pub struct CompareView {
     pub operations: Vec<OpRow>,
     pub algorithms: Vec<GeomeanRow>,
     pub total: String,
+    pub instructions: Vec<InstrRow>,
+    pub instructions_total: String,
 }
 
 fn short(fp: &Option<String>) -> String {
@@ -164,6 +230,8 @@ impl CompareView {
                 })
                 .collect(),
             total: counts_text(&r.counts),
+            instructions: instr_rows(&r.instructions),
+            instructions_total: instr_counts_text(&r.instructions),
         }
     }
 }
@@ -185,6 +253,7 @@ pub struct ReproductionView {
     pub instances: Vec<InstanceRow>,
     pub rule: String,
     pub operations: Vec<OpRow>,
+    pub instructions: Vec<InstrRow>,
     pub stage_errors: Vec<String>,
 }
 
@@ -264,9 +333,19 @@ impl ReproductionView {
                 pair("Inputs", inputs_text(&r.input_differences, true)),
                 pair("Noise threshold", r.timing.threshold.explanation.clone()),
                 pair("Timing verdicts", counts_text(&r.timing.counts)),
+            ]
+            .into_iter()
+            .chain((!r.timing.instructions.is_empty()).then(|| {
+                pair(
+                    "Instruction counts",
+                    instr_counts_text(&r.timing.instructions),
+                )
+            }))
+            .chain([
                 pair("Fixed figures (lengths, load bytes, stack, heap)", fixed),
                 pair("Result", result),
-            ],
+            ])
+            .collect(),
             ran: true,
             instances: r
                 .instances
@@ -279,6 +358,7 @@ impl ReproductionView {
                 .collect(),
             rule: r.timing.rule.clone(),
             operations: op_rows(&r.timing.operations),
+            instructions: instr_rows(&r.timing.instructions),
             stage_errors: r.stage_errors.clone(),
         }
     }
@@ -304,6 +384,7 @@ impl ReproductionView {
             instances: vec![],
             rule: String::new(),
             operations: vec![],
+            instructions: vec![],
             stage_errors: vec![],
         }
     }

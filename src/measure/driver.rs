@@ -194,7 +194,7 @@ pub fn run(
 
 /// The last 8 lines of a stream's tail, at most 2 KiB of them: a record
 /// holds what a reader needs to see why a process failed, no more.
-fn short_tail(bytes: &[u8]) -> String {
+pub(crate) fn short_tail(bytes: &[u8]) -> String {
     const MAX: usize = 2048;
     let tail = &bytes[bytes.len().saturating_sub(MAX)..];
     crate::toolchain::tail(&String::from_utf8_lossy(tail), 8)
@@ -212,7 +212,7 @@ pub fn stage_library(lib: &Path, job_dir: &Path) -> Result<String> {
 }
 
 /// The text of the results channel and, when it cannot be trusted, why.
-fn read_results(out: &sandbox::Output) -> (String, Option<String>) {
+pub(crate) fn read_results(out: &sandbox::Output) -> (String, Option<String>) {
     if let Some(ch) = &out.overflow {
         let error = format!(
             "the {ch} channel went beyond {} MiB",

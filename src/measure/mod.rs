@@ -6,6 +6,8 @@ pub mod driver;
 pub mod memory;
 pub mod profile;
 pub mod timing;
+pub mod valgrind;
+pub mod vgxml;
 
 use serde::{Deserialize, Serialize};
 

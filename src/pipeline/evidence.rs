@@ -31,6 +31,7 @@ use crate::stages::time::TimeStage;
 pub fn write(cx: &Cx, all: &AllResults, started: &str) -> Result<()> {
     write_build_json(cx, all, started)?;
     write_operation_records(cx, all)?;
+    super::exact::write(cx, all)?;
     write_analysis_records(cx, all)
 }
 

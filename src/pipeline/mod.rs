@@ -5,6 +5,7 @@
 
 pub mod campaign;
 pub mod evidence;
+pub mod exact;
 pub mod locks;
 pub mod rundir;
 pub mod status;

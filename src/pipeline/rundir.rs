@@ -202,6 +202,16 @@ fn result_files(plan: &Plan) -> Vec<String> {
                 &inst.label,
                 op,
             ));
+            files.push(crate::records::count::count_path(
+                &inst.algorithm,
+                &inst.label,
+                op,
+            ));
+            files.push(crate::records::ct::ct_path(
+                &inst.algorithm,
+                &inst.label,
+                op,
+            ));
         }
         files.push(format!("kat/{}/{}.log", inst.algorithm, inst.label));
     }

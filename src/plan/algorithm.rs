@@ -385,6 +385,11 @@ impl Resolver<'_> {
                     cause: k.cause.clone(),
                 })
                 .collect(),
+            ct_annotations: a
+                .ct_annotations
+                .iter()
+                .map(exact::CtAnnotation::from_raw)
+                .collect(),
             survey_note: a.survey_note.clone(),
             kat_manifest,
             kat_reference_dir,

@@ -8,6 +8,7 @@
 mod algorithm;
 mod component;
 mod deferral;
+pub mod exact;
 pub mod names;
 mod paths;
 mod problems;
@@ -35,6 +36,10 @@ pub use system::{Runner, SystemSpec};
 /// The entry of `Plan::stages` that selects every registered stage (a
 /// campaign without `stages`).
 pub const ALL_STAGES: &str = "*";
+
+/// What a campaign writes in `stages` for every stage that is not opt-in
+/// (becomes `ALL_STAGES` in the plan): `stages = ["default", "count", "ct"]`.
+pub const DEFAULT_STAGES: &str = "default";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
@@ -83,6 +88,11 @@ pub struct Plan {
     #[serde(default)]
     pub profile_classes: Vec<ClassDef>,
     pub templates: Option<PathBuf>,
+    /// `[count]` and `[ct]`: settings of the opt-in stages.
+    #[serde(default)]
+    pub count: exact::CountSettings,
+    #[serde(default)]
+    pub ct: exact::CtSettings,
     pub algorithms: Vec<Algorithm>,
     pub instances: Vec<Instance>,
     /// Keys (`<id>/<label>`) of the instances `defer` selects: measured
@@ -228,6 +238,9 @@ pub struct Algorithm {
     /// The TOML file, relative to the project root.
     pub toml: String,
     pub known_issues: Vec<KnownIssue>,
+    /// Expected constant-time sites, with their reasons.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ct_annotations: Vec<exact::CtAnnotation>,
     pub survey_note: Option<String>,
     pub kat_manifest: PathBuf,
     pub kat_reference_dir: Option<PathBuf>,

@@ -106,10 +106,13 @@ pub fn resolve_with(
     // Stage names come from the stage registry, which the caller knows.
     if !known.is_empty() {
         for s in c.stages.iter().flatten() {
-            if !known.contains(&s.get_ref().as_str()) {
+            if !known.contains(&s.get_ref().as_str()) && s.get_ref() != DEFAULT_STAGES {
                 p.push(
                     raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
-                        .help(format!("stages are {}", known.join(", "))),
+                        .help(format!(
+                        "stages are {}, or \"{DEFAULT_STAGES}\" for every stage that is not opt-in",
+                        known.join(", ")
+                    )),
                 );
             }
         }
@@ -121,7 +124,13 @@ pub fn resolve_with(
             .map(|s| {
                 let loc = (!s.span().is_empty())
                     .then(|| crate::error::Location::from_span(&raw.path, &raw.text, s.span()));
-                (s.get_ref().clone(), loc)
+                // "default": every stage but the opt-in ones.
+                let name = if s.get_ref() == DEFAULT_STAGES {
+                    ALL_STAGES.to_string()
+                } else {
+                    s.get_ref().clone()
+                };
+                (name, loc)
             })
             .unzip(),
     };
@@ -239,6 +248,8 @@ pub fn resolve_with(
         profile_wraps,
         profile_classes,
         templates,
+        count: super::exact::count_settings(&c.count),
+        ct: super::exact::ct_settings(&c.ct),
         algorithms,
         instances,
         deferred,

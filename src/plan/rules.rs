@@ -245,6 +245,26 @@ impl Resolver<'_> {
                 );
             }
         }
+        for c in &a.ct_annotations {
+            for e in super::exact::annotation_problems(c, a.kind) {
+                let (at, help) = match &e {
+                    super::exact::AnnotationProblem::Labels(_) => (
+                        c.labels.as_ref().unwrap_or(&c.site),
+                        "write a regular expression over instance labels".to_string(),
+                    ),
+                    super::exact::AnnotationProblem::Site(_) => (
+                        &c.site,
+                        "write a glob over a function name or `file:line`, e.g. \"wots.c:62\""
+                            .to_string(),
+                    ),
+                    super::exact::AnnotationProblem::Op(_, ops) => (
+                        &c.site,
+                        format!("operations of this kind: {}", ops.join(", ")),
+                    ),
+                };
+                self.p.push(raw.error_at(at, e.to_string()).help(help));
+            }
+        }
     }
 
     /// Define names become `-DNAME`: they must be C macro names.

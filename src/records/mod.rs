@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 pub mod analysis;
 pub mod campaign;
+pub mod count;
+pub mod ct;
 pub mod lock;
 pub mod operation;
 

@@ -179,6 +179,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
                 file: Link::file(p.clone(), href(&p)),
             });
         }
+        evidence.extend(super::exact::evidence(ds, &a.id, inst.label, ops));
         for op in ops {
             if ds.profile(&a.id, inst.label, op).is_some() {
                 let p = crate::records::analysis::profile_path(&a.id, inst.label, op);
@@ -340,5 +341,6 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         share_rows,
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence,
+        exact: super::exact::view(ds, &a.id, &a.labels, ops),
     }
 }

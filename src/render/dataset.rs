@@ -28,6 +28,9 @@ pub struct Dataset {
     pub survey: Option<SurveyJson>,
     pub records: BTreeMap<OpKey, OperationRecord>,
     pub profiles: BTreeMap<OpKey, ProfileRecord>,
+    /// Instruction counts and constant-time checks (opt-in stages).
+    pub counts: BTreeMap<OpKey, crate::records::count::CountRecord>,
+    pub cts: BTreeMap<OpKey, crate::records::ct::CtRecord>,
 }
 
 impl Dataset {
@@ -52,6 +55,15 @@ impl Dataset {
         let profiles = load_tree(&dir.join("profile"), |r: &ProfileRecord| {
             (r.algorithm.clone(), r.label.clone(), r.op.clone())
         })?;
+        let counts = load_tree(
+            &dir.join("count"),
+            |r: &crate::records::count::CountRecord| {
+                (r.algorithm.clone(), r.label.clone(), r.op.clone())
+            },
+        )?;
+        let cts = load_tree(&dir.join("ct"), |r: &crate::records::ct::CtRecord| {
+            (r.algorithm.clone(), r.label.clone(), r.op.clone())
+        })?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
@@ -61,6 +73,8 @@ impl Dataset {
             survey,
             records,
             profiles,
+            counts,
+            cts,
         })
     }
 

@@ -28,6 +28,7 @@ pub mod algorithm;
 pub mod bench;
 pub mod chart;
 pub mod dataset;
+pub mod exact;
 pub mod kat_text;
 pub mod links;
 pub mod model;
@@ -64,6 +65,10 @@ pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("survey.html", include_str!("templates/survey.html")),
     ("sizes.html", include_str!("templates/sizes.html")),
     ("index.html", include_str!("templates/index.html")),
+    ("counts.md", include_str!("templates/counts.md")),
+    ("counts.html", include_str!("templates/counts.html")),
+    ("ct.md", include_str!("templates/ct.md")),
+    ("ct.html", include_str!("templates/ct.html")),
 ];
 
 /// What a render did.

@@ -211,6 +211,8 @@ pub struct AlgorithmPage {
     /// Set for an emulated system: why there are no figures.
     pub functional_only: Option<String>,
     pub evidence: Vec<EvidenceRow>,
+    /// Instruction counts and the constant-time check (opt-in stages).
+    pub exact: super::exact::ExactView,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -222,6 +224,9 @@ pub struct SummaryRow {
     pub ops: Vec<String>,
     pub sizes: Vec<String>,
     pub notes: String,
+    /// The constant-time check over the instance's operations (empty when
+    /// the table has no such column).
+    pub ct: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -231,6 +236,8 @@ pub struct SummaryTable {
     pub ops: Vec<String>,
     pub size_columns: Vec<String>,
     pub rows: Vec<SummaryRow>,
+    /// A "constant time" column (the `ct` stage ran).
+    pub has_ct: bool,
     pub chart_svg: String,
     pub chart_file: String,
 }

@@ -264,10 +264,12 @@ impl Synth {
             },
             kat_timeout_seconds: 600.0,
             profile_wraps: Wrap::iccs_defaults(),
+            // The stages a campaign without `stages` runs (no opt-in ones:
+            // the synthetic dataset has no count or ct records).
             stages: crate::stages::registry()
-                .names()
+                .selected(&[crate::plan::ALL_STAGES.to_string()])
                 .iter()
-                .map(|s| s.to_string())
+                .map(|s| s.name.to_string())
                 .collect(),
             algorithms: Vec::new(),
         };

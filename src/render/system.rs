@@ -115,13 +115,19 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                     ops: cells,
                     sizes: size_cells,
                     notes: notes.join("; "),
+                    ct: super::exact::summary_cell(ds, &a.id, label, ops).unwrap_or_default(),
                 });
             }
         }
         if rows.is_empty() {
             continue;
         }
+        let has_ct = rows.iter().any(|r| !r.ct.is_empty());
+        for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
+            r.ct = "–".into();
+        }
         tables.push(SummaryTable {
+            has_ct,
             kind: kind.as_str().into(),
             heading: heading.into(),
             ops: ops.iter().map(|o| o.to_string()).collect(),
@@ -354,6 +360,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
         ),
     ];
     let mut sections = sections;
+    sections.extend(super::exact::method_sections(ds));
     sections.push(section(
         "Isolation of submission code",
         isolation_bullets(c),
@@ -381,6 +388,7 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     }
     limitations.push("Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into());
     limitations.push("The helper profile catches only calls that cross an object boundary; wrapper overhead is included in the shares.".into());
+    limitations.extend(super::exact::limitations(ds));
     MethodPage {
         crumb: crumb(systems, &system, Some("method"), |o| {
             Some(format!("../{o}/method"))

@@ -178,6 +178,32 @@ pub fn build(
             failures.push(format!("not timed again: {} {}", key.0, key.1));
         }
     }
+    // Instruction counts are exact: the same library on the same host
+    // must execute exactly as many instructions again.
+    for c in &timing.instructions {
+        use crate::compare::counts::CountVerdict;
+        let counted_before = runs
+            .0
+            .counts
+            .get(&(c.instance.clone(), c.op.clone()))
+            .is_some_and(|r| r.status == crate::records::count::ExactStatus::Ok);
+        match c.verdict {
+            CountVerdict::More | CountVerdict::Fewer => failures.push(format!(
+                "instruction count changed: {} {} ({} → {} per call)",
+                c.instance,
+                c.op,
+                c.per_call_a.unwrap_or(f64::NAN),
+                c.per_call_b.unwrap_or(f64::NAN)
+            )),
+            CountVerdict::Incomparable if counted_before => failures.push(format!(
+                "not counted again: {} {} ({})",
+                c.instance,
+                c.op,
+                c.reason.as_deref().unwrap_or("no count")
+            )),
+            _ => {}
+        }
+    }
     for o in timing
         .operations
         .iter()

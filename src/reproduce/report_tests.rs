@@ -40,6 +40,7 @@ fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
             host_fixed: Some(true),
         },
         records: [(("sign-1/L".to_string(), "sign".to_string()), r)].into(),
+        counts: Default::default(),
     }
 }
 

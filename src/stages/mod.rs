@@ -4,6 +4,8 @@
 //! `status` and the lock file all walk that list.
 
 pub mod build;
+pub mod count;
+pub mod ct;
 pub mod kat;
 pub mod memory;
 pub mod profile;
@@ -26,5 +28,7 @@ pub fn registry() -> Registry {
         .stage(sizes::SizesStage)
         .stage(profile::ProfileStage)
         .stage(survey::SurveyStage)
+        .stage(count::CountStage)
+        .stage(ct::CtStage)
         .campaign_stage(render::RenderStage)
 }

@@ -355,7 +355,10 @@ fn version_script(inst: &Instance) -> String {
                 .to_vec()
         }
     };
-    let mut s = String::from("{\n  global:\n    pqb_entry_table;\n    pqb_prof_*;\n");
+    // pqb_prof_* and pqb_ct_*: hooks of the profiling and constant-time
+    // builds (absent from the measured library).
+    let mut s =
+        String::from("{\n  global:\n    pqb_entry_table;\n    pqb_prof_*;\n    pqb_ct_*;\n");
     for f in api {
         s.push_str(&format!("    {f};\n"));
     }

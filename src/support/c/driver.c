@@ -4,7 +4,7 @@
  * One process measures one operation of one instance library:
  *
  *   pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec
- *              --mode calibrate|trial|memory
+ *              --mode calibrate|trial|memory|count|ct
  *              [--warmup W] [--iters I] [--samples] [--profile]
  *
  * Built by pqbench as
@@ -31,6 +31,7 @@
  *   prof_op / prof  (trial --profile) totals and one line per shape
  *   memory    (memory) baseline_rss_kib, peak_rss_kib, stack_bytes,
  *             heap_peak_bytes, heap_allocs
+ *   count / ct  (count, ct: under Valgrind) see driver_vg.h
  *   lengths   maximum lengths returned by the library over all calls
  *   done      last line on success
  * A failure prints `error stage=<load|setup|op|profile> msg=<word>` and
@@ -328,7 +329,7 @@ static void usage(const char *why)
     fprintf(stderr,
             "pqb-driver: %s\n"
             "usage: pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec\n"
-            "                  --mode calibrate|trial|memory\n"
+            "                  --mode calibrate|trial|memory|count|ct\n"
             "                  [--warmup W] [--iters I] [--samples] [--profile]\n",
             why);
     exit(EXIT_USAGE);
@@ -966,6 +967,9 @@ static void mode_memory(void)
     munmap(base, page + STACK_BYTES);
 }
 
+/* The exact-count and constant-time modes (their own file). */
+#include "driver_vg.h"
+
 /* ------------------------------------------------------------------------
  * main
  * ---------------------------------------------------------------------- */
@@ -1036,8 +1040,8 @@ int main(int argc, char **argv)
     if (g_op == 5)
         usage("--op must be keygen, sign, verify, enc or dec");
     if (strcmp(mode, "calibrate") != 0 && strcmp(mode, "trial") != 0 &&
-        strcmp(mode, "memory") != 0)
-        usage("--mode must be calibrate, trial or memory");
+        strcmp(mode, "memory") != 0 && strcmp(mode, "count") != 0 && strcmp(mode, "ct") != 0)
+        usage("--mode must be calibrate, trial, memory, count or ct");
     if (profile && strcmp(mode, "trial") != 0)
         usage("--profile goes with --mode trial");
     if (want_samples && strcmp(mode, "trial") != 0)
@@ -1063,6 +1067,10 @@ int main(int argc, char **argv)
         mode_calibrate(warm < 0 ? 3 : warm);
     else if (strcmp(mode, "trial") == 0)
         mode_trial(warm < 0 ? 2 : warm, iters, want_samples, profile);
+    else if (strcmp(mode, "count") == 0)
+        mode_count(warm < 0 ? 1 : warm, iters);
+    else if (strcmp(mode, "ct") == 0)
+        mode_ct(lib, iters);
     else
         mode_memory();
 

@@ -1,0 +1,239 @@
+//! Count stage (opt-in): the exact instructions of each operation call of
+//! the measured library, setup and warm-ups excluded as for timing. Under
+//! callgrind collection is switched on only around each counted call and
+//! every call is dumped on its own; where the host has the hardware
+//! `instructions` event (and `[count] method` allows it) the driver reads
+//! that counter around each call instead. The record says which.
+//!
+//! Instruction counts do not move with the host's noise: two runs of the
+//! same library on the same host give the same figures, so `compare`
+//! treats any difference as real.
+
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use super::kat::KatStage;
+use crate::context::Cx;
+use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::measure::driver;
+use crate::measure::valgrind::{self, Valgrind};
+use crate::measure::{measured_library, measured_library_path, measurement_manifest, OpStatus};
+use crate::plan::exact::CountMethod;
+use crate::records::count::{
+    CountRecord, ExactStatus, Instructions, METHOD_CALLGRIND, METHOD_PERF,
+};
+
+pub struct CountStage;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountOutput {
+    pub ops: Vec<CountRecord>,
+}
+
+/// How this host counts, or why it cannot.
+#[derive(Debug, Clone, PartialEq)]
+enum Method {
+    Callgrind(Valgrind),
+    Perf,
+}
+
+impl Method {
+    fn name(&self) -> &'static str {
+        match self {
+            Method::Callgrind(_) => METHOD_CALLGRIND,
+            Method::Perf => METHOD_PERF,
+        }
+    }
+    fn tool(&self) -> String {
+        match self {
+            Method::Callgrind(v) => format!("{} callgrind", v.version),
+            Method::Perf => "perf_event_open instructions (user mode)".into(),
+        }
+    }
+}
+
+fn method(cx: &Cx) -> Result<Method, String> {
+    if let Some(why) = valgrind::unsupported_reason(cx) {
+        // The emulator's own instructions are not the algorithm's either.
+        return Err(why);
+    }
+    match cx.plan.count.method {
+        CountMethod::Perf => perf_instructions_available().map(|_| Method::Perf),
+        CountMethod::Callgrind => valgrind::find().map(Method::Callgrind),
+        CountMethod::Auto => match perf_instructions_available() {
+            Ok(()) => Ok(Method::Perf),
+            Err(_) => valgrind::find().map(Method::Callgrind),
+        },
+    }
+}
+
+impl Stage for CountStage {
+    type Output = CountOutput;
+    const NAME: &'static str = "count";
+    const REQUIRES: &'static [&'static str] = &["build", "kat"];
+    const POLICY: Policy = Policy::Measuring;
+    const OPT_IN: bool = true;
+
+    fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
+        let Some(mut m) = measurement_manifest(job, job.prior.get::<KatStage>()) else {
+            return Ok(None);
+        };
+        let how = match method(job.cx) {
+            Ok(m) => format!("{} {}", m.name(), m.tool()),
+            Err(why) => format!("not run: {why}"),
+        };
+        m.set("count", &job.cx.plan.count).set("method", how);
+        Ok(Some(m))
+    }
+
+    fn run(&self, job: &Job) -> Result<CountOutput> {
+        let cx = job.cx;
+        let inst = job.inst;
+        let kat = job.prior.get::<KatStage>();
+        let lib_sha = measured_library(cx.plan, inst, kat);
+        let lib = measured_library_path(&cx.cache, cx.plan, inst, kat)?;
+        let how = method(cx);
+        let mut ops = Vec::new();
+        for op in inst.kind.operations() {
+            let mut rec = CountRecord {
+                algorithm: inst.algorithm.clone(),
+                label: inst.label.clone(),
+                op: op.to_string(),
+                status: ExactStatus::Skipped,
+                detail: None,
+                method: None,
+                tool: None,
+                host_fingerprint: cx.host_fingerprint.clone(),
+                library_sha256: lib_sha.clone(),
+                cpu: job.cpu,
+                warmup: cx.plan.count.warmup,
+                per_call: Vec::new(),
+                instructions: None,
+                process: None,
+            };
+            match &how {
+                Err(why) => rec.detail = Some(why.clone()),
+                Ok(m) => {
+                    rec.method = Some(m.name().into());
+                    rec.tool = Some(m.tool());
+                    count_op(cx, m, &lib, op, job.cpu, &mut rec)?;
+                }
+            }
+            let summary = match (&rec.instructions, rec.status) {
+                (Some(i), ExactStatus::Ok) => format!(
+                    "{} instructions per call ({}, {} calls)",
+                    crate::format::cycles(i.per_call),
+                    rec.method.as_deref().unwrap_or("?"),
+                    i.calls
+                ),
+                _ => format!("{} ({})", rec.status, rec.detail.as_deref().unwrap_or("")),
+            };
+            cx.progress.operation(Self::NAME, &inst.key(), op, &summary);
+            ops.push(rec);
+        }
+        Ok(CountOutput { ops })
+    }
+
+    fn estimate_seconds(&self, job: &Job) -> Option<f64> {
+        Some(2.0 * job.inst.kind.operations().len() as f64)
+    }
+}
+
+fn count_op(
+    cx: &Cx,
+    m: &Method,
+    lib: &std::path::Path,
+    op: &str,
+    cpu: Option<usize>,
+    rec: &mut CountRecord,
+) -> Result<()> {
+    let s = &cx.plan.count;
+    let args: Vec<String> = ["--op", op, "--mode", "count", "--warmup"]
+        .iter()
+        .map(|x| x.to_string())
+        .chain([s.warmup.to_string(), "--iters".into(), s.calls.to_string()])
+        .collect();
+    let timeout = Duration::from_secs_f64(s.timeout_seconds);
+    const OUT: &str = "callgrind.out";
+    let (process, per_call) = match m {
+        Method::Perf => {
+            let (p, _) = driver::run(cx, lib, &args, cpu, timeout)?;
+            let v = p
+                .line("instructions")
+                .map(|l| l.values.clone())
+                .unwrap_or_default();
+            (p, v)
+        }
+        Method::Callgrind(vg) => {
+            let tool: Vec<String> = [
+                "--tool=callgrind",
+                "--instr-atstart=no",
+                "--collect-atstart=no",
+                "--dump-line=no",
+                "--callgrind-out-file=callgrind.out",
+            ]
+            .iter()
+            .map(|x| x.to_string())
+            .collect();
+            let how = valgrind::Invocation {
+                tool: &tool,
+                driver: &args,
+                cpu,
+                timeout,
+            };
+            let run = valgrind::run(cx, vg, lib, &how, |n| n.starts_with(OUT))?;
+            let v = if run.process.ok() {
+                valgrind::callgrind_calls(&run.files, OUT).context("reading callgrind's dumps")?
+            } else {
+                Vec::new()
+            };
+            (run.process, v)
+        }
+    };
+    if let Some((status, detail)) = process.failure() {
+        rec.status = match status {
+            OpStatus::Crash => ExactStatus::Crash,
+            OpStatus::Timeout => ExactStatus::Timeout,
+            _ => ExactStatus::Error,
+        };
+        rec.detail = Some(detail);
+    } else if per_call.len() != s.calls as usize {
+        rec.status = ExactStatus::Error;
+        rec.detail = Some(format!(
+            "{} counts for {} planned calls",
+            per_call.len(),
+            s.calls
+        ));
+    } else {
+        rec.status = ExactStatus::Ok;
+        rec.instructions = Instructions::of(&per_call);
+        rec.per_call = per_call;
+    }
+    rec.process = Some(process);
+    Ok(())
+}
+
+/// Opens (and closes) the user-mode hardware `instructions` event for this
+/// thread, as the driver would.
+fn perf_instructions_available() -> Result<(), String> {
+    // perf_event_attr, version 5 layout (112 bytes); only the fields we set.
+    let mut attr = [0u8; 112];
+    attr[0..4].copy_from_slice(&0u32.to_ne_bytes()); // PERF_TYPE_HARDWARE
+    attr[4..8].copy_from_slice(&112u32.to_ne_bytes()); // size
+    attr[8..16].copy_from_slice(&1u64.to_ne_bytes()); // PERF_COUNT_HW_INSTRUCTIONS
+    let flags: u64 = 1 | (1 << 5) | (1 << 6); // disabled, exclude_kernel, exclude_hv
+    attr[40..48].copy_from_slice(&flags.to_ne_bytes());
+    // SAFETY: the attribute buffer is valid for the size it declares.
+    let fd = unsafe { libc::syscall(libc::SYS_perf_event_open, attr.as_ptr(), 0, -1, -1, 0) };
+    if fd < 0 {
+        return Err(format!(
+            "no hardware instruction counter here (perf_event_open: {})",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: closing the descriptor just opened.
+    unsafe { libc::close(fd as i32) };
+    Ok(())
+}
