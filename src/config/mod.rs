@@ -9,6 +9,7 @@
 pub mod algorithm;
 pub mod campaign;
 mod de;
+pub mod kinds;
 pub mod tree;
 pub mod values;
 

@@ -423,6 +423,7 @@ mod tests {
             cpu_features: vec![],
             kat_records: 10,
             cmake: None,
+            spec: Default::default(),
         }
     }
 

@@ -63,7 +63,9 @@ pub fn nist(
         .unwrap_or_default();
     let (keypair, op) = match kind {
         Kind::Sign => ("crypto_sign_keypair", "crypto_sign"),
-        Kind::Kem => ("crypto_kem_keypair", "crypto_kem_enc"),
+        // Key exchanges and hashes exist on the NGCC API only (the plan
+        // refuses them elsewhere): drafted as a KEM would be.
+        Kind::Kem | Kind::Kex | Kind::Hash => ("crypto_kem_keypair", "crypto_kem_enc"),
     };
     let header = main
         .declaring(&format!("{ns}{keypair}"))

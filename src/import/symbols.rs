@@ -161,6 +161,7 @@ mod tests {
             cpu_features: Vec::new(),
             kat_records: 0,
             cmake: None,
+            spec: Default::default(),
         }
     }
 

@@ -77,6 +77,7 @@ pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> Algori
         let id = r.identity(file, &mut warnings);
         let binding = r.binding();
         r.rules();
+        r.kind_rules();
         let components: Vec<Option<Component>> = raw
             .value
             .uses
@@ -327,6 +328,7 @@ impl Resolver<'_> {
                 target: c.target.clone(),
                 options: c.options.clone(),
             }),
+            spec: self.kind_spec(x.ps),
         })
     }
 

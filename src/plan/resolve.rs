@@ -133,6 +133,11 @@ pub fn resolve_with_stages(
         .catalog
         .as_ref()
         .and_then(|s| in_project(s, false, "size catalog", "catalog"));
+    let kex_catalog = c
+        .sizes
+        .kex_catalog
+        .as_ref()
+        .and_then(|s| in_project(s, false, "KEX size catalog", "kex-catalog"));
     let templates = c
         .render
         .templates
@@ -152,6 +157,12 @@ pub fn resolve_with_stages(
         p.extend(check.problems);
         algorithms.extend(check.algorithm);
         instances.extend(check.instances.into_iter().map(|(i, _)| i));
+    }
+    // The ICCS helpers, measured as the baseline of the hash candidates.
+    if let Some((a, insts)) = super::iccs::baseline(project, &raw, &algorithms, &instances, &mut p)
+    {
+        algorithms.push(a);
+        instances.extend(insts);
     }
 
     let output = project.output_dir();
@@ -190,6 +201,8 @@ pub fn resolve_with_stages(
         kat: KatSettings {
             timeout_seconds: c.kat.timeout_seconds.unwrap_or(300.0),
             records_override: c.kat.records,
+            hash_full: c.kat.hash_full.unwrap_or(false),
+            hash_loop: c.kat.hash_loop.unwrap_or(false),
         },
         timing,
         host: HostSettings {
@@ -201,6 +214,7 @@ pub fn resolve_with_stages(
             file_mib: c.limits.file_mib.unwrap_or(1024),
         },
         sizes_catalog,
+        kex_catalog,
         profile_wraps,
         templates,
         algorithms,

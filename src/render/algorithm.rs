@@ -181,6 +181,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     let size_columns: Vec<String> = match a.kind {
         crate::plan::Kind::Sign => vec!["public key", "secret key", "signature"],
         crate::plan::Kind::Kem => vec!["public key", "secret key", "ciphertext", "shared secret"],
+        crate::plan::Kind::Kex | crate::plan::Kind::Hash => Vec::new(),
     }
     .into_iter()
     .map(String::from)

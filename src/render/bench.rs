@@ -63,6 +63,7 @@ pub fn bench_dataset(instances: usize) -> Synth {
                     ("ciphertext", 768, 768, None),
                     ("shared secret", 32, 32, None),
                 ],
+                Kind::Kex | Kind::Hash => &[],
             };
             sizes
                 .instances

@@ -27,6 +27,8 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
         let (heading, sizes): (&str, &[&str]) = match kind {
             Kind::Sign => ("Digital signatures", &["public key", "signature"]),
             Kind::Kem => ("Key encapsulation", &["public key", "ciphertext"]),
+            // Their own sections: see `render::kinds`.
+            Kind::Kex | Kind::Hash => continue,
         };
         let ops = kind.operations();
         let mut rows = Vec::new();

@@ -10,6 +10,7 @@ pub mod profile;
 pub mod profile_link;
 pub mod render;
 pub mod sizes;
+pub mod sizes_kex;
 pub mod survey;
 pub mod time;
 

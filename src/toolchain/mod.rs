@@ -3,6 +3,7 @@
 //! instance's shared library with it, `cmake` is the opt-in CMake backend.
 
 pub mod cmake;
+pub mod kinds;
 pub mod library;
 
 pub use library::BuildEnv;
