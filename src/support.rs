@@ -35,6 +35,15 @@ support_files!(
     "driver.c",
     "prof_wrap.h",
     "prof_runtime.c",
+    "adapter_ngcc_kinds.c",
+    "adapter_kex_passes.c",
+    "kat_kex.c",
+    "kat_hash.c",
+    "pqb_iccs.h",
+    "iccs_crypthash.c",
+    "driver_ext.h",
+    "driver_kex.c",
+    "driver_hash.c",
 );
 
 /// sha256 over every support file: part of every build and measurement key.
