@@ -5,7 +5,7 @@ pub mod compare;
 pub mod manifest;
 mod outcome;
 
-pub use outcome::{KatAttempt, KatOutput};
+pub use outcome::{KatAttempt, KatFile, KatOutput};
 
 use serde::{Deserialize, Serialize};
 

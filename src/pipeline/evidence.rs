@@ -60,6 +60,16 @@ fn write_kat_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
             fsutil::copy_atomic(&p, &dir.join(format!("{}.{ext}", inst.label)))?;
         }
     }
+    // A hash instance's KAT files, one each: `<label>__<file>.kat`.
+    for f in &a.files {
+        if let Some(p) = f
+            .output_sha256
+            .as_ref()
+            .and_then(|s| cx.cache.existing_blob(s))
+        {
+            fsutil::copy_atomic(&p, &dir.join(format!("{}__{}.kat", inst.label, f.file)))?;
+        }
+    }
     Ok(())
 }
 

@@ -58,6 +58,9 @@ impl Stage for KatStage {
             let f = dir.join(&e.label).join(&e.file);
             m.set("reference:file", fsutil::sha256_file(&f).ok());
         }
+        if inst.kind == crate::plan::Kind::Hash {
+            super::kat_hash::manifest(cx, inst, alg, &mut m)?;
+        }
         Ok(Some(m))
     }
 
@@ -99,7 +102,7 @@ impl Stage for KatStage {
     }
 }
 
-fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
+pub(super) fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
     if !manifest.is_file() {
         return Ok(None);
     }
@@ -128,6 +131,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         log_sha256: String::new(),
         output_sha256: None,
         generator: Vec::new(),
+        files: Vec::new(),
     };
     let Some(lib_sha) = &built.library_sha256 else {
         attempt.detail = Some(first_line(&built.log));
@@ -136,6 +140,11 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         return finish(cx, inst, attempt, log);
     };
     log.kv("library_sha256", lib_sha);
+    if inst.kind == crate::plan::Kind::Hash {
+        // One generator run per KAT file: see kat_hash.
+        super::kat_hash::check_files(cx, inst, alg, &mut attempt, &mut log)?;
+        return finish(cx, inst, attempt, log);
+    }
     let lib = cx
         .cache
         .existing_blob(lib_sha)
@@ -262,7 +271,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
 /// Whether the KAT channel holds exactly the bytes the runner says it
 /// wrote (`kat_bytes`, `kat_fnv1a64`): a process the library forked shares
 /// the channel and could add to it.
-fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<String> {
+pub(super) fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<String> {
     let get = |key: &str| {
         generator
             .iter()
@@ -338,7 +347,7 @@ fn compare_with_references(
     Ok(())
 }
 
-fn finish(
+pub(super) fn finish(
     cx: &Cx,
     inst: &Instance,
     mut attempt: KatAttempt,
@@ -367,12 +376,12 @@ fn first_line(s: &str) -> String {
 /// The KAT log: `key = value` lines, ending with `RESULT <id> <label> <STATUS>`.
 /// No timestamps, so an unchanged library gives a byte-identical log.
 #[derive(Default)]
-struct LogWriter {
+pub(super) struct LogWriter {
     text: String,
 }
 
 impl LogWriter {
-    fn kv(&mut self, k: &str, v: &str) {
+    pub(super) fn kv(&mut self, k: &str, v: &str) {
         let v = v.replace('\n', " ");
         self.text.push_str(&format!("{k} = {v}\n"));
     }

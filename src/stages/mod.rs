@@ -5,6 +5,7 @@
 
 pub mod build;
 pub mod kat;
+pub mod kat_hash;
 pub mod memory;
 pub mod profile;
 pub mod profile_link;
