@@ -221,6 +221,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 lengths: t.lengths.clone(),
                 memory,
                 statistics: t.summary.clone(),
+                step: t.step.clone(),
             };
             let path = cx
                 .plan

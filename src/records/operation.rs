@@ -37,6 +37,9 @@ pub struct OperationRecord {
     pub memory: Option<MemoryFigures>,
     /// Derived from `trials`; `pqbench check` recomputes it.
     pub statistics: Option<Summary>,
+    /// KEX steps: timed inside protocol runs, planned from the exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<crate::measure::timing::StepTiming>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

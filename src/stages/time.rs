@@ -34,9 +34,16 @@ impl Stage for TimeStage {
         let kat = job.prior.get::<KatStage>();
         let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let started_utc = Some(crate::records::utc_now());
-        let mut ops = Vec::new();
-        for op in job.inst.kind.operations() {
-            let t = time_op(cx, &lib, op, job.cpu)?;
+        let mut ops: Vec<OpTiming> = Vec::new();
+        for op in crate::measure::instance_operations(job.inst, kat) {
+            // A KEX step is timed inside whole protocols, planned from the
+            // exchange's calibration (timed first).
+            let t = if crate::config::kinds::is_kex_step(op) {
+                let exchange = ops.iter().find(|o| o.op == "exchange");
+                super::time_steps::time_step(cx, &lib, op, exchange, job.cpu)?
+            } else {
+                time_op(cx, &lib, op, job.cpu)?
+            };
             cx.progress
                 .operation(Self::NAME, &job.inst.key(), op, &op_summary(&t));
             ops.push(t);
@@ -52,12 +59,13 @@ impl Stage for TimeStage {
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let s = &job.cx.plan.timing;
         let per_op = (f64::from(s.trials) * s.trial_seconds + 0.5).min(s.budget_seconds);
-        Some(per_op * job.inst.kind.operations().len() as f64)
+        let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
+        Some(per_op * ops.len() as f64)
     }
 }
 
 /// One progress line per measured operation.
-fn op_summary(t: &OpTiming) -> String {
+pub(super) fn op_summary(t: &OpTiming) -> String {
     match (&t.summary, t.status) {
         (Some(sum), OpStatus::Ok) => format!(
             "{} calls in {} trials, median {:.0} cycles",
@@ -73,7 +81,12 @@ fn op_summary(t: &OpTiming) -> String {
     }
 }
 
-fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
+pub(super) fn failed(
+    op: &str,
+    status: OpStatus,
+    detail: String,
+    processes: Vec<ProcessRecord>,
+) -> OpTiming {
     OpTiming {
         op: op.to_string(),
         status,
@@ -91,6 +104,7 @@ fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessReco
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
+        step: None,
     }
 }
 
@@ -152,6 +166,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
+        step: None,
     };
     for _ in 0..s.trials {
         let mut attempt = 0;
@@ -171,6 +186,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 warmup: s.warmup,
                 samples: s.samples,
                 calibration_cpu,
+                untimed_per_call: 0.0,
             };
             if let Some(why) = implausible(&proc, &expected, claims) {
                 // A process whose claims the sandbox's own measurements
@@ -203,7 +219,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
 }
 
 /// Reads one trial's figures; `lost` when it ran below the CPU share.
-fn read_trial(
+pub(super) fn read_trial(
     proc: &ProcessRecord,
     samples: Vec<u64>,
     timing: &mut OpTiming,
@@ -237,6 +253,9 @@ pub struct Expected {
     pub warmup: u32,
     pub samples: bool,
     pub calibration_cpu: Option<f64>,
+    /// Seconds of untimed work around each timed call (a KEX step runs the
+    /// rest of its protocol around it): part of the CPU a trial may use.
+    pub untimed_per_call: f64,
 }
 
 /// Why a trial process's claims (calls, timed seconds, cycles, CPU time)
@@ -307,7 +326,9 @@ pub fn implausible(
         }
         let per_call = seconds / calls.max(1) as f64;
         let untimed = e.calibration_cpu.unwrap_or(f64::INFINITY) * SETUP_FACTOR + CPU_SLACK;
-        let allowed = CALL_FACTOR * per_call * (calls + u64::from(e.warmup)) as f64 + untimed;
+        let allowed =
+            CALL_FACTOR * (per_call + e.untimed_per_call) * (calls + u64::from(e.warmup)) as f64
+                + untimed;
         if cpu > allowed {
             return Some(format!(
                 "used {cpu:.3} s of CPU, but {calls} calls of {per_call:.3e} s with warm-ups, and set-up as long as the calibration's, fit in {allowed:.3} s"
@@ -335,7 +356,7 @@ pub fn implausible(
     None
 }
 
-fn finish(mut t: OpTiming) -> OpTiming {
+pub(super) fn finish(mut t: OpTiming) -> OpTiming {
     t.summary = stats::summarize(&t.trials);
     t
 }

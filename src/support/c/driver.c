@@ -338,6 +338,7 @@ static void usage(const char *why)
 /* ------------------------------------------------------------------------
  * The operation.
  * ---------------------------------------------------------------------- */
+/* OP_EXT: a key-exchange or hash operation (driver_ext.h). */
 enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_ENC, OP_DEC, OP_EXT };
 static const char *const op_names[] = {"keygen", "sign", "verify", "enc", "dec"};
 
@@ -1048,9 +1049,7 @@ int main(int argc, char **argv)
     for (g_op = 0; g_op < 5; g_op++)
         if (strcmp(op, op_names[g_op]) == 0)
             break;
-    if (g_op == 5 && ext_parse_op(op))
-        g_op = OP_EXT;
-    if (g_op == 5)
+    if (g_op == 5 && !ext_parse_op(op))
         usage("--op must be keygen, sign, verify, enc, dec, hash_<bytes>, exchange or a KEX step");
     if (g_op == OP_EXT && ext_is_step() && (strcmp(mode, "calibrate") == 0 || profile))
         usage("a KEX step is planned from the exchange and never profiled");
