@@ -27,7 +27,9 @@
 pub mod algorithm;
 pub mod bench;
 pub mod chart;
+pub mod chart_lines;
 pub mod dataset;
+pub mod kinds;
 pub mod links;
 pub mod model;
 pub mod rows;

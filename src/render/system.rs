@@ -110,8 +110,10 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
             rows,
             chart_svg: chart::svg(&format!("{heading} on {system}"), ops, &bars),
             chart_file: format!("summary-{}.svg", kind.as_str()),
+            note: None,
         });
     }
+    tables.extend(super::kinds::summary_tables(ds, &system));
     SummaryPage {
         crumb: crumb(systems, &system, Some("summary"), |o| {
             Some(format!("../{o}/summary"))
