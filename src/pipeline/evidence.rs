@@ -238,6 +238,7 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
     let plan = cx.plan;
     let mut sizes = SizesJson {
         catalog: plan.sizes_catalog.as_ref().map(|p| plan.display_path(p)),
+        kex_catalog: plan.kex_catalog.as_ref().map(|p| plan.display_path(p)),
         instances: Vec::new(),
     };
     let mut survey: BTreeMap<String, Vec<SurveyInstance>> = BTreeMap::new();

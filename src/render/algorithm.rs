@@ -298,7 +298,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         kind_notes: super::kinds::notes(ds, a),
         show_sizes: a.kind != crate::plan::Kind::Hash,
         sizes_text: (a.kind == crate::plan::Kind::Kex).then(|| {
-            super::kinds::kex_sizes_text(ds.sizes.as_ref().and_then(|s| s.catalog.as_deref()))
+            super::kinds::kex_sizes_text(ds.sizes.as_ref().and_then(|s| s.kex_catalog.as_deref()))
         }),
         show_symmetric: a.kind != crate::plan::Kind::Hash,
         warnings,

@@ -22,6 +22,7 @@ pub fn bench_dataset(instances: usize) -> Synth {
         2,
     );
     let mut sizes = SizesJson {
+        kex_catalog: None,
         catalog: None,
         instances: Vec::new(),
     };
