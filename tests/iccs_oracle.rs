@@ -264,7 +264,9 @@ fn the_iccs_baseline_self_check_agrees_with_the_sm3_crate() {
             .map(|r| r.lines().filter_map(|l| l.split_once(" = ")).collect())
             .collect();
         assert_eq!(records.len(), 2 + 257, "{label}");
-        let field = |r: &[(&str, &str)], k: &str| r.iter().find(|(x, _)| *x == k).unwrap().1;
+        fn field<'a>(r: &[(&'a str, &'a str)], k: &str) -> &'a str {
+            r.iter().find(|(x, _)| *x == k).unwrap().1
+        }
         // GB/T 32905's examples, through the component's sm3hash.
         assert_eq!(
             field(&records[0], "Dst").to_lowercase(),
