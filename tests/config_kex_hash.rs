@@ -34,9 +34,15 @@ fn hash_and_kex_rules_name_the_key_and_the_fix() {
     let sign = p
         .read("algorithms/sign-90.toml")
         .replace("id = \"sign-90\"", "id = \"sign-x\"")
-        .replace("label = \"WINTER-192\"", "label = \"WINTER-192\"\ndigest-bits = 256");
+        .replace(
+            "label = \"WINTER-192\"",
+            "label = \"WINTER-192\"\ndigest-bits = 256",
+        );
     let err = validate(&p, "sign-x", &sign);
-    assert!(err.contains("`digest-bits` belongs to hash algorithms, not `sign`"), "{err}");
+    assert!(
+        err.contains("`digest-bits` belongs to hash algorithms, not `sign`"),
+        "{err}"
+    );
 
     let kex = p
         .read("algorithms/kex-93.toml")
@@ -46,7 +52,10 @@ fn hash_and_kex_rules_name_the_key_and_the_fix() {
             "[kex]\nnames = { kex_get_state = \"x\", kex_init_a = \"9bad\" }\n\n[[implementation]]",
         );
     let err = validate(&p, "kex-x", &kex);
-    assert!(err.contains("`kex_get_state` is not an NGCC KEX function"), "{err}");
+    assert!(
+        err.contains("`kex_get_state` is not an NGCC KEX function"),
+        "{err}"
+    );
     assert!(err.contains("`9bad` is not a C symbol name"), "{err}");
 
     let nist = p
@@ -82,7 +91,10 @@ fn a_renamed_getter_is_called_under_its_own_name() {
     p.pqbench(&["validate", "algorithms/kex-93.toml"]).expect(0);
     p.write(
         "campaigns/renamed.toml",
-        &common::quick_campaign(&["kex-93"], "flag-profiles = [\"guide\"]\nstages = [\"build\", \"kat\"]"),
+        &common::quick_campaign(
+            &["kex-93"],
+            "flag-profiles = [\"guide\"]\nstages = [\"build\", \"kat\"]",
+        ),
     );
     // The same protocol: the blessed KAT still passes.
     p.pqbench(&["-q", "run", "renamed"]).expect(0);

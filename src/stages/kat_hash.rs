@@ -197,7 +197,13 @@ pub(super) fn check_files(
                 &katman::count_records(&g.kat).to_string(),
             );
             if inst.spec.iccs_helper.is_none() {
-                compare(cx, alg, inst, file, &all, &g.kat, &mut out, log);
+                let refs = References {
+                    cx,
+                    alg,
+                    inst,
+                    all: &all,
+                };
+                refs.compare(file, &g.kat, &mut out, log);
             }
         }
         log.kv("file_status", &format!("{file} {}", out.status));
@@ -220,61 +226,65 @@ pub(super) fn check_files(
     Ok(())
 }
 
-fn compare(
-    cx: &Cx,
-    alg: &Algorithm,
-    inst: &Instance,
-    file: &str,
-    all: &[Entry],
-    generated: &[u8],
-    out: &mut KatFile,
-    log: &mut LogWriter,
-) {
-    let name = reference_file(file, &inst.label);
-    let Some(entry) = all.iter().find(|e| e.file == name) else {
-        out.status = Status::Nokat;
-        out.detail = Some(format!(
+/// What a generated file is compared with: the instance's manifest lines
+/// and reference files.
+struct References<'a> {
+    cx: &'a Cx<'a>,
+    alg: &'a Algorithm,
+    inst: &'a Instance,
+    all: &'a [Entry],
+}
+
+impl References<'_> {
+    fn compare(&self, file: &str, generated: &[u8], out: &mut KatFile, log: &mut LogWriter) {
+        let (cx, alg, inst, all) = (self.cx, self.alg, self.inst, self.all);
+        let name = reference_file(file, &inst.label);
+        let Some(entry) = all.iter().find(|e| e.file == name) else {
+            out.status = Status::Nokat;
+            out.detail = Some(format!(
             "no line for {}/{name} in {}; check the generated file, then record it with `pqbench bless`",
             inst.label,
             cx.plan.display_path(&alg.kat_manifest)
         ));
-        log.kv("manifest", "(none)");
-        return;
-    };
-    log.kv("manifest", &entry.line);
-    let digest = katman::digest(generated, entry.mode, entry.records);
-    log.kv("digest", &format!("{} {}", digest, entry.mode.as_str()));
-    let enough = entry
-        .records
-        .is_none_or(|n| katman::count_records(generated) >= n);
-    if digest == entry.sha256 && enough {
-        return;
-    }
-    out.status = Status::Mismatch;
-    let reference = alg
-        .kat_reference_dir
-        .as_ref()
-        .map(|d| d.join(&entry.label).join(&entry.file))
-        .and_then(|p| std::fs::read(p).ok());
-    if let Some(reference) = reference {
-        log.kv("reference_file", &entry.file);
-        if let Some(d) = first_difference(generated, &reference, entry.mode, entry.records) {
-            // A hash record is keyed by its message length.
-            let text = match &d.record {
-                Some(len) => {
-                    d.to_string()
-                        .replacen(&format!("record {len}"), &format!("Msg_Len = {len}"), 1)
-                }
-                None => d.to_string(),
-            };
-            log.kv("first_difference", &text);
-            out.detail = Some(text);
+            log.kv("manifest", "(none)");
+            return;
+        };
+        log.kv("manifest", &entry.line);
+        let digest = katman::digest(generated, entry.mode, entry.records);
+        log.kv("digest", &format!("{} {}", digest, entry.mode.as_str()));
+        let enough = entry
+            .records
+            .is_none_or(|n| katman::count_records(generated) >= n);
+        if digest == entry.sha256 && enough {
+            return;
         }
-    }
-    if out.detail.is_none() {
-        out.detail = Some(format!(
-            "digest {} differs from the manifest",
-            &digest[..16]
-        ));
+        out.status = Status::Mismatch;
+        let reference = alg
+            .kat_reference_dir
+            .as_ref()
+            .map(|d| d.join(&entry.label).join(&entry.file))
+            .and_then(|p| std::fs::read(p).ok());
+        if let Some(reference) = reference {
+            log.kv("reference_file", &entry.file);
+            if let Some(d) = first_difference(generated, &reference, entry.mode, entry.records) {
+                // A hash record is keyed by its message length.
+                let text = match &d.record {
+                    Some(len) => d.to_string().replacen(
+                        &format!("record {len}"),
+                        &format!("Msg_Len = {len}"),
+                        1,
+                    ),
+                    None => d.to_string(),
+                };
+                log.kv("first_difference", &text);
+                out.detail = Some(text);
+            }
+        }
+        if out.detail.is_none() {
+            out.detail = Some(format!(
+                "digest {} differs from the manifest",
+                &digest[..16]
+            ));
+        }
     }
 }

@@ -10,10 +10,10 @@
  */
 #include <stddef.h>
 
-typedef int (*pqb_kex_any_fn)(void);
+typedef void (*pqb_kex_any_fn)(void); /* the generic function pointer: cast freely */
 pqb_kex_any_fn pqb_kex_pass_fn(int k);
 
-#define PQB_WEAK_PASS(name) extern int name(void) __attribute__((weak));
+#define PQB_WEAK_PASS(name) extern void name(void) __attribute__((weak));
 PQB_WEAK_PASS(kex_generate_pass1_msg_a)
 PQB_WEAK_PASS(kex_generate_pass2_msg_b)
 PQB_WEAK_PASS(kex_generate_pass3_msg_a)

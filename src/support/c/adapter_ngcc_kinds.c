@@ -15,7 +15,7 @@
 
 #ifdef PQB_KIND_IS_KEX
 
-typedef int (*pqb_kex_any_fn)(void);
+typedef void (*pqb_kex_any_fn)(void); /* the generic function pointer: cast freely */
 pqb_kex_any_fn pqb_kex_pass_fn(int k);
 
 typedef int (*pqb_kex_pass1_fn)(const unsigned char *, unsigned long long,
@@ -120,7 +120,7 @@ static int pqb_hash(const unsigned char *msg, unsigned long long msg_bits, unsig
 static void pqb_ngcc_kind_table(pqb_entry *e)
 {
     e->kind = PQB_KIND_HASH;
-    e->digest_bits = PQB_HASH_BITS;
+    e->digest_bits = pqb_ull_to_size(PQB_HASH_BITS);
     e->hash = pqb_hash;
 #ifdef PQB_ICCS_BASELINE
     e->iccs_sm3 = pqb_iccs_sm3;
