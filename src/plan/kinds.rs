@@ -144,3 +144,28 @@ impl Resolver<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_files_follow_the_campaign_and_passes_alternate_sides() {
+        let mut k = KatSettings {
+            timeout_seconds: 1.0,
+            records_override: None,
+            hash_full: false,
+            hash_loop: false,
+        };
+        assert_eq!(k.hash_files(), ["KAT_2_12", "KAT_2_23"]);
+        k.hash_full = true;
+        k.hash_loop = true;
+        assert_eq!(
+            k.hash_files(),
+            ["KAT_2_12", "KAT_2_23", "KAT_2_33", "KAT_Loop"]
+        );
+        assert_eq!(kex_pass_name(1), "kex_generate_pass1_msg_a");
+        assert_eq!(kex_pass_name(16), "kex_generate_pass16_msg_b");
+        assert_eq!(kex_api_names().len(), 11 + 16);
+    }
+}

@@ -279,6 +279,23 @@ fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
     notes
 }
 
+/// The method page's bullets on key exchanges and hashes (none when the
+/// campaign has neither).
+pub fn method_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    if c.algorithms.iter().any(|a| a.kind == Kind::Kex) {
+        out.push("Key exchanges: `exchange` is one whole protocol (both initialisations, every pass, both derivations), the two secrets' agreement checked in setup. Each step (init_a, init_b, pass1..passP, derive_a, derive_b) is timed inside complete protocol runs, the counter read around that one call; it is planned from the exchange's calibration (the same runs per trial), and every trial process measures the counter's own cost per call (median of two back-to-back reads), stated on the algorithm page. Only `exchange` is profiled.".into());
+        out.push("Key-exchange KATs follow the NGCC seed schedule (10 records by default); guard bytes surround every buffer, returned lengths are checked against their caps, and a pass ending the protocol early or late, or secrets that differ, are CRYPTOFAIL.".into());
+    }
+    if c.algorithms.iter().any(|a| a.kind == Kind::Hash) {
+        out.push("Hash functions: CryptHash with the instance's digest width, timed at 32, 128, 512, 1024, 4096, 8192, 16384 and 65536 bytes (msg[i] = (131·i + bytes) mod 256) as operations hash_<bytes>; cycles/byte and MB/s (10^6 bytes per second) derive from the mean. KAT files KAT_2_12 and KAT_2_23 (KAT_2_33 and KAT_Loop when the campaign asks), one manifest line each. Hashes are neither profiled nor surveyed.".into());
+    }
+    if c.algorithms.iter().any(|a| a.id == BASELINE_ID) {
+        out.push("The ICCS helpers (sm3hash 256, pseudohash 512/768/1024, pseudoXOF at every width the hash candidates use) are built from the campaign's ICCS component with pqbench's CryptHash over each, self-checked (sm3hash against GB/T 32905's two published examples, pseudoXOF against KDF-SM3 over that sm3hash) and timed like the candidates, as their baseline.".into());
+    }
+    out
+}
+
 /// The summary's sections for key exchanges, hash candidates and the ICCS
 /// baseline (each only when the dataset has such algorithms).
 pub fn summary_tables(ds: &Dataset, system: &str) -> Vec<SummaryTable> {

@@ -255,6 +255,10 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
         ),
     ];
     let mut sections = sections;
+    let kinds = super::kinds::method_bullets(c);
+    if !kinds.is_empty() {
+        sections.push(section("Key exchanges and hash functions", kinds));
+    }
     sections.push(section(
         "Isolation of submission code",
         isolation_bullets(c),
