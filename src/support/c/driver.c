@@ -1049,7 +1049,9 @@ int main(int argc, char **argv)
     for (g_op = 0; g_op < 5; g_op++)
         if (strcmp(op, op_names[g_op]) == 0)
             break;
-    if (g_op == 5 && !ext_parse_op(op))
+    if (g_op == 5 && ext_parse_op(op))
+        g_op = OP_EXT;
+    else if (g_op == 5)
         usage("--op must be keygen, sign, verify, enc, dec, hash_<bytes>, exchange or a KEX step");
     if (g_op == OP_EXT && ext_is_step() && (strcmp(mode, "calibrate") == 0 || profile))
         usage("a KEX step is planned from the exchange and never profiled");
