@@ -20,6 +20,45 @@ pub fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
         (ApiFamily::Nist, Kind::Kem) => "PQCkemKAT.rsp",
         (ApiFamily::Ngcc, Kind::Sign) => "KAT_SIG.txt",
         (ApiFamily::Ngcc, Kind::Kem) => "KAT_KEM.txt",
+        // Named after their instance; see `kat_files`.
+        (_, Kind::Kex) => "KAT_KEX.txt",
+        (_, Kind::Hash) => "KAT_2_12.txt",
+    }
+}
+
+/// Each KAT file an instance generates: (its path in the run directory,
+/// the reference file name). One for signatures, KEMs and key exchanges
+/// (`KAT_KEX_<label>.txt`), one per hash KAT file for a hash
+/// (`KAT_2_12_<label>.txt`, ...).
+pub fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, String)> {
+    let dir = format!("kat/{}", inst.algorithm);
+    match inst.kind {
+        Kind::Hash => plan
+            .kat
+            .hash_files()
+            .into_iter()
+            .map(|f| {
+                (
+                    format!("{dir}/{}__{f}.kat", inst.label),
+                    format!("{f}_{}.txt", inst.label),
+                )
+            })
+            .collect(),
+        Kind::Kex => vec![(
+            format!("{dir}/{}.kat", inst.label),
+            format!("KAT_KEX_{}.txt", inst.label),
+        )],
+        Kind::Sign | Kind::Kem => {
+            let ext = if inst.api == ApiFamily::Nist {
+                "rsp"
+            } else {
+                "kat"
+            };
+            vec![(
+                format!("{dir}/{}.{ext}", inst.label),
+                reference_name(inst.api, inst.kind).to_string(),
+            )]
+        }
     }
 }
 
@@ -66,19 +105,10 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
             ),
             other => bail!("{} has KAT status {other}; nothing to bless", inst.key()),
         }
-        let ext = if inst.api == ApiFamily::Nist {
-            "rsp"
-        } else {
-            "kat"
-        };
-        let generated = plan
-            .output_dir
-            .join("kat")
-            .join(&inst.algorithm)
-            .join(format!("{}.{ext}", inst.label));
-        let bytes = std::fs::read(&generated)
-            .with_context(|| format!("reading {}", generated.display()))?;
-        let file = reference_name(inst.api, inst.kind);
+        // The ICCS baseline checks itself: nothing to bless.
+        if inst.spec.iccs_helper.is_some() {
+            continue;
+        }
         let alg = plan.algorithm(&inst.algorithm).context("algorithm")?;
         let ref_dir = alg.kat_reference_dir.clone().unwrap_or_else(|| {
             alg.kat_manifest
@@ -86,19 +116,24 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
                 .expect("manifest dir")
                 .to_path_buf()
         });
-        fsutil::write_atomic(&ref_dir.join(&inst.label).join(file), &bytes)?;
-        let line = format!(
-            "{} {} {}/{}",
-            katman::digest(&bytes, mode, None),
-            mode.as_str(),
-            inst.label,
-            file
-        );
-        per_alg
-            .entry(inst.algorithm.clone())
-            .or_default()
-            .push((inst.label.clone(), line.clone()));
-        written.push(line);
+        for (generated, file) in kat_files(plan, inst) {
+            let generated = plan.output_dir.join(generated);
+            let bytes = std::fs::read(&generated)
+                .with_context(|| format!("reading {}", generated.display()))?;
+            fsutil::write_atomic(&ref_dir.join(&inst.label).join(&file), &bytes)?;
+            let line = format!(
+                "{} {} {}/{}",
+                katman::digest(&bytes, mode, None),
+                mode.as_str(),
+                inst.label,
+                file
+            );
+            per_alg
+                .entry(inst.algorithm.clone())
+                .or_default()
+                .push((inst.label.clone(), line.clone()));
+            written.push(line);
+        }
     }
     for (id, lines) in per_alg {
         let alg = plan.algorithm(&id).context("algorithm")?;

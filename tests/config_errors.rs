@@ -95,14 +95,14 @@ fn wrong_type_is_reported() {
 
 #[test]
 fn unknown_kind_lists_the_choices() {
-    let alg = GOOD_ALG.replace("kind = \"sign\"", "kind = \"kex\"");
+    let alg = GOOD_ALG.replace("kind = \"sign\"", "kind = \"xof\"");
     expect(
         &alg,
         GOOD_CAMPAIGN,
         &[
-            "`kind` wants one of `sign`, `kem`, found `kex`",
+            "`kind` wants one of `sign`, `kem`, `kex`, `hash`, found `xof`",
             "sign-1.toml:3:8",
-            "help: use one of: sign, kem",
+            "help: use one of: sign, kem, kex, hash",
         ],
     );
 }

@@ -1,6 +1,8 @@
 //! The ICCS stand-in helpers (SM3, pseudoXOF, pseudohash, SM3 Hash_DRBG)
 //! against independent implementations built on the RustCrypto `sm3` crate.
 
+mod common;
+
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -227,4 +229,85 @@ fn hash_drbg_matches_sp800_90a_over_sm3() {
         hex::encode(first),
         "b569718fc1f1f82a4c0acf90ff4ac10966e11e3750012597bb7ecfd357c962aa"
     );
+}
+
+/// The ICCS baseline of a campaign with hash candidates: every helper
+/// instance's self-check file (`KAT_ICCS`) holds GB/T 32905's two examples
+/// and 257 messages drawn from the stand-in's Hash_DRBG ("KAT_ICCS" × 8),
+/// each digest equal to what the RustCrypto `sm3` crate gives for the
+/// helper (sm3hash: SM3; pseudoXOF: KDF-SM3; pseudohash: KDF-SM3 of 0x01 ‖
+/// the message, the stand-in's definition).
+#[test]
+fn the_iccs_baseline_self_check_agrees_with_the_sm3_crate() {
+    let p = common::TestProject::demo();
+    p.write(
+        "campaigns/baseline.toml",
+        "algorithms = [\"hash-95\"]\nflag-profiles = [\"guide\"]\nstages = [\"build\", \"kat\"]\n[host]\nrequire-fixed = false\n",
+    );
+    p.pqbench(&["-q", "run", "baseline"]).expect(0);
+    let dir = "output/baseline/local/kat/iccs";
+    let labels = [
+        "sm3hash-256",
+        "pseudohash-512",
+        "pseudohash-768",
+        "pseudohash-1024",
+        "pseudoXOF-256",
+        "pseudoXOF-512",
+    ];
+    for label in labels {
+        let (helper, bits) = label.split_once('-').unwrap();
+        let bits: usize = bits.parse().unwrap();
+        let text = p.read(&format!("{dir}/{label}__KAT_ICCS.kat"));
+        let records: Vec<Vec<(&str, &str)>> = text
+            .split("\n\n")
+            .filter(|r| !r.trim().is_empty())
+            .map(|r| r.lines().filter_map(|l| l.split_once(" = ")).collect())
+            .collect();
+        assert_eq!(records.len(), 2 + 257, "{label}");
+        fn field<'a>(r: &[(&'a str, &'a str)], k: &str) -> &'a str {
+            r.iter().find(|(x, _)| *x == k).unwrap().1
+        }
+        // GB/T 32905's examples, through the component's sm3hash.
+        assert_eq!(
+            field(&records[0], "Dst").to_lowercase(),
+            "66c7f0f462eeedd9d1f2d46bdc10e4e24167c4875cf2f7a2297da02b8f4ba8e0"
+        );
+        assert_eq!(
+            field(&records[1], "Dst").to_lowercase(),
+            hex::encode(sm3(&b"abcd".repeat(16)))
+        );
+        let mut drbg = HashDrbg::new(&b"KAT_ICCS".repeat(8));
+        for (n, r) in records[2..].iter().enumerate() {
+            let m = if n == 0 {
+                Vec::new()
+            } else {
+                drbg.generate(8 * n)
+            };
+            assert_eq!(field(r, "Msg_Len"), (8 * n).to_string(), "{label}");
+            let shown = if m.is_empty() {
+                "00".to_string()
+            } else {
+                hex::encode_upper(&m)
+            };
+            assert_eq!(field(r, "Msg"), shown, "{label} message {n}");
+            let want = match helper {
+                "sm3hash" => sm3(&m),
+                "pseudoXOF" => kdf(bits, &m),
+                _ => kdf(bits, &[&[1u8][..], &m].concat()),
+            };
+            assert_eq!(field(r, "Dst_Len"), bits.to_string());
+            assert_eq!(
+                field(r, "Dst"),
+                hex::encode_upper(&want),
+                "{label} at {} bytes",
+                n
+            );
+        }
+        let log = p.read(&format!("{dir}/{label}.log"));
+        assert!(
+            log.trim_end()
+                .ends_with(&format!("RESULT iccs {label} PASS")),
+            "{log}"
+        );
+    }
 }

@@ -26,7 +26,17 @@ fn ops(kind: &str) -> &'static [&'static str] {
     match kind {
         "sign" => &["keygen", "sign", "verify"],
         "kem" => &["keygen", "enc", "dec"],
+        "hash" => pqbench::config::kinds::HASH_OPERATIONS,
         other => panic!("unknown kind {other}"),
+    }
+}
+
+/// The operations of an instance: a KEX's by its protocol's passes.
+fn inst_ops(inst: &Instance) -> Vec<&'static str> {
+    match inst.id.as_str() {
+        "kex-93" => pqbench::config::kinds::kex_operations(2),
+        "kex-94" => pqbench::config::kinds::kex_operations(3),
+        _ => ops(&inst.kind).to_vec(),
     }
 }
 
@@ -68,10 +78,16 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
             p.command[i + 1].as_str()
         })
         .collect();
-    assert_eq!(modes[0], "calibrate", "{what}");
+    // A KEX step has no calibration of its own: it is planned from the
+    // exchange's.
+    let step = pqbench::config::kinds::is_kex_step(op);
+    assert_eq!(r.step.is_some(), step, "{what}");
+    if !step {
+        assert_eq!(modes[0], "calibrate", "{what}");
+    }
     let trial_processes = modes.iter().filter(|m| **m == "trial").count();
     assert_eq!(trial_processes, 5 + r.repeated_trials as usize, "{what}");
-    assert_eq!(modes.len(), 1 + trial_processes, "{what}");
+    assert_eq!(modes.len(), usize::from(!step) + trial_processes, "{what}");
     for p in &r.processes {
         assert_eq!(p.command[..2], ["--lib", "<library>"], "{what}");
         assert!(p.command.windows(2).any(|w| w == ["--op", op]), "{what}");
@@ -84,7 +100,7 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         assert_eq!(meta.get("kind"), Some(inst.kind.as_str()), "{what}");
         assert!(p.line("done").is_some(), "{what}");
     }
-    let trial_args = &r.processes[1].command;
+    let trial_args = &r.processes[usize::from(!step)].command;
     let iters = plan.iterations.to_string();
     assert!(
         trial_args
@@ -144,6 +160,9 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
     // Lengths the library returned: keys in every process (setup makes
     // them), a signature or ciphertext wherever one was made.
     let made: &[&str] = match (inst.kind.as_str(), op) {
+        ("hash", _) => &["digest"],
+        // Every KEX process runs whole protocols (Tarn's A has no key).
+        ("kex", _) => &["pkb", "skb", "ss", "msgs", "m1", "m2"],
         (_, "keygen") => &["pk", "sk"],
         ("sign", _) => &["pk", "sk", "sig"],
         _ => &["pk", "sk", "ct", "ss"],
@@ -246,8 +265,18 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
         .collect();
     names.sort();
     let want = [
+        "hash-95/RILL-256",
+        "hash-95/RILL-512",
+        "iccs/pseudoXOF-256",
+        "iccs/pseudoXOF-512",
+        "iccs/pseudohash-1024",
+        "iccs/pseudohash-512",
+        "iccs/pseudohash-768",
+        "iccs/sm3hash-256",
         "kem-91/PEBBLE-2",
         "kem-91/PEBBLE-3",
+        "kex-93/BROOK-16",
+        "kex-94/TARN-16",
         "sign-90/WINTER-128",
         "sign-90/WINTER-128R",
         "sign-90/WINTER-192",
@@ -260,7 +289,7 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
     let mut records: BTreeMap<(String, String, String), OperationRecord> = BTreeMap::new();
     for inst in &instances {
         assert!(inst.load_bytes > 0);
-        for op in ops(&inst.kind) {
+        for op in inst_ops(inst) {
             let r = op_record(&p, "demo", &inst.id, &inst.label, op);
             assert_complete_record(&r, inst, op);
             records.insert((inst.id.clone(), inst.label.clone(), op.to_string()), r);
@@ -305,7 +334,10 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
     let sizes: SizesJson = serde_json::from_str(&p.read(&format!("{OUT}/sizes.json"))).unwrap();
     assert_eq!(sizes.catalog, None);
     assert_eq!(sizes.instances.len(), instances.len());
-    for inst in &instances {
+    for inst in instances
+        .iter()
+        .filter(|i| i.kind == "sign" || i.kind == "kem")
+    {
         let row = sizes
             .instances
             .iter()
@@ -349,8 +381,12 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
     // (sign-92 has none of its own: see
     // analysis_fixtures::an_instance_without_helpers_still_gets_a_profile_per_operation).
     let mut profiles = BTreeMap::new();
-    for inst in instances.iter().filter(|i| i.id != "sign-92") {
-        for op in ops(&inst.kind) {
+    let profiled = |i: &&Instance| i.id != "sign-92" && i.kind != "hash";
+    for inst in instances.iter().filter(profiled) {
+        for op in inst_ops(inst)
+            .into_iter()
+            .filter(|op| inst.kind != "kex" || *op == "exchange")
+        {
             let pr = assert_profile(&p, inst, op, rec(&inst.id, &inst.label, op));
             profiles.insert((inst.id.clone(), inst.label.clone(), op.to_string()), pr);
         }
@@ -385,6 +421,8 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
         verdicts,
         [
             ("kem-91", "ICCS-only"),
+            ("kex-93", "ICCS-only"),
+            ("kex-94", "ICCS-only"),
             ("sign-90", "ICCS-only"),
             ("sign-92", "bypass")
         ]
@@ -402,7 +440,11 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
             );
         }
     }
-    let larch = &survey.algorithms[2];
+    let larch = &survey
+        .algorithms
+        .iter()
+        .find(|a| a.algorithm == "sign-92")
+        .unwrap();
     assert!(
         larch.reason.contains("SHA-256 K in sha256.c"),
         "{}",
@@ -416,7 +458,11 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
             .iter()
             .any(|t| t.family == "sha2" && t.object == "sha256.c"));
     }
-    let winter = &survey.algorithms[1];
+    let winter = &survey
+        .algorithms
+        .iter()
+        .find(|a| a.algorithm == "sign-90")
+        .unwrap();
     for i in &winter.instances {
         let helpers: Vec<&str> = i
             .evidence
@@ -444,6 +490,8 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
     // ---- Issue 17: instruction counts and the constant-time check of
     // every operation, their cost in the run's output, on the pages.
     assert_demo_counts_and_ct(&p, &instances, &run.stderr);
+    // ---- Issue 14: key exchanges, hashes and the ICCS baseline.
+    assert_kex_and_hash(&p, &records);
 
     // ---- Issue 5: the site, its links, and `check` on the published data.
     assert_demo_site(&p);
@@ -453,16 +501,25 @@ fn assert_demo_counts_and_ct(p: &TestProject, instances: &[Instance], stderr: &s
     use pqbench::records::count::{CountRecord, ExactStatus};
     use pqbench::records::ct::{CtRecord, CtStatus};
     for inst in instances {
-        for op in ops(&inst.kind) {
+        // Counted: every operation but a KEX's steps; checked for
+        // constant time: signatures and KEMs.
+        let ct_checked = matches!(inst.kind.as_str(), "sign" | "kem");
+        let ct_dir = p.path().join(format!("{OUT}/ct/{}", inst.id));
+        assert_eq!(ct_dir.exists(), ct_checked, "{}", ct_dir.display());
+        for op in inst_ops(inst) {
             let what = format!("{}/{} {op}", inst.id, inst.label);
-            let c: CountRecord = serde_json::from_str(&p.read(&format!(
-                "{OUT}/count/{}/{}__{op}.json",
-                inst.id, inst.label
-            )))
-            .unwrap();
+            let count_file = format!("{OUT}/count/{}/{}__{op}.json", inst.id, inst.label);
+            if inst.kind == "kex" && op != "exchange" {
+                assert!(!p.path().join(&count_file).exists(), "{what}");
+                continue;
+            }
+            let c: CountRecord = serde_json::from_str(&p.read(&count_file)).unwrap();
             assert_eq!(c.status, ExactStatus::Ok, "{what}: {:?}", c.detail);
             assert_eq!(c.per_call.len(), 2, "{what}");
             assert_eq!(c.instructions, c.recomputed(), "{what}");
+            if !ct_checked {
+                continue;
+            }
             let t: CtRecord = serde_json::from_str(
                 &p.read(&format!("{OUT}/ct/{}/{}__{op}.json", inst.id, inst.label)),
             )
@@ -498,6 +555,139 @@ fn assert_demo_counts_and_ct(p: &TestProject, instances: &[Instance], stderr: &s
     );
 }
 
+type Records = BTreeMap<(String, String, String), OperationRecord>;
+
+fn assert_kex_and_hash(p: &TestProject, records: &Records) {
+    let rec = |id: &str, label: &str, op: &str| &records[&(id.into(), label.into(), op.into())];
+    // The step timing is consistent with the whole: the step medians add
+    // up to the exchange's within 25 % (each median over thousands of
+    // per-call samples; the steps' own counter reads add < 1 %).
+    for (id, label) in [("kex-93", "BROOK-16"), ("kex-94", "TARN-16")] {
+        let exchange = median_call_cycles(rec(id, label, "exchange"));
+        let steps: f64 = pqbench::config::kinds::kex_operations(if id == "kex-93" { 2 } else { 3 })
+            .iter()
+            .filter(|op| pqbench::config::kinds::is_kex_step(op))
+            .map(|op| {
+                let r = rec(id, label, op);
+                let s = r.step.as_ref().unwrap();
+                assert_eq!(s.planned_from, "exchange");
+                let overhead = s.counter_overhead_cycles.unwrap();
+                assert!(overhead > 0.0 && overhead < 10_000.0, "{overhead}");
+                // Planned from the exchange: the same calls per trial.
+                assert_eq!(r.plan, rec(id, label, "exchange").plan);
+                median_call_cycles(r)
+            })
+            .sum();
+        let ratio = steps / exchange;
+        assert!(
+            (0.75..=1.25).contains(&ratio),
+            "{id}: steps {steps} vs exchange {exchange}"
+        );
+    }
+    // Sizes: Tarn's initiator has no long-term key, Brook's has one.
+    let sizes: SizesJson = serde_json::from_str(&p.read(&format!("{OUT}/sizes.json"))).unwrap();
+    let fig = |id: &str, name: &str| {
+        let row = sizes.instances.iter().find(|r| r.algorithm == id).unwrap();
+        assert!(row.disagreements.is_empty(), "{:?}", row.disagreements);
+        row.figures[name].shown.unwrap()
+    };
+    assert_eq!(fig("kex-93", "passes"), 2);
+    assert_eq!(
+        (fig("kex-93", "public key A"), fig("kex-93", "public key B")),
+        (128, 128)
+    );
+    assert_eq!(
+        (
+            fig("kex-93", "protocol messages"),
+            fig("kex-93", "bandwidth")
+        ),
+        (256, 512)
+    );
+    assert_eq!(fig("kex-94", "passes"), 3);
+    assert_eq!(fig("kex-94", "public key A"), 0);
+    assert_eq!(
+        (
+            fig("kex-94", "message 1"),
+            fig("kex-94", "message 2"),
+            fig("kex-94", "message 3")
+        ),
+        (144, 160, 32)
+    );
+    assert_eq!(fig("kex-94", "bandwidth"), 336 + 128);
+    // Every hash and baseline instance has its eight sizes; the baseline's
+    // self-check (GB/T 32905's examples, pseudoXOF against KDF-SM3) passed.
+    let build = p.json(&format!("{OUT}/build.json"));
+    for i in build["instances"].as_array().unwrap() {
+        if i["kind"] == "hash" {
+            assert_eq!(i["kat_status"], "PASS", "{i}");
+            for op in pqbench::config::kinds::HASH_OPERATIONS {
+                let r = rec(
+                    i["algorithm"].as_str().unwrap(),
+                    i["label"].as_str().unwrap(),
+                    op,
+                );
+                assert_eq!(r.status, "ok");
+            }
+        }
+    }
+    let log = p.read(&format!("{OUT}/kat/iccs/sm3hash-256.log"));
+    assert!(log.contains("file_status = KAT_ICCS PASS"), "{log}");
+    // Only a KEX's exchange is profiled; hashes are not.
+    assert!(p
+        .path()
+        .join(format!("{OUT}/profile/kex-93/BROOK-16__exchange.json"))
+        .is_file());
+    assert!(!p
+        .path()
+        .join(format!("{OUT}/profile/kex-93/BROOK-16__pass1.json"))
+        .exists());
+    assert!(!p.path().join(format!("{OUT}/profile/hash-95")).exists());
+
+    // Pages: the summary's sections, sm3hash's cycles/byte at 64 KiB.
+    let summary = p.read("output/demo/site/local/summary.md");
+    for h in [
+        "## Key exchange",
+        "## Hash functions",
+        "## ICCS hash helpers",
+    ] {
+        assert!(summary.contains(h), "{h} missing:\n{summary}");
+    }
+    let sm3 = rec("iccs", "sm3hash-256", "hash_65536")
+        .statistics
+        .as_ref()
+        .unwrap()
+        .mean_cycles;
+    let cpb = pqbench::render::kinds::cycles_per_byte(sm3 / 65536.0);
+    let line = summary
+        .lines()
+        .find(|l| l.contains("`sm3hash-256`"))
+        .unwrap();
+    assert!(
+        line.trim_end().ends_with(&format!("| {cpb} |  |")),
+        "{line} vs {cpb}"
+    );
+    let rill = summary.lines().find(|l| l.contains("`RILL-512`")).unwrap();
+    assert!(rill.contains("(×"), "{rill}");
+    let kex = p.read("output/demo/site/local/kex-94.md");
+    for s in [
+        "function: key exchange",
+        "## 6. Transmission",
+        "| passes | message 1 | message 2 | message 3 |",
+        "step medians add up to",
+        "## Symmetric primitives",
+    ] {
+        assert!(kex.contains(s), "{s} missing from the KEX page");
+    }
+    let hash = p.read("output/demo/site/local/hash-95.md");
+    assert!(
+        hash.contains("| instance | message | mean cycles | cycles/byte | mean time | MB/s | n")
+    );
+    assert!(hash.contains("function: cryptographic hash"));
+    for s in ["## 6.", "## Symmetric primitives"] {
+        assert!(!hash.contains(s), "{s} on the hash page");
+    }
+}
+
 fn assert_demo_site(p: &TestProject) {
     let site = p.path().join("output/demo/site");
     for page in [
@@ -510,6 +700,11 @@ fn assert_demo_site(p: &TestProject) {
         "local/sign-90.html",
         "local/kem-91.md",
         "local/sign-92.html",
+        "local/kex-93.html",
+        "local/kex-94.md",
+        "local/hash-95.html",
+        "local/iccs.md",
+        "local/summary-hash.svg",
     ] {
         assert!(site.join(page).is_file(), "{page} missing");
     }

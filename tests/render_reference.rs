@@ -146,6 +146,7 @@ fn shuttle(s: &mut Synth, scale: f64) {
         ));
     }
     let sizes = s.sizes.get_or_insert(SizesJson {
+        kex_catalog: None,
         catalog: None,
         instances: Vec::new(),
     });

@@ -144,6 +144,7 @@ fn origami(s: &mut Synth, scale: f64) {
     }
     let sizes = s.sizes.get_or_insert(SizesJson {
         catalog: Some("performance/external_sizes.csv".into()),
+        kex_catalog: None,
         instances: Vec::new(),
     });
     for (label, _, pk, sk, sig) in ORIGAMI_SETS {

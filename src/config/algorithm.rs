@@ -15,20 +15,63 @@ use super::values;
 pub enum Kind {
     Sign,
     Kem,
+    /// NGCC key exchange (`kex_*`), timed whole and step by step.
+    Kex,
+    /// NGCC hash function (`CryptHash`), timed at eight message sizes.
+    Hash,
 }
 
 impl Kind {
+    /// Every operation of the kind, in the order pages list them (for a
+    /// KEX all 16 passes: an instance has only its own, see
+    /// `instance_operations`).
     pub fn operations(self) -> &'static [&'static str] {
         match self {
             Kind::Sign => &["keygen", "sign", "verify"],
             Kind::Kem => &["keygen", "enc", "dec"],
+            Kind::Kex => super::kinds::KEX_OPERATIONS,
+            Kind::Hash => super::kinds::HASH_OPERATIONS,
         }
+    }
+
+    /// The operations one instance has: a KEX's passes up to its own pass
+    /// count (`None`: not known, no pass).
+    pub fn instance_operations(self, kex_passes: Option<u32>) -> Vec<&'static str> {
+        match self {
+            Kind::Kex => super::kinds::kex_operations(kex_passes.unwrap_or(0)),
+            _ => self.operations().to_vec(),
+        }
+    }
+
+    /// Whether the profile stage profiles `op`: every operation of a
+    /// signature or KEM, a KEX's `exchange` only, no hash operation.
+    pub fn profiles(self, op: &str) -> bool {
+        match self {
+            Kind::Sign | Kind::Kem => true,
+            Kind::Kex => op == "exchange",
+            Kind::Hash => false,
+        }
+    }
+
+    /// Whether the count stage counts `op`: a KEX's `exchange` only (its
+    /// steps need the rest of the protocol run around each call).
+    pub fn counts(self, op: &str) -> bool {
+        self != Kind::Kex || op == "exchange"
+    }
+
+    /// Whether the constant-time check applies: the driver marks a
+    /// signature's or KEM's secret key and every random draw; a KEX's
+    /// ephemeral secrets and a hash's message have no marking yet.
+    pub fn ct_checked(self) -> bool {
+        matches!(self, Kind::Sign | Kind::Kem)
     }
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::Sign => "sign",
             Kind::Kem => "kem",
+            Kind::Kex => "kex",
+            Kind::Hash => "hash",
         }
     }
 }
@@ -70,6 +113,9 @@ pub struct RawAlgorithm {
     pub ngcc: Option<RawNgcc>,
     #[serde(default)]
     pub nist: Option<RawNist>,
+    /// KEX only: names of API functions where the submission deviates.
+    #[serde(default)]
+    pub kex: Option<RawKex>,
     #[serde(default, rename = "implementation")]
     pub implementations: Vec<RawImplementation>,
     #[serde(default, rename = "parameter-set")]
@@ -95,6 +141,16 @@ pub struct RawNgcc {
     /// Headers declaring the API and the DRNG, force-included into the
     /// adapter (searched in the include dirs).
     pub headers: Vec<String>,
+}
+
+/// `[kex]` of a key-exchange algorithm.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawKex {
+    /// The NGCC name of a function → the name the submission uses, e.g.
+    /// `kex_get_sta_len_bytes = "kex_get_sta_len_bytes_initiator"`.
+    #[serde(default)]
+    pub names: BTreeMap<String, Spanned<String>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -307,6 +363,9 @@ pub struct RawParameterSet {
     /// KAT records to check for this set (slow sets may check fewer).
     #[serde(default, deserialize_with = "values::count_u32")]
     pub kat_records: Option<u32>,
+    /// Hash only: the digest width of this instance, in bits.
+    #[serde(default, deserialize_with = "values::count_u32")]
+    pub digest_bits: Option<u32>,
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -69,6 +69,20 @@ pub struct RawCampaign {
     pub count: super::exact::RawCount,
     #[serde(default)]
     pub ct: super::exact::RawCt,
+    #[serde(default)]
+    pub iccs: RawIccs,
+}
+
+/// `[iccs]`: the ICCS helpers measured as the baseline of hash candidates.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawIccs {
+    /// The component (`algorithms/components/<name>.toml`) the helpers are
+    /// built from (default `iccs-standin`).
+    pub component: Option<Spanned<String>>,
+    /// Measure the helpers when the campaign has hash candidates (default
+    /// true).
+    pub baseline: Option<bool>,
 }
 
 fn default_system() -> Spanned<String> {
@@ -99,6 +113,11 @@ pub struct RawCampaignKat {
     /// Override the records checked for every instance.
     #[serde(default, deserialize_with = "values::count_u32")]
     pub records: Option<u32>,
+    /// Hash candidates also generate `KAT_2_33` (three 2^33-bit messages,
+    /// about 1 GiB of memory).
+    pub hash_full: Option<bool>,
+    /// Hash candidates also generate `KAT_Loop` (10^6 chained hashes).
+    pub hash_loop: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -155,6 +174,9 @@ pub struct RawLimits {
 pub struct RawSizes {
     /// External size catalog CSV (relative to the campaign file).
     pub catalog: Option<Spanned<String>>,
+    /// Key-exchange size catalog
+    /// `ID;Instance;PkABytes;PkBBytes;ProtocolMessageBytes`.
+    pub kex_catalog: Option<Spanned<String>>,
 }
 
 /// `[profile]` of a campaign or an algorithm: the helper symbols to wrap

@@ -10,6 +10,7 @@ pub mod algorithm;
 pub mod campaign;
 mod de;
 pub mod exact;
+pub mod kinds;
 pub mod systems;
 pub mod tree;
 pub mod values;
@@ -224,13 +225,13 @@ mod tests {
 
     #[test]
     fn missing_keys_and_wrong_enums_do_not_hide_later_problems() {
-        let text = "id = 1\nkind = \"kex\"\napi = \"ngcc\"\n[[implementation]]\nname = \"r\"\n[[parameter-set]]\nlabel = \"A\"\ndefines = { N = [1] }\n";
+        let text = "id = 1\nkind = \"xof\"\napi = \"ngcc\"\n[[implementation]]\nname = \"r\"\n[[parameter-set]]\nlabel = \"A\"\ndefines = { N = [1] }\n";
         let (_, p) = problems::<RawAlgorithm>(text);
         let all = p.join("\n");
         for want in [
             "`id` wants a string, found an integer",
             "missing key `name`",
-            "`kind` wants one of `sign`, `kem`, found `kex`",
+            "`kind` wants one of `sign`, `kem`, `kex`, `hash`, found `xof`",
             "missing key `root` in [[implementation]]",
             "a.toml:4:1",
             "`N` wants an integer, a string, or true/false",

@@ -87,6 +87,7 @@ mod tests {
             arch: vec![],
             kat_records: 10,
             cmake: None,
+            spec: Default::default(),
         }
     }
 

@@ -22,14 +22,14 @@ pub fn ngcc(
     let called: Vec<&&str> = ICCS.iter().filter(|f| calls.contains(**f)).collect();
     let iccs = !called.is_empty() && !ICCS.iter().any(|f| defined.contains(*f));
     let mut headers = Vec::new();
-    let api = ["sig_keygen", "kem_keygen"]
+    let api = ["sig_keygen", "kem_keygen", "kex_init_a", "CryptHash"]
         .iter()
         .find_map(|f| main.declaring(f));
     headers.push(api.map_or("api.h".to_string(), |f| f.rel.clone()));
     let drng = main
         .library()
         .into_iter()
-        .find(|f| f.is_header() && f.code.contains("drng_algorithm"))
+        .find(|f| f.is_header() && f.code.contains("drng_algorithm") && f.code.contains("DRNG_ctx"))
         .map(|f| f.rel.clone());
     match drng {
         Some(h) => headers.push(h),
@@ -63,7 +63,9 @@ pub fn nist(
         .unwrap_or_default();
     let (keypair, op) = match kind {
         Kind::Sign => ("crypto_sign_keypair", "crypto_sign"),
-        Kind::Kem => ("crypto_kem_keypair", "crypto_kem_enc"),
+        // Key exchanges and hashes exist on the NGCC API only (the plan
+        // refuses them elsewhere): drafted as a KEM would be.
+        Kind::Kem | Kind::Kex | Kind::Hash => ("crypto_kem_keypair", "crypto_kem_enc"),
     };
     let header = main
         .declaring(&format!("{ns}{keypair}"))

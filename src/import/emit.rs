@@ -65,6 +65,8 @@ pub struct SetDraft {
     pub sources: Option<Vec<String>>,
     pub include_dirs: Option<Vec<String>>,
     pub kat_records: Option<u32>,
+    /// Hash instances: the digest width.
+    pub digest_bits: Option<u32>,
 }
 
 impl Draft {
@@ -247,6 +249,11 @@ fn sets(o: &mut String, d: &Draft) {
                 "kat-records = {n}  # the reference KAT file has {n} records\n"
             ));
         }
+        if let Some(n) = s.digest_bits {
+            o.push_str(&format!(
+                "digest-bits = {n}  # the Dst_Len of its reference KAT files\n"
+            ));
+        }
     }
 }
 
@@ -281,6 +288,7 @@ mod tests {
                 ..ImplDraft::default()
             }],
             sets: vec![SetDraft {
+                digest_bits: None,
                 guess: SetGuess {
                     label: "X-1".into(),
                     defines: vec![("N".into(), toml::Value::Integer(1))],

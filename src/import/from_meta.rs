@@ -124,6 +124,7 @@ pub fn convert(
             .map(|i| sanitize(&i.name))
             .collect();
         sets.push(SetDraft {
+            digest_bits: None,
             guess,
             implementations: (!mine.is_empty() && mine.len() < all.len()).then_some(mine),
             ..SetDraft::default()

@@ -66,7 +66,14 @@ pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Ve
             continue;
         };
         let records = katman::count_records(&bytes);
-        if let Some(prev) = refs.iter().find(|r| r.label == label) {
+        // A hash instance ships one file of each kind (KAT_2_12, ...),
+        // stored under the name pqbench generates: `<kind>_<label>.txt`.
+        let hash = hash_kind(&path);
+        let file_name = hash.map(|h| format!("{h}_{label}.txt"));
+        if let Some(prev) = refs
+            .iter()
+            .find(|r| r.label == label && (hash.is_none() || Some(&r.file) == file_name.as_ref()))
+        {
             let same = katman::digest(&bytes, Mode::Strict, None)
                 == katman::digest(
                     &std::fs::read(&prev.source).unwrap_or_default(),
@@ -83,16 +90,19 @@ pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Ve
         }
         let wanted = default_records(api);
         let (limit, kat_records) = match records.cmp(&wanted) {
+            // Hash files have a fixed number of records of their own.
+            _ if hash.is_some() => (None, None),
             std::cmp::Ordering::Equal => (None, None),
             // Check as many records as pqbench generates by default.
             std::cmp::Ordering::Greater => (Some(wanted), None),
             // Generate only the records the reference has.
             std::cmp::Ordering::Less => (None, Some(records as u32)),
         };
-        let file = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let file = file_name.unwrap_or_else(|| {
+            path.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
         let mode = match limit {
             Some(n) => format!("strict:{n}"),
             None => "strict".into(),
@@ -170,8 +180,40 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// The kind of an NGCC hash KAT file, from its name: `KAT_2_12_X.txt` →
+/// `KAT_2_12` (also `KAT_2_23`, `KAT_2_33`, `KAT_Loop`).
+pub fn hash_kind(path: &Path) -> Option<&'static str> {
+    let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
+    ["KAT_2_12", "KAT_2_23", "KAT_2_33", "KAT_Loop"]
+        .into_iter()
+        .find(|k| name.starts_with(&format!("{}_", k.to_ascii_lowercase())))
+}
+
+/// The instance a hash or KEX KAT file names after its kind:
+/// `KAT_2_12_RILL-256.txt`, `KAT_KEX_BROOK-16.txt` → the instance.
+fn named_instance(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_string_lossy().into_owned();
+    let kind = hash_kind(path).map(str::to_string).or_else(|| {
+        stem.to_ascii_lowercase()
+            .starts_with("kat_kex_")
+            .then(|| "KAT_KEX".to_string())
+    })?;
+    stem.get(kind.len() + 1..).map(str::to_string)
+}
+
+/// The digest width a hash KAT file states (its first `Dst_Len`).
+pub fn digest_bits(path: &Path) -> Option<u32> {
+    let text = std::fs::read(path).ok()?;
+    let head = String::from_utf8_lossy(&text[..text.len().min(1 << 16)]).into_owned();
+    head.lines()
+        .find_map(|l| l.strip_prefix("Dst_Len"))
+        .and_then(|v| v.trim_start().strip_prefix('='))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// NIST: `.rsp` with `count = ` records. NGCC: a text file with
-/// `Count = ` records and `_Len = ` fields.
+/// `Count = ` records and `_Len = ` fields, or a hash KAT file
+/// (`KAT_2_12_*`, ...) with `Msg_Len` and `Dst_Len` fields.
 pub fn is_kat(path: &Path, bytes: &[u8], api: ApiFamily) -> bool {
     let ext = path
         .extension()
@@ -181,9 +223,13 @@ pub fn is_kat(path: &Path, bytes: &[u8], api: ApiFamily) -> bool {
     match api {
         ApiFamily::Nist => ext == "rsp" && head.lines().any(|l| l.starts_with("count = ")),
         ApiFamily::Ngcc => {
-            !["c", "h", "rsp", "req", "md"].contains(&ext.as_str())
-                && head.lines().any(|l| l.starts_with("Count = "))
-                && head.contains("_Len = ")
+            let text = !["c", "h", "rsp", "req", "md"].contains(&ext.as_str());
+            let records =
+                head.lines().any(|l| l.starts_with("Count = ")) && head.contains("_Len = ");
+            let hash = hash_kind(path).is_some()
+                && head.contains("Msg_Len = ")
+                && head.contains("Dst_Len = ");
+            text && (records || hash)
         }
     }
 }
@@ -194,6 +240,11 @@ fn label_for(path: &Path, root: &Path, bytes: &[u8], sets: &[SetKey]) -> Option<
     let head = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]);
     if let Some(name) = head.lines().next().and_then(|l| l.strip_prefix('#')) {
         if let Some(s) = sets.iter().find(|s| same_name(&s.label, name.trim())) {
+            return Some(s.label.clone());
+        }
+    }
+    if let Some(inst) = named_instance(path) {
+        if let Some(s) = sets.iter().find(|s| same_name(&s.label, &inst)) {
             return Some(s.label.clone());
         }
     }

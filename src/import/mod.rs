@@ -208,7 +208,12 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
             let lines: Vec<(String, String)> = a
                 .kats
                 .iter()
-                .map(|k| (k.label.clone(), k.line.clone()))
+                .map(|k| {
+                    (
+                        manifest_key_of_line(&k.line).unwrap_or_default(),
+                        k.line.clone(),
+                    )
+                })
                 .collect();
             add_manifest(&mut plan, &id, &lines, &shown, opts.force);
         }
@@ -302,10 +307,7 @@ fn add_manifest(plan: &mut Plan, id: &str, lines: &[(String, String)], source: &
         existing.as_deref(),
         &header,
         lines,
-        |l| {
-            let target = l.split_whitespace().nth(2)?;
-            Some(target.split_once('/')?.0.to_string())
-        },
+        manifest_key_of_line,
         force,
         &mut plan.conflicts,
         &format!("kat/{id}/kat.sha256"),
@@ -314,6 +316,15 @@ fn add_manifest(plan: &mut Plan, id: &str, lines: &[(String, String)], source: &
     plan.lines
         .push(format!("{n} manifest lines in kat/{id}/kat.sha256"));
     plan.writes.push((path, text.into_bytes()));
+}
+
+/// What a manifest line is keyed by when merging: its label, or for a
+/// hash KAT file (one line per file of a label) its `<label>/<file>`.
+fn manifest_key_of_line(l: &str) -> Option<String> {
+    let target = l.split_whitespace().nth(2)?;
+    let (label, file) = target.split_once('/')?;
+    let hash = katfiles::hash_kind(Path::new(file)).is_some();
+    Some(if hash { target } else { label }.to_string())
 }
 
 /// Merges keyed lines into a text file: lines for other keys are kept, a

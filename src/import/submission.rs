@@ -118,6 +118,15 @@ pub(super) fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
         Some(Kind::Sign)
     } else if has(&["kem_keygen", "kem_enc", "kem_dec"]) {
         Some(Kind::Kem)
+    } else if has(&[
+        "kex_init_a",
+        "kex_init_b",
+        "kex_derive_ss_a",
+        "kex_derive_ss_b",
+    ]) {
+        Some(Kind::Kex)
+    } else if has(&["CryptHash"]) {
+        Some(Kind::Hash)
     } else {
         None
     };
@@ -228,7 +237,7 @@ pub fn analyse(
     let family = api.family.unwrap_or(ApiFamily::Nist);
     let kind = api.kind.unwrap_or_else(|| {
         todos.push(
-            "kind = \"sign\" or \"kem\": no sig_*/kem_*/crypto_* API functions were found".into(),
+            "kind = \"sign\", \"kem\", \"kex\" or \"hash\": no sig_*/kem_*/kex_*/CryptHash/crypto_* API functions were found".into(),
         );
         Kind::Sign
     });
@@ -329,6 +338,7 @@ pub fn analyse(
                 sources: differs.then(|| f.source_patterns()),
                 include_dirs: (f.include_dirs() != first.include_dirs()).then(|| f.include_dirs()),
                 kat_records: None,
+                digest_bits: None,
             });
         }
     }
@@ -368,6 +378,20 @@ pub fn analyse(
     for k in &kats {
         for s in sets.iter_mut().filter(|s| s.guess.label == k.label) {
             s.kat_records = k.kat_records;
+        }
+    }
+    if kind == Kind::Hash {
+        // The digest width is the instance's: its KAT files state it.
+        for s in &mut sets {
+            s.digest_bits = kats
+                .iter()
+                .filter(|k| k.label == s.guess.label)
+                .find_map(|k| katfiles::digest_bits(&k.source));
+            if s.digest_bits.is_none() {
+                s.guess.todos.push(
+                    "digest-bits = <width>: no KAT file of this set states its Dst_Len".into(),
+                );
+            }
         }
     }
     let copies = if copy {

@@ -163,6 +163,7 @@ mod tests {
             arch: Vec::new(),
             kat_records: 0,
             cmake: None,
+            spec: Default::default(),
         }
     }
 

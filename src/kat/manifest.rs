@@ -105,9 +105,17 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
     Ok(out)
 }
 
-/// True for the first line of a record in either KAT format.
+/// True for the first line of a record in either KAT format (a hash KAT's
+/// records start with `Msg_Len`, the baseline self-check's with `Check`).
 pub fn is_record_start(line: &str) -> bool {
     let l = line.trim_start();
+    for key in ["Msg_Len", "Check"] {
+        if l.strip_prefix(key)
+            .is_some_and(|r| r.trim_start().starts_with('='))
+        {
+            return true;
+        }
+    }
     let lower = l.get(..5).map(|s| s.to_ascii_lowercase());
     lower.as_deref() == Some("count") && l[5..].trim_start().starts_with('=')
 }

@@ -6,7 +6,7 @@ pub mod manifest;
 mod outcome;
 pub mod provenance;
 
-pub use outcome::{KatAttempt, KatOutput};
+pub use outcome::{KatAttempt, KatFile, KatOutput};
 
 use serde::{Deserialize, Serialize};
 

@@ -21,6 +21,20 @@ pub struct KatAttempt {
     /// `published`, `blessed`; `kat::provenance`), when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// A hash instance's KAT files, each generated and checked on its own
+    /// (its attempt's status is the first one that did not pass).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<KatFile>,
+}
+
+/// One KAT file of a hash instance (`KAT_2_12`, ...).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KatFile {
+    pub file: String,
+    pub status: Status,
+    pub detail: Option<String>,
+    /// sha256 of the generated file (a blob).
+    pub output_sha256: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -74,6 +74,22 @@ impl std::fmt::Display for OpStatus {
     }
 }
 
+/// The operations an instance has (a KEX's passes as its KAT run found
+/// them: none before a KAT).
+pub fn instance_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'static str> {
+    let passes = kat.and_then(|k| k.figure("passes")).map(|p| p as u32);
+    inst.kind.instance_operations(passes)
+}
+
+/// The operations the profile stage profiles: all of a signature's or
+/// KEM's, a KEX's `exchange`, none of a hash's.
+pub fn profiled_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'static str> {
+    instance_operations(inst, kat)
+        .into_iter()
+        .filter(|op| inst.kind.profiles(op))
+        .collect()
+}
+
 /// The library an instance is measured with, or None when it is excluded:
 /// it must pass its KAT, or carry a known issue with action `measure`.
 pub fn measured_library(plan: &Plan, inst: &Instance, kat: Option<&KatOutput>) -> Option<String> {

@@ -43,6 +43,21 @@ pub struct OpTiming {
     /// Maximum lengths the library returned (pk, sk, sig, ct, ss).
     pub lengths: BTreeMap<String, u64>,
     pub summary: Option<Summary>,
+    /// KEX steps only: how the step was timed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<StepTiming>,
+}
+
+/// How a KEX step was timed: inside complete protocol runs, planned from
+/// the exchange's calibration, each sample including two counter reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepTiming {
+    /// The operation whose calibration planned the step (`exchange`).
+    pub planned_from: String,
+    /// Median cycles of two counter reads around nothing, measured in each
+    /// trial process (the median over the kept trials): the measurement's
+    /// own share of every step sample.
+    pub counter_overhead_cycles: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

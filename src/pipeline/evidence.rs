@@ -61,6 +61,16 @@ fn write_kat_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
             fsutil::copy_atomic(&p, &dir.join(format!("{}.{ext}", inst.label)))?;
         }
     }
+    // A hash instance's KAT files, one each: `<label>__<file>.kat`.
+    for f in &a.files {
+        if let Some(p) = f
+            .output_sha256
+            .as_ref()
+            .and_then(|s| cx.cache.existing_blob(s))
+        {
+            fsutil::copy_atomic(&p, &dir.join(format!("{}__{}.kat", inst.label, f.file)))?;
+        }
+    }
     Ok(())
 }
 
@@ -224,6 +234,7 @@ fn write_operation_records(cx: &Cx, all: &AllResults) -> Result<()> {
                 memory,
                 statistics: t.summary.clone(),
                 measured_by: lent_by(r, TimeStage::NAME),
+                step: t.step.clone(),
             };
             let path = cx
                 .plan
@@ -240,6 +251,7 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
     let plan = cx.plan;
     let mut sizes = SizesJson {
         catalog: plan.sizes_catalog.as_ref().map(|p| plan.display_path(p)),
+        kex_catalog: plan.kex_catalog.as_ref().map(|p| plan.display_path(p)),
         instances: Vec::new(),
     };
     let mut survey: BTreeMap<String, Vec<SurveyInstance>> = BTreeMap::new();

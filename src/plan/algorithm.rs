@@ -77,6 +77,7 @@ pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> Algori
         let id = r.identity(file, &mut warnings);
         let binding = r.binding();
         r.rules();
+        r.kind_rules();
         let mut loaded = Components::default();
         let components: Vec<Option<Component>> = raw
             .value
@@ -334,6 +335,7 @@ impl Resolver<'_> {
                 target: c.target.clone(),
                 options: c.options.clone(),
             }),
+            spec: self.kind_spec(x.ps),
         })
     }
 

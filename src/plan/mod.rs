@@ -9,6 +9,8 @@ mod algorithm;
 mod component;
 mod deferral;
 pub mod exact;
+pub mod iccs;
+pub mod kinds;
 pub mod names;
 mod paths;
 mod problems;
@@ -26,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use crate::config::algorithm::{ApiFamily, InitArgs, IssueAction, KatRng, Kind, LengthType};
 pub use crate::config::campaign::HelperClass;
 pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
+pub use kinds::{kex_api_names, kex_pass_name};
 pub use names::{check_campaign_name, check_name};
 pub use paths::{contained, expand_sources};
 pub use problems::Problems;
@@ -83,6 +86,9 @@ pub struct Plan {
     pub reuse_measurements_from: Option<String>,
     /// The campaign's wraps (the default profile's when it declares none);
     /// `wraps_for` gives an instance's.
+    /// `ID;Instance;PkABytes;PkBBytes;ProtocolMessageBytes` for KEX sizes.
+    #[serde(default)]
+    pub kex_catalog: Option<PathBuf>,
     pub profile_wraps: Vec<Wrap>,
     /// Helper classes the campaign declares or retitles.
     #[serde(default)]
@@ -159,6 +165,26 @@ impl FlagProfile {
 pub struct KatSettings {
     pub timeout_seconds: f64,
     pub records_override: Option<u32>,
+    /// Hash candidates also generate `KAT_2_33`.
+    #[serde(default)]
+    pub hash_full: bool,
+    /// Hash candidates also generate `KAT_Loop`.
+    #[serde(default)]
+    pub hash_loop: bool,
+}
+
+impl KatSettings {
+    /// The hash KAT files every hash instance generates, in order.
+    pub fn hash_files(&self) -> Vec<&'static str> {
+        let mut v = vec!["KAT_2_12", "KAT_2_23"];
+        if self.hash_full {
+            v.push("KAT_2_33");
+        }
+        if self.hash_loop {
+            v.push("KAT_Loop");
+        }
+        v
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -324,6 +350,29 @@ pub struct Instance {
     pub arch: Vec<String>,
     pub kat_records: u32,
     pub cmake: Option<CmakeSpec>,
+    /// What a KEX or hash instance needs beyond its binding.
+    #[serde(default, skip_serializing_if = "KindSpec::is_empty")]
+    pub spec: KindSpec,
+}
+
+/// The kind-specific part of an instance: a hash's digest width, a KEX's
+/// renamed API functions, and for the ICCS baseline the helper it wraps.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct KindSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest_bits: Option<u32>,
+    /// NGCC name → the submission's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub kex_names: BTreeMap<String, String>,
+    /// ICCS baseline instances: `sm3hash`, `pseudohash` or `pseudoXOF`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iccs_helper: Option<String>,
+}
+
+impl KindSpec {
+    pub fn is_empty(&self) -> bool {
+        *self == KindSpec::default()
+    }
 }
 
 impl Instance {

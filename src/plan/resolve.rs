@@ -159,6 +159,11 @@ pub fn resolve_with(
         .catalog
         .as_ref()
         .and_then(|s| in_project(s, false, "size catalog", "catalog"));
+    let kex_catalog = c
+        .sizes
+        .kex_catalog
+        .as_ref()
+        .and_then(|s| in_project(s, false, "KEX size catalog", "kex-catalog"));
     let templates = c
         .render
         .templates
@@ -180,6 +185,12 @@ pub fn resolve_with(
         p.extend(check.problems);
         algorithms.extend(check.algorithm);
         instances.extend(check.instances.into_iter().map(|(i, _)| i));
+    }
+    // The ICCS helpers, measured as the baseline of the hash candidates.
+    if let Some((a, insts)) = super::iccs::baseline(project, &raw, &algorithms, &instances, &mut p)
+    {
+        algorithms.push(a);
+        instances.extend(insts);
     }
 
     let deferred = super::deferral::deferred(&raw, &instances, &mut p);
@@ -232,6 +243,8 @@ pub fn resolve_with(
         kat: KatSettings {
             timeout_seconds: c.kat.timeout_seconds.unwrap_or(300.0),
             records_override: c.kat.records,
+            hash_full: c.kat.hash_full.unwrap_or(false),
+            hash_loop: c.kat.hash_loop.unwrap_or(false),
         },
         timing,
         host: HostSettings {
@@ -245,6 +258,7 @@ pub fn resolve_with(
         },
         sizes_catalog,
         reuse_measurements_from,
+        kex_catalog,
         profile_wraps,
         profile_classes,
         templates,

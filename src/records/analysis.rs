@@ -79,6 +79,9 @@ pub struct SizesRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizesJson {
     pub catalog: Option<String>,
+    /// The KEX size catalog, when the campaign names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kex_catalog: Option<String>,
     pub instances: Vec<SizesRow>,
 }
 

@@ -52,6 +52,9 @@ pub struct OperationRecord {
     /// this campaign took them from it (`reuse-measurements-from`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<String>,
+    /// KEX steps: timed inside protocol runs, planned from the exchange.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<crate::measure::timing::StepTiming>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

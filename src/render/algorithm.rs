@@ -199,11 +199,16 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     let size_columns: Vec<String> = match a.kind {
         crate::plan::Kind::Sign => vec!["public key", "secret key", "signature"],
         crate::plan::Kind::Kem => vec!["public key", "secret key", "ciphertext", "shared secret"],
+        crate::plan::Kind::Kex | crate::plan::Kind::Hash => Vec::new(),
     }
     .into_iter()
     .map(String::from)
     .collect();
     let mut variable = false;
+    let size_columns = match a.kind {
+        crate::plan::Kind::Kex => super::kinds::kex_size_columns(ds, a),
+        _ => size_columns,
+    };
     let size_rows = insts
         .iter()
         .filter_map(|i| {
@@ -254,7 +259,8 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         Bullet {
             label: "Category".into(),
             items: vec![Link::text(format!(
-                "public-key algorithm; function: {}",
+                "{}; function: {}",
+                super::kinds::category(a.kind),
                 kind_function(a.kind)
             ))],
         },
@@ -319,16 +325,48 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
             .collect(),
         perf_has_notes: perf_rows.iter().any(|r| !r.notes.is_empty()),
         perf_rows,
+        hash_rows: if a.kind == crate::plan::Kind::Hash {
+            super::kinds::hash_rows(ds, a, &insts)
+        } else {
+            Vec::new()
+        },
+        kind_notes: super::kinds::notes(ds, a),
+        show_sizes: a.kind != crate::plan::Kind::Hash,
+        sizes_text: (a.kind == crate::plan::Kind::Kex).then(|| {
+            super::kinds::kex_sizes_text(ds.sizes.as_ref().and_then(|s| s.kex_catalog.as_deref()))
+        }),
+        show_symmetric: a.kind != crate::plan::Kind::Hash,
         warnings,
         measured_by,
         preliminary: preliminary_labels,
         dist_rows,
-        chart_svg: chart::svg(
-            &format!("{} mean cycles per operation", a.id),
-            chart::Statistic::Mean,
-            ops,
-            &chart_rows,
-        ),
+        chart_svg: match a.kind {
+            crate::plan::Kind::Hash => super::kinds::hash_chart(ds, a),
+            crate::plan::Kind::Kex => {
+                // The legend names the operations this protocol has.
+                let present: Vec<&str> = ops
+                    .iter()
+                    .copied()
+                    .filter(|op| ds.records.keys().any(|k| k.0 == a.id && k.2 == *op))
+                    .collect();
+                for b in &mut chart_rows {
+                    let op = ops.get(b.series).copied().unwrap_or_default();
+                    b.series = present.iter().position(|o| *o == op).unwrap_or(0);
+                }
+                chart::svg(
+                    &format!("{} mean cycles per operation", a.id),
+                    chart::Statistic::Mean,
+                    &present,
+                    &chart_rows,
+                )
+            }
+            _ => chart::svg(
+                &format!("{} mean cycles per operation", a.id),
+                chart::Statistic::Mean,
+                ops,
+                &chart_rows,
+            ),
+        },
         chart_file: format!("{}.svg", a.id),
         mem_rows,
         size_columns,

@@ -22,6 +22,7 @@ pub fn bench_dataset(instances: usize) -> Synth {
         2,
     );
     let mut sizes = SizesJson {
+        kex_catalog: None,
         catalog: None,
         instances: Vec::new(),
     };
@@ -63,6 +64,7 @@ pub fn bench_dataset(instances: usize) -> Synth {
                     ("ciphertext", 768, 768, None),
                     ("shared secret", 32, 32, None),
                 ],
+                Kind::Kex | Kind::Hash => &[],
             };
             sizes
                 .instances

@@ -328,6 +328,19 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
             if symbols.is_empty() { "randombytes / get_random_number".to_string() } else { symbols.join("`, `") }
         ));
         bullets.push("memcheck reports every conditional branch (`branch`) and every memory address (`memory index`) computed from undefined data while the operation runs; each report belongs to the innermost line of the instance's own code on its stack (reports only in pqbench's driver or adapter are not the instance's). Sites are deduplicated per operation. Statuses: `ct-clean`, `ct-flagged (N sites)`, `ct-error`; an algorithm's TOML may annotate a site with the reason it is acceptable (e.g. rejection sampling on a value that is public by design), shown beside the site, never hiding it.".into());
+        let unchecked: Vec<&str> = ds
+            .campaign
+            .algorithms
+            .iter()
+            .filter(|a| !a.kind.ct_checked())
+            .map(|a| a.id.as_str())
+            .collect();
+        if !unchecked.is_empty() {
+            bullets.push(format!(
+                "Not checked: {} — only signatures and KEMs are; the driver does not mark a key exchange's ephemeral secrets, and a hash's message is public input.",
+                unchecked.join(", ")
+            ));
+        }
         if !run.is_empty() {
             let secs: f64 = run.iter().filter_map(|r| r.seconds).sum();
             let calls: Vec<u64> = run.iter().map(|r| r.calls).collect();

@@ -27,9 +27,11 @@
 pub mod algorithm;
 pub mod bench;
 pub mod chart;
+pub mod chart_lines;
 pub mod dataset;
 pub mod exact;
 pub mod kat_text;
+pub mod kinds;
 pub mod links;
 pub mod model;
 pub mod rows;

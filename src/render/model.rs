@@ -110,6 +110,21 @@ pub struct PerfRow {
     pub notes: String,
 }
 
+/// A row of a hash page's performance table: one message size.
+#[derive(Debug, Clone, Serialize)]
+pub struct HashRow {
+    pub label: String,
+    /// `32 B`, `1 KiB`, ...
+    pub message: String,
+    pub mean_cycles: String,
+    pub cycles_per_byte: String,
+    pub mean_time: String,
+    /// 10^6 bytes per second of mean time.
+    pub mb_per_s: String,
+    pub n: String,
+    pub notes: String,
+}
+
 /// The figures beyond the reference, from the same statistics.
 #[derive(Debug, Clone, Serialize)]
 pub struct DistRow {
@@ -186,6 +201,16 @@ pub struct AlgorithmPage {
     pub footnotes: Vec<Footnote>,
     pub perf_rows: Vec<PerfRow>,
     pub perf_has_notes: bool,
+    /// Hash algorithms: section 4 by message size (replaces `perf_rows`).
+    pub hash_rows: Vec<HashRow>,
+    /// KEX and hash: how the operations were timed (below section 4).
+    pub kind_notes: Vec<String>,
+    /// Section 6 (not for hash algorithms).
+    pub show_sizes: bool,
+    /// KEX: the text above the size table.
+    pub sizes_text: Option<String>,
+    /// The symmetric-primitive section (not for hash algorithms).
+    pub show_symmetric: bool,
     pub warnings: Vec<String>,
     /// The campaigns whose measurements this page shows
     /// (`reuse-measurements-from`), when any.
@@ -240,6 +265,8 @@ pub struct SummaryTable {
     pub has_ct: bool,
     pub chart_svg: String,
     pub chart_file: String,
+    /// What the table's cells are, when they are not the usual figures.
+    pub note: Option<String>,
 }
 
 /// `site/<system>/summary.{md,html}`.

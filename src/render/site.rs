@@ -86,6 +86,8 @@ pub fn kind_function(kind: Kind) -> &'static str {
     match kind {
         Kind::Sign => "digital signature",
         Kind::Kem => "key encapsulation",
+        Kind::Kex => "key exchange",
+        Kind::Hash => "cryptographic hash",
     }
 }
 

@@ -377,6 +377,7 @@ impl Synth {
             warmup: self.campaign.timing.warmup,
             processes: vec![process(op, "trial", cpu)],
             statistics: crate::stats::summarize(&trials),
+            step: None,
             trials,
             repeated_trials: 0,
             sign_failures_retried: retries,

@@ -27,6 +27,8 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
         let (heading, sizes): (&str, &[&str]) = match kind {
             Kind::Sign => ("Digital signatures", &["public key", "signature"]),
             Kind::Kem => ("Key encapsulation", &["public key", "ciphertext"]),
+            // Their own sections: see `render::kinds`.
+            Kind::Kex | Kind::Hash => continue,
         };
         let ops = kind.operations();
         let mut rows = Vec::new();
@@ -140,8 +142,10 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
                 &bars,
             ),
             chart_file: format!("summary-{}.svg", kind.as_str()),
+            note: None,
         });
     }
+    tables.extend(super::kinds::summary_tables(ds, &system));
     // The parentheses hold every class's share but the DRNG's.
     let mut share_classes: Vec<String> = Vec::new();
     for a in &ds.campaign.algorithms {
@@ -361,6 +365,10 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     ];
     let mut sections = sections;
     sections.extend(super::exact::method_sections(ds));
+    let kinds = super::kinds::method_bullets(c);
+    if !kinds.is_empty() {
+        sections.push(section("Key exchanges and hash functions", kinds));
+    }
     sections.push(section(
         "Isolation of submission code",
         isolation_bullets(c),

@@ -84,6 +84,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         warmup: 2,
         processes: vec![],
         statistics: stats::summarize(&trials),
+        step: None,
         trials,
         repeated_trials: 0,
         sign_failures_retried: 0,

@@ -94,6 +94,13 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("binding", &inst.binding)
         .set("cpu-features", &inst.cpu_features)
         .set("cmake", &inst.cmake);
+    // Key exchanges and hashes: what the adapter is compiled for (their
+    // digest width or renamed functions change the library, not the
+    // defines). Absent for the other kinds, whose keys stay as they were.
+    if matches!(inst.kind, crate::plan::Kind::Kex | crate::plan::Kind::Hash) {
+        m.set("kind", inst.kind.as_str())
+            .set("kind-spec", &inst.spec);
+    }
     if let Some(spec) = &inst.cmake {
         // The CMake project compiles what it likes: every file under its root.
         for f in cmake_files(&spec.root) {

@@ -96,7 +96,10 @@ impl Stage for CountStage {
         let lib = measured_library_path(&cx.cache, cx.plan, inst, kat)?;
         let how = method(cx);
         let mut ops = Vec::new();
-        for op in inst.kind.operations() {
+        let counted = crate::measure::instance_operations(inst, kat)
+            .into_iter()
+            .filter(|op| inst.kind.counts(op));
+        for op in counted {
             let mut rec = CountRecord {
                 algorithm: inst.algorithm.clone(),
                 label: inst.label.clone(),
@@ -137,7 +140,8 @@ impl Stage for CountStage {
     }
 
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
-        Some(2.0 * job.inst.kind.operations().len() as f64)
+        let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
+        Some(2.0 * ops.iter().filter(|op| job.inst.kind.counts(op)).count() as f64)
     }
 }
 

@@ -49,6 +49,9 @@ impl Stage for CtStage {
 
     fn manifest(&self, job: &Job) -> Result<Option<Manifest>> {
         let cx = job.cx;
+        if !job.inst.kind.ct_checked() {
+            return Ok(None);
+        }
         let Some(lib) = measured_library(cx.plan, job.inst, job.prior.get::<KatStage>()) else {
             return Ok(None);
         };

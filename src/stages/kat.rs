@@ -66,6 +66,9 @@ impl Stage for KatStage {
             let f = dir.join(&e.label).join(&e.file);
             m.set("reference:file", fsutil::sha256_file(&f).ok());
         }
+        if inst.kind == crate::plan::Kind::Hash {
+            super::kat_hash::manifest(cx, inst, alg, &mut m)?;
+        }
         Ok(Some(m))
     }
 
@@ -114,7 +117,7 @@ fn reference_provenance(manifest: &Path, label: &str) -> Option<Provenance> {
     provenance::of_labels(&text).get(label).copied()
 }
 
-fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
+pub(super) fn reference_entry(manifest: &Path, label: &str) -> Result<Option<Entry>> {
     if !manifest.is_file() {
         return Ok(None);
     }
@@ -144,6 +147,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         output_sha256: None,
         generator: Vec::new(),
         reference: None,
+        files: Vec::new(),
     };
     if let Some(why) = &built.skipped {
         attempt.status = Status::Skipped;
@@ -158,6 +162,11 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         return finish(cx, inst, attempt, log);
     };
     log.kv("library_sha256", lib_sha);
+    if inst.kind == crate::plan::Kind::Hash {
+        // One generator run per KAT file: see kat_hash.
+        super::kat_hash::check_files(cx, inst, alg, &mut attempt, &mut log)?;
+        return finish(cx, inst, attempt, log);
+    }
     let lib = cx
         .cache
         .existing_blob(lib_sha)
@@ -284,7 +293,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
 /// Whether the KAT channel holds exactly the bytes the runner says it
 /// wrote (`kat_bytes`, `kat_fnv1a64`): a process the library forked shares
 /// the channel and could add to it.
-fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<String> {
+pub(super) fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<String> {
     let get = |key: &str| {
         generator
             .iter()
@@ -382,7 +391,7 @@ fn compare_with_references(
     Ok(())
 }
 
-fn finish(
+pub(super) fn finish(
     cx: &Cx,
     inst: &Instance,
     mut attempt: KatAttempt,
@@ -402,12 +411,12 @@ fn finish(
 /// The KAT log: `key = value` lines, ending with `RESULT <id> <label> <STATUS>`.
 /// No timestamps, so an unchanged library gives a byte-identical log.
 #[derive(Default)]
-struct LogWriter {
+pub(super) struct LogWriter {
     text: String,
 }
 
 impl LogWriter {
-    fn kv(&mut self, k: &str, v: &str) {
+    pub(super) fn kv(&mut self, k: &str, v: &str) {
         let v = v.replace('\n', " ");
         self.text.push_str(&format!("{k} = {v}\n"));
     }

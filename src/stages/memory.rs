@@ -41,7 +41,7 @@ impl Stage for MemoryStage {
         let load_bytes = crate::elf::load_segment_bytes(&lib).ok();
         let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();
-        for op in job.inst.kind.operations() {
+        for op in crate::measure::instance_operations(job.inst, kat) {
             let args: Vec<String> = ["--op", op, "--mode", "memory"]
                 .iter()
                 .map(|s| s.to_string())
@@ -69,6 +69,7 @@ impl Stage for MemoryStage {
     }
 
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
-        Some(0.2 * job.inst.kind.operations().len() as f64)
+        let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
+        Some(0.2 * ops.len() as f64)
     }
 }

@@ -7,13 +7,16 @@ pub mod build;
 pub mod count;
 pub mod ct;
 pub mod kat;
+pub mod kat_hash;
 pub mod memory;
 pub mod profile;
 pub mod profile_link;
 pub mod render;
 pub mod sizes;
+pub mod sizes_kex;
 pub mod survey;
 pub mod time;
+pub mod time_steps;
 
 use crate::engine::Registry;
 

@@ -14,7 +14,7 @@ use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::profile::{OpProfile, ProfileOutput, Shape};
 use crate::measure::timing::{lost_cpu, TRIAL_ATTEMPTS};
-use crate::measure::{measurement_manifest, OpStatus};
+use crate::measure::{measurement_manifest, profiled_operations, OpStatus};
 use crate::plan::HelperClass;
 
 pub struct ProfileStage;
@@ -32,6 +32,10 @@ impl Stage for ProfileStage {
             // An emulator's memory and time figures describe the emulator.
             return Ok(None);
         }
+        // Hash candidates are not profiled.
+        if job.inst.kind == crate::plan::Kind::Hash {
+            return Ok(None);
+        }
         let Some(mut m) = measurement_manifest(job, job.prior.get::<KatStage>()) else {
             return Ok(None);
         };
@@ -39,10 +43,7 @@ impl Stage for ProfileStage {
             return Ok(None);
         };
         m.set("link", link);
-        let iterations: Vec<u64> = job
-            .inst
-            .kind
-            .operations()
+        let iterations: Vec<u64> = profiled_operations(job.inst, job.prior.get::<KatStage>())
             .iter()
             .map(|op| iterations(job, op))
             .collect();
@@ -64,9 +65,7 @@ impl Stage for ProfileStage {
         let Some(sha) = &link.library_sha256 else {
             // Nothing to wrap (or no instrumented library) is a result too:
             // every operation spends 0 % in the helpers, and says why.
-            let ops = inst
-                .kind
-                .operations()
+            let ops = profiled_operations(inst, job.prior.get::<KatStage>())
                 .iter()
                 .map(|op| OpProfile {
                     op: op.to_string(),
@@ -99,7 +98,7 @@ impl Stage for ProfileStage {
         })?;
         let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();
-        for op in inst.kind.operations() {
+        for op in profiled_operations(inst, job.prior.get::<KatStage>()) {
             let args: Vec<String> = ["--op", op, "--mode", "trial", "--profile", "--warmup"]
                 .iter()
                 .map(|s| s.to_string())
@@ -130,7 +129,8 @@ impl Stage for ProfileStage {
 
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let s = &job.cx.plan.timing;
-        Some((s.trial_seconds + 0.2) * job.inst.kind.operations().len() as f64)
+        let ops = profiled_operations(job.inst, job.prior.get::<KatStage>());
+        Some((s.trial_seconds + 0.2) * ops.len() as f64)
     }
 }
 

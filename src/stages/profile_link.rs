@@ -45,6 +45,10 @@ impl Stage for ProfileLinkStage {
         let Some(lib) = measured_library(cx.plan, job.inst, job.prior.get::<KatStage>()) else {
             return Ok(None);
         };
+        // Hash candidates are not profiled: nothing to relink.
+        if job.inst.kind == crate::plan::Kind::Hash {
+            return Ok(None);
+        }
         let mut m = Manifest::new();
         m.set("library", lib)
             .set("wraps", cx.plan.wraps_for(job.inst))

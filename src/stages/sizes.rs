@@ -35,6 +35,10 @@ impl Stage for SizesStage {
                     .map(|t| t.ops.iter().map(|o| &o.lengths).collect::<Vec<_>>()),
             )
             .set("catalog", catalog_entry(job.cx, job.inst)?)
+            .set(
+                "kex-catalog",
+                super::sizes_kex::kex_catalog_entry(job.cx, job.inst)?,
+            )
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         Ok(Some(m))
     }
@@ -52,6 +56,10 @@ impl Stage for SizesStage {
                     .max()
             })
         };
+        if matches!(inst.kind, Kind::Kex | Kind::Hash) {
+            let kex_catalog = super::sizes_kex::kex_catalog_entry(cx, inst)?;
+            return Ok(super::sizes_kex::sizes(inst, kat, time, kex_catalog));
+        }
         let rows: &[(&str, &str, &str, &str)] = match inst.kind {
             Kind::Sign => &[
                 ("public key", "api_pk_bytes", "max_pk_len", "pk"),
@@ -64,6 +72,7 @@ impl Stage for SizesStage {
                 ("ciphertext", "api_ct_bytes", "max_ct_len", "ct"),
                 ("shared secret", "api_ss_bytes", "max_ss_len", "ss"),
             ],
+            Kind::Kex | Kind::Hash => &[],
         };
         let mut out = combine(
             rows.iter().map(|(name, api_key, kat_key, time_key)| {

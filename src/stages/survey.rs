@@ -29,6 +29,11 @@ impl Stage for SurveyStage {
         let Some(a) = job.prior.get::<BuildStage>().and_then(|b| b.built()) else {
             return Ok(None);
         };
+        // The survey covers public-key algorithms: a hash candidate is
+        // itself the symmetric primitive.
+        if job.inst.kind == crate::plan::Kind::Hash {
+            return Ok(None);
+        }
         let mut m = Manifest::new();
         m.set("objects", &a.objects)
             .set("helpers", helpers())

@@ -38,10 +38,15 @@ impl Stage for TimeStage {
         let kat = job.prior.get::<KatStage>();
         let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let started_utc = Some(crate::records::utc_now());
-        let mut ops = Vec::new();
-        for op in job.inst.kind.operations() {
+        let mut ops: Vec<OpTiming> = Vec::new();
+        for op in crate::measure::instance_operations(job.inst, kat) {
             let t = if cx.emulated() {
                 functional_check(cx, &lib, op, job.cpu)?
+            } else if crate::config::kinds::is_kex_step(op) {
+                // A KEX step is timed inside whole protocols, planned from
+                // the exchange's calibration (timed first).
+                let exchange = ops.iter().find(|o| o.op == "exchange");
+                super::time_steps::time_step(cx, &lib, op, exchange, job.cpu)?
             } else {
                 time_op(cx, &lib, op, job.cpu)?
             };
@@ -61,7 +66,8 @@ impl Stage for TimeStage {
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let s = &job.cx.plan.timing;
         let per_op = (f64::from(s.trials) * s.trial_seconds + 0.5).min(s.budget_seconds);
-        Some(per_op * job.inst.kind.operations().len() as f64)
+        let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
+        Some(per_op * ops.len() as f64)
     }
 }
 
@@ -110,7 +116,7 @@ fn functional_check(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result
 }
 
 /// One progress line per measured operation.
-fn op_summary(t: &OpTiming) -> String {
+pub(super) fn op_summary(t: &OpTiming) -> String {
     match (&t.summary, t.status) {
         (Some(sum), OpStatus::Ok) => format!(
             "{} calls in {} trials, median {} cycles",
@@ -126,7 +132,12 @@ fn op_summary(t: &OpTiming) -> String {
     }
 }
 
-fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessRecord>) -> OpTiming {
+pub(super) fn failed(
+    op: &str,
+    status: OpStatus,
+    detail: String,
+    processes: Vec<ProcessRecord>,
+) -> OpTiming {
     OpTiming {
         op: op.to_string(),
         started_utc: None,
@@ -146,6 +157,7 @@ fn failed(op: &str, status: OpStatus, detail: String, processes: Vec<ProcessReco
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
+        step: None,
     }
 }
 
@@ -212,6 +224,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         verify_rejects: 0,
         lengths: BTreeMap::new(),
         summary: None,
+        step: None,
     };
     for _ in 0..s.trials {
         let mut attempt = 0;
@@ -231,6 +244,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 warmup: s.warmup,
                 samples: s.samples,
                 calibration_cpu,
+                untimed_per_call: 0.0,
             };
             if let Some(why) = implausible(&proc, &expected, claims) {
                 // A process whose claims the sandbox's own measurements
@@ -266,7 +280,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
 }
 
 /// Reads one trial's figures; `lost` when it ran below the CPU share.
-fn read_trial(
+pub(super) fn read_trial(
     proc: &ProcessRecord,
     samples: Vec<u64>,
     timing: &mut OpTiming,
@@ -300,6 +314,9 @@ pub struct Expected {
     pub warmup: u32,
     pub samples: bool,
     pub calibration_cpu: Option<f64>,
+    /// Seconds of untimed work around each timed call (a KEX step runs the
+    /// rest of its protocol around it): part of the CPU a trial may use.
+    pub untimed_per_call: f64,
 }
 
 /// Why a trial process's claims (calls, timed seconds, cycles, CPU time)
@@ -370,7 +387,9 @@ pub fn implausible(
         }
         let per_call = seconds / calls.max(1) as f64;
         let untimed = e.calibration_cpu.unwrap_or(f64::INFINITY) * SETUP_FACTOR + CPU_SLACK;
-        let allowed = CALL_FACTOR * per_call * (calls + u64::from(e.warmup)) as f64 + untimed;
+        let allowed =
+            CALL_FACTOR * (per_call + e.untimed_per_call) * (calls + u64::from(e.warmup)) as f64
+                + untimed;
         if cpu > allowed {
             return Some(format!(
                 "used {cpu:.3} s of CPU, but {calls} calls of {per_call:.3e} s with warm-ups, and set-up as long as the calibration's, fit in {allowed:.3} s"
@@ -398,7 +417,7 @@ pub fn implausible(
     None
 }
 
-fn finish(mut t: OpTiming) -> OpTiming {
+pub(super) fn finish(mut t: OpTiming) -> OpTiming {
     t.summary = stats::summarize(&t.trials);
     t
 }

@@ -105,6 +105,19 @@ pub fn units(inst: &Instance, profile: &FlagProfile, support_dir: &Path) -> Vec<
         args: adapter_args(support_dir, inst, &args),
         submission: false,
     });
+    // A KEX's pass functions are looked up by name (weak references, in a
+    // unit that sees none of the submission's prototypes); an ICCS baseline
+    // instance gets pqbench's CryptHash over the helper it measures.
+    for (file, extra) in super::kinds::extra_units(inst) {
+        let mut a = args.clone();
+        a.push(format!("-I{}", support_dir.display()));
+        a.extend(extra);
+        units.push(Unit {
+            source: support_dir.join(file),
+            args: a,
+            submission: false,
+        });
+    }
     if let Binding::Nist {
         kat_rng: KatRng::Builtin,
         ..
@@ -246,10 +259,11 @@ fn adapter_file(api: ApiFamily) -> &'static str {
 fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<String> {
     let mut a = base.to_vec();
     a.push(format!("-I{}", support_dir.display()));
-    a.push(match inst.kind {
-        Kind::Sign => "-DPQB_KIND_IS_SIGN".into(),
-        Kind::Kem => "-DPQB_KIND_IS_KEM".into(),
-    });
+    match inst.kind {
+        Kind::Sign => a.push("-DPQB_KIND_IS_SIGN".into()),
+        Kind::Kem => a.push("-DPQB_KIND_IS_KEM".into()),
+        Kind::Kex | Kind::Hash => a.extend(super::kinds::adapter_defines(inst)),
+    }
     a.push(format!("-DPQB_LABEL=\"{}\"", inst.label));
     match &inst.binding {
         Binding::Ngcc { headers } => {
@@ -344,6 +358,8 @@ fn version_script(inst: &Instance) -> String {
         ]
         .map(String::from)
         .to_vec(),
+        (Binding::Ngcc { .. }, Kind::Kex | Kind::Hash) => super::kinds::api_names(inst),
+        (Binding::Nist { .. }, Kind::Kex | Kind::Hash) => Vec::new(),
         (Binding::Nist { namespace, .. }, Kind::Sign) => {
             ["crypto_sign_keypair", "crypto_sign", "crypto_sign_open"]
                 .map(|f| format!("{namespace}{f}"))
@@ -359,6 +375,10 @@ fn version_script(inst: &Instance) -> String {
     // builds (absent from the measured library).
     let mut s =
         String::from("{\n  global:\n    pqb_entry_table;\n    pqb_prof_*;\n    pqb_ct_*;\n");
+    if inst.kind == Kind::Kex {
+        // Later passes exist only in protocols that have them.
+        s.push_str("    kex_generate_pass*;\n");
+    }
     for f in api {
         s.push_str(&format!("    {f};\n"));
     }

@@ -5,6 +5,7 @@
 pub mod cmake;
 pub mod deps;
 pub mod diag;
+pub mod kinds;
 pub mod library;
 
 pub use library::BuildEnv;

@@ -7,7 +7,8 @@
  *                              they declare the sig_* or kem_* functions,
  *                              DRNG_ctx, drng_algorithm, init_random_number
  *                              and get_random_number (not redeclared here)
- *   -DPQB_KIND_IS_SIGN | -DPQB_KIND_IS_KEM
+ *   -DPQB_KIND_IS_SIGN | -DPQB_KIND_IS_KEM | -DPQB_KIND_IS_KEX | -DPQB_KIND_IS_HASH
+ *                              (hash: -DPQB_HASH_BITS=<digest width>)
  *   -DPQB_LABEL="\"<instance label>\""
  *   -I <this directory>        for pqb_entry.h
  *
@@ -24,11 +25,10 @@
 
 #include "pqb_entry.h"
 
-#if defined(PQB_KIND_IS_SIGN) && defined(PQB_KIND_IS_KEM)
-#error "define exactly one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
-#endif
-#if !defined(PQB_KIND_IS_SIGN) && !defined(PQB_KIND_IS_KEM)
-#error "define one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
+#if defined(PQB_KIND_IS_SIGN) + defined(PQB_KIND_IS_KEM) + defined(PQB_KIND_IS_KEX) +             \
+        defined(PQB_KIND_IS_HASH) !=                                                               \
+    1
+#error "define exactly one of PQB_KIND_IS_SIGN, _KEM, _KEX and _HASH"
 #endif
 #ifndef PQB_LABEL
 #error "PQB_LABEL (the instance label, a string literal) must be defined"
@@ -70,7 +70,11 @@ static void pqb_ngcc_drng_free(void *ctx)
     free(ctx);
 }
 
-#ifdef PQB_KIND_IS_SIGN
+#if defined(PQB_KIND_IS_KEX) || defined(PQB_KIND_IS_HASH)
+/* Key exchange and hash: adapter_ngcc_kinds.c, one translation unit with
+ * this file (it uses the helpers above and the API the headers declare). */
+#include "adapter_ngcc_kinds.c"
+#elif defined(PQB_KIND_IS_SIGN)
 
 static int pqb_ngcc_keygen(unsigned char *pk, size_t *pk_len, unsigned char *sk, size_t *sk_len)
 {
@@ -144,11 +148,13 @@ const pqb_entry *pqb_entry_table(void)
         e->api = PQB_API_NGCC;
         e->algname = PQB_LABEL;
         e->seed = pqb_ngcc_seed;
-        e->keygen = pqb_ngcc_keygen;
         e->drng_new = pqb_ngcc_drng_new;
         e->drng_draw = pqb_ngcc_drng_draw;
         e->drng_free = pqb_ngcc_drng_free;
-#ifdef PQB_KIND_IS_SIGN
+#if defined(PQB_KIND_IS_KEX) || defined(PQB_KIND_IS_HASH)
+        pqb_ngcc_kind_table(e);
+#elif defined(PQB_KIND_IS_SIGN)
+        e->keygen = pqb_ngcc_keygen;
         e->kind = PQB_KIND_SIGN;
         e->pk_bytes = pqb_ull_to_size(sig_get_pk_len_bytes());
         e->sk_bytes = pqb_ull_to_size(sig_get_sk_len_bytes());
@@ -157,6 +163,7 @@ const pqb_entry *pqb_entry_table(void)
         e->sign = pqb_ngcc_sign;
         e->verify = pqb_ngcc_verify;
 #else
+        e->keygen = pqb_ngcc_keygen;
         e->kind = PQB_KIND_KEM;
         e->pk_bytes = pqb_ull_to_size(kem_get_pk_len_bytes());
         e->sk_bytes = pqb_ull_to_size(kem_get_sk_len_bytes());

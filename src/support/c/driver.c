@@ -3,7 +3,9 @@
  *
  * One process measures one operation of one instance library:
  *
- *   pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec
+ *   pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec|
+ *              hash_<bytes>|exchange|init_a|init_b|pass<k>|derive_a|derive_b
+ *              (key exchange and hash: driver_ext.h)
  *              --mode calibrate|trial|memory|count|ct
  *              [--warmup W] [--iters I] [--samples] [--profile]
  *
@@ -49,6 +51,7 @@
 
 #include "counter.h"
 #include "pqb_entry.h"
+#include "driver_ext.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -338,7 +341,8 @@ static void usage(const char *why)
 /* ------------------------------------------------------------------------
  * The operation.
  * ---------------------------------------------------------------------- */
-enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_ENC, OP_DEC };
+/* OP_EXT: a key-exchange or hash operation (driver_ext.h). */
+enum { OP_KEYGEN, OP_SIGN, OP_VERIFY, OP_ENC, OP_DEC, OP_EXT };
 static const char *const op_names[] = {"keygen", "sign", "verify", "enc", "dec"};
 
 static const pqb_entry *E;
@@ -469,6 +473,8 @@ static int call_op(void)
         return do_verify();
     case OP_ENC:
         return do_enc();
+    case OP_EXT:
+        return ext_call();
     default:
         return do_dec();
     }
@@ -495,6 +501,10 @@ static void setup(void)
     size_t i;
     int rc;
 
+    if (g_op == OP_EXT) {
+        ext_setup();
+        return;
+    }
     for (i = 0; i < SEED_BYTES; i++)
         seed[i] = (unsigned char)i;
     g_msg = buffer(MSG_BYTES);
@@ -531,7 +541,9 @@ static void setup(void)
 
 static void print_lengths(void)
 {
-    if (E->kind == PQB_KIND_SIGN)
+    if (g_op == OP_EXT)
+        ext_print_lengths();
+    else if (E->kind == PQB_KIND_SIGN)
         line("lengths pk=%zu sk=%zu sig=%zu", max_pk, max_sk, max_sig);
     else
         line("lengths pk=%zu sk=%zu ct=%zu ss=%zu", max_pk, max_sk, max_ct, max_ss);
@@ -570,8 +582,14 @@ static void *load(const char *path)
         fail("load", "pqb_entry_table_returned_null");
     if (E->abi_version != PQB_ABI_VERSION)
         fail("load", "abi_version_%d_driver_expects_%d", E->abi_version, PQB_ABI_VERSION);
-    if (E->kind != PQB_KIND_SIGN && E->kind != PQB_KIND_KEM)
+    if (E->kind < PQB_KIND_SIGN || E->kind > PQB_KIND_HASH)
         fail("load", "unknown_kind_%d", E->kind);
+    if (g_op == OP_EXT || E->kind == PQB_KIND_KEX || E->kind == PQB_KIND_HASH) {
+        if (g_op != OP_EXT || !ext_fits_kind())
+            fail("load", "op_does_not_fit_kind_%s_or_the_entry_table_lacks_a_function",
+                 ext_kind_name(E->kind));
+        return lib;
+    }
     if (E->kind == PQB_KIND_SIGN)
         ok = g_op == OP_KEYGEN || g_op == OP_SIGN || g_op == OP_VERIFY;
     else
@@ -949,8 +967,12 @@ static void mode_memory(void)
     if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGSEGV, &sa, &old_sa) != 0)
         fail("setup", "cannot_install_stack_overflow_handler");
 
+    if (g_op == OP_EXT)
+        ext_before_call(); /* a KEX step: the protocol up to it */
     run_on_stack(lo);
     sigaction(SIGSEGV, &old_sa, NULL);
+    if (g_op == OP_EXT && op_rc == 0)
+        ext_after_call();
     if (op_rc != 0)
         fail("op", "%s", g_err);
 
@@ -1037,8 +1059,12 @@ int main(int argc, char **argv)
     for (g_op = 0; g_op < 5; g_op++)
         if (strcmp(op, op_names[g_op]) == 0)
             break;
-    if (g_op == 5)
-        usage("--op must be keygen, sign, verify, enc or dec");
+    if (g_op == 5 && ext_parse_op(op))
+        g_op = OP_EXT;
+    else if (g_op == 5)
+        usage("--op must be keygen, sign, verify, enc, dec, hash_<bytes>, exchange or a KEX step");
+    if (g_op == OP_EXT && ext_is_step() && (strcmp(mode, "calibrate") == 0 || profile))
+        usage("a KEX step is planned from the exchange and never profiled");
     if (strcmp(mode, "calibrate") != 0 && strcmp(mode, "trial") != 0 &&
         strcmp(mode, "memory") != 0 && strcmp(mode, "count") != 0 && strcmp(mode, "ct") != 0)
         usage("--mode must be calibrate, trial, memory, count or ct");
@@ -1055,7 +1081,7 @@ int main(int argc, char **argv)
     line("meta abi=%d api=%s kind=%s algname=%s counter=%s counter_hz=%.6e tsc_invariant=%s "
          "pid=%ld cpu=%d",
          E->abi_version, E->api == PQB_API_NIST ? "nist" : "ngcc",
-         E->kind == PQB_KIND_SIGN ? "sign" : "kem", word(E->algname, algname, sizeof algname),
+         ext_kind_name(E->kind), word(E->algname, algname, sizeof algname),
          C.name, C.hz, inv, (long)getpid(), sched_getcpu());
 
     if (profile)
@@ -1065,6 +1091,8 @@ int main(int argc, char **argv)
     g_sign_retries = 0;
     if (strcmp(mode, "calibrate") == 0)
         mode_calibrate(warm < 0 ? 3 : warm);
+    else if (strcmp(mode, "trial") == 0 && g_op == OP_EXT && ext_is_step())
+        ext_mode_trial_steps(warm < 0 ? 2 : warm, iters, want_samples);
     else if (strcmp(mode, "trial") == 0)
         mode_trial(warm < 0 ? 2 : warm, iters, want_samples, profile);
     else if (strcmp(mode, "count") == 0)
@@ -1080,3 +1108,7 @@ int main(int argc, char **argv)
     pqb_counter_close(&C);
     return 0;
 }
+
+/* Key exchange and hash operations (driver_ext.h). */
+#include "driver_hash.c"
+#include "driver_kex.c"

@@ -53,7 +53,7 @@
 #define NIST_SEED_BYTES 48
 #define NGCC_SEED_BYTES 64
 
-enum { ST_PASS = 0, ST_CRYPTOFAIL, ST_OVERFLOW, ST_LOADFAIL };
+enum { ST_PASS = 0, ST_CRYPTOFAIL, ST_OVERFLOW, ST_LOADFAIL, ST_MISMATCH };
 
 static const char *status_name(int st)
 {
@@ -64,6 +64,8 @@ static const char *status_name(int st)
         return "CRYPTOFAIL";
     case ST_OVERFLOW:
         return "OVERFLOW";
+    case ST_MISMATCH:
+        return "MISMATCH";
     default:
         return "LOADFAIL";
     }
@@ -211,7 +213,7 @@ static int gcheck(const gbuf *b)
 
 /* ---- run state -------------------------------------------------------- */
 
-#define MAX_LIVE 8
+#define MAX_LIVE 32 /* a KEX: keys, states, secrets and 16 messages */
 
 typedef struct {
     const pqb_entry *e;
@@ -558,6 +560,11 @@ out:
     free_live(r);
 }
 
+/* ---- key exchange and hash (same translation unit) ---------------------- */
+
+#include "kat_kex.c"
+#include "kat_hash.c"
+
 /* ---- the two formats -------------------------------------------------- */
 
 static void master_init(pqb_ctr_drbg *d)
@@ -711,6 +718,8 @@ static void run_ngcc(run_state *r, unsigned long records)
         }
     }
 
+    if (e->kind == PQB_KIND_KEX && kex_check_table(r) != 0)
+        records = 0;
     for (r->record = 0; r->record < records; r->record++) {
         rc = e->drng_draw(seed_drng, seed, sizeof seed);
         if (rc != 0) {
@@ -733,6 +742,8 @@ static void run_ngcc(run_state *r, unsigned long records)
                 break;
             }
             sign_record(r, 0, seed, sizeof seed, msg, mlen);
+        } else if (e->kind == PQB_KIND_KEX) {
+            kex_record(r, seed, sizeof seed);
         } else {
             kem_record(r, 0, seed, sizeof seed);
         }
@@ -750,6 +761,9 @@ static void run_ngcc(run_state *r, unsigned long records)
 static void usage(void)
 {
     fputs("usage: pqb-kat [--results-fd N] --lib PATH --format ngcc|nist --records N\n"
+          "               (--out FILE | --out-fd M)\n"
+          "       pqb-kat [--results-fd N] --lib PATH --format hash --file KAT_2_12|KAT_2_23|\n"
+          "               KAT_2_33|KAT_Loop|KAT_ICCS [--helper NAME] --records N\n"
           "               (--out FILE | --out-fd M)\n"
           "       pqb-kat --drbg-selftest\n",
           stderr);
@@ -774,7 +788,7 @@ static int drbg_selftest(void)
 }
 
 /* The load failures: everything up to a usable entry table. */
-static const pqb_entry *load(const char *lib, int nist, char *why, size_t why_len)
+static const pqb_entry *load(const char *lib, int nist, int hash, char *why, size_t why_len)
 {
     void *h;
     const pqb_entry *(*table)(void);
@@ -807,11 +821,18 @@ static const pqb_entry *load(const char *lib, int nist, char *why, size_t why_le
                  e->abi_version, PQB_ABI_VERSION);
         return NULL;
     }
-    if (e->kind != PQB_KIND_SIGN && e->kind != PQB_KIND_KEM) {
-        snprintf(why, why_len, "%s: entry table kind %d is neither sign nor kem", lib, e->kind);
+    if (e->kind != PQB_KIND_SIGN && e->kind != PQB_KIND_KEM && e->kind != PQB_KIND_KEX &&
+        e->kind != PQB_KIND_HASH) {
+        snprintf(why, why_len, "%s: entry table kind %d is not sign, kem, kex or hash", lib,
+                 e->kind);
         return NULL;
     }
-    if (e->seed == NULL || e->keygen == NULL ||
+    if ((hash != 0) != (e->kind == PQB_KIND_HASH)) {
+        snprintf(why, why_len, "%s: the hash format and the library's kind disagree", lib);
+        return NULL;
+    }
+    if (e->seed == NULL ||
+        ((e->kind == PQB_KIND_SIGN || e->kind == PQB_KIND_KEM) && e->keygen == NULL) ||
         (e->kind == PQB_KIND_SIGN && (e->sign == NULL || e->verify == NULL)) ||
         (e->kind == PQB_KIND_KEM && (e->enc == NULL || e->dec == NULL))) {
         snprintf(why, why_len, "%s: entry table lacks a function its kind needs", lib);
@@ -849,10 +870,10 @@ static FILE *channel(const char *opt, const char *arg)
 int main(int argc, char **argv)
 {
     const char *lib = NULL, *format = NULL, *records_arg = NULL, *out = NULL;
-    const char *results_fd = NULL, *out_fd = NULL;
+    const char *results_fd = NULL, *out_fd = NULL, *file = NULL, *helper = NULL;
     unsigned long records;
     char *end;
-    int nist, i;
+    int nist, is_hash = 0, i;
     char why[1024];
     char name[1024];
     char hash[32];
@@ -877,6 +898,10 @@ int main(int argc, char **argv)
             slot = &results_fd;
         else if (strcmp(argv[i], "--out-fd") == 0)
             slot = &out_fd;
+        else if (strcmp(argv[i], "--file") == 0)
+            slot = &file;
+        else if (strcmp(argv[i], "--helper") == 0)
+            slot = &helper;
         if (slot == NULL || *slot != NULL || i + 1 >= argc) {
             fprintf(stderr, "pqb-kat: unexpected or repeated argument '%s'\n", argv[i]);
             usage();
@@ -891,8 +916,11 @@ int main(int argc, char **argv)
         nist = 1;
     else if (strcmp(format, "ngcc") == 0)
         nist = 0;
+    else if (strcmp(format, "hash") == 0 && file != NULL)
+        nist = 0, is_hash = 1;
     else {
-        fprintf(stderr, "pqb-kat: unknown format '%s' (ngcc or nist)\n", format);
+        fprintf(stderr, "pqb-kat: unknown format '%s' (ngcc, nist, or hash with --file)\n",
+                format);
         usage();
     }
     errno = 0;
@@ -914,7 +942,7 @@ int main(int argc, char **argv)
         }
     }
 
-    e = load(lib, nist, why, sizeof why);
+    e = load(lib, nist, is_hash, why, sizeof why);
     if (e == NULL) {
         out_status(ST_LOADFAIL, why);
         out_end();
@@ -931,6 +959,8 @@ int main(int argc, char **argv)
         run_nist_submission_rng(&r, records);
     else if (nist)
         run_nist(&r, records);
+    else if (is_hash)
+        run_hash(&r, file, helper);
     else
         run_ngcc(&r, records);
     if (ferror(r.kat.fp) || fclose(r.kat.fp) != 0) {
@@ -940,8 +970,15 @@ int main(int argc, char **argv)
 
     one_line(name, sizeof name, e->algname);
     out_line("algname", name);
-    out_line("format", nist ? "nist" : "ngcc");
+    out_line("format", nist ? "nist" : is_hash ? "hash" : "ngcc");
+    if (is_hash)
+        out_line("file", file);
     out_size("records", r.records_written);
+    if (e->kind == PQB_KIND_KEX)
+        kex_print_figures(&r);
+    else if (e->kind == PQB_KIND_HASH)
+        hash_print_figures(&r);
+    else {
     out_size("api_pk_bytes", e->pk_bytes);
     out_size("api_sk_bytes", e->sk_bytes);
     if (e->kind == PQB_KIND_SIGN) {
@@ -962,6 +999,7 @@ int main(int argc, char **argv)
         if (r.min_ct != (size_t)-1)
             out_size("min_ct_len", r.min_ct);
         out_size("max_ss_len", r.max_ss);
+    }
     }
     out_size("kat_bytes", (size_t)r.kat.bytes);
     snprintf(hash, sizeof hash, "%016llx", r.kat.fnv);

@@ -14,10 +14,21 @@
 
 #include <stddef.h>
 
-#define PQB_ABI_VERSION 1
+/* 2: key exchange and hash entries appended (kex_*, hash, iccs_sm3). */
+#define PQB_ABI_VERSION 2
 
 #define PQB_KIND_SIGN 1
 #define PQB_KIND_KEM 2
+#define PQB_KIND_KEX 3
+#define PQB_KIND_HASH 4
+
+/* KEX sides, and what a pass returns when it was the last one. */
+#define PQB_KEX_A 0
+#define PQB_KEX_B 1
+#define PQB_KEX_LAST_PASS 1
+#define PQB_KEX_MAX_PASSES 16
+/* What kex_pass() returns for a pass the library does not define. */
+#define PQB_KEX_NO_PASS (-0x5051)
 
 #define PQB_API_NGCC 1
 #define PQB_API_NIST 2
@@ -71,6 +82,44 @@ typedef struct pqb_entry {
     void *(*drng_new)(const unsigned char *seed, size_t seed_len);
     int (*drng_draw)(void *ctx, unsigned char *out, size_t out_len);
     void (*drng_free)(void *ctx);
+
+    /* ---- ABI 2: key exchange (kind PQB_KIND_KEX) -------------------------
+     * pk_bytes, sk_bytes and ss_bytes above are kex_get_pk/sk/ss_len_bytes().
+     * A state length is in/out: the state's current length on input, its
+     * new length on output. A message's length is its capacity on input
+     * (kex_msg_bytes, the cap of all messages) and its length on output. */
+    size_t kex_sta_bytes;  /* kex_get_sta_len_bytes() */
+    size_t kex_stb_bytes;  /* kex_get_stb_len_bytes() */
+    size_t kex_msg_bytes;  /* kex_get_total_msg_len_bytes() */
+    int kex_passes;        /* kex_get_passes_num() */
+    /* kex_init_a (side PQB_KEX_A) or kex_init_b; a zero public-key length
+     * means "no long-term key". */
+    int (*kex_init)(int side, unsigned char *pk, size_t *pk_len, unsigned char *sk,
+                    size_t *sk_len, unsigned char *st, size_t *st_len);
+    /* kex_generate_pass<k>_msg_<a|b>, k from 1 (odd: initiator); `in` is
+     * message k-1 (none for k = 1). Returns the pass's own code: negative
+     * on error, PQB_KEX_LAST_PASS when it was the last pass; PQB_KEX_NO_PASS
+     * when the library defines no such pass. */
+    int (*kex_pass)(int k, const unsigned char *sk, size_t sk_len, const unsigned char *peer_pk,
+                    size_t peer_pk_len, const unsigned char *in, size_t in_len, unsigned char *st,
+                    size_t *st_len, unsigned char *out, size_t *out_len);
+    /* 1 when the library defines pass k. */
+    int (*kex_has_pass)(int k);
+    /* kex_derive_ss_a (m = the last message B sent) or kex_derive_ss_b
+     * (m = the last message A sent). */
+    int (*kex_derive)(int side, const unsigned char *sk, size_t sk_len,
+                      const unsigned char *peer_pk, size_t peer_pk_len, const unsigned char *m,
+                      size_t m_len, const unsigned char *st, size_t st_len, unsigned char *ss,
+                      size_t *ss_len);
+
+    /* ---- ABI 2: hash (kind PQB_KIND_HASH) --------------------------------
+     * CryptHash with the instance's digest width; messages in bits, a
+     * partial last byte taken MSB-first; writes ceil(digest_bits/8) bytes. */
+    size_t digest_bits;
+    int (*hash)(const unsigned char *msg, unsigned long long msg_bits, unsigned char *digest);
+    /* ICCS baseline instances only (else NULL): the component's sm3hash at
+     * 256 bits, for the self-check against the published examples. */
+    int (*iccs_sm3)(const unsigned char *msg, unsigned long long msg_bits, unsigned char *out);
 } pqb_entry;
 
 /* The one entry point the runner and driver look up with dlsym. */

@@ -1,0 +1,171 @@
+//! The rules of key-exchange and hash algorithm files: a hash instance's
+//! digest width, a KEX's renamed API functions, and which API they need.
+
+use std::collections::BTreeMap;
+
+use super::algorithm::Resolver;
+use super::names;
+use super::*;
+use crate::config::algorithm::RawParameterSet;
+use crate::config::kinds::KEX_MAX_PASSES;
+use crate::config::Step;
+
+/// The largest digest width a hash instance may declare, in bits.
+pub const MAX_DIGEST_BITS: u32 = 1 << 16;
+
+/// Every NGCC KEX function name the `[kex] names` table may rename.
+pub fn kex_api_names() -> Vec<String> {
+    let mut v: Vec<String> = [
+        "kex_get_passes_num",
+        "kex_get_pk_len_bytes",
+        "kex_get_sk_len_bytes",
+        "kex_get_sta_len_bytes",
+        "kex_get_stb_len_bytes",
+        "kex_get_ss_len_bytes",
+        "kex_get_total_msg_len_bytes",
+        "kex_init_a",
+        "kex_init_b",
+        "kex_derive_ss_a",
+        "kex_derive_ss_b",
+    ]
+    .map(String::from)
+    .to_vec();
+    v.extend((1..=KEX_MAX_PASSES).map(kex_pass_name));
+    v
+}
+
+/// `kex_generate_pass<k>_msg_a` (odd k, the initiator) or `_msg_b`.
+pub fn kex_pass_name(k: u32) -> String {
+    let side = if k % 2 == 1 { "a" } else { "b" };
+    format!("kex_generate_pass{k}_msg_{side}")
+}
+
+impl Resolver<'_> {
+    /// Kind rules that need no file system.
+    pub(super) fn kind_rules(&mut self) {
+        let raw = self.raw;
+        let a = &raw.value;
+        if matches!(a.kind, Kind::Kex | Kind::Hash) && a.api != ApiFamily::Ngcc {
+            self.p.push(
+                raw.error_at_value(
+                    &[Step::Key("api")],
+                    format!("kind `{}` exists on the NGCC API only", a.kind.as_str()),
+                )
+                .help("set api = \"ngcc\""),
+            );
+        }
+        for (j, ps) in a.parameter_sets.iter().enumerate() {
+            let at = [
+                Step::Key("parameter-set"),
+                Step::Index(j),
+                Step::Key("digest-bits"),
+            ];
+            match (a.kind, ps.digest_bits) {
+                (Kind::Hash, None) => self.p.push(
+                    raw.error_at(
+                        &ps.label,
+                        format!(
+                            "hash parameter set `{}` has no `digest-bits`",
+                            ps.label.get_ref()
+                        ),
+                    )
+                    .help("give the instance's digest width, e.g. digest-bits = 256"),
+                ),
+                (Kind::Hash, Some(b)) if b > MAX_DIGEST_BITS => self.p.push(
+                    raw.error_at_value(
+                        &at,
+                        format!("`digest-bits` = {b} is more than {MAX_DIGEST_BITS}"),
+                    )
+                    .help("a digest width in bits, e.g. 256 or 512"),
+                ),
+                (Kind::Hash, _) | (_, None) => {}
+                (kind, Some(_)) => self.p.push(
+                    raw.error_at_key(
+                        &at,
+                        format!(
+                            "`digest-bits` belongs to hash algorithms, not `{}`",
+                            kind.as_str()
+                        ),
+                    )
+                    .help("remove it"),
+                ),
+            }
+        }
+        let Some(kex) = &a.kex else { return };
+        if a.kind != Kind::Kex {
+            self.p.push(
+                raw.error_at_key(
+                    &[Step::Key("kex")],
+                    "`[kex]` belongs to key-exchange algorithms",
+                )
+                .help("remove it or set kind = \"kex\""),
+            );
+        }
+        let known = kex_api_names();
+        for (name, to) in &kex.names {
+            if !known.contains(name) {
+                self.p.push(
+                    raw.error_at_key(
+                        &[Step::Key("kex"), Step::Key("names"), Step::Key(name)],
+                        format!("`{name}` is not an NGCC KEX function"),
+                    )
+                    .help("rename one of kex_get_*_len_bytes, kex_get_passes_num, kex_init_a/b, kex_generate_pass<k>_msg_<a|b>, kex_derive_ss_a/b"),
+                );
+            }
+            if !names::is_c_identifier(to.get_ref()) {
+                self.p.push(
+                    raw.error_at(to, format!("`{}` is not a C symbol name", to.get_ref()))
+                        .help("name the function the submission defines"),
+                );
+            }
+        }
+    }
+
+    /// The kind-specific part of one instance.
+    pub(super) fn kind_spec(&self, ps: &RawParameterSet) -> KindSpec {
+        let a = &self.raw.value;
+        KindSpec {
+            digest_bits: if a.kind == Kind::Hash {
+                ps.digest_bits
+            } else {
+                None
+            },
+            kex_names: a
+                .kex
+                .as_ref()
+                .map(|k| {
+                    k.names
+                        .iter()
+                        .map(|(n, v)| (n.clone(), v.get_ref().clone()))
+                        .collect::<BTreeMap<_, _>>()
+                })
+                .unwrap_or_default(),
+            iccs_helper: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_files_follow_the_campaign_and_passes_alternate_sides() {
+        let mut k = KatSettings {
+            timeout_seconds: 1.0,
+            records_override: None,
+            hash_full: false,
+            hash_loop: false,
+        };
+        assert_eq!(k.hash_files(), ["KAT_2_12", "KAT_2_23"]);
+        k.hash_full = true;
+        k.hash_loop = true;
+        assert_eq!(
+            k.hash_files(),
+            ["KAT_2_12", "KAT_2_23", "KAT_2_33", "KAT_Loop"]
+        );
+        assert_eq!(kex_pass_name(1), "kex_generate_pass1_msg_a");
+        assert_eq!(kex_pass_name(16), "kex_generate_pass16_msg_b");
+        assert_eq!(kex_api_names().len(), 11 + 16);
+    }
+}

@@ -1,0 +1,477 @@
+//! The parts of the pages that differ for key exchanges and hashes: the
+//! hash performance table (message size, cycles/byte, MB/s), the notes on
+//! KEX step timing, the KEX size columns, the hash chart, and the
+//! summary's "Key exchange", "Hash functions" and "ICCS hash helpers".
+
+use crate::config::kinds::{hash_bytes, is_kex_step, HASH_OPERATIONS};
+use crate::format;
+use crate::plan::iccs::BASELINE_ID;
+use crate::plan::Kind;
+use crate::records::campaign::AlgorithmInfo;
+use crate::records::operation::OperationRecord;
+
+use super::chart;
+use super::chart_lines::{self, Series};
+use super::dataset::Dataset;
+use super::model::*;
+use super::rows::{op_rows, Inst, DASH};
+
+/// The message sizes the summary shows (32 B, 1 KiB, 64 KiB).
+const SUMMARY_SIZES: [u64; 3] = [32, 1024, 65536];
+
+/// `1234` → `1234`, `0.5` → `0.5`: short numbers for axes and ratios.
+pub fn short_number(v: f64) -> String {
+    format::g(v, 4)
+}
+
+/// `32 B`, `1 KiB`, `64 KiB`.
+pub fn message_size(bytes: u64) -> String {
+    if bytes >= 1024 && bytes % 1024 == 0 {
+        format!("{} KiB", bytes / 1024)
+    } else {
+        format!("{bytes} B")
+    }
+}
+
+/// Cycles per byte with three significant digits.
+pub fn cycles_per_byte(v: f64) -> String {
+    format::g(v, 3)
+}
+
+/// Megabytes (10^6 bytes) per second with three significant digits.
+pub fn mb_per_s(bytes: u64, seconds: f64) -> String {
+    if seconds > 0.0 {
+        format::g(bytes as f64 / seconds / 1e6, 3)
+    } else {
+        DASH.into()
+    }
+}
+
+/// The category line of section 1.
+pub fn category(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Hash => "hash function",
+        _ => "public-key algorithm",
+    }
+}
+
+/// Section 4 of a hash page: one row per (instance, message size).
+pub fn hash_rows(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<HashRow> {
+    let mut rows = Vec::new();
+    for inst in insts {
+        let recs: Vec<(&str, &OperationRecord)> = HASH_OPERATIONS
+            .iter()
+            .filter_map(|op| ds.record(&a.id, inst.label, op).map(|r| (*op, r)))
+            .collect();
+        if recs.is_empty() {
+            rows.push(HashRow {
+                label: inst.label.into(),
+                message: DASH.into(),
+                mean_cycles: format!("not timed (KAT {})", inst.kat_status()),
+                cycles_per_byte: DASH.into(),
+                mean_time: DASH.into(),
+                mb_per_s: DASH.into(),
+                n: DASH.into(),
+                notes: String::new(),
+            });
+        }
+        for (op, rec) in recs {
+            let bytes = hash_bytes(op).unwrap_or(1);
+            let (perf, _) = op_rows(inst, op, rec, "");
+            let stats = rec.statistics.as_ref();
+            rows.push(HashRow {
+                label: inst.label.into(),
+                message: message_size(bytes),
+                mean_cycles: perf.mean_cycles,
+                cycles_per_byte: stats.map_or(DASH.into(), |s| {
+                    cycles_per_byte(s.mean_cycles / bytes as f64)
+                }),
+                mean_time: perf.mean_time,
+                mb_per_s: stats.map_or(DASH.into(), |s| mb_per_s(bytes, s.mean_seconds)),
+                n: perf.n,
+                notes: perf.notes,
+            });
+        }
+    }
+    rows
+}
+
+/// Median cycles of a record (per-call samples or trial means).
+fn median(rec: Option<&OperationRecord>) -> Option<f64> {
+    rec?.statistics.as_ref().map(|s| s.median_cycles)
+}
+
+/// What a KEX or hash page says below its performance table.
+pub fn notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
+    let mut out = Vec::new();
+    match a.kind {
+        Kind::Hash => out.push(
+            "Each message is msg[i] = (131·i + bytes) mod 256, hashed with the instance's digest width; cycles/byte is the mean cycles over the message bytes, MB/s its bytes (10^6) per second of mean time.".into(),
+        ),
+        Kind::Kex => {
+            let overheads: Vec<f64> = ds
+                .records
+                .values()
+                .filter(|r| r.algorithm == a.id)
+                .filter_map(|r| r.step.as_ref()?.counter_overhead_cycles)
+                .collect();
+            let overhead = if overheads.is_empty() {
+                "was not measured".to_string()
+            } else {
+                format!(
+                    "is {} cycles per call (median of two back-to-back counter reads, measured in every trial process)",
+                    format::cycles(crate::stats::median(&overheads))
+                )
+            };
+            out.push(format!(
+                "`exchange` is one whole protocol (both initialisations, every pass, both derivations; the secrets' agreement is checked in setup). Each step is timed inside complete protocol runs, the counter read around that one call and the rest of the protocol run untimed, with as many runs per trial as the exchange's plan; the counter's own overhead in every step sample {overhead}."
+            ));
+            for label in &a.labels {
+                let ex = median(ds.record(&a.id, label, "exchange"));
+                let steps: Vec<f64> = a
+                    .kind
+                    .operations()
+                    .iter()
+                    .filter(|op| is_kex_step(op))
+                    .filter_map(|op| median(ds.record(&a.id, label, op)))
+                    .collect();
+                if let (Some(ex), false) = (ex, steps.is_empty()) {
+                    let sum: f64 = steps.iter().sum();
+                    out.push(format!(
+                        "`{label}`: the step medians add up to {} cycles, the exchange's median is {} ({:+.1} %).",
+                        format::cycles(sum),
+                        format::cycles(ex),
+                        (sum / ex - 1.0) * 100.0
+                    ));
+                }
+            }
+        }
+        Kind::Sign | Kind::Kem => {}
+    }
+    out
+}
+
+/// Section 6 columns of a KEX: passes, every message any instance sends,
+/// the totals, keys and secret.
+pub fn kex_size_columns(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
+    let passes = ds
+        .sizes
+        .iter()
+        .flat_map(|s| &s.instances)
+        .filter(|r| r.algorithm == a.id)
+        .filter_map(|r| r.figures.get("passes")?.shown)
+        .max()
+        .unwrap_or(0);
+    let mut cols = vec!["passes".to_string()];
+    cols.extend((1..=passes).map(|k| format!("message {k}")));
+    cols.extend(
+        [
+            "protocol messages",
+            "public key A",
+            "public key B",
+            "bandwidth",
+            "secret key",
+            "shared secret",
+        ]
+        .map(String::from),
+    );
+    cols
+}
+
+/// The text above a KEX's size table.
+pub fn kex_sizes_text(catalog: Option<&str>) -> String {
+    let base = "Message lengths are those the library returned (the largest over the KAT and timing runs); protocol messages is their sum and bandwidth adds each long-term public key once (0: that party has none); secret key and shared secret are the API caps.";
+    match catalog {
+        Some(c) => format!(
+            "{base} Public keys and protocol-message bytes follow the curated KEX catalog `{c}`."
+        ),
+        None => base.to_string(),
+    }
+}
+
+/// A hash page's chart: cycles/byte against message size, log–log, with
+/// the ICCS `pseudoXOF` of each width as a dashed baseline.
+pub fn hash_chart(ds: &Dataset, a: &AlgorithmInfo) -> String {
+    let mut series: Vec<Series> = a
+        .labels
+        .iter()
+        .filter_map(|l| line(ds, &a.id, l, false))
+        .collect();
+    if a.id != BASELINE_ID {
+        for w in widths(ds, a) {
+            series.extend(line(ds, BASELINE_ID, &format!("pseudoXOF-{w}"), true));
+        }
+    }
+    chart_lines::svg(
+        &format!("{}: cycles per byte", a.id),
+        "message size",
+        "cycles per byte",
+        &series,
+    )
+}
+
+/// The digest widths of an algorithm's instances, from their sizes.
+fn widths(ds: &Dataset, a: &AlgorithmInfo) -> Vec<u64> {
+    let mut w: Vec<u64> = a
+        .labels
+        .iter()
+        .filter_map(|l| width(ds, &a.id, l))
+        .collect();
+    w.sort();
+    w.dedup();
+    w
+}
+
+fn width(ds: &Dataset, id: &str, label: &str) -> Option<u64> {
+    ds.sizes
+        .as_ref()?
+        .instances
+        .iter()
+        .find(|r| r.algorithm == id && r.label == label)?
+        .figures
+        .get("digest")?
+        .shown
+        .map(|b| b * 8)
+}
+
+fn line(ds: &Dataset, id: &str, label: &str, dashed: bool) -> Option<Series> {
+    let points: Vec<(f64, f64)> = HASH_OPERATIONS
+        .iter()
+        .filter_map(|op| {
+            let bytes = hash_bytes(op)? as f64;
+            let s = ds.record(id, label, op)?.statistics.as_ref()?;
+            Some((bytes, s.mean_cycles / bytes))
+        })
+        .collect();
+    (!points.is_empty()).then(|| Series {
+        name: if dashed {
+            format!("{label} (ICCS)")
+        } else {
+            label.to_string()
+        },
+        points,
+        dashed,
+    })
+}
+
+fn mean(ds: &Dataset, id: &str, label: &str, bytes: u64) -> Option<f64> {
+    ds.record(id, label, &format!("hash_{bytes}"))?
+        .statistics
+        .as_ref()
+        .map(|s| s.mean_cycles)
+}
+
+/// KAT status and known-issue notes of a summary row.
+fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    let status = ds
+        .build_record(&a.id, label)
+        .map_or("NOT BUILT", |b| b.kat_status.as_str());
+    if status != "PASS" {
+        notes.push(format!("KAT {status}"));
+    }
+    if super::rows::issues_for(a, label)
+        .iter()
+        .any(|k| k.action == "measure")
+    {
+        notes.push("⚠ known issue".to_string());
+    }
+    notes
+}
+
+/// The method page's bullets on key exchanges and hashes (none when the
+/// campaign has neither).
+pub fn method_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
+    let mut out = Vec::new();
+    if c.algorithms.iter().any(|a| a.kind == Kind::Kex) {
+        out.push("Key exchanges: `exchange` is one whole protocol (both initialisations, every pass, both derivations), the two secrets' agreement checked in setup. Each step (init_a, init_b, pass1..passP, derive_a, derive_b) is timed inside complete protocol runs, the counter read around that one call; it is planned from the exchange's calibration (the same runs per trial), and every trial process measures the counter's own cost per call (median of two back-to-back reads), stated on the algorithm page. Only `exchange` is profiled.".into());
+        out.push("Key-exchange KATs follow the NGCC seed schedule (10 records by default); guard bytes surround every buffer, returned lengths are checked against their caps, and a pass ending the protocol early or late, or secrets that differ, are CRYPTOFAIL.".into());
+    }
+    if c.algorithms.iter().any(|a| a.kind == Kind::Hash) {
+        out.push("Hash functions: CryptHash with the instance's digest width, timed at 32, 128, 512, 1024, 4096, 8192, 16384 and 65536 bytes (msg[i] = (131·i + bytes) mod 256) as operations hash_<bytes>; cycles/byte and MB/s (10^6 bytes per second) derive from the mean. KAT files KAT_2_12 and KAT_2_23 (KAT_2_33 and KAT_Loop when the campaign asks), one manifest line each. Hashes are neither profiled nor surveyed.".into());
+    }
+    if c.algorithms.iter().any(|a| a.id == BASELINE_ID) {
+        out.push("The ICCS helpers (sm3hash 256, pseudohash 512/768/1024, pseudoXOF at every width the hash candidates use) are built from the campaign's ICCS component with pqbench's CryptHash over each, self-checked (sm3hash against GB/T 32905's two published examples, pseudoXOF against KDF-SM3 over that sm3hash) and timed like the candidates, as their baseline.".into());
+    }
+    out
+}
+
+/// The summary's sections for key exchanges, hash candidates and the ICCS
+/// baseline (each only when the dataset has such algorithms).
+pub fn summary_tables(ds: &Dataset, system: &str) -> Vec<SummaryTable> {
+    let mut out = Vec::new();
+    out.extend(kex_table(ds, system));
+    out.extend(hash_table(ds, system, false));
+    out.extend(hash_table(ds, system, true));
+    out
+}
+
+fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
+    let mut rows = Vec::new();
+    let mut bars = Vec::new();
+    for a in ds
+        .campaign
+        .algorithms
+        .iter()
+        .filter(|a| a.kind == Kind::Kex)
+    {
+        for label in &a.labels {
+            let mut notes = row_notes(ds, a, label);
+            let cell = match ds.record(&a.id, label, "exchange") {
+                None => DASH.to_string(),
+                Some(r) => match &r.statistics {
+                    None => {
+                        notes.push(format!("exchange {}", r.status));
+                        r.status.to_string()
+                    }
+                    Some(s) => {
+                        bars.push(chart::Bar {
+                            label: format!("{label} exchange"),
+                            value: s.mean_cycles,
+                            low: s.ci_median_cycles.0,
+                            high: s.ci_median_cycles.1,
+                            series: 0,
+                        });
+                        match ds
+                            .profile(&a.id, label, "exchange")
+                            .filter(|p| p.status.is_ok())
+                        {
+                            Some(p) => format!(
+                                "{} ({})",
+                                format::cycles(s.mean_cycles),
+                                format::percent(p.hash_share)
+                            ),
+                            None => format::cycles(s.mean_cycles),
+                        }
+                    }
+                },
+            };
+            let bandwidth = ds
+                .sizes
+                .as_ref()
+                .and_then(|s| {
+                    s.instances
+                        .iter()
+                        .find(|r| r.algorithm == a.id && &r.label == label)
+                })
+                .and_then(|r| r.figures.get("bandwidth")?.shown)
+                .map_or(DASH.to_string(), |v| v.to_string());
+            rows.push(SummaryRow {
+                algorithm: Link::page(a.id.clone(), a.id.clone()),
+                name: a.name.clone(),
+                label: label.clone(),
+                ops: vec![cell],
+                sizes: vec![bandwidth],
+                notes: notes.join("; "),
+                ct: String::new(),
+            });
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    Some(SummaryTable {
+        kind: "kex".into(),
+        heading: "Key exchange".into(),
+        ops: vec!["exchange cycles (sym %)".into()],
+        size_columns: vec!["transferred bytes".into()],
+        rows,
+        has_ct: false,
+        chart_svg: chart::svg(
+            &format!("Key exchange on {system}"),
+            chart::Statistic::Mean,
+            &["exchange"],
+            &bars,
+        ),
+        chart_file: "summary-kex.svg".into(),
+        note: Some("One whole protocol (both sides, every pass) in mean cycles, with the share spent in the ICCS hash helpers; transferred bytes are the protocol messages plus each long-term public key once.".into()),
+    })
+}
+
+fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable> {
+    let mut rows = Vec::new();
+    let mut series = Vec::new();
+    let algs = ds
+        .campaign
+        .algorithms
+        .iter()
+        .filter(|a| a.kind == Kind::Hash && (a.id == BASELINE_ID) == baseline);
+    for a in algs {
+        for label in &a.labels {
+            let notes = row_notes(ds, a, label);
+            let xof = width(ds, &a.id, label).map(|w| format!("pseudoXOF-{w}"));
+            let ops = SUMMARY_SIZES
+                .iter()
+                .map(|&b| match mean(ds, &a.id, label, b) {
+                    None => DASH.to_string(),
+                    Some(c) if baseline => format::cycles(c),
+                    Some(c) => match xof.as_deref().and_then(|x| mean(ds, BASELINE_ID, x, b)) {
+                        Some(base) if base > 0.0 => {
+                            format!("{} (×{})", format::cycles(c), format::g(c / base, 3))
+                        }
+                        _ => format::cycles(c),
+                    },
+                })
+                .collect();
+            let cpb = mean(ds, &a.id, label, 65536)
+                .map_or(DASH.to_string(), |c| cycles_per_byte(c / 65536.0));
+            series.extend(line(ds, &a.id, label, baseline));
+            rows.push(SummaryRow {
+                algorithm: Link::page(a.id.clone(), a.id.clone()),
+                name: a.name.clone(),
+                label: label.clone(),
+                ops,
+                sizes: vec![cpb],
+                notes: notes.join("; "),
+                ct: String::new(),
+            });
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    if !baseline {
+        // The candidates' baseline, dashed: pseudoXOF at each of their widths.
+        let mut widths: Vec<u64> = ds
+            .campaign
+            .algorithms
+            .iter()
+            .filter(|a| a.kind == Kind::Hash && a.id != BASELINE_ID)
+            .flat_map(|a| a.labels.iter().filter_map(|l| width(ds, &a.id, l)))
+            .collect();
+        widths.sort();
+        widths.dedup();
+        for w in widths {
+            series.extend(line(ds, BASELINE_ID, &format!("pseudoXOF-{w}"), true));
+        }
+    }
+    let (kind, heading, note) = if baseline {
+        (
+            "iccs",
+            "ICCS hash helpers",
+            "The ICCS helpers (sm3hash, pseudohash, pseudoXOF) built from the campaign's ICCS component, self-checked against GB/T 32905's published SM3 examples and measured exactly like the hash candidates: their baseline.",
+        )
+    } else {
+        (
+            "hash",
+            "Hash functions",
+            "Mean cycles per message of 32 B, 1 KiB and 64 KiB, each with its ratio to the ICCS pseudoXOF of the same digest width (×1 = as fast as the baseline, ×2 = twice its cycles); cycles per byte at 64 KiB. The chart draws that baseline dashed.",
+        )
+    };
+    Some(SummaryTable {
+        kind: kind.into(),
+        heading: heading.into(),
+        ops: SUMMARY_SIZES.iter().map(|b| message_size(*b)).collect(),
+        size_columns: vec!["cycles/byte at 64 KiB".into()],
+        rows,
+        has_ct: false,
+        chart_svg: chart_lines::svg(
+            &format!("{heading} on {system}: cycles per byte"),
+            "message size",
+            "cycles per byte",
+            &series,
+        ),
+        chart_file: format!("summary-{kind}.svg"),
+        note: Some(note.into()),
+    })
+}
