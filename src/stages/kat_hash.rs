@@ -22,7 +22,7 @@ use crate::kat::compare::first_difference;
 use crate::kat::manifest::{self as katman, Entry};
 use crate::kat::{KatAttempt, KatFile, Status};
 use crate::plan::{Algorithm, Instance};
-use crate::sandbox::{self, frame, Channel, Limits, Outcome, Spec};
+use crate::sandbox::{self, frame, Channel, Limits, Outcome};
 
 /// The files an instance generates: the campaign's hash files, or the
 /// baseline's self-check.
@@ -94,7 +94,8 @@ fn generate(cx: &Cx, inst: &Instance, lib: &Path, file: &str) -> Result<Generate
     if let Some(h) = &inst.spec.iccs_helper {
         args.extend(["--helper".to_string(), h.clone()]);
     }
-    let mut spec = Spec::submission(&cx.support()?.kat_runner, args, scratch.path());
+    // Under the system's emulator when it has one, as the other kinds' KATs.
+    let mut spec = cx.submission_spec(&cx.support()?.kat_runner, args, scratch.path())?;
     spec.channels.push(Channel {
         name: "kat".into(),
         fd: sandbox::KAT_FD,
