@@ -21,48 +21,102 @@ pub struct CatalogEntry {
 
 /// Reads `ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis`.
 pub fn read_catalog(path: &Path) -> Result<BTreeMap<(String, String), CatalogEntry>, ConfigError> {
+    read_semicolon_catalog(
+        path,
+        "size catalog",
+        &[
+            "PublicKeyBytes",
+            "CiphertextBytes",
+            "SignatureBytes",
+            "Basis",
+        ],
+        |line| {
+            let basis = line.field(3);
+            if !["encoded", "maximum-variable", "nominal-variable"].contains(&basis) {
+                return Err(
+                    line.error("basis must be encoded, maximum-variable or nominal-variable")
+                );
+            }
+            Ok(CatalogEntry {
+                public_key: line.bytes(0)?,
+                ciphertext: line.bytes(1)?,
+                signature: line.bytes(2)?,
+                basis: basis.to_string(),
+            })
+        },
+    )
+}
+
+/// One data line of a `;`-separated catalog keyed by `ID;Instance`.
+pub struct CatalogLine<'a> {
+    fields: Vec<&'a str>,
+    what: &'a str,
+    format: &'a str,
+    location: Location,
+}
+
+impl CatalogLine<'_> {
+    /// The `i`-th field after `ID;Instance`, trimmed.
+    pub fn field(&self, i: usize) -> &str {
+        self.fields[i + 2]
+    }
+
+    /// The `i`-th field as a byte count; an empty cell is `None`.
+    pub fn bytes(&self, i: usize) -> Result<Option<u64>, ConfigError> {
+        let s = self.field(i);
+        if s.is_empty() {
+            return Ok(None);
+        }
+        s.parse()
+            .map(Some)
+            .map_err(|_| self.error(&format!("`{s}` is not a byte count")))
+    }
+
+    /// An error positioned on this line, with the expected format as help.
+    pub fn error(&self, message: &str) -> ConfigError {
+        ConfigError::new(format!("bad {} line: {message}", self.what))
+            .at(self.location.clone())
+            .help(format!("write `{}`, empty cells allowed", self.format))
+    }
+}
+
+/// Reads a catalog `ID;Instance;<columns>` (a header line starting `ID;`
+/// and `#` comments skipped), each data line turned into a value by `row`.
+pub fn read_semicolon_catalog<V>(
+    path: &Path,
+    what: &str,
+    columns: &[&str],
+    mut row: impl FnMut(&CatalogLine) -> Result<V, ConfigError>,
+) -> Result<BTreeMap<(String, String), V>, ConfigError> {
     let text = std::fs::read_to_string(path)
-        .map_err(|e| ConfigError::new(format!("cannot read size catalog: {e}")).in_file(path))?;
+        .map_err(|e| ConfigError::new(format!("cannot read {what}: {e}")).in_file(path))?;
+    let format = format!("ID;Instance;{}", columns.join(";"));
     let mut out = BTreeMap::new();
     let mut offset = 0;
-    for (n, line) in text.split_inclusive('\n').enumerate() {
+    for (n, raw) in text.split_inclusive('\n').enumerate() {
         let start = offset;
-        offset += line.len();
-        let l = line.trim();
+        offset += raw.len();
+        let l = raw.trim();
         if l.is_empty() || l.starts_with('#') || (n == 0 && l.starts_with("ID;")) {
             continue;
         }
-        let err = |m: &str| {
-            ConfigError::new(format!("bad size catalog line: {m}"))
-                .at(Location::from_span(path, &text, start..start + l.len()))
-                .help("write `ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis`, empty cells allowed")
+        let lead = raw.len() - raw.trim_start().len();
+        let line = CatalogLine {
+            fields: l.split(';').map(str::trim).collect(),
+            what,
+            format: &format,
+            location: Location::from_span(path, &text, start + lead..start + lead + l.len()),
         };
-        let f: Vec<&str> = l.split(';').map(str::trim).collect();
-        if f.len() != 6 {
-            return Err(err("expected 6 fields separated by `;`"));
+        if line.fields.len() != columns.len() + 2 {
+            return Err(line.error(&format!(
+                "expected {} fields separated by `;`",
+                columns.len() + 2
+            )));
         }
-        let num = |s: &str| -> Result<Option<u64>, ConfigError> {
-            if s.is_empty() {
-                Ok(None)
-            } else {
-                s.parse()
-                    .map(Some)
-                    .map_err(|_| err(&format!("`{s}` is not a byte count")))
-            }
-        };
-        if !["encoded", "maximum-variable", "nominal-variable"].contains(&f[5]) {
-            return Err(err(
-                "basis must be encoded, maximum-variable or nominal-variable",
-            ));
-        }
+        let value = row(&line)?;
         out.insert(
-            (f[0].to_string(), f[1].to_string()),
-            CatalogEntry {
-                public_key: num(f[2])?,
-                ciphertext: num(f[3])?,
-                signature: num(f[4])?,
-                basis: f[5].to_string(),
-            },
+            (line.fields[0].to_string(), line.fields[1].to_string()),
+            value,
         );
     }
     Ok(out)

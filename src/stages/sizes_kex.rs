@@ -12,11 +12,11 @@ use anyhow::Result;
 use serde::{Deserialize, Serialize};
 
 use crate::context::Cx;
-use crate::error::{ConfigError, Location};
+use crate::error::ConfigError;
 use crate::kat::KatOutput;
 use crate::measure::timing::TimeOutput;
 use crate::plan::{Instance, Kind};
-use crate::sizes::{SizeFigure, SizesOutput};
+use crate::sizes::{read_semicolon_catalog, SizeFigure, SizesOutput};
 
 /// One row of the KEX size catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,46 +30,18 @@ pub struct KexCatalogEntry {
 pub fn read_kex_catalog(
     path: &Path,
 ) -> Result<BTreeMap<(String, String), KexCatalogEntry>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigError::new(format!("cannot read KEX size catalog: {e}")).in_file(path)
-    })?;
-    let mut out = BTreeMap::new();
-    let mut offset = 0;
-    for (n, line) in text.split_inclusive('\n').enumerate() {
-        let start = offset;
-        offset += line.len();
-        let l = line.trim();
-        if l.is_empty() || l.starts_with('#') || (n == 0 && l.starts_with("ID;")) {
-            continue;
-        }
-        let err = |m: &str| {
-            ConfigError::new(format!("bad KEX size catalog line: {m}"))
-                .at(Location::from_span(path, &text, start..start + l.len()))
-                .help("write `ID;Instance;PkABytes;PkBBytes;ProtocolMessageBytes`, empty cells allowed")
-        };
-        let f: Vec<&str> = l.split(';').map(str::trim).collect();
-        if f.len() != 5 {
-            return Err(err("expected 5 fields separated by `;`"));
-        }
-        let num = |s: &str| -> Result<Option<u64>, ConfigError> {
-            if s.is_empty() {
-                Ok(None)
-            } else {
-                s.parse()
-                    .map(Some)
-                    .map_err(|_| err(&format!("`{s}` is not a byte count")))
-            }
-        };
-        out.insert(
-            (f[0].to_string(), f[1].to_string()),
-            KexCatalogEntry {
-                pk_a: num(f[2])?,
-                pk_b: num(f[3])?,
-                protocol_messages: num(f[4])?,
-            },
-        );
-    }
-    Ok(out)
+    read_semicolon_catalog(
+        path,
+        "KEX size catalog",
+        &["PkABytes", "PkBBytes", "ProtocolMessageBytes"],
+        |line| {
+            Ok(KexCatalogEntry {
+                pk_a: line.bytes(0)?,
+                pk_b: line.bytes(1)?,
+                protocol_messages: line.bytes(2)?,
+            })
+        },
+    )
 }
 
 pub fn kex_catalog_entry(cx: &Cx, inst: &Instance) -> Result<Option<KexCatalogEntry>> {
