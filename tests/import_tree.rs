@@ -305,6 +305,27 @@ fn included_files_of_any_extension_and_depth_are_tracked() {
         out.stderr
     );
 
+    // A header added beside the source shadows `common/sha256.h` (quoted
+    // includes look in the includer's directory first): no file the
+    // compiler read before has changed, yet it would now read another.
+    let common = p.read("algorithms/pubtree/common/sha256.h");
+    p.write(
+        "algorithms/pubtree/crypto_sign/fixsig/clean/sha256.h",
+        &format!("/* a local copy */\n{common}"),
+    );
+    let rows = stale(&p);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0].0, "fixsig/FixSig-1");
+    assert!(rows[0].2.contains("sha256.h"), "{rows:?}");
+    let out = p.pqbench(&["run", "t"]).expect(0);
+    assert_eq!(
+        rebuilt(&out.stderr),
+        vec!["fixsig/FixSig-1"],
+        "{}",
+        out.stderr
+    );
+    assert!(stale(&p).is_empty());
+
     // A build-only campaign whose build fails exits 1, and says why.
     edit(
         &p,

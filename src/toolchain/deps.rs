@@ -9,9 +9,12 @@
 //! preprocessor lists the dependencies again. So the list, and every key
 //! built on it, is a function of the files as they are now: the same
 //! before and after a build, and different as soon as any file the
-//! compiler would read changes. A header that appears earlier on the
-//! include path without any listed file changing is not noticed (as with
-//! make and ninja).
+//! compiler would read changes. The list also stands only while the
+//! unit's lookup directories (its source's and its include directories,
+//! recursively) hold the same names: a header added where the
+//! preprocessor looks before the one it found (one that would shadow it)
+//! makes it list again, and the key changes if the compiler would now read
+//! that header instead — which make and ninja do not notice.
 
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
@@ -63,6 +66,9 @@ impl Deps {
 struct Record {
     source: PathBuf,
     files: Vec<(PathBuf, String)>,
+    /// Digest of the names under the lookup directories when listed.
+    #[serde(default)]
+    lookup: String,
 }
 
 fn unit_id(cc: &Compiler, unit: &Unit) -> String {
@@ -97,7 +103,7 @@ pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit) -> Result<Deps> {
             .iter()
             .map(|(p, _)| (p.clone(), hash(p)))
             .collect();
-        if rec.source == unit.source && current == rec.files {
+        if rec.source == unit.source && current == rec.files && rec.lookup == lookup_digest(unit) {
             return Ok(Deps {
                 files: current,
                 exact: true,
@@ -149,6 +155,7 @@ fn remember(cache: &Cache, id: &str, unit: &Unit, listed: &[PathBuf]) -> Deps {
         let rec = Record {
             source: unit.source.clone(),
             files: files.clone(),
+            lookup: lookup_digest(unit),
         };
         // A list that cannot be stored is scanned again next time.
         let _ = fsutil::write_json(&record_path(cache, id), &rec);
@@ -156,26 +163,55 @@ fn remember(cache: &Cache, id: &str, unit: &Unit, listed: &[PathBuf]) -> Deps {
     Deps { files, exact: true }
 }
 
-/// Without the compiler's list: the source and every file of every
-/// include directory (recursively), whatever its extension.
-fn fallback(unit: &Unit) -> Deps {
-    let mut files = vec![(unit.source.clone(), hash(&unit.source))];
+/// The directories the preprocessor looks in for the unit's own headers:
+/// the source's directory and every `-I`, `-iquote`, `-isystem` and
+/// `-idirafter` directory, written glued or as the next argument.
+fn lookup_dirs(unit: &Unit) -> Vec<PathBuf> {
+    const FLAGS: [&str; 4] = ["-I", "-iquote", "-isystem", "-idirafter"];
     let mut dirs: Vec<PathBuf> = unit
-        .args
-        .iter()
-        .filter_map(|a| a.strip_prefix("-I"))
-        .map(PathBuf::from)
+        .source
+        .parent()
+        .map(Path::to_path_buf)
+        .into_iter()
         .collect();
-    if let Some(d) = unit.source.parent() {
-        dirs.push(d.to_path_buf());
+    let mut args = unit.args.iter();
+    while let Some(a) = args.next() {
+        for flag in FLAGS {
+            if a == flag {
+                dirs.extend(args.next().map(PathBuf::from));
+            } else if let Some(d) = a.strip_prefix(flag).filter(|d| !d.is_empty()) {
+                dirs.push(PathBuf::from(d));
+            }
+        }
     }
+    dirs
+}
+
+/// Every file under the lookup directories, sorted and unique.
+fn lookup_files(unit: &Unit) -> Vec<PathBuf> {
     let mut all = Vec::new();
-    for d in dirs {
+    for d in lookup_dirs(unit) {
         walk(&d, 0, &mut all);
     }
     all.sort();
     all.dedup();
-    for p in all {
+    all
+}
+
+/// A digest of the names (not contents) under the lookup directories.
+fn lookup_digest(unit: &Unit) -> String {
+    let mut names = String::new();
+    for p in lookup_files(unit) {
+        names.push_str(&format!("{}\u{1e}", p.display()));
+    }
+    fsutil::sha256_hex(names.as_bytes())
+}
+
+/// Without the compiler's list: the source and every file of every
+/// lookup directory (recursively), whatever its extension.
+fn fallback(unit: &Unit) -> Deps {
+    let mut files = vec![(unit.source.clone(), hash(&unit.source))];
+    for p in lookup_files(unit) {
         if p != unit.source {
             let h = hash(&p);
             files.push((p, h));
@@ -313,5 +349,32 @@ mod tests {
         .map(PathBuf::from)
         .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn lookup_directories_come_from_every_include_flag_form() {
+        let unit = Unit {
+            source: PathBuf::from("/p/src/a.c"),
+            args: [
+                "-O2",
+                "-I/p/inc",
+                "-I",
+                "/p/two",
+                "-iquote/p/q",
+                "-isystem",
+                "/p/sys",
+                "-include",
+                "x.h",
+                "-idirafter/p/late",
+            ]
+            .map(String::from)
+            .to_vec(),
+            submission: true,
+        };
+        let want: Vec<PathBuf> = ["/p/src", "/p/inc", "/p/two", "/p/q", "/p/sys", "/p/late"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        assert_eq!(lookup_dirs(&unit), want);
     }
 }
