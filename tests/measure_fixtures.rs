@@ -28,7 +28,7 @@ fn assert_complete(r: &OperationRecord, trials: u32) {
         // counter read or two per call, never less than the calls.
         let sum = t.samples.iter().sum::<u64>() as f64;
         assert!(
-            sum <= t.cycles && t.cycles - sum < gap_allowed(t),
+            sum <= t.cycles && t.cycles - sum < gap_allowed(r, t),
             "{what}: samples {sum}, trial {}",
             t.cycles
         );

@@ -89,8 +89,8 @@ fn the_emulated_demo_reproduces_the_native_kat_files_and_times_nothing() {
     // Valgrind cannot run under the emulator: counts and the constant-time
     // check are skipped, with the reason, in the records and on the pages.
     // Counts cover every timed operation but a KEX's steps; the
-    // constant-time check covers signatures and KEMs only.
-    for (tree, expected) in [("count", 87), ("ct", 21)] {
+    // constant-time check covers those of signatures, KEMs and KEXs.
+    for (tree, expected) in [("count", 87), ("ct", 23)] {
         let files = files_with_ext(
             &p.path().join(format!("output/demo/arm_qemu/{tree}")),
             "json",

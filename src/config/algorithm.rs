@@ -60,10 +60,11 @@ impl Kind {
     }
 
     /// Whether the constant-time check applies: the driver marks a
-    /// signature's or KEM's secret key and every random draw; a KEX's
-    /// ephemeral secrets and a hash's message have no marking yet.
+    /// signature's or KEM's secret key and every random draw (a KEX's
+    /// long-term and ephemeral secrets all come from draws); a hash has no
+    /// secret input. It checks the operations that are counted.
     pub fn ct_checked(self) -> bool {
-        matches!(self, Kind::Sign | Kind::Kem)
+        matches!(self, Kind::Sign | Kind::Kem | Kind::Kex)
     }
 
     pub fn as_str(self) -> &'static str {

@@ -323,7 +323,7 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
         symbols.sort();
         symbols.dedup();
         bullets.push(format!(
-            "Constant-time check: {} on each instance rebuilt with its flag profile plus `-g` (the same code, with line tables). Before each checked operation the secret key (signing, decapsulation) is marked undefined, and so is every byte of randomness the submission draws (`{}`, wrapped at link time); public outputs (public key, signature, ciphertext, lengths) are marked defined after it.",
+            "Constant-time check: {} on each instance rebuilt with its flag profile plus `-g` (the same code, with line tables). Before each checked operation the secret key (signing, decapsulation) is marked undefined, and so is every byte of randomness the submission draws (`{}`, wrapped at link time); public outputs (public key, signature, ciphertext, lengths) are marked defined after it. A key exchange is checked on its whole `exchange`: both parties' secrets come from marked draws, and what each step sends the other party (public keys, messages, lengths) is marked defined as the step returns.",
             if tools.is_empty() { "memcheck".to_string() } else { tools.join(", ") },
             if symbols.is_empty() { "randombytes / get_random_number".to_string() } else { symbols.join("`, `") }
         ));
@@ -337,7 +337,7 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
             .collect();
         if !unchecked.is_empty() {
             bullets.push(format!(
-                "Not checked: {} — only signatures and KEMs are; the driver does not mark a key exchange's ephemeral secrets, and a hash's message is public input.",
+                "Not checked: {} — a hash's message is public input.",
                 unchecked.join(", ")
             ));
         }

@@ -363,12 +363,16 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
                 ops: vec![cell],
                 sizes: vec![bandwidth],
                 notes: notes.join("; "),
-                ct: String::new(),
+                ct: super::exact::summary_cell(ds, &a.id, label, &["exchange"]).unwrap_or_default(),
             });
         }
     }
     if rows.is_empty() {
         return None;
+    }
+    let has_ct = rows.iter().any(|r| !r.ct.is_empty());
+    for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
+        r.ct = DASH.into();
     }
     Some(SummaryTable {
         kind: "kex".into(),
@@ -376,7 +380,7 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
         ops: vec!["exchange cycles (sym %)".into()],
         size_columns: vec!["transferred bytes".into()],
         rows,
-        has_ct: false,
+        has_ct,
         chart_svg: chart::svg(
             &format!("Key exchange on {system}"),
             chart::Statistic::Mean,

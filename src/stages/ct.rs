@@ -101,6 +101,7 @@ impl Stage for CtStage {
                 .kind
                 .operations()
                 .iter()
+                .filter(|op| inst.kind.counts(op))
                 .map(|op| blank(op, status, Some(why.clone())))
                 .collect(),
         };
@@ -123,7 +124,12 @@ impl Stage for CtStage {
         };
         let lib_sha = crate::fsutil::sha256_file(&lib)?;
         let mut ops = Vec::new();
-        for op in inst.kind.operations() {
+        for op in inst
+            .kind
+            .operations()
+            .iter()
+            .filter(|op| inst.kind.counts(op))
+        {
             let mut r = blank(op, CtStatus::Error, None);
             r.tool = Some(format!("{} memcheck", vg.version));
             r.library_sha256 = Some(lib_sha.clone());
@@ -143,7 +149,15 @@ impl Stage for CtStage {
     }
 
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
-        Some(3.0 * job.inst.kind.operations().len() as f64)
+        Some(
+            3.0 * job
+                .inst
+                .kind
+                .operations()
+                .iter()
+                .filter(|op| job.inst.kind.counts(op))
+                .count() as f64,
+        )
     }
 }
 

@@ -303,8 +303,23 @@ pub fn kept_trial_processes(
 
 /// How far a kept trial's cycles may exceed the sum of its calls' samples:
 /// a few hundred cycles of loop per call, plus time the process spent off
-/// the CPU between calls (a kept trial ran at least 95 % of its wall time,
-/// and the TSC keeps counting while it waits).
-pub fn gap_allowed(t: &pqbench::stats::Trial) -> f64 {
-    500.0 * t.calls as f64 + 0.05 * t.cycles
+/// the CPU between calls (the TSC keeps counting while it waits). A trial
+/// that ran at least 95 % of its wall time allows 5 % of its cycles; one
+/// kept although it lost the CPU (its attempts ran out on a loaded host)
+/// may have waited any time between its calls.
+pub fn gap_allowed(
+    r: &pqbench::records::operation::OperationRecord,
+    t: &pqbench::stats::Trial,
+) -> f64 {
+    let proc = kept_trial_processes(r)
+        .into_iter()
+        .zip(&r.trials)
+        .find(|(_, kept)| std::ptr::eq(*kept, t))
+        .map(|(p, _)| p)
+        .expect("a kept trial of this record");
+    if pqbench::measure::timing::lost_cpu(proc) {
+        f64::INFINITY
+    } else {
+        500.0 * t.calls as f64 + 0.05 * t.cycles
+    }
 }

@@ -26,5 +26,11 @@ static int ext_is_step(void);
 static void ext_before_call(void);
 static void ext_after_call(void);
 static void ext_mode_trial_steps(long warm, long iters, int want_samples);
+/* Constant-time mode (KEX): with declassifying on, what each step hands to
+ * the other party (public keys, messages, return codes and lengths) is
+ * marked public as soon as the step returns, as it would be on the wire;
+ * ext_ct_publish marks everything the driver holds public after a call. */
+static void ext_ct_declassify(int on);
+static void ext_ct_publish(void);
 
 #endif

@@ -37,6 +37,7 @@ static size_t kx_m_len[PQB_KEX_MAX_PASSES + 1];
 /* Largest lengths returned over all calls. */
 static size_t kx_max_pka, kx_max_pkb, kx_max_ska, kx_max_skb, kx_max_ss, kx_max_msgs;
 static size_t kx_max_m[PQB_KEX_MAX_PASSES + 1];
+static int kx_declassify; /* ct mode: see ext_ct_declassify */
 
 static int kex_parse_op(const char *op)
 {
@@ -86,6 +87,13 @@ static int kex_step(int s)
         *pl = E->pk_bytes, *sl = E->sk_bytes, *tl = a ? E->kex_sta_bytes : E->kex_stb_bytes;
         rc = E->kex_init(a ? PQB_KEX_A : PQB_KEX_B, a ? kx_pka : kx_pkb, pl, a ? kx_ska : kx_skb,
                          sl, a ? kx_sta : kx_stb, tl);
+        if (kx_declassify) {
+            ct_public(&rc, sizeof rc);
+            ct_public(pl, sizeof *pl);
+            ct_public(sl, sizeof *sl);
+            ct_public(tl, sizeof *tl);
+            ct_public(a ? kx_pka : kx_pkb, E->pk_bytes);
+        }
         if (rc != 0)
             return call_failed("%s_returned_%d", kex_step_name(s, nb, sizeof nb), rc);
         if (*pl > E->pk_bytes || *sl > E->sk_bytes ||
@@ -103,6 +111,12 @@ static int kex_step(int s)
                          a ? kx_pkb : kx_pka, a ? kx_pkb_len : kx_pka_len,
                          k > 1 ? kx_m[k - 1] : NULL, k > 1 ? kx_m_len[k - 1] : 0,
                          a ? kx_sta : kx_stb, tl, kx_m[k], &kx_m_len[k]);
+        if (kx_declassify) {
+            ct_public(&rc, sizeof rc);
+            ct_public(tl, sizeof *tl);
+            ct_public(&kx_m_len[k], sizeof kx_m_len[k]);
+            ct_public(kx_m[k], E->kex_msg_bytes);
+        }
         if (rc < 0 || rc > PQB_KEX_LAST_PASS)
             return call_failed("pass%d_returned_%d", k, rc);
         if (rc == PQB_KEX_LAST_PASS && k < P)
@@ -133,6 +147,10 @@ static int kex_step(int s)
                            a ? kx_pkb_len : kx_pka_len, last > 0 ? kx_m[last] : NULL,
                            last > 0 ? kx_m_len[last] : 0, a ? kx_sta : kx_stb,
                            a ? kx_sta_len : kx_stb_len, a ? kx_ssa : kx_ssb, ssl);
+        if (kx_declassify) {
+            ct_public(&rc, sizeof rc);
+            ct_public(ssl, sizeof *ssl);
+        }
         if (rc != 0)
             return call_failed("%s_returned_%d", kex_step_name(s, nb, sizeof nb), rc);
         if (*ssl > E->ss_bytes)
@@ -367,4 +385,28 @@ static void ext_before_call(void)
 static void ext_after_call(void)
 {
     kex_after();
+}
+
+static void ext_ct_declassify(int on)
+{
+    kx_declassify = on;
+}
+
+static void ext_ct_publish(void)
+{
+    int k;
+    if (g_hash_bytes)
+        return;
+    ct_public(kx_pka, E->pk_bytes), ct_public(kx_pkb, E->pk_bytes);
+    ct_public(kx_ska, E->sk_bytes), ct_public(kx_skb, E->sk_bytes);
+    ct_public(kx_sta, E->kex_sta_bytes), ct_public(kx_stb, E->kex_stb_bytes);
+    ct_public(kx_ssa, E->ss_bytes), ct_public(kx_ssb, E->ss_bytes);
+    for (k = 1; k <= g_kex_passes; k++)
+        ct_public(kx_m[k], E->kex_msg_bytes);
+    ct_public(&kx_pka_len, sizeof kx_pka_len), ct_public(&kx_pkb_len, sizeof kx_pkb_len);
+    ct_public(&kx_ska_len, sizeof kx_ska_len), ct_public(&kx_skb_len, sizeof kx_skb_len);
+    ct_public(&kx_sta_len, sizeof kx_sta_len), ct_public(&kx_stb_len, sizeof kx_stb_len);
+    ct_public(&kx_ssa_len, sizeof kx_ssa_len), ct_public(&kx_ssb_len, sizeof kx_ssb_len);
+    ct_public(kx_m_len, sizeof kx_m_len);
+    ct_public(&kx_max_ss, sizeof kx_max_ss);
 }

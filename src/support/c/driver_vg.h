@@ -22,7 +22,10 @@
  *                secret key for sign and dec; every draw of randomness in
  *                every operation, through the library's pqb_ct hooks) and
  *                the public outputs marked defined after it (public key,
- *                signature, ciphertext and the returned lengths); error
+ *                signature, ciphertext and the returned lengths); a KEX's
+ *                exchange has no secret input (both parties' keys come
+ *                from marked draws) and what each step sends the other
+ *                party is marked defined as the step returns. Error
  *                reporting is on only during the calls. Prints
  *                `ct calls=I secrets=<list> draws=D`.
  */
@@ -146,6 +149,10 @@ static void mode_count(long warm, long iters)
  * nothing the driver does with it later is an error of the library. */
 static void ct_publish_outputs(void)
 {
+    if (E->kind == PQB_KIND_KEX) {
+        ext_ct_publish();
+        return;
+    }
     ct_public(&g_pk_len, sizeof g_pk_len);
     ct_public(&g_sk_len, sizeof g_sk_len);
     ct_public(g_pk, E->pk_bytes);
@@ -183,6 +190,9 @@ static void mode_ct(void *lib, long iters)
         fail("ct", "library_lacks_the_pqb_ct_randomness_hooks");
     memcpy(&draws, &p, sizeof draws);
 
+    if (E->kind == PQB_KIND_HASH)
+        fail("ct", "a_hash_has_no_secret_input");
+    ext_ct_declassify(E->kind == PQB_KIND_KEX);
     marking(1);
     for (i = 0; i < iters; i++) {
         if (secret_key)
@@ -199,6 +209,7 @@ static void mode_ct(void *lib, long iters)
             fail("op", "%s", g_err);
     }
     marking(0);
+    ext_ct_declassify(0);
     /* Retry and rejection counters and maximum lengths follow the secret
      * data too: defined again before they are printed. */
     ct_public(&g_sign_retries, sizeof g_sign_retries);
