@@ -563,6 +563,12 @@ fn assert_demo_counts_and_ct(p: &TestProject, instances: &[Instance], stderr: &s
         summary.contains("ct-flagged (") && summary.contains("annotated)"),
         "{summary}"
     );
+    // The key-exchange table has its constant-time column too.
+    let brook = summary
+        .lines()
+        .find(|l| l.contains("`BROOK-16`"))
+        .unwrap_or_else(|| panic!("{summary}"));
+    assert!(brook.contains("| ct-flagged (2 sites) |"), "{brook}");
     let method = p.read("output/demo/site/local/method.md");
     assert!(
         method.contains("## Instruction counts and constant-time check"),
