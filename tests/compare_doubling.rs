@@ -46,10 +46,13 @@ fn doubled_work_is_slower_and_the_rest_within_noise() {
         sign["ci"][0].as_f64().unwrap(),
         sign["ci"][1].as_f64().unwrap(),
     );
-    // The driver's own per-call overhead (not doubled) keeps the true ratio
-    // a hair below 2 (≈ 0.03 %); a quiet run's interval can be narrower
-    // than that, so 2 must lie within it up to 0.1 %.
-    assert!(lo <= 2.0 && 2.0 <= hi * 1.001, "{report}");
+    // The interval covers the sampling noise within each run, not a drift
+    // of the host between the two runs: beside a parallel build, per-call
+    // costs shift by a few percent from one run to the next (and the
+    // driver's own per-call overhead, not doubled, keeps the true ratio a
+    // hair below 2). So 2 must lie within the interval widened by 5 %;
+    // doubling anything but the signing would be far outside it.
+    assert!(lo <= 2.0 * 1.05 && 2.0 <= hi * 1.05, "{report}");
     for name in ["keygen", "verify"] {
         assert_eq!(op(&r, name)["verdict"], "within noise", "{name}: {report}");
     }
