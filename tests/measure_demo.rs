@@ -117,13 +117,18 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         // The samples time the calls alone; the trial's cycles also cover
         // the loop around them, by at most a few hundred cycles per call.
         let sum = t.samples.iter().sum::<u64>() as f64;
-        assert!(
-            sum <= t.cycles && t.cycles - sum < gap_allowed(r, t),
-            "{what}: {sum} vs {}",
-            t.cycles
-        );
+        assert!(sum <= t.cycles, "{what}: {sum} vs {}", t.cycles);
         assert!(t.seconds > 0.0, "{what}");
     }
+    // A single interruption between calls can outweigh a short trial's
+    // loop, so the bound holds for at least one trial of the record: a
+    // systematic gap (samples that miss part of the calls) breaks it.
+    assert!(
+        r.trials
+            .iter()
+            .any(|t| { t.cycles - t.samples.iter().sum::<u64>() as f64 <= gap_allowed(r, t) }),
+        "{what}: every trial's cycles exceed its samples' sum beyond the loop"
+    );
     kept_trial_processes(r); // every kept trial came from a recorded process
     assert_statistics_recompute(r);
     let s = r.statistics.as_ref().expect("statistics");

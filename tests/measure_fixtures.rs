@@ -27,13 +27,18 @@ fn assert_complete(r: &OperationRecord, trials: u32) {
         // The trial's cycles span the whole timed loop: its calls plus a
         // counter read or two per call, never less than the calls.
         let sum = t.samples.iter().sum::<u64>() as f64;
-        assert!(
-            sum <= t.cycles && t.cycles - sum < gap_allowed(r, t),
-            "{what}: samples {sum}, trial {}",
-            t.cycles
-        );
+        assert!(sum <= t.cycles, "{what}: samples {sum}, trial {}", t.cycles);
         assert!(t.seconds > 0.0, "{what}");
     }
+    // A single interruption between calls can outweigh a short trial's
+    // loop, so the bound holds for at least one trial of the record: a
+    // systematic gap (samples that miss part of the calls) breaks it.
+    assert!(
+        r.trials
+            .iter()
+            .any(|t| { t.cycles - t.samples.iter().sum::<u64>() as f64 <= gap_allowed(r, t) }),
+        "{what}: every trial's cycles exceed its samples' sum beyond the loop"
+    );
     assert_statistics_recompute(r);
     let n = r.statistics.as_ref().expect("statistics").n;
     assert_eq!(n, u64::from(trials) * plan.iterations, "{what}");
