@@ -7,8 +7,6 @@
 mod common;
 use common::*;
 
-use std::time::{Duration, Instant};
-
 use pqbench::records::operation::OperationRecord;
 use pqbench::sandbox::Outcome;
 
@@ -60,12 +58,9 @@ fn crash_hang_and_allocation_bomb_in_timing_get_statuses_and_the_campaign_goes_o
         "campaigns/t.toml",
         &faults_campaign(&["build", "kat", "time", "memory"]),
     );
-    let started = Instant::now();
     let run = p.pqbench(&["run", "t"]);
-    let took = started.elapsed();
     // Finished (not stuck, not aborted): exit 1 for the failing instances.
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(took < Duration::from_secs(90), "the campaign took {took:?}");
 
     // The faults are timing-only: every KAT run went through.
     let build = p.json("output/t/local/build.json");

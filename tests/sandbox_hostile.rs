@@ -16,7 +16,7 @@ use common::*;
 use std::collections::BTreeMap;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use pqbench::records::operation::OperationRecord;
 
@@ -268,15 +268,9 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
 fn a_setsid_child_holding_the_pipes_does_not_hold_the_kat() {
     let p = hostile_project(&[("PIPES", "HOSTILE_KIND = 3")]);
     p.write("campaigns/t.toml", &campaign(&["build", "kat"], 2));
-    let started = Instant::now();
     let run = p.pqbench(&["run", "t"]);
-    let took = started.elapsed();
-    // The build takes a few seconds; the KAT itself returns as soon as the
-    // generator is done, far within its timeout plus 5 s.
-    assert!(
-        took < Duration::from_secs(KAT_TIMEOUT + 5),
-        "the run took {took:?}"
-    );
+    // Held pipes would keep the KAT until its timeout (status TIMEOUT); it
+    // returns as soon as the generator is done and passes.
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert_eq!(kat_status(&p, "t", "PIPES").0, "PASS");
     if any_active(&layers(&p), &["descendant-cleanup"]) {
@@ -451,9 +445,8 @@ fn without_the_launcher_jobs_still_run_and_say_what_is_missing() {
         dir.path(),
     );
     spec.timeout = Duration::from_secs(10);
-    let started = Instant::now();
     let out = pqbench::sandbox::run(&spec).unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10 + 5));
+    // Held pipes would end in `TimedOut`; the tool's own exit is seen.
     assert_eq!(out.outcome, pqbench::sandbox::Outcome::Exited(4));
     assert_eq!(out.channels[0], b"done\n");
     assert_eq!(out.stdout, b"noise\n");

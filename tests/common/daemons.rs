@@ -7,7 +7,7 @@
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Whether the fixtures can run here: root, and the daemons installed
 /// (`.ci/run` installs openssh-server, slurm-wlm and munge).
@@ -34,10 +34,17 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-fn wait_until(what: &str, timeout: Duration, mut ready: impl FnMut() -> bool) {
-    let start = Instant::now();
+/// Waits for `ready` while every daemon of `children` still runs: a daemon
+/// that exits has failed, however loaded the machine (no clock involved).
+fn wait_until(what: &str, children: &mut [Child], mut ready: impl FnMut() -> bool) {
     while !ready() {
-        assert!(start.elapsed() < timeout, "{what} did not come up");
+        for c in children.iter_mut() {
+            let exited = c.try_wait().unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert!(
+                exited.is_none(),
+                "{what} did not come up: a daemon exited ({exited:?})"
+            );
+        }
         std::thread::sleep(Duration::from_millis(200));
     }
 }
@@ -87,8 +94,8 @@ impl Sshd {
             .stdin(Stdio::null())
             .spawn()
             .expect("starting sshd");
-        let sshd = Sshd { dir, port, child };
-        wait_until("sshd", Duration::from_secs(20), || {
+        let mut sshd = Sshd { dir, port, child };
+        wait_until("sshd", std::slice::from_mut(&mut sshd.child), || {
             std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
         });
         sshd
@@ -181,7 +188,7 @@ impl Slurm {
             children: vec![munged],
         };
         let sock = m.join("sock");
-        wait_until("munged", Duration::from_secs(20), || sock.exists());
+        wait_until("munged", &mut s.children, || sock.exists());
         for (program, args) in [("slurmctld", &["-D", "-i"][..]), ("slurmd", &["-D"][..])] {
             let child = Command::new(program)
                 .args(args)
@@ -193,7 +200,7 @@ impl Slurm {
                 .unwrap_or_else(|e| panic!("starting {program}: {e}"));
             s.children.push(child);
         }
-        wait_until("the Slurm node", Duration::from_secs(60), || {
+        wait_until("the Slurm node", &mut s.children, || {
             let out = Command::new("sinfo")
                 .args(["-h", "-o", "%T"])
                 .env(conf_env.0, &conf_env.1)
