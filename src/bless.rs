@@ -10,6 +10,7 @@ use anyhow::{bail, Context, Result};
 use crate::fsutil;
 use crate::kat::manifest::{self as katman, Mode};
 use crate::kat::provenance::{self, Provenance};
+use crate::kat::Status;
 use crate::plan::{ApiFamily, Kind, Plan};
 use crate::records::BuildJson;
 
@@ -31,7 +32,7 @@ pub fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
 /// (`KAT_KEX_<label>.txt`), one per hash KAT file for a hash
 /// (`KAT_2_12_<label>.txt`, ...).
 pub fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, String)> {
-    let dir = format!("kat/{}", inst.algorithm);
+    let dir = crate::records::layout::kat_folder(&inst.algorithm);
     match inst.kind {
         Kind::Hash => plan
             .kat
@@ -70,7 +71,7 @@ pub fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, Stri
 /// marked as blessed (`kat::provenance`). Returns what was done, one line
 /// each.
 pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
-    let build: BuildJson = fsutil::read_json(&plan.output_dir.join("build.json"))
+    let build: BuildJson = fsutil::read_json(&plan.output_dir.join(crate::records::layout::BUILD))
         .context("no build.json: run the campaign first")?;
     let mut per_alg: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut written = Vec::new();
@@ -85,21 +86,21 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
                 inst.key()
             );
         };
-        match rec.kat_status.as_str() {
-            "NOKAT" => {}
-            "MISMATCH" if force => {}
-            "PASS" => {
+        match rec.kat_status {
+            Status::Nokat => {}
+            Status::Mismatch if force => {}
+            Status::Pass => {
                 written.push(format!(
                     "kept {}: it passed against its reference",
                     inst.key()
                 ));
                 continue;
             }
-            "SKIPPED" => {
+            Status::Skipped => {
                 written.push(format!("skipped {}: not built on this host", inst.key()));
                 continue;
             }
-            "MISMATCH" => bail!(
+            Status::Mismatch => bail!(
                 "{} does not match its reference KAT; pass --force to replace the reference",
                 inst.key()
             ),

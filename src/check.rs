@@ -100,7 +100,7 @@ fn layout(dir: &Path) -> Result<Layout> {
     if !published.is_empty() {
         return Ok(Layout {
             datasets: published,
-            site: Some(dir.join("site")),
+            site: Some(dir.join(crate::records::layout::SITE)),
             templates,
         });
     }
@@ -108,11 +108,11 @@ fn layout(dir: &Path) -> Result<Layout> {
     if !campaign.is_empty() {
         return Ok(Layout {
             datasets: campaign,
-            site: Some(dir.join("site")),
+            site: Some(dir.join(crate::records::layout::SITE)),
             templates,
         });
     }
-    if dir.join("campaign.json").is_file() {
+    if dir.join(crate::records::layout::CAMPAIGN).is_file() {
         return Ok(Layout {
             datasets: vec![dir.to_path_buf()],
             site: None,

@@ -4,23 +4,7 @@
 
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct HostCheck {
-    pub cpu: usize,
-    pub governor: Option<String>,
-    /// Some(true) when turbo/boost is on.
-    pub turbo: Option<bool>,
-    /// Online SMT siblings of the measuring CPU.
-    pub smt_siblings_online: Vec<usize>,
-    pub min_khz: Option<u64>,
-    pub max_khz: Option<u64>,
-    pub perf_event_paranoid: Option<i32>,
-    pub cpu_allowed: bool,
-    /// Every problem found, in words; empty means "host ready".
-    pub problems: Vec<String>,
-}
+pub use crate::records::host::HostCheck;
 
 impl HostCheck {
     pub fn fixed(&self) -> bool {
@@ -161,19 +145,7 @@ pub fn allowed_cpus() -> Vec<usize> {
     }
 }
 
-/// The environment recorded at the start and end of a campaign.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    pub cpu_model: String,
-    pub cpus_online: usize,
-    pub max_mhz: Option<f64>,
-    pub memory_mib: u64,
-    pub os: String,
-    pub kernel: String,
-    pub virtualization: Option<String>,
-    pub load_averages: [f64; 3],
-    pub utc: String,
-}
+pub use crate::records::host::Environment;
 
 pub fn environment() -> Environment {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();

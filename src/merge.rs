@@ -78,7 +78,7 @@ fn refuse(message: String, help: &str) -> Error {
 }
 
 pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
-    let campaign_file = dir.join("campaign.json");
+    let campaign_file = dir.join(crate::records::layout::CAMPAIGN);
     let record: CampaignRecord = fsutil::read_json(&campaign_file)
         .with_context(|| {
             format!(
@@ -128,7 +128,7 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
         .context("the site directory has no parent")?
         .join(&id);
     let incoming = dataset_files(dir)?;
-    let action = if dest.join("campaign.json").is_file() {
+    let action = if dest.join(crate::records::layout::CAMPAIGN).is_file() {
         let present = dataset_files(&dest)?;
         let mut differ: Vec<&str> = Vec::new();
         for (rel, from) in &incoming {

@@ -22,7 +22,6 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
-use serde::{Deserialize, Serialize};
 
 use crate::elf::{LinkGraph, SectionId};
 
@@ -49,32 +48,11 @@ pub struct SurveyOutput {
     pub evidence: ObjectEvidence,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
-pub struct ObjectEvidence {
-    pub reachable_helpers: Vec<HelperUse>,
-    pub tables: Vec<TableHit>,
-    pub unreachable_tables: Vec<TableHit>,
-    pub api_found: Vec<String>,
-    pub api_missing: Vec<String>,
-}
+pub use crate::records::evidence::ObjectEvidence;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub struct HelperUse {
-    pub helper: String,
-    /// The first API function (in the order given) whose graph reaches it.
-    pub reached_from: String,
-    /// The object whose section holds the reference.
-    pub via_object: String,
-}
+pub use crate::records::evidence::HelperUse;
 
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
-pub struct TableHit {
-    pub table: String,
-    pub family: String,
-    pub object: String,
-    /// The function or data symbol covering the match, when one does.
-    pub symbol: Option<String>,
-}
+pub use crate::records::evidence::TableHit;
 
 /// Keccak-f[1600] round constant from the LFSR of FIPS 202, §3.2.5.
 fn keccak_rc(round: usize) -> u64 {

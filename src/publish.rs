@@ -40,8 +40,15 @@ fn tool_identity(key: &str) -> bool {
     TOOL_IDENTITY_KEYS.contains(&key) || TOOL_IDENTITY_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
-const TOP_FILES: [&str; 4] = ["campaign.json", "build.json", "sizes.json", "survey.json"];
-const TREES: [&str; 5] = ["records", "profile", "kat", "count", "ct"];
+use crate::records::layout::TOP_FILES;
+/// The published trees: every tree but the libraries (`--with-libraries`).
+const TREES: [&str; 5] = [
+    crate::records::layout::RECORDS,
+    crate::records::layout::PROFILE,
+    crate::records::layout::KAT,
+    crate::records::layout::COUNT,
+    crate::records::layout::CT,
+];
 
 fn is_absolute(s: &str) -> bool {
     let b = s.as_bytes();
@@ -83,7 +90,7 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|f| dir.join(f))
         .filter(|p| p.is_file())
         .collect();
-    for sub in ["records", "profile", "count", "ct"] {
+    for sub in crate::records::layout::OPERATION_TREES {
         if dir.join(sub).is_dir() {
             out.extend(dataset::json_files(&dir.join(sub))?);
         }
@@ -168,7 +175,7 @@ pub fn publish_from(
         Some(s) => {
             dataset::safe_component(s)?;
             let d = campaign_dir.join(s);
-            if !d.join("campaign.json").is_file() {
+            if !d.join(crate::records::layout::CAMPAIGN).is_file() {
                 bail!(
                     "{}: no dataset of system `{s}` (campaign.json missing)",
                     d.display()
@@ -206,7 +213,8 @@ pub fn publish_from(
     }
     let all = dataset::dataset_dirs_in(&dest.join("data"))?;
     let used = Some(dest_templates.as_path()).filter(|t| t.is_dir());
-    let render = crate::render::render_dataset_dirs(&all, &dest.join("site"), used)?;
+    let render =
+        crate::render::render_dataset_dirs(&all, &dest.join(crate::records::layout::SITE), used)?;
     Ok(PublishReport {
         systems,
         files_copied,

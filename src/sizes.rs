@@ -122,21 +122,7 @@ pub fn read_semicolon_catalog<V>(
     Ok(out)
 }
 
-/// One size of one instance from its three sources.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizeFigure {
-    pub api: Option<u64>,
-    pub observed: Option<u64>,
-    /// The shortest length returned, for variable-length outputs
-    /// (signatures, ciphertexts) when the generator reported it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_min: Option<u64>,
-    pub catalog: Option<u64>,
-    /// What the pages show: the catalog where it has a figure (public key,
-    /// ciphertext, signature), else the API figure.
-    pub shown: Option<u64>,
-    pub shown_from: String,
-}
+pub use crate::records::evidence::SizeFigure;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizesOutput {

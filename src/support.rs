@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::cache::Cache;
 use crate::fsutil;
-use crate::toolchain::Compiler;
+use crate::records::toolchain::Compiler;
 
 macro_rules! support_files {
     ($($name:literal),* $(,)?) => {

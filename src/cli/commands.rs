@@ -46,7 +46,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
                 deferred_only: *deferred_only,
                 deferred_cpu: *deferred_cpu,
             };
-            let summary = pipeline::run(&plan, &opts)?;
+            let summary = pqbench::executor::run_campaign(&plan, &opts)?;
             output::report(*format, &summary, |s| s.report())?;
             Ok(summary.exit_code())
         }
@@ -260,7 +260,7 @@ fn reproduce(
     if format == ReproduceFormat::Text {
         output::text(&text::start(&prepared.start()))?;
     }
-    let r = pqbench::reproduce::reproduce(&prepared, opts)?;
+    let r = pqbench::reproduce::reproduce(&prepared, opts, export::write_reproduction)?;
     match format {
         ReproduceFormat::Text => output::text(&text::outcome(&r))?,
         ReproduceFormat::Md => output::text(&utf8(Markdown.export(&r)?)?)?,
@@ -364,7 +364,7 @@ fn freshness(
     only_stale: bool,
 ) -> Result<i32, Error> {
     let plan = pipeline::resolve_for(&project(cli)?, campaign, system)?;
-    let mut report = pipeline::states(&plan)?;
+    let mut report = pqbench::executor::states(&plan)?;
     if only_stale {
         report
             .rows

@@ -105,7 +105,7 @@ impl RunData {
     /// `records/<id>/<label>__<op>.json` under `dir`.
     pub fn load(dir: &Path) -> Result<RunData> {
         let campaign: Option<CampaignRecord> =
-            crate::fsutil::read_json(&dir.join("campaign.json")).ok();
+            crate::fsutil::read_json(&dir.join(crate::records::layout::CAMPAIGN)).ok();
         let lock = crate::records::lock::load(dir).ok();
         let info = RunInfo {
             name: lock
@@ -494,4 +494,4 @@ pub fn compare(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -2,16 +2,15 @@
 //! derived threshold and the exact test.
 
 use super::*;
-use crate::export::{csv::Csv, html::Html, json::Json, markdown::Markdown};
 use crate::records::lock::Lock;
-use crate::reproduce::testutil::{self, record};
+use crate::records::testutil::{self, record};
 
-fn default(a: &RunData, b: &RunData) -> Threshold {
+pub(crate) fn default(a: &RunData, b: &RunData) -> Threshold {
     Threshold::default_for(a, b, &[])
 }
 
 /// `trials` trials of `n` calls around `centre` (±2 %, deterministic).
-fn samples(centre: f64, trials: usize, n: usize, seed: u64) -> Vec<Vec<u64>> {
+pub(crate) fn samples(centre: f64, trials: usize, n: usize, seed: u64) -> Vec<Vec<u64>> {
     let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
     (0..trials)
         .map(|_| {
@@ -28,7 +27,7 @@ fn samples(centre: f64, trials: usize, n: usize, seed: u64) -> Vec<Vec<u64>> {
         .collect()
 }
 
-fn run(host: &str, recs: Vec<OperationRecord>) -> RunData {
+pub(crate) fn run(host: &str, recs: Vec<OperationRecord>) -> RunData {
     RunData {
         dir: std::path::PathBuf::from("/nonexistent/run"),
         info: RunInfo {
@@ -236,35 +235,4 @@ fn exact_test_matches_the_permutation_distribution() {
         (o.basis.as_deref(), o.verdict),
         (Some("trial means"), Verdict::Slower)
     );
-}
-
-#[test]
-fn outputs_escape_and_carry_every_row() {
-    let a = run("h", vec![record("sign", "tsc", &samples(1e5, 3, 20, 1))]);
-    let mut b = run("h", vec![record("sign", "tsc", &samples(1e5, 3, 20, 2))]);
-    b.info.name = "x|<b>,\"y\"".into();
-    let r = compare_runs(&a, &b, default(&a, &b));
-    let md = export(&Markdown, &r);
-    assert!(
-        md.contains("x\\|<b>") && md.contains("| sign-1/L | sign |"),
-        "{md}"
-    );
-    let csv = export(&Csv, &r);
-    assert_eq!(csv.lines().count(), 3, "{csv}");
-    assert!(csv
-        .lines()
-        .nth(1)
-        .unwrap()
-        .starts_with("operation,sign-1/L,sign-1,L,sign,"));
-    let json: CompareReport = serde_json::from_str(&export(&Json, &r)).unwrap();
-    assert_eq!(json.operations.len(), 1);
-    let html = export(&Html, &r);
-    assert!(
-        html.contains("<td>x|&lt;b&gt;,&quot;y&quot;</td>") && !html.contains("<b>"),
-        "{html}"
-    );
-}
-
-fn export(e: &dyn crate::export::Exporter<CompareReport>, r: &CompareReport) -> String {
-    String::from_utf8(e.export(r).unwrap()).unwrap()
 }

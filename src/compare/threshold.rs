@@ -186,7 +186,7 @@ pub fn history_near(dirs: &[&Path], exclude: &[&str]) -> Vec<Lock> {
         let candidate = if d.join(lock::LOCK_FILE).is_file() {
             d.parent().map(Path::to_path_buf)
         } else {
-            Some(d.join("runs"))
+            Some(d.join(crate::records::layout::RUNS))
         };
         if let Some(r) = candidate.filter(|r| r.is_dir()) {
             let r = r.canonicalize().unwrap_or(r);

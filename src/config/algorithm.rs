@@ -10,16 +10,7 @@ use toml::Spanned;
 
 use super::values;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kind {
-    Sign,
-    Kem,
-    /// NGCC key exchange (`kex_*`), timed whole and step by step.
-    Kex,
-    /// NGCC hash function (`CryptHash`), timed at eight message sizes.
-    Hash,
-}
+pub use crate::records::kinds::Kind;
 
 impl Kind {
     /// Every operation of the kind, in the order pages list them (for a
@@ -77,12 +68,7 @@ impl Kind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ApiFamily {
-    Ngcc,
-    Nist,
-}
+pub use crate::records::kinds::ApiFamily;
 
 impl ApiFamily {
     pub fn as_str(self) -> &'static str {

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
 
 use super::values;
@@ -219,68 +219,10 @@ pub struct RawRender {
     pub templates: Option<Spanned<String>>,
 }
 
-/// What a wrapped helper is, for the shares on the pages: `hash`, `xof`,
-/// `drng`, or a class a campaign or algorithm declares. Every class but
-/// `drng` counts toward the "hash share" of summaries.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct HelperClass(String);
-
-impl HelperClass {
-    /// The built-in classes and their default column titles.
-    pub const BUILTIN: [(&'static str, &'static str); 3] =
-        [("hash", "hash"), ("xof", "XOF"), ("drng", "DRNG")];
-
-    /// A class by name (names are checked where they are configured).
-    pub fn new(name: impl Into<String>) -> HelperClass {
-        HelperClass(name.into())
-    }
-
-    pub fn hash() -> HelperClass {
-        HelperClass::new("hash")
-    }
-
-    pub fn drng() -> HelperClass {
-        HelperClass::new("drng")
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-
-    /// The deterministic random number generator's class: its share is
-    /// the "DRNG share", every other class's goes to the "hash share".
-    pub fn is_drng(&self) -> bool {
-        self.0 == "drng"
-    }
-
-    pub fn builtin_title(&self) -> Option<&'static str> {
-        Self::BUILTIN
-            .iter()
-            .find(|(n, _)| *n == self.0)
-            .map(|(_, t)| *t)
-    }
-
-    /// Class names are short lower-case words: `[a-z][a-z0-9-]*`, at most
-    /// 32 characters (they go into C string literals and record keys).
-    pub fn check_name(name: &str) -> Result<(), String> {
-        let ok = name.len() <= 32
-            && name.starts_with(|c: char| c.is_ascii_lowercase())
-            && name
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
-        if ok {
-            Ok(())
-        } else {
-            Err(format!(
-                "class name `{name}` is not a lower-case word (letters, digits and -, at most 32)"
-            ))
-        }
-    }
-}
+pub use crate::records::settings::HelperClass;
 
 impl std::fmt::Display for HelperClass {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(self.as_str())
     }
 }

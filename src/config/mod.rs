@@ -11,6 +11,8 @@ pub mod campaign;
 mod de;
 pub mod exact;
 pub mod kinds;
+#[cfg(test)]
+mod reference;
 pub mod systems;
 pub mod tree;
 pub mod values;

@@ -27,7 +27,7 @@ pub struct ShardData {
 
 impl ShardData {
     pub fn load(index: usize, dir: &Path) -> Result<ShardData> {
-        let campaign = fsutil::read_json(&dir.join("campaign.json"))
+        let campaign = fsutil::read_json(&dir.join(crate::records::layout::CAMPAIGN))
             .with_context(|| format!("shard {index} left no campaign.json"))?;
         Ok(ShardData {
             index,
@@ -67,7 +67,7 @@ pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
     let out = &plan.output_dir;
     let first = shards.first().context("no shard finished")?;
     // Per-instance files: whatever each shard wrote for its instances.
-    for sub in ["records", "profile", "kat", "lib", "count", "ct"] {
+    for sub in crate::records::layout::TREES {
         let _ = std::fs::remove_dir_all(out.join(sub));
         for s in shards {
             copy_tree(&s.dir.join(sub), &out.join(sub))?;
@@ -86,20 +86,21 @@ pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
             .unwrap_or(usize::MAX)
     };
 
-    let mut build: BuildJson = fsutil::read_json(&first.dir.join("build.json"))?;
+    let mut build: BuildJson = fsutil::read_json(&first.dir.join(crate::records::layout::BUILD))?;
     build.instances.clear();
     let mut sizes: Option<SizesJson> = None;
     let mut survey: BTreeMap<String, (Option<String>, Vec<SurveyInstance>)> = BTreeMap::new();
     for s in shards {
-        let b: BuildJson = fsutil::read_json(&s.dir.join("build.json"))?;
+        let b: BuildJson = fsutil::read_json(&s.dir.join(crate::records::layout::BUILD))?;
         build.instances.extend(b.instances);
-        if let Ok(z) = fsutil::read_json::<SizesJson>(&s.dir.join("sizes.json")) {
+        if let Ok(z) = fsutil::read_json::<SizesJson>(&s.dir.join(crate::records::layout::SIZES)) {
             match &mut sizes {
                 Some(all) => all.instances.extend(z.instances),
                 None => sizes = Some(z),
             }
         }
-        if let Ok(v) = fsutil::read_json::<SurveyJson>(&s.dir.join("survey.json")) {
+        if let Ok(v) = fsutil::read_json::<SurveyJson>(&s.dir.join(crate::records::layout::SURVEY))
+        {
             for a in v.algorithms {
                 let e = survey.entry(a.algorithm).or_default();
                 e.0 = a.note;
@@ -110,10 +111,10 @@ pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
     build
         .instances
         .sort_by_key(|r| rank(&r.algorithm, &r.label));
-    fsutil::write_json(&out.join("build.json"), &build)?;
+    fsutil::write_json(&out.join(crate::records::layout::BUILD), &build)?;
     if let Some(mut z) = sizes {
         z.instances.sort_by_key(|r| rank(&r.algorithm, &r.label));
-        fsutil::write_json(&out.join("sizes.json"), &z)?;
+        fsutil::write_json(&out.join(crate::records::layout::SIZES), &z)?;
     }
     if !survey.is_empty() {
         let algorithms = survey
@@ -131,9 +132,15 @@ pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
                 }
             })
             .collect();
-        fsutil::write_json(&out.join("survey.json"), &SurveyJson { algorithms })?;
+        fsutil::write_json(
+            &out.join(crate::records::layout::SURVEY),
+            &SurveyJson { algorithms },
+        )?;
     }
-    fsutil::write_json(&out.join("campaign.json"), &campaign_record(shards))
+    fsutil::write_json(
+        &out.join(crate::records::layout::CAMPAIGN),
+        &campaign_record(shards),
+    )
 }
 
 /// The first shard's record, spanning every shard.

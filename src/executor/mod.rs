@@ -128,6 +128,26 @@ pub fn run(plan: &Plan, opts: &RunOptions, detach: bool) -> Result<RunSummary, E
 /// `status` of a system whose shards run elsewhere: fresh when every shard
 /// finished for the current inputs, else why not (inputs changed, shards
 /// missing, a Slurm job still queued).
+/// Runs a campaign: here, or through the system's executor when its shards
+/// run elsewhere.
+pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
+    if opts.local_shard.is_none() && plan.system_spec.executor != Executor::Local {
+        return run(plan, opts, opts.detach);
+    }
+    crate::pipeline::run(plan, opts)
+}
+
+/// `plan` and `status` of a campaign: the shards' freshness stands for a
+/// system whose shards run elsewhere.
+pub fn states(plan: &Plan) -> Result<crate::pipeline::StatusReport> {
+    let shards = if plan.system_spec.executor == Executor::Local {
+        None
+    } else {
+        Some(status(plan)?)
+    };
+    crate::pipeline::status::states(plan, shards)
+}
+
 pub fn status(plan: &Plan) -> Result<crate::engine::Freshness> {
     use crate::engine::Freshness;
     let cache = Cache::new(&plan.cache_dir);
@@ -189,7 +209,10 @@ fn fetch(
     if let Some(r) = run_dir {
         let lock = remote.run(&["cat".into(), format!("{project}/{r}/lock.json")])?;
         if lock.code == Some(0) {
-            crate::fsutil::write_atomic(&local.join("lock.json"), lock.stdout.as_bytes())?;
+            crate::fsutil::write_atomic(
+                &local.join(crate::records::layout::LOCK),
+                lock.stdout.as_bytes(),
+            )?;
         }
     }
     Ok(())

@@ -47,7 +47,8 @@ pub fn prior_costs(plan: &Plan) -> BTreeMap<String, f64> {
 /// Seconds of the measuring processes of every instance of one dataset.
 fn dataset_costs(dir: &Path) -> BTreeMap<String, f64> {
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    let files = crate::render::dataset::json_files(&dir.join("records")).unwrap_or_default();
+    let files = crate::render::dataset::json_files(&dir.join(crate::records::layout::RECORDS))
+        .unwrap_or_default();
     for f in files {
         let Ok(r) = crate::fsutil::read_json::<OperationRecord>(&f) else {
             continue;

@@ -99,7 +99,7 @@ pub fn file_combined_run(
     remote: &dyn Remote,
 ) -> Result<PathBuf> {
     let c: crate::records::campaign::CampaignRecord =
-        fsutil::read_json(&plan.output_dir.join("campaign.json"))?;
+        fsutil::read_json(&plan.output_dir.join(crate::records::layout::CAMPAIGN))?;
     let shards_lock = data
         .iter()
         .map(|d| {
@@ -127,8 +127,8 @@ pub fn file_combined_run(
         start_utc: c.start_utc.clone(),
         end_utc: c.end_utc.clone(),
         fresh_cache: false,
-        plan: lock::relative_plan(plan)?,
-        config_files: lock::config_files(plan),
+        plan: crate::plan::recorded::relative_plan(plan)?,
+        config_files: crate::plan::recorded::config_files(plan),
         compiler: c.compiler.clone(),
         support_version: crate::support::version(),
         seeds: lock::Seeds::fixed(),
@@ -145,7 +145,12 @@ pub fn file_combined_run(
         files: Default::default(),
         shards: shards_lock,
     };
-    crate::pipeline::rundir::file_run(plan, cache, &mut l, &plan.output_dir.join("runs"))
+    crate::pipeline::rundir::file_run(
+        plan,
+        cache,
+        &mut l,
+        &plan.output_dir.join(crate::records::layout::RUNS),
+    )
 }
 
 /// Every instance's lock entry, from the shard that ran it, in plan order.

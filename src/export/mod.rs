@@ -24,9 +24,17 @@ pub mod markdown;
 pub mod text;
 pub mod view;
 
+use std::path::Path;
+
 use anyhow::{Context, Result};
 use minijinja::Environment;
 use serde::Serialize;
+
+use crate::fsutil;
+use crate::reproduce::report::{self, ReproductionReport};
+use html::Html;
+use json::Json;
+use markdown::Markdown;
 
 pub use view::counts_text;
 
@@ -83,9 +91,32 @@ fn render<T: Serialize>(name: &str, view: &T) -> Result<Vec<u8>> {
     Ok(text.into_bytes())
 }
 
+/// Writes `reproduction.{md,html,json}` into `dir`: the reproducing run's
+/// record of what it found, beside its lock (`reproduce` calls it through
+/// the writer its caller hands over).
+pub fn write_reproduction(dir: &Path, r: &ReproductionReport) -> Result<()> {
+    let files: [(&str, &dyn Exporter<ReproductionReport>); 3] = [
+        (report::MARKDOWN_FILE, &Markdown),
+        (report::HTML_FILE, &Html),
+        (report::JSON_FILE, &Json),
+    ];
+    for (name, exporter) in files {
+        let path = dir.join(name);
+        let bytes = exporter
+            .export(r)
+            .with_context(|| format!("exporting {}", path.display()))?;
+        fsutil::write_atomic(&path, &bytes)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::tests::{default, run, samples};
+    use crate::compare::{compare_runs, CompareReport};
+    use crate::export::{csv::Csv, html::Html, json::Json, markdown::Markdown};
+    use crate::records::testutil::record;
 
     #[test]
     fn every_template_compiles_and_cells_stay_in_their_row() {
@@ -95,5 +126,69 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{name}: {e:#}"));
         }
         assert_eq!(cell_filter("a|b\nc\r".into()), "a\\|b c ");
+    }
+
+    #[test]
+    fn outputs_escape_and_carry_every_row() {
+        let a = run("h", vec![record("sign", "tsc", &samples(1e5, 3, 20, 1))]);
+        let mut b = run("h", vec![record("sign", "tsc", &samples(1e5, 3, 20, 2))]);
+        b.info.name = "x|<b>,\"y\"".into();
+        let r = compare_runs(&a, &b, default(&a, &b));
+        let md = export(&Markdown, &r);
+        assert!(
+            md.contains("x\\|<b>") && md.contains("| sign-1/L | sign |"),
+            "{md}"
+        );
+        let csv = export(&Csv, &r);
+        assert_eq!(csv.lines().count(), 3, "{csv}");
+        assert!(csv
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("operation,sign-1/L,sign-1,L,sign,"));
+        let json: CompareReport = serde_json::from_str(&export(&Json, &r)).unwrap();
+        assert_eq!(json.operations.len(), 1);
+        let html = export(&Html, &r);
+        assert!(
+            html.contains("<td>x|&lt;b&gt;,&quot;y&quot;</td>") && !html.contains("<b>"),
+            "{html}"
+        );
+    }
+
+    fn export(e: &dyn crate::export::Exporter<CompareReport>, r: &CompareReport) -> String {
+        String::from_utf8(e.export(r).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn reproduction_html_escapes_what_runs_and_tomls_wrote() {
+        use crate::compare::{compare_runs, Threshold};
+        use crate::reproduce::report::build;
+        use crate::reproduce::report::tests::{locks, run as reproduction_run};
+        let (a, b) = (
+            reproduction_run("A", 1000, None),
+            reproduction_run("B", 1000, None),
+        );
+        let timing = compare_runs(&a, &b, Threshold::given(0.1));
+        let (la, lb) = locks("lib", ("PASS", "log", "out"));
+        let mut r = build(
+            &la,
+            &lb,
+            (&a, &b),
+            vec!["sources changed: <b>x.c".into()],
+            timing,
+            vec![],
+        );
+        r.instances[0].instance = "<script>alert(1)</script>".into();
+        let html = String::from_utf8(Html.export(&r).unwrap()).unwrap();
+        assert!(
+            !html.contains("<script>") && !html.contains("<b>"),
+            "{html}"
+        );
+        assert!(html.contains("&lt;script&gt;") && html.contains("&lt;b&gt;x.c"));
+        let md = String::from_utf8(Markdown.export(&r).unwrap()).unwrap();
+        assert!(
+            md.contains("sources changed: <b>x.c") && md.contains("| sign-1/L | sign |"),
+            "{md}"
+        );
     }
 }

@@ -11,38 +11,14 @@
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::measure::driver::{parse_lines, Line};
 use crate::sandbox::{self, Spec};
 use crate::support::Support;
 
-/// The DRBG cost measured at campaign start.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DrbgCost {
-    /// The AES the instance libraries use on this host: `aesni`,
-    /// `armv8-aes` or `table`.
-    pub implementation: String,
-    /// Every implementation this host can run, fastest first.
-    pub usable: Vec<String>,
-    /// The counter the figures are in (as in the operation records).
-    pub counter: String,
-    pub counter_hz: f64,
-    /// One entry per draw size (32 and 64 bytes).
-    pub draws: Vec<DrawCost>,
-}
+pub use crate::records::measure::DrbgCost;
 
-/// Cost of one `randombytes` call of `bytes` bytes: the median over
-/// `batches` batches of `batch` consecutive draws of the per-draw figure.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct DrawCost {
-    pub bytes: u64,
-    pub median_cycles: f64,
-    pub min_cycles: f64,
-    pub median_seconds: f64,
-    pub batches: u64,
-    pub batch: u64,
-}
+pub use crate::records::measure::DrawCost;
 
 impl DrbgCost {
     /// The figures of draws of `bytes` bytes, if measured.

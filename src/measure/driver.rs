@@ -7,23 +7,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::context::Cx;
 use crate::sandbox::frame::{self, FrameError};
-use crate::sandbox::{self, Limits, Outcome, Rusage};
+use crate::sandbox::{self, Limits, Outcome};
 
 /// At most this many lines of a results channel are kept in a record.
 const MAX_LINES: usize = 4096;
 
-/// One line of driver output: its tag and fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Line {
-    pub tag: String,
-    pub fields: BTreeMap<String, String>,
-    /// Space-separated values after the tag (the `samples` line).
-    pub values: Vec<u64>,
-}
+pub use crate::records::process::Line;
 
 impl Line {
     pub fn get(&self, key: &str) -> Option<&str> {
@@ -62,38 +54,9 @@ pub fn parse_lines(stdout: &str) -> Vec<Line> {
         .collect()
 }
 
-/// One driver process as recorded: enough to rerun it and to see why it
-/// failed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProcessRecord {
-    /// Arguments after the driver (the library path relative to the run).
-    pub command: Vec<String>,
-    pub cpu: Option<usize>,
-    pub outcome: Outcome,
-    pub wall_seconds: f64,
-    /// Every output line except the per-call samples (kept in the trial).
-    pub lines: Vec<Line>,
-    pub stderr_tail: String,
-    /// What the sandbox saw of the process, beyond its own lines (absent
-    /// from records made without a sandbox, e.g. synthesized ones).
-    #[serde(default, skip_serializing_if = "ProcessFacts::is_empty")]
-    pub sandbox: ProcessFacts,
-}
+pub use crate::records::process::ProcessRecord;
 
-/// Facts about a driver process that come from the sandbox, not from the
-/// process: unforgeable by the library it loaded.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ProcessFacts {
-    /// CPU time (and peak RSS) the kernel accounted to the process.
-    pub rusage: Option<Rusage>,
-    /// Bytes written to stdout (the library's business; only the last
-    /// lines are kept).
-    pub stdout_bytes: u64,
-    pub stdout_tail: String,
-    /// Why the results channel was rejected (overflow, not what the
-    /// driver wrote, cut short).
-    pub results_error: Option<String>,
-}
+pub use crate::records::process::ProcessFacts;
 
 impl ProcessFacts {
     pub fn is_empty(&self) -> bool {

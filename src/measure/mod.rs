@@ -9,33 +9,12 @@ pub mod timing;
 pub mod valgrind;
 pub mod vgxml;
 
-use serde::{Deserialize, Serialize};
-
 use crate::cache::Cache;
 use crate::engine::{Job, Lender, Manifest};
 use crate::kat::{KatOutput, Status};
 use crate::plan::{Instance, IssueAction, Plan, TimingSettings};
 
-/// How a measured operation ended; `ok` is the only one with figures.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum OpStatus {
-    Ok,
-    /// The process died on a signal.
-    Crash,
-    Timeout,
-    /// The driver reported an error (setup, a failing call, ...).
-    Error,
-    /// The process's own accounting does not fit what the kernel saw.
-    Implausible,
-    /// Profile: the objects define none of the wrapped helpers.
-    NoHelpers,
-    /// Profile: the instrumented library could not be linked.
-    RelinkFailed,
-    /// The system is emulated: the operation ran (a functional check) but
-    /// was not timed.
-    Emulated,
-}
+pub use crate::records::measure::OpStatus;
 
 impl OpStatus {
     pub fn as_str(self) -> &'static str {
@@ -172,15 +151,7 @@ pub fn lender(job: &Job, own: &Manifest) -> Option<Lender> {
     })
 }
 
-/// Iterations of one trial, from a warm per-call time `t1`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct IterationPlan {
-    pub iterations: u64,
-    /// The budget cut the iterations below what the target asked for.
-    pub budget_limited: bool,
-    /// Fewer timed calls than `min-calls` in total.
-    pub below_min_calls: bool,
-}
+pub use crate::records::measure::IterationPlan;
 
 /// iterations = max(ceil(target / t1), min-iterations, ceil(min-calls /
 /// trials)), capped at max-iterations, then cut so that trials ×

@@ -5,19 +5,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::driver::ProcessRecord;
 use super::OpStatus;
 use crate::plan::HelperClass;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Shape {
-    pub function: String,
-    pub class: HelperClass,
-    pub in_bits: u64,
-    pub out_bits: u64,
-    pub calls: u64,
-    pub ticks: u64,
-}
+pub use crate::records::measure::Shape;
 
 /// Share of `total_ticks` spent in the shapes of `class`.
 pub fn class_share(shapes: &[Shape], total_ticks: u64, class: &HelperClass) -> f64 {
@@ -29,18 +20,7 @@ pub fn class_share(shapes: &[Shape], total_ticks: u64, class: &HelperClass) -> f
     ticks as f64 / total_ticks.max(1) as f64
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpProfile {
-    pub op: String,
-    pub status: OpStatus,
-    pub detail: Option<String>,
-    /// Timed operations and their total ticks.
-    pub ops: u64,
-    pub total_ticks: u64,
-    pub tick_hz: Option<f64>,
-    pub shapes: Vec<Shape>,
-    pub process: Option<ProcessRecord>,
-}
+pub use crate::records::measure::OpProfile;
 
 impl OpProfile {
     fn ticks_where(&self, pred: impl Fn(&Shape) -> bool) -> u64 {

@@ -48,27 +48,9 @@ pub struct OpTiming {
     pub step: Option<StepTiming>,
 }
 
-/// How a KEX step was timed: inside complete protocol runs, planned from
-/// the exchange's calibration, each sample including two counter reads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StepTiming {
-    /// The operation whose calibration planned the step (`exchange`).
-    pub planned_from: String,
-    /// Median cycles of two counter reads around nothing, measured in each
-    /// trial process (the median over the kept trials): the measurement's
-    /// own share of every step sample.
-    pub counter_overhead_cycles: Option<f64>,
-}
+pub use crate::records::measure::StepTiming;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Calibration {
-    pub calls: u64,
-    pub seconds: f64,
-    /// Seconds per warm call.
-    pub seconds_per_call: f64,
-    /// The first timed call, for comparison with a cold-call calibration.
-    pub first_seconds: Option<f64>,
-}
+pub use crate::records::measure::Calibration;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TimeOutput {
@@ -82,6 +64,46 @@ pub struct TimeOutput {
     /// The host fingerprint the measurement was taken under.
     #[serde(default)]
     pub host_fingerprint: Option<String>,
+}
+
+/// The attempts of one trial. A trial that lost the CPU is run again, and
+/// the last of `TRIAL_ATTEMPTS` is kept whatever its share (a busy machine
+/// stays busy). A trial whose counter disagrees with the clock
+/// (`counter_disagrees`) is run again too, and its figures are never kept:
+/// only when `TRIAL_ATTEMPTS` of its attempts all disagree is that taken as
+/// evidence against the process rather than as a disturbance.
+#[derive(Debug, Default)]
+pub struct Attempts {
+    lost: u32,
+    disturbed: u32,
+}
+
+/// What to do with an attempt that passed the hard checks.
+#[derive(Debug, PartialEq)]
+pub enum Next {
+    Keep,
+    Repeat,
+    Implausible(String),
+}
+
+impl Attempts {
+    pub fn judge(&mut self, lost: bool, disturbed: Option<String>) -> Next {
+        if let Some(why) = disturbed {
+            self.disturbed += 1;
+            return if self.disturbed >= TRIAL_ATTEMPTS {
+                Next::Implausible(format!("{why} (in {TRIAL_ATTEMPTS} attempts)"))
+            } else {
+                Next::Repeat
+            };
+        }
+        if lost {
+            self.lost += 1;
+            if self.lost < TRIAL_ATTEMPTS {
+                return Next::Repeat;
+            }
+        }
+        Next::Keep
+    }
 }
 
 /// Whether a trial process lost the CPU: it ran less than 95 % of its wall
@@ -104,4 +126,48 @@ pub fn lost_cpu(proc: &ProcessRecord) -> bool {
         _ => 1.0,
     };
     cpu_share < LOST_CPU_SHARE || rate_share < LOST_CPU_SHARE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Attempts, Next, TRIAL_ATTEMPTS};
+
+    fn why() -> Option<String> {
+        Some("0.78 times the counter's rate".into())
+    }
+
+    #[test]
+    fn a_disturbed_attempt_is_repeated_and_never_kept() {
+        let mut a = Attempts::default();
+        assert_eq!(a.judge(false, why()), Next::Repeat);
+        assert_eq!(a.judge(false, None), Next::Keep);
+        // Lost attempts and disturbed ones are counted apart.
+        let mut a = Attempts::default();
+        assert_eq!(a.judge(false, why()), Next::Repeat);
+        assert_eq!(a.judge(true, None), Next::Repeat);
+        assert_eq!(a.judge(false, why()), Next::Repeat);
+        assert_eq!(a.judge(true, None), Next::Repeat);
+        assert_eq!(a.judge(true, None), Next::Keep);
+    }
+
+    #[test]
+    fn only_a_disagreement_every_attempt_shows_is_implausible() {
+        let mut a = Attempts::default();
+        for _ in 1..TRIAL_ATTEMPTS {
+            assert_eq!(a.judge(false, why()), Next::Repeat);
+        }
+        match a.judge(false, why()) {
+            Next::Implausible(w) => assert!(w.contains("(in 3 attempts)"), "{w}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_last_lost_attempt_is_kept() {
+        let mut a = Attempts::default();
+        for _ in 1..TRIAL_ATTEMPTS {
+            assert_eq!(a.judge(true, None), Next::Repeat);
+        }
+        assert_eq!(a.judge(true, None), Next::Keep);
+    }
 }

@@ -245,7 +245,10 @@ pub fn write_campaign_json(
             .map(|a| AlgorithmInfo::from_plan(plan, a))
             .collect(),
     };
-    crate::fsutil::write_json(&plan.output_dir.join("campaign.json"), &record)
+    crate::fsutil::write_json(
+        &plan.output_dir.join(crate::records::layout::CAMPAIGN),
+        &record,
+    )
 }
 
 /// Measures the DRBG's cost on the first measuring CPU; a failure is shown

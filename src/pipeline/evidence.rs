@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use crate::context::Cx;
 use crate::engine::{AllResults, Stage};
 use crate::fsutil;
-use crate::kat::KatAttempt;
+use crate::kat::{KatAttempt, Status};
 use crate::objscan::{self, ObjectEvidence};
 use crate::plan::{ApiFamily, Instance};
 use crate::records::analysis::{
@@ -46,7 +46,10 @@ fn ran(cx: &Cx, stage: &str) -> bool {
 /// Copies the chosen attempt's log and KAT file into the run's evidence
 /// (from the cache, so a reused result still gets its files).
 fn write_kat_evidence(cx: &Cx, inst: &Instance, a: &KatAttempt) -> Result<()> {
-    let dir = cx.plan.output_dir.join("kat").join(&inst.algorithm);
+    let dir = cx
+        .plan
+        .output_dir
+        .join(crate::records::layout::kat_folder(&inst.algorithm));
     let log = cx
         .cache
         .existing_blob(&a.log_sha256)
@@ -83,11 +86,11 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
             algorithm: inst.algorithm.clone(),
             label: inst.label.clone(),
             implementation: inst.implementation.clone(),
-            kind: inst.kind.as_str().into(),
-            api: inst.api.as_str().into(),
+            kind: inst.kind,
+            api: inst.api,
             profile: None,
             attempts: Vec::new(),
-            kat_status: "NOT RUN".into(),
+            kat_status: Status::NotRun,
             kat_detail: None,
             library: None,
             library_sha256: None,
@@ -120,30 +123,33 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
             for a in &k.attempts {
                 match rec.attempts.iter_mut().find(|x| x.profile == a.profile) {
                     Some(x) => {
-                        x.kat_status = Some(a.status.to_string());
+                        x.kat_status = Some(a.status);
                         x.detail = a.detail.clone().or(x.detail.take());
                     }
                     None => rec.attempts.push(AttemptRecord {
                         profile: a.profile.clone(),
                         built: a.library_sha256.is_some(),
-                        kat_status: Some(a.status.to_string()),
+                        kat_status: Some(a.status),
                         detail: a.detail.clone(),
                     }),
                 }
             }
             let f = k.final_attempt();
             rec.profile = Some(f.profile.clone());
-            rec.kat_status = f.status.to_string();
+            rec.kat_status = f.status;
             rec.kat_detail = f.detail.clone();
             rec.kat_reference = f.reference.clone();
             rec.library_sha256 = f.library_sha256.clone();
             rec.load_bytes = f.load_bytes;
             write_kat_evidence(cx, inst, f)?;
-            rec.kat_log = Some(format!("kat/{}/{}.log", inst.algorithm, inst.label));
+            rec.kat_log = Some(crate::records::layout::kat_log(
+                &inst.algorithm,
+                &inst.label,
+            ));
             rec.kat_log_sha256 = Some(f.log_sha256.clone());
         }
         if let Some(sha) = &rec.library_sha256 {
-            let rel = format!("lib/{}/{}.so", inst.algorithm, inst.label);
+            let rel = crate::records::layout::library(&inst.algorithm, &inst.label);
             let blob = cx
                 .cache
                 .existing_blob(sha)
@@ -165,7 +171,7 @@ fn write_build_json(cx: &Cx, all: &AllResults, written: &str) -> Result<()> {
         flag_profiles: plan.flag_profiles.clone(),
         instances,
     };
-    fsutil::write_json(&plan.output_dir.join("build.json"), &json)
+    fsutil::write_json(&plan.output_dir.join(crate::records::layout::BUILD), &json)
 }
 
 /// The campaign whose result of `stage` this run took, if it took one.
@@ -273,7 +279,7 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
             sizes.instances.push(SizesRow {
                 algorithm: inst.algorithm.clone(),
                 label: inst.label.clone(),
-                kind: inst.kind.as_str().into(),
+                kind: inst.kind,
                 figures: s.figures.clone(),
                 basis: s.basis.clone(),
                 disagreements: s.disagreements.clone(),
@@ -291,7 +297,7 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
         }
     }
     if ran(cx, SizesStage::NAME) {
-        fsutil::write_json(&plan.output_dir.join("sizes.json"), &sizes)?;
+        fsutil::write_json(&plan.output_dir.join(crate::records::layout::SIZES), &sizes)?;
     }
     if ran(cx, SurveyStage::NAME) {
         let algorithms = survey
@@ -310,7 +316,7 @@ fn write_analysis_records(cx: &Cx, all: &AllResults) -> Result<()> {
             })
             .collect();
         fsutil::write_json(
-            &plan.output_dir.join("survey.json"),
+            &plan.output_dir.join(crate::records::layout::SURVEY),
             &SurveyJson { algorithms },
         )?;
     }

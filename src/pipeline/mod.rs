@@ -22,7 +22,7 @@ use crate::stages;
 use crate::toolchain::Compiler;
 pub use campaign::{host_state, measuring_cpus, HostState};
 pub use rundir::Recording;
-pub use status::{states, StatusReport};
+pub use status::StatusReport;
 pub use summary::RunSummary;
 
 #[derive(Debug, Clone, Default)]
@@ -115,13 +115,12 @@ fn check_deferral(plan: &Plan, opts: &RunOptions) -> Result<(), Error> {
     Ok(())
 }
 
+/// Runs the campaign here (a system whose shards run elsewhere goes
+/// through `executor::run_campaign`, which calls this for each shard).
 pub fn run(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
     if let Some(keys) = &opts.local_shard {
         let shard = only_instances(plan, keys)?;
         return run_with(&shard, opts, &Recording::default());
-    }
-    if plan.system_spec.executor != crate::plan::system::Executor::Local {
-        return crate::executor::run(plan, opts, opts.detach);
     }
     run_with(plan, opts, &Recording::default())
 }

@@ -13,11 +13,12 @@ use anyhow::{Context, Result};
 use crate::context::Cx;
 use crate::engine::{AllResults, Results};
 use crate::fsutil;
+use crate::plan::recorded::{config_files, relative_plan};
 use crate::plan::{Instance, Plan};
 use crate::records::campaign::CampaignRecord;
 use crate::records::lock::{
-    compact_utc, config_files, free_name, relative_plan, HostLock, InstanceLock, Lock, Seeds,
-    StageLock, LOCK_FILE, LOCK_VERSION, RECORDED_ENV,
+    compact_utc, free_name, HostLock, InstanceLock, Lock, Seeds, StageLock, LOCK_FILE,
+    LOCK_VERSION, RECORDED_ENV,
 };
 use crate::stages::build::{build_manifest, BuildStage};
 use crate::stages::kat::KatStage;
@@ -42,7 +43,8 @@ pub struct Recording {
 /// after `campaign.json`); returns its path.
 pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf> {
     let plan = cx.plan;
-    let campaign: CampaignRecord = fsutil::read_json(&plan.output_dir.join("campaign.json"))?;
+    let campaign: CampaignRecord =
+        fsutil::read_json(&plan.output_dir.join(crate::records::layout::CAMPAIGN))?;
     let instances = plan
         .instances
         .iter()
@@ -51,7 +53,7 @@ pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf>
     let runs_dir = rec
         .runs_dir
         .clone()
-        .unwrap_or_else(|| plan.output_dir.join("runs"));
+        .unwrap_or_else(|| plan.output_dir.join(crate::records::layout::RUNS));
     let mut shown = plan.clone();
     if rec.fresh_cache {
         // Scratch paths mean nothing to a reader: record where the run belongs.
@@ -187,9 +189,7 @@ fn instance_lock(cx: &Cx, inst: &Instance, r: &Results) -> Result<InstanceLock> 
 /// The run-level records and, per instance of the plan, its operation and
 /// profile records and KAT log (never stale files of removed instances).
 fn result_files(plan: &Plan) -> Vec<String> {
-    let mut files: Vec<String> = ["campaign.json", "build.json", "sizes.json", "survey.json"]
-        .map(String::from)
-        .to_vec();
+    let mut files: Vec<String> = crate::records::layout::TOP_FILES.map(String::from).to_vec();
     for inst in &plan.instances {
         for op in inst.kind.operations() {
             files.push(crate::records::operation::record_path(
@@ -213,7 +213,10 @@ fn result_files(plan: &Plan) -> Vec<String> {
                 op,
             ));
         }
-        files.push(format!("kat/{}/{}.log", inst.algorithm, inst.label));
+        files.push(crate::records::layout::kat_log(
+            &inst.algorithm,
+            &inst.label,
+        ));
     }
     files
 }

@@ -23,13 +23,20 @@ pub struct StatusReport {
     pub stale: usize,
 }
 
-/// Freshness of every selected stage for every instance.
-pub fn states(plan: &Plan) -> Result<StatusReport> {
+/// Freshness of every selected stage for every instance. `shards`: for a
+/// system whose shards run elsewhere, their freshness (known to the
+/// executor), which stands for every stage result kept there.
+pub fn states(plan: &Plan, shards: Option<Freshness>) -> Result<StatusReport> {
     let compiler = Compiler::for_plan(plan)?;
-    states_with(plan, &crate::stages::registry(), compiler)
+    states_with(plan, &crate::stages::registry(), compiler, shards)
 }
 
-pub fn states_with(plan: &Plan, registry: &Registry, compiler: Compiler) -> Result<StatusReport> {
+pub fn states_with(
+    plan: &Plan,
+    registry: &Registry,
+    compiler: Compiler,
+    shards: Option<Freshness>,
+) -> Result<StatusReport> {
     let opts = RunOptions {
         quiet: true,
         ..Default::default()
@@ -39,15 +46,13 @@ pub fn states_with(plan: &Plan, registry: &Registry, compiler: Compiler) -> Resu
     cx.host_fingerprint = Some(host.fingerprint);
     // A system whose shards run elsewhere keeps its stage results there:
     // here only the shards' state is known.
-    let remote = plan.system_spec.executor != crate::plan::system::Executor::Local;
-    let mut rows = if remote {
-        vec![StageState {
+    let mut rows = match shards {
+        Some(freshness) => vec![StageState {
             instance: "campaign".into(),
             stage: "shards",
-            freshness: crate::executor::status(plan)?,
-        }]
-    } else {
-        engine::states(&cx, registry, &host.cpus)?
+            freshness,
+        }],
+        None => engine::states(&cx, registry, &host.cpus)?,
     };
     if let Some(changed) = records_changed(plan) {
         rows.push(StageState {
@@ -70,7 +75,7 @@ pub fn states_with(plan: &Plan, registry: &Registry, compiler: Compiler) -> Resu
 
 /// Files the last run recorded that are now missing or different.
 fn records_changed(plan: &Plan) -> Option<String> {
-    let runs = plan.output_dir.join("runs");
+    let runs = plan.output_dir.join(crate::records::layout::RUNS);
     let last = crate::render::dataset::sorted_entries(&runs)
         .ok()?
         .into_iter()

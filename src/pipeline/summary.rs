@@ -167,18 +167,18 @@ impl RunSummary {
             })
         };
         let build: Option<crate::records::BuildJson> =
-            crate::fsutil::read_json(&plan.output_dir.join("build.json")).ok();
+            crate::fsutil::read_json(&plan.output_dir.join(crate::records::layout::BUILD)).ok();
         let mut skipped = Vec::new();
         for r in build.iter().flat_map(|b| &b.instances) {
-            *kat.entry(r.kat_status.clone()).or_insert(0) += 1;
-            if r.kat_status == "SKIPPED" {
+            *kat.entry(r.kat_status.to_string()).or_insert(0) += 1;
+            if r.kat_status == Status::Skipped {
                 skipped.push(ItemFailure {
                     instance: format!("{}/{}", r.algorithm, r.label),
                     what: "not built on this system".into(),
                     detail: r.kat_detail.clone(),
                 });
             }
-            if !["PASS", "SKIPPED"].contains(&r.kat_status.as_str()) {
+            if !matches!(r.kat_status, Status::Pass | Status::Skipped) {
                 fail(
                     format!("{}/{}", r.algorithm, r.label),
                     format!("KAT {}", r.kat_status),
@@ -186,8 +186,10 @@ impl RunSummary {
                 );
             }
         }
-        let records = crate::render::dataset::json_files(&plan.output_dir.join("records"))
-            .unwrap_or_default();
+        let records = crate::render::dataset::json_files(
+            &plan.output_dir.join(crate::records::layout::RECORDS),
+        )
+        .unwrap_or_default();
         for f in records {
             if let Ok(r) = crate::fsutil::read_json::<OperationRecord>(&f) {
                 if !r.status.is_success() {
@@ -257,7 +259,7 @@ fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure
                     if b.built().is_none() && b.attempts.iter().all(|a| a.skipped.is_none()) =>
                 {
                     fail(
-                        "BUILDFAIL".into(),
+                        Status::Buildfail.to_string(),
                         b.attempts.last().map(|a| first_error_line(&a.log)),
                     )
                 }

@@ -54,19 +54,7 @@ pub fn ct_settings(r: &RawCt) -> CtSettings {
     }
 }
 
-/// A `[[ct-annotation]]`: sites matching `site` (of the instances `labels`
-/// matches, in `ops`) are expected, for `reason`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CtAnnotation {
-    pub site: String,
-    pub reason: String,
-    /// Regular expression over labels; None: every instance.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub labels: Option<String>,
-    /// Empty: every operation.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub ops: Vec<String>,
-}
+pub use crate::records::settings::CtAnnotation;
 
 impl CtAnnotation {
     pub fn from_raw(r: &RawCtAnnotation) -> CtAnnotation {

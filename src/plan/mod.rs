@@ -15,6 +15,7 @@ pub mod names;
 mod paths;
 mod problems;
 mod profile;
+pub mod recorded;
 mod resolve;
 mod rules;
 mod sharing;
@@ -127,12 +128,7 @@ impl Plan {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct FlagProfile {
-    pub name: String,
-    pub cflags: Vec<String>,
-    pub ldflags: Vec<String>,
-}
+pub use crate::records::settings::FlagProfile;
 
 impl FlagProfile {
     /// The built-in profiles: the evaluation guide's uniform flags, and the
@@ -187,45 +183,16 @@ impl KatSettings {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct TimingSettings {
-    pub trials: u32,
-    pub warmup: u32,
-    pub trial_seconds: f64,
-    pub min_iterations: u64,
-    pub max_iterations: u64,
-    pub min_calls: u64,
-    pub budget_seconds: f64,
-    pub samples: bool,
-    pub cpus: Vec<usize>,
-    pub timeout_seconds: f64,
-}
+pub use crate::records::settings::TimingSettings;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostSettings {
     pub require_fixed: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Limits {
-    pub memory_mib: u64,
-    pub cpu_seconds: u64,
-    pub file_mib: u64,
-}
+pub use crate::records::settings::Limits;
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Wrap {
-    /// A C symbol; in a campaign's or algorithm's wraps it may hold
-    /// `{namespace}` and `{randombytes}` (see `Plan::wraps_for`).
-    pub symbol: String,
-    pub class: HelperClass,
-    pub in_bits_arg: Option<u32>,
-    pub out_bits_arg: Option<u32>,
-    /// Only instances of this API (the default profile's ICCS helpers
-    /// belong to the NGCC API); None: every instance.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub api: Option<ApiFamily>,
-}
+pub use crate::records::settings::Wrap;
 
 impl Wrap {
     /// The ICCS helpers, for NGCC-API instances: hash(out_bits, msg,

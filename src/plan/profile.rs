@@ -13,8 +13,6 @@
 
 use std::collections::BTreeSet;
 
-use serde::{Deserialize, Serialize};
-
 use super::names;
 use super::problems::Problems;
 use super::{ApiFamily, Binding, HelperClass, Instance, Plan, Wrap};
@@ -22,19 +20,12 @@ use crate::config::algorithm::RawAlgorithm;
 use crate::config::campaign::{RawCampaign, RawProfile};
 use crate::config::{Loaded, Step};
 
-/// A helper class with its column title.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ClassDef {
-    pub name: HelperClass,
-    pub title: String,
-}
+pub use crate::records::settings::ClassDef;
 
 const NAMESPACE: &str = "{namespace}";
 const RANDOMBYTES: &str = "{randombytes}";
 
-/// The title of the ICCS placeholder hash functions' class in the default
-/// profile (as the published pages head the column).
-pub const ICCS_HASH_TITLE: &str = "pseudohash/XOF/sm3";
+pub use crate::records::settings::ICCS_HASH_TITLE;
 
 /// The campaign's wraps and declared classes (the default profile when it
 /// wraps nothing).

@@ -197,7 +197,7 @@ pub fn resolve_with(
 
     let output = project.output_dir();
     let output_dir = output.join(campaign).join(system);
-    let site_dir = output.join(campaign).join("site");
+    let site_dir = output.join(campaign).join(crate::records::layout::SITE);
     // With valid names only a link can lead elsewhere.
     let names_ok = names::check_name(system).is_ok();
     let compiler_from_system = spec.compiler.is_some();

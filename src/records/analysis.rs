@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::profile::{OpProfile, Shape};
-use crate::measure::OpStatus;
-use crate::objscan::ObjectEvidence;
-use crate::sizes::SizeFigure;
+use super::evidence::ObjectEvidence;
+use super::evidence::SizeFigure;
+use super::measure::OpStatus;
+use super::measure::{OpProfile, Shape};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProfileRecord {
@@ -28,7 +28,7 @@ pub struct ProfileRecord {
     pub drng_share: f64,
     pub share_per_function: BTreeMap<String, f64>,
     pub calls_per_op: BTreeMap<String, f64>,
-    pub process: Option<crate::measure::driver::ProcessRecord>,
+    pub process: Option<super::process::ProcessRecord>,
     /// The campaign that made this profile, when taken from another.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_by: Option<String>,
@@ -63,14 +63,14 @@ impl ProfileRecord {
 }
 
 pub fn profile_path(algorithm: &str, label: &str, op: &str) -> String {
-    format!("profile/{algorithm}/{label}__{op}.json")
+    super::layout::operation_file(super::layout::PROFILE, algorithm, label, op)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizesRow {
     pub algorithm: String,
     pub label: String,
-    pub kind: String,
+    pub kind: super::kinds::Kind,
     pub figures: BTreeMap<String, SizeFigure>,
     pub basis: Option<String>,
     pub disagreements: Vec<String>,

@@ -3,9 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::host::{Environment, HostCheck};
-use crate::plan::{Limits, TimingSettings};
-use crate::toolchain::Compiler;
+use super::host::{Environment, HostCheck};
+use super::settings::{Limits, TimingSettings};
+use super::toolchain::Compiler;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CampaignRecord {
@@ -38,10 +38,10 @@ pub struct CampaignRecord {
     /// What one draw of pqbench's AES-256 CTR_DRBG (NIST-API randomness)
     /// costs on the measuring CPU, measured before the first measurement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drbg: Option<crate::measure::drbg_cost::DrbgCost>,
+    pub drbg: Option<super::measure::DrbgCost>,
     /// The system's registration (architecture, runner, accepted hosts).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub system_spec: Option<crate::plan::SystemSpec>,
+    pub system_spec: Option<super::system::SystemSpec>,
     /// Host fingerprints of every shard of a run split across machines of
     /// the system (each shard measures on its own node and CPU).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -51,7 +51,7 @@ pub struct CampaignRecord {
     pub systems: Vec<String>,
     /// The isolation layers submission processes ran under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub isolation: Option<crate::sandbox::LayerReport>,
+    pub isolation: Option<super::host::LayerReport>,
     /// The campaign whose measurements this one takes when it holds one
     /// with the same inputs (`reuse-measurements-from`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -68,7 +68,7 @@ pub struct CampaignRecord {
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,
-    pub profile_wraps: Vec<crate::plan::Wrap>,
+    pub profile_wraps: Vec<super::settings::Wrap>,
     pub stages: Vec<String>,
     pub algorithms: Vec<AlgorithmInfo>,
 }
@@ -78,8 +78,8 @@ pub struct CampaignRecord {
 pub struct AlgorithmInfo {
     pub id: String,
     pub name: String,
-    pub kind: crate::plan::Kind,
-    pub api: crate::plan::ApiFamily,
+    pub kind: super::kinds::Kind,
+    pub api: super::kinds::ApiFamily,
     pub description: String,
     pub links: std::collections::BTreeMap<String, String>,
     /// The TOML file, relative to the project root.
@@ -92,23 +92,23 @@ pub struct AlgorithmInfo {
     pub labels: Vec<String>,
     /// The algorithm's own helper wraps (beyond the campaign's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub profile_wraps: Vec<crate::plan::Wrap>,
+    pub profile_wraps: Vec<super::settings::Wrap>,
     /// The helper classes its profile shows, in column order, with their
     /// titles; absent from records made before classes were recorded,
     /// whose pages show the ICCS hash and DRNG columns.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub profile_classes: Option<Vec<crate::plan::ClassDef>>,
+    pub profile_classes: Option<Vec<super::settings::ClassDef>>,
 }
 
 impl AlgorithmInfo {
     /// The classes of the profile columns (see `profile_classes`).
-    pub fn helper_classes(&self) -> Vec<crate::plan::ClassDef> {
-        use crate::plan::{ClassDef, HelperClass};
+    pub fn helper_classes(&self) -> Vec<super::settings::ClassDef> {
+        use super::settings::{ClassDef, HelperClass, ICCS_HASH_TITLE};
         self.profile_classes.clone().unwrap_or_else(|| {
             vec![
                 ClassDef {
                     name: HelperClass::hash(),
-                    title: crate::plan::ICCS_HASH_TITLE.into(),
+                    title: ICCS_HASH_TITLE.into(),
                 },
                 ClassDef {
                     name: HelperClass::drng(),
@@ -126,38 +126,6 @@ pub struct KnownIssueInfo {
     /// `measure` or `exclude`.
     pub action: String,
     pub cause: String,
-}
-
-impl AlgorithmInfo {
-    pub fn from_plan(plan: &crate::plan::Plan, a: &crate::plan::Algorithm) -> AlgorithmInfo {
-        AlgorithmInfo {
-            id: a.id.clone(),
-            name: a.name.clone(),
-            kind: a.kind,
-            api: a.api,
-            description: a.description.clone(),
-            links: a.links.clone(),
-            toml: a.toml.clone(),
-            kat_manifest: plan.display_path(&a.kat_manifest),
-            known_issues: a
-                .known_issues
-                .iter()
-                .map(|k| KnownIssueInfo {
-                    labels: k.labels.clone(),
-                    action: match k.action {
-                        crate::plan::IssueAction::Measure => "measure".into(),
-                        crate::plan::IssueAction::Exclude => "exclude".into(),
-                    },
-                    cause: k.cause.clone(),
-                })
-                .collect(),
-            survey_note: a.survey_note.clone(),
-            implementations: a.implementations.clone(),
-            labels: a.labels.clone(),
-            profile_wraps: a.profile_wraps.clone(),
-            profile_classes: Some(plan.classes_for(&a.id)),
-        }
-    }
 }
 
 impl CampaignRecord {

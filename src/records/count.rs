@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::driver::ProcessRecord;
+use super::process::ProcessRecord;
 
 /// How a `count` or `ct` operation ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -103,7 +103,7 @@ impl CountRecord {
 }
 
 pub fn count_path(algorithm: &str, label: &str, op: &str) -> String {
-    format!("count/{algorithm}/{label}__{op}.json")
+    super::layout::operation_file(super::layout::COUNT, algorithm, label, op)
 }
 
 #[cfg(test)]

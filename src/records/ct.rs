@@ -6,8 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::driver::ProcessRecord;
-use crate::plan::exact::CtAnnotation;
+use super::process::ProcessRecord;
+use super::settings::CtAnnotation;
 
 /// memcheck error kinds that mean "depends on secret data": a conditional
 /// jump or move, and a value used as an address (a table index).
@@ -152,7 +152,7 @@ impl CtRecord {
 }
 
 pub fn ct_path(algorithm: &str, label: &str, op: &str) -> String {
-    format!("ct/{algorithm}/{label}__{op}.json")
+    super::layout::operation_file(super::layout::CT, algorithm, label, op)
 }
 
 fn kind_name(kind: &str) -> Option<&'static str> {

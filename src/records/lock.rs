@@ -16,13 +16,12 @@ use anyhow::{bail, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::host::{Environment, HostCheck};
+use super::toolchain::Compiler;
 use crate::fsutil;
-use crate::host::{Environment, HostCheck};
-use crate::plan::Plan;
-use crate::toolchain::Compiler;
 
 pub const LOCK_VERSION: u32 = 1;
-pub const LOCK_FILE: &str = "lock.json";
+pub const LOCK_FILE: &str = super::layout::LOCK;
 /// Environment variables that change what a run builds or loads.
 pub const RECORDED_ENV: [&str; 3] = ["CC", "LD_PRELOAD", "LD_LIBRARY_PATH"];
 
@@ -164,38 +163,6 @@ pub fn compact_utc(utc: &str) -> String {
     format!("{digits}Z")
 }
 
-/// The plan as JSON with every path under the project root made relative
-/// to it (the root itself becomes `.`), so a lock names no machine paths
-/// beyond the tools it used.
-pub fn relative_plan(plan: &Plan) -> Result<Value> {
-    let mut v = serde_json::to_value(plan)?;
-    let root = plan.project_root.display().to_string();
-    strip_root(&mut v, &root);
-    Ok(v)
-}
-
-fn strip_root(v: &mut Value, root: &str) {
-    match v {
-        Value::String(s) if s == root => *s = ".".into(),
-        Value::String(s) if s.contains(root) => *s = s.replace(&format!("{root}/"), ""),
-        Value::Array(items) => items.iter_mut().for_each(|x| strip_root(x, root)),
-        Value::Object(map) => map.values_mut().for_each(|x| strip_root(x, root)),
-        _ => {}
-    }
-}
-
-pub fn config_files(plan: &Plan) -> BTreeMap<String, Option<String>> {
-    let mut paths = vec![plan.campaign_file.clone()];
-    for a in &plan.algorithms {
-        paths.push(plan.project_root.join(&a.toml));
-        paths.push(a.kat_manifest.clone());
-    }
-    paths
-        .into_iter()
-        .map(|p| (plan.display_path(&p), fsutil::sha256_file(&p).ok()))
-        .collect()
-}
-
 pub fn load(run_dir: &Path) -> Result<Lock> {
     let lock: Lock = fsutil::read_json(&run_dir.join(LOCK_FILE))?;
     if lock.lock_version != LOCK_VERSION {
@@ -218,7 +185,7 @@ pub fn find_run(root: &Path, arg: &str) -> Result<PathBuf> {
         if p.is_file() && p.file_name().is_some_and(|n| n == LOCK_FILE) {
             return Ok(p.parent().unwrap_or(Path::new(".")).to_path_buf());
         }
-        if p.join(LOCK_FILE).is_file() || p.join("campaign.json").is_file() {
+        if p.join(LOCK_FILE).is_file() || p.join(super::layout::CAMPAIGN).is_file() {
             return Ok(p);
         }
     }
@@ -254,22 +221,6 @@ pub fn find_run(root: &Path, arg: &str) -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn paths_under_the_root_become_relative() {
-        let mut v = serde_json::json!({
-            "root": "/p/proj",
-            "src": ["/p/proj/algorithms/x/a.c", "/usr/include"],
-            "flag": "-I/p/proj/algorithms/x",
-            "other": "/p/project2/y"
-        });
-        strip_root(&mut v, "/p/proj");
-        assert_eq!(v["root"], ".");
-        assert_eq!(v["src"][0], "algorithms/x/a.c");
-        assert_eq!(v["src"][1], "/usr/include");
-        assert_eq!(v["flag"], "-Ialgorithms/x");
-        assert_eq!(v["other"], "/p/project2/y");
-    }
 
     #[test]
     fn run_ids_sort_by_time() {

@@ -9,21 +9,33 @@ pub mod analysis;
 pub mod campaign;
 pub mod count;
 pub mod ct;
+pub mod evidence;
+pub mod host;
+pub mod kat;
+pub mod kinds;
+pub mod layout;
 pub mod lock;
+pub mod measure;
 pub mod operation;
+pub mod process;
+pub mod settings;
+pub mod system;
+#[cfg(test)]
+pub(crate) mod testutil;
+pub mod toolchain;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildRecord {
     pub algorithm: String,
     pub label: String,
     pub implementation: String,
-    pub kind: String,
-    pub api: String,
+    pub kind: kinds::Kind,
+    pub api: kinds::ApiFamily,
     /// The flag profile whose library later stages use.
     pub profile: Option<String>,
     /// Every profile tried, with its build and KAT outcome.
     pub attempts: Vec<AttemptRecord>,
-    pub kat_status: String,
+    pub kat_status: kat::KatStatus,
     pub kat_detail: Option<String>,
     pub library: Option<String>,
     pub library_sha256: Option<String>,
@@ -43,7 +55,7 @@ pub struct BuildRecord {
 pub struct AttemptRecord {
     pub profile: String,
     pub built: bool,
-    pub kat_status: Option<String>,
+    pub kat_status: Option<kat::KatStatus>,
     pub detail: Option<String>,
 }
 
@@ -52,9 +64,9 @@ pub struct BuildJson {
     pub campaign: String,
     pub system: String,
     pub written: String,
-    pub compiler: crate::toolchain::Compiler,
+    pub compiler: toolchain::Compiler,
     pub support_version: String,
-    pub flag_profiles: Vec<crate::plan::FlagProfile>,
+    pub flag_profiles: Vec<settings::FlagProfile>,
     pub instances: Vec<BuildRecord>,
 }
 

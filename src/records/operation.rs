@@ -6,9 +6,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::measure::driver::ProcessRecord;
-use crate::measure::timing::Calibration;
-use crate::measure::{IterationPlan, OpStatus};
+use super::measure::Calibration;
+use super::measure::{IterationPlan, OpStatus};
+use super::process::ProcessRecord;
 use crate::stats::{Summary, Trial};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -54,7 +54,7 @@ pub struct OperationRecord {
     pub measured_by: Option<String>,
     /// KEX steps: timed inside protocol runs, planned from the exchange.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<crate::measure::timing::StepTiming>,
+    pub step: Option<super::measure::StepTiming>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,5 +78,5 @@ fn is_zero(v: &u64) -> bool {
 }
 
 pub fn record_path(algorithm: &str, label: &str, op: &str) -> String {
-    format!("records/{algorithm}/{label}__{op}.json")
+    super::layout::operation_file(super::layout::RECORDS, algorithm, label, op)
 }

@@ -27,7 +27,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
             let issues = issues_for(a, label);
             let issue_notes: Vec<usize> = issues.iter().map(|k| notes.add(&k.cause)).collect();
             let mut all = issue_notes.clone();
-            if let Some(b) = build.filter(|b| b.kat_status != "PASS") {
+            if let Some(b) = build.filter(|b| b.kat_status != crate::kat::Status::Pass) {
                 if let Some(d) = &b.kat_detail {
                     all.push(notes.add(&format!("{label} {}: {d}", b.kat_status)));
                 }
@@ -85,7 +85,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
                     k.cause
                 ));
             }
-        } else if !recs.is_empty() && inst.kat_status() != "PASS" {
+        } else if !recs.is_empty() && !inst.passed() {
             warn = format!("⚠ timed despite KAT {}", inst.kat_status());
         }
         let key = format!("{}/{}", a.id, inst.label);

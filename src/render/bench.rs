@@ -38,7 +38,7 @@ pub fn bench_dataset(instances: usize) -> Synth {
         let id = format!("{}-{g}", kind.as_str());
         let a = algorithm(&id, &format!("Synthetic {g}"), kind, &refs);
         for (i, label) in labels.iter().enumerate() {
-            s.add_instance(&a, label, "PASS", 40_000 + i as u64);
+            s.add_instance(&a, label, crate::kat::Status::Pass, 40_000 + i as u64);
             for (k, op) in kind.operations().iter().enumerate() {
                 let base = 1e5 * (1 + g % 7) as f64 * (1 + i + k) as f64;
                 let cyc: Vec<f64> = (0..5).map(|t| base * (1.0 + 0.001 * t as f64)).collect();

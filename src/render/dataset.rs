@@ -35,35 +35,46 @@ pub struct Dataset {
 
 impl Dataset {
     pub fn load(dir: &Path, href: String) -> Result<Dataset> {
-        let campaign: CampaignRecord = read_json(&dir.join("campaign.json"))?;
-        let build: BuildJson = read_json(&dir.join("build.json"))?;
+        let campaign: CampaignRecord = read_json(&dir.join(crate::records::layout::CAMPAIGN))?;
+        let build: BuildJson = read_json(&dir.join(crate::records::layout::BUILD))?;
         for name in [&campaign.system, &campaign.campaign] {
-            safe_component(name)
-                .with_context(|| format!("{}", dir.join("campaign.json").display()))?;
+            safe_component(name).with_context(|| {
+                format!("{}", dir.join(crate::records::layout::CAMPAIGN).display())
+            })?;
         }
         for a in &campaign.algorithms {
             safe_component(&a.id).with_context(|| {
-                format!("{}: algorithm id", dir.join("campaign.json").display())
+                format!(
+                    "{}: algorithm id",
+                    dir.join(crate::records::layout::CAMPAIGN).display()
+                )
             })?;
         }
         let optional = |name: &str| dir.join(name).is_file().then(|| dir.join(name));
-        let sizes = optional("sizes.json").map(|p| read_json(&p)).transpose()?;
-        let survey = optional("survey.json").map(|p| read_json(&p)).transpose()?;
-        let records = load_tree(&dir.join("records"), |r: &OperationRecord| {
-            (r.algorithm.clone(), r.label.clone(), r.op.clone())
-        })?;
-        let profiles = load_tree(&dir.join("profile"), |r: &ProfileRecord| {
-            (r.algorithm.clone(), r.label.clone(), r.op.clone())
-        })?;
+        let sizes = optional(crate::records::layout::SIZES)
+            .map(|p| read_json(&p))
+            .transpose()?;
+        let survey = optional(crate::records::layout::SURVEY)
+            .map(|p| read_json(&p))
+            .transpose()?;
+        let records = load_tree(
+            &dir.join(crate::records::layout::RECORDS),
+            |r: &OperationRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
+        )?;
+        let profiles = load_tree(
+            &dir.join(crate::records::layout::PROFILE),
+            |r: &ProfileRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
+        )?;
         let counts = load_tree(
-            &dir.join("count"),
+            &dir.join(crate::records::layout::COUNT),
             |r: &crate::records::count::CountRecord| {
                 (r.algorithm.clone(), r.label.clone(), r.op.clone())
             },
         )?;
-        let cts = load_tree(&dir.join("ct"), |r: &crate::records::ct::CtRecord| {
-            (r.algorithm.clone(), r.label.clone(), r.op.clone())
-        })?;
+        let cts = load_tree(
+            &dir.join(crate::records::layout::CT),
+            |r: &crate::records::ct::CtRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
+        )?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
@@ -149,7 +160,7 @@ pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(sorted_entries(dir)?
         .into_iter()
-        .filter(|p| p.join("campaign.json").is_file())
+        .filter(|p| p.join(crate::records::layout::CAMPAIGN).is_file())
         .collect())
 }
 

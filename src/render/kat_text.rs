@@ -6,6 +6,7 @@
 //! the observed range.
 
 use crate::records::campaign::AlgorithmInfo;
+use crate::records::kat::KatStatus as Status;
 use crate::records::BuildRecord;
 use crate::sizes::SizeFigure;
 
@@ -21,27 +22,28 @@ pub struct KatSentence {
 
 /// `(label, build record)` of every instance on the page.
 pub fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentence {
-    fn status(b: Option<&BuildRecord>) -> &str {
-        b.map_or("NOT BUILT", |b| b.kat_status.as_str())
-    }
-    let passed = insts.iter().filter(|(_, b)| status(*b) == "PASS").count();
+    let status = |b: Option<&BuildRecord>| b.map(|b| b.kat_status);
+    let passed = insts
+        .iter()
+        .filter(|(_, b)| status(*b) == Some(Status::Pass))
+        .count();
     let skipped: Vec<&str> = insts
         .iter()
-        .filter(|(_, b)| status(*b) == "SKIPPED")
+        .filter(|(_, b)| status(*b) == Some(Status::Skipped))
         .map(|(l, _)| *l)
         .collect();
     let others: Vec<String> = insts
         .iter()
-        .filter(|(_, b)| !matches!(status(*b), "PASS" | "SKIPPED"))
-        .map(|(l, b)| format!("{l} {}", status(*b)))
+        .filter(|(_, b)| !matches!(status(*b), Some(Status::Pass | Status::Skipped)))
+        .map(|(l, b)| format!("{l} {}", super::rows::kat_status_text(*b)))
         .collect();
     // Where the references of the instances that have one came from.
     let mut kinds: Vec<(&str, Vec<&str>)> = Vec::new();
     for (label, b) in insts {
         let Some(b) = b else { continue };
         if matches!(
-            b.kat_status.as_str(),
-            "NOKAT" | "SKIPPED" | "BUILDFAIL" | "NOT RUN"
+            b.kat_status,
+            Status::Nokat | Status::Skipped | Status::Buildfail | Status::NotRun
         ) {
             continue;
         }
@@ -116,10 +118,10 @@ pub fn attempts_text(b: Option<&BuildRecord>) -> String {
         .attempts
         .iter()
         .map(|t| {
-            let outcome = t
-                .kat_status
-                .clone()
-                .unwrap_or_else(|| if t.built { "built" } else { "build failed" }.into());
+            let outcome = t.kat_status.map_or_else(
+                || if t.built { "built" } else { "build failed" }.to_string(),
+                |s| s.to_string(),
+            );
             format!("{}: {outcome}", t.profile)
         })
         .collect();
@@ -182,11 +184,11 @@ mod tests {
             algorithm: "x".into(),
             label: "L".into(),
             implementation: "clean".into(),
-            kind: "sign".into(),
-            api: "nist".into(),
+            kind: crate::plan::Kind::Sign,
+            api: crate::plan::ApiFamily::Nist,
             profile: Some("guide".into()),
             attempts: vec![],
-            kat_status: status.into(),
+            kat_status: crate::kat::Status::parse(status).expect("a KAT status"),
             kat_detail: None,
             library: None,
             library_sha256: None,
@@ -248,7 +250,7 @@ mod tests {
             .map(|p| AttemptRecord {
                 profile: p.to_string(),
                 built: true,
-                kat_status: Some("MISMATCH".into()),
+                kat_status: Some(crate::kat::Status::Mismatch),
                 detail: None,
             })
             .collect();
@@ -256,7 +258,7 @@ mod tests {
             attempts_text(Some(&b)),
             "guide: MISMATCH → harness-default: MISMATCH (guide used)"
         );
-        b.attempts[1].kat_status = Some("PASS".into());
+        b.attempts[1].kat_status = Some(crate::kat::Status::Pass);
         b.profile = Some("harness-default".into());
         assert_eq!(
             attempts_text(Some(&b)),

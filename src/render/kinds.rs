@@ -8,6 +8,7 @@ use crate::format;
 use crate::plan::iccs::BASELINE_ID;
 use crate::plan::Kind;
 use crate::records::campaign::AlgorithmInfo;
+use crate::records::kat::KatStatus as Status;
 use crate::records::operation::OperationRecord;
 
 use super::chart;
@@ -264,11 +265,9 @@ fn mean(ds: &Dataset, id: &str, label: &str, bytes: u64) -> Option<f64> {
 /// KAT status and known-issue notes of a summary row.
 fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
     let mut notes = Vec::new();
-    let status = ds
-        .build_record(&a.id, label)
-        .map_or("NOT BUILT", |b| b.kat_status.as_str());
-    if status != "PASS" {
-        notes.push(format!("KAT {status}"));
+    let build = ds.build_record(&a.id, label);
+    if build.is_none_or(|b| b.kat_status != Status::Pass) {
+        notes.push(format!("KAT {}", super::rows::kat_status_text(build)));
     }
     if super::rows::issues_for(a, label)
         .iter()

@@ -6,6 +6,7 @@ use crate::measure::profile::class_share;
 use crate::plan::ClassDef;
 use crate::records::analysis::ProfileRecord;
 use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
+use crate::records::kat::KatStatus as Status;
 use crate::records::operation::OperationRecord;
 use crate::records::BuildRecord;
 
@@ -53,8 +54,19 @@ pub struct Inst<'a> {
 
 impl Inst<'_> {
     pub fn kat_status(&self) -> &str {
-        self.build.map_or("NOT BUILT", |b| b.kat_status.as_str())
+        kat_status_text(self.build)
     }
+
+    /// Whether the instance passed its KAT (not when it was not built).
+    pub fn passed(&self) -> bool {
+        self.build.is_some_and(|b| b.kat_status == Status::Pass)
+    }
+}
+
+/// An instance's KAT status as pages print it (`NOT BUILT` without a build
+/// record).
+pub fn kat_status_text(build: Option<&BuildRecord>) -> &'static str {
+    build.map_or("NOT BUILT", |b| b.kat_status.as_str())
 }
 
 /// `label: value` lines of the environment table.
@@ -396,10 +408,10 @@ pub fn flags_text(b: Option<&BuildRecord>) -> String {
         .iter()
         .filter(|t| &t.profile != profile)
         .map(|t| {
-            let outcome = t
-                .kat_status
-                .clone()
-                .unwrap_or_else(|| if t.built { "built" } else { "build failed" }.into());
+            let outcome = t.kat_status.map_or_else(
+                || if t.built { "built" } else { "build failed" }.to_string(),
+                |s| s.to_string(),
+            );
             format!("{}: {outcome}", t.profile)
         })
         .collect();

@@ -186,12 +186,27 @@ pub fn sizes_row(
     SizesRow {
         algorithm: alg.into(),
         label: label.into(),
-        kind: kind.as_str().into(),
+        kind,
         figures: out.figures,
         basis: out.basis,
         disagreements: out.disagreements,
     }
 }
+
+/// The stages a campaign without `stages` runs, as its `campaign.json`
+/// lists them (no opt-in ones: the synthetic dataset has no count or ct
+/// records). The stage registry's test keeps this list in step with it.
+pub const DEFAULT_STAGES: [&str; 9] = [
+    "build",
+    "kat",
+    "profile-link",
+    "time",
+    "memory",
+    "sizes",
+    "profile",
+    "survey",
+    "render",
+];
 
 impl Synth {
     pub fn new(
@@ -264,13 +279,7 @@ impl Synth {
             },
             kat_timeout_seconds: 600.0,
             profile_wraps: Wrap::iccs_defaults(),
-            // The stages a campaign without `stages` runs (no opt-in ones:
-            // the synthetic dataset has no count or ct records).
-            stages: crate::stages::registry()
-                .selected(&[crate::plan::ALL_STAGES.to_string()])
-                .iter()
-                .map(|s| s.name.to_string())
-                .collect(),
+            stages: DEFAULT_STAGES.iter().map(|s| s.to_string()).collect(),
             algorithms: Vec::new(),
         };
         Synth {
@@ -298,10 +307,10 @@ impl Synth {
         &mut self,
         a: &AlgorithmInfo,
         label: &str,
-        status: &str,
+        status: crate::kat::Status,
         load_bytes: u64,
     ) -> &mut BuildRecord {
-        let log_path = format!("kat/{}/{label}.log", a.id);
+        let log_path = crate::records::layout::kat_log(&a.id, label);
         let log = format!(
             "algorithm = {}\nlabel = {label}\nprofile = guide\nrecords = 10\nRESULT {} {label} {status}\n",
             a.id, a.id
@@ -312,16 +321,16 @@ impl Synth {
             algorithm: a.id.clone(),
             label: label.into(),
             implementation: "reference".into(),
-            kind: a.kind.as_str().into(),
-            api: a.api.as_str().into(),
+            kind: a.kind,
+            api: a.api,
             profile: Some("guide".into()),
             attempts: vec![crate::records::AttemptRecord {
                 profile: "guide".into(),
                 built: true,
-                kat_status: Some(status.into()),
+                kat_status: Some(status),
                 detail: None,
             }],
-            kat_status: status.into(),
+            kat_status: status,
             kat_detail: None,
             library: None,
             library_sha256: Some(crate::fsutil::sha256_hex(
@@ -354,7 +363,7 @@ impl Synth {
             .instances
             .iter()
             .find(|b| b.algorithm == a.id && b.label == label)
-            .map_or(String::new(), |b| b.kat_status.clone());
+            .map_or(String::new(), |b| b.kat_status.to_string());
         self.records.push(OperationRecord {
             algorithm: a.id.clone(),
             label: label.into(),
@@ -399,13 +408,13 @@ impl Synth {
             Ok(())
         };
         let json = |v: &dyn erased::Json| -> Result<Vec<u8>> { v.bytes() };
-        put("campaign.json", &json(&self.campaign)?)?;
-        put("build.json", &json(&self.build)?)?;
+        put(crate::records::layout::CAMPAIGN, &json(&self.campaign)?)?;
+        put(crate::records::layout::BUILD, &json(&self.build)?)?;
         if let Some(s) = &self.sizes {
-            put("sizes.json", &json(s)?)?;
+            put(crate::records::layout::SIZES, &json(s)?)?;
         }
         if let Some(s) = &self.survey {
-            put("survey.json", &json(s)?)?;
+            put(crate::records::layout::SURVEY, &json(s)?)?;
         }
         for r in &self.records {
             put(

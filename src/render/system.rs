@@ -5,6 +5,7 @@
 use crate::format;
 use crate::measure::timing::LOST_CPU_SHARE;
 use crate::plan::Kind;
+use crate::records::kat::KatStatus as Status;
 
 use super::chart;
 use super::dataset::Dataset;
@@ -36,11 +37,9 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
         for a in ds.campaign.algorithms.iter().filter(|a| a.kind == kind) {
             for label in &a.labels {
                 let mut notes = Vec::new();
-                let status = ds
-                    .build_record(&a.id, label)
-                    .map_or("NOT BUILT", |b| b.kat_status.as_str());
-                if status != "PASS" {
-                    notes.push(format!("KAT {status}"));
+                let build = ds.build_record(&a.id, label);
+                if build.is_none_or(|b| b.kat_status != Status::Pass) {
+                    notes.push(format!("KAT {}", super::rows::kat_status_text(build)));
                 }
                 if issues_for(a, label).iter().any(|k| k.action == "measure") {
                     notes.push("⚠ known issue".to_string());

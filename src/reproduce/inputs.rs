@@ -199,7 +199,7 @@ fn compiler_change(old: &Compiler, now: &Compiler) -> Option<String> {
 
 /// Planning settings that change what is measured or how.
 fn setting_changes(old: &Value, plan: &Plan) -> Result<Vec<String>> {
-    let now = crate::records::lock::relative_plan(plan)?;
+    let now = crate::plan::recorded::relative_plan(plan)?;
     let mut out = Vec::new();
     for field in [
         "system",

@@ -11,13 +11,11 @@
 //!
 //! Nothing here prints (the campaign run reports its progress on stderr as
 //! any run does): `prepare` and `reproduce` return values, which the binary
-//! prints through `crate::export`.
+//! prints through the exporters.
 
 pub mod inputs;
 
 pub mod report;
-#[cfg(test)]
-pub mod testutil;
 
 use std::path::{Path, PathBuf};
 
@@ -87,11 +85,15 @@ pub fn prepare(project: &Project, run: &str) -> Result<Prepared, Error> {
     })
 }
 
+/// Writes a reproduction's report files into a run directory.
+pub type Writer = fn(&Path, &report::ReproductionReport) -> anyhow::Result<()>;
+
 /// Re-runs a prepared reproduction and writes its report; returns the
 /// report and the new run's directory.
 pub fn execute(
     p: &Prepared,
     opts: &ReproduceOptions,
+    write: Writer,
 ) -> Result<(report::ReproductionReport, PathBuf), Error> {
     let project_output = p.plan.project_root.join("output");
     let scratch_base = project_output.join(".cache").join("tmp");
@@ -104,13 +106,16 @@ pub fn execute(
     let mut plan = p.plan.clone();
     plan.cache_dir = scratch.path().join("cache");
     plan.output_dir = scratch.path().join("out").join(&plan.system);
-    plan.site_dir = scratch.path().join("out").join("site");
+    plan.site_dir = scratch
+        .path()
+        .join("out")
+        .join(crate::records::layout::SITE);
     let rec = Recording {
         runs_dir: Some(
             p.run_dir
                 .parent()
                 .map(Path::to_path_buf)
-                .unwrap_or_else(|| p.plan.output_dir.join("runs")),
+                .unwrap_or_else(|| p.plan.output_dir.join(crate::records::layout::RUNS)),
         ),
         reproduces: Some(p.lock.run_id.clone()),
         fresh_cache: true,
@@ -141,7 +146,7 @@ pub fn execute(
         timing,
         summary.errors.iter().map(|e| e.to_string()).collect(),
     );
-    report::write(&new_dir, &rep)?;
+    write(&new_dir, &rep)?;
     Ok((rep, new_dir))
 }
 
@@ -185,7 +190,13 @@ impl Prepared {
 
 /// Stops when inputs changed (unless `opts.allow_changed`), else re-runs
 /// and reports. Prints nothing but the campaign run's own progress.
-pub fn reproduce(p: &Prepared, opts: &ReproduceOptions) -> Result<Reproduction, Error> {
+/// Reproduces the prepared run; `write` stores the report files beside the
+/// new run's lock (the exporters live above this module).
+pub fn reproduce(
+    p: &Prepared,
+    opts: &ReproduceOptions,
+    write: Writer,
+) -> Result<Reproduction, Error> {
     let run = p.start();
     if !p.differences.is_empty() && !opts.allow_changed {
         return Ok(Reproduction {
@@ -195,7 +206,7 @@ pub fn reproduce(p: &Prepared, opts: &ReproduceOptions) -> Result<Reproduction, 
             exit_code: exit::BAD_INPUT,
         });
     }
-    let (rep, dir) = execute(p, opts)?;
+    let (rep, dir) = execute(p, opts, write)?;
     debug_assert!(rep.exit_code != exit::OK || !rep.timing.any(Verdict::Slower));
     Ok(Reproduction {
         run,

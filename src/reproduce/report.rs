@@ -2,16 +2,11 @@
 //! bit-identical and the KAT unchanged, per operation the timing verdict,
 //! and why the reproduction failed if it did. Written as Markdown, HTML
 //! (every string escaped) and JSON into the reproducing run's directory
-//! by the exporters of `crate::export`.
+//! by the exporters.
 
-use std::path::Path;
-
-use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{CompareReport, RunData, Verdict};
-use crate::export::{html::Html, json::Json, markdown::Markdown, Exporter};
-use crate::fsutil;
 use crate::records::lock::{InstanceLock, Lock};
 use crate::records::operation::OperationRecord;
 
@@ -241,24 +236,6 @@ pub const MARKDOWN_FILE: &str = "reproduction.md";
 pub const HTML_FILE: &str = "reproduction.html";
 pub const JSON_FILE: &str = "reproduction.json";
 
-/// Writes `reproduction.{md,html,json}` into `dir`: the reproducing run's
-/// record of what it found, beside its lock.
-pub fn write(dir: &Path, r: &ReproductionReport) -> Result<()> {
-    let files: [(&str, &dyn Exporter<ReproductionReport>); 3] = [
-        (MARKDOWN_FILE, &Markdown),
-        (HTML_FILE, &Html),
-        (JSON_FILE, &Json),
-    ];
-    for (name, exporter) in files {
-        let path = dir.join(name);
-        let bytes = exporter
-            .export(r)
-            .with_context(|| format!("exporting {}", path.display()))?;
-        fsutil::write_atomic(&path, &bytes)?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 #[path = "report_tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -2,11 +2,10 @@
 
 use super::*;
 use crate::compare::{compare_runs, RunInfo, Threshold};
-use crate::export::{html::Html, markdown::Markdown, Exporter};
-use crate::reproduce::testutil::{instance, lock, record};
+use crate::records::testutil::{instance, lock, record};
 use serde_json::json;
 
-fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
+pub(crate) fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
     let mut r = record("sign", "tsc", &vec![vec![sign_cycles; 30]; 5]);
     r.lengths.insert("sig".into(), 64);
     r.memory = stack.map(|s| crate::records::operation::MemoryFigures {
@@ -44,7 +43,7 @@ fn run(name: &str, sign_cycles: u64, stack: Option<u64>) -> RunData {
     }
 }
 
-fn locks(lib_b: &str, kat_b: (&str, &str, &str)) -> (Lock, Lock) {
+pub(crate) fn locks(lib_b: &str, kat_b: (&str, &str, &str)) -> (Lock, Lock) {
     let m = json!({"sign": 100.0});
     (
         lock(
@@ -132,32 +131,5 @@ fn failures_decide_the_exit_code() {
             .iter()
             .any(|f| f == "not timed again: sign-1/L sign"),
         "{r:?}"
-    );
-}
-
-#[test]
-fn html_escapes_what_runs_and_tomls_wrote() {
-    let (a, b) = (run("A", 1000, None), run("B", 1000, None));
-    let timing = compare_runs(&a, &b, Threshold::given(0.1));
-    let (la, lb) = locks("lib", ("PASS", "log", "out"));
-    let mut r = build(
-        &la,
-        &lb,
-        (&a, &b),
-        vec!["sources changed: <b>x.c".into()],
-        timing,
-        vec![],
-    );
-    r.instances[0].instance = "<script>alert(1)</script>".into();
-    let html = String::from_utf8(Html.export(&r).unwrap()).unwrap();
-    assert!(
-        !html.contains("<script>") && !html.contains("<b>"),
-        "{html}"
-    );
-    assert!(html.contains("&lt;script&gt;") && html.contains("&lt;b&gt;x.c"));
-    let md = String::from_utf8(Markdown.export(&r).unwrap()).unwrap();
-    assert!(
-        md.contains("sources changed: <b>x.c") && md.contains("| sign-1/L | sign |"),
-        "{md}"
     );
 }

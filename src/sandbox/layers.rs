@@ -6,8 +6,6 @@
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::{Limits, Spec};
 
 /// Names of the layers, in the order they are reported.
@@ -31,14 +29,7 @@ pub mod name {
     pub const ENVIRONMENT: &str = "environment";
 }
 
-/// One isolation layer: whether it is active for the job, and what it does
-/// or why it is missing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Layer {
-    pub name: String,
-    pub active: bool,
-    pub detail: String,
-}
+pub use crate::records::host::Layer;
 
 impl Layer {
     pub fn on(name: &str, detail: impl Into<String>) -> Layer {
@@ -58,11 +49,7 @@ impl Layer {
     }
 }
 
-/// The layers a submission job gets on this machine.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LayerReport {
-    pub layers: Vec<Layer>,
-}
+pub use crate::records::host::LayerReport;
 
 impl LayerReport {
     pub fn get(&self, name: &str) -> Option<&Layer> {

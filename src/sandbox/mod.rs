@@ -184,13 +184,7 @@ impl Spec {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
-pub enum Outcome {
-    Exited(i32),
-    Signaled(i32),
-    TimedOut,
-}
+pub use crate::records::process::Outcome;
 
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -218,14 +212,7 @@ pub fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// CPU time and peak memory of a job as the kernel accounted them (the job
-/// process and every descendant it waited for), unforgeable by the job.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
-pub struct Rusage {
-    pub user_seconds: f64,
-    pub system_seconds: f64,
-    pub max_rss_kib: u64,
-}
+pub use crate::records::process::Rusage;
 
 impl Rusage {
     pub fn cpu_seconds(&self) -> f64 {

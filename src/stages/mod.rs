@@ -35,3 +35,16 @@ pub fn registry() -> Registry {
         .stage(ct::CtStage)
         .campaign_stage(render::RenderStage)
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_synthetic_datasets_list_the_default_stages() {
+        let names: Vec<&str> = super::registry()
+            .selected(&[crate::plan::ALL_STAGES.to_string()])
+            .iter()
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(names, crate::render::synth::DEFAULT_STAGES);
+    }
+}

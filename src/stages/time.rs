@@ -13,7 +13,7 @@ use super::kat::KatStage;
 use crate::context::Cx;
 use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::measure::driver::{self, ProcessRecord};
-use crate::measure::timing::{lost_cpu, Calibration, OpTiming, TimeOutput, TRIAL_ATTEMPTS};
+use crate::measure::timing::{lost_cpu, Attempts, Calibration, Next, OpTiming, TimeOutput};
 use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
 use crate::stats::{self, Trial};
 
@@ -227,9 +227,8 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         step: None,
     };
     for _ in 0..s.trials {
-        let mut attempt = 0;
+        let mut attempts = Attempts::default();
         loop {
-            attempt += 1;
             let (proc, samples) = driver::run(cx, lib, &args, cpu, trial_timeout)?;
             if let Some((status, detail)) = proc.failure() {
                 timing.status = status;
@@ -247,26 +246,22 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 untimed_per_call: 0.0,
             };
             if let Some(why) = implausible(&proc, &expected, claims) {
-                // A process whose claims the sandbox's own measurements
-                // contradict lied (or was disturbed beyond use): none of
-                // this operation's trials are used.
-                timing.status = OpStatus::Implausible;
-                timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
-                timing.trials.clear();
-                timing.sign_retries = 0;
-                timing.setup_sign_retries = 0;
-                timing.verify_rejects = 0;
                 timing.processes.push(proc);
-                return Ok(finish(timing));
+                return Ok(implausible_timing(timing, why));
             }
+            let disturbed = counter_disagrees(&proc);
             let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
             let t = proc.line("trial").context("driver printed no trial line")?;
             let (retries, rejects) = (t.u64("sign_retries"), t.u64("verify_rejects"));
             let setup_retries = t.u64("setup_sign_retries");
             timing.processes.push(proc);
-            if lost && attempt < TRIAL_ATTEMPTS {
-                timing.repeated_trials += 1;
-                continue;
+            match attempts.judge(lost, disturbed) {
+                Next::Keep => {}
+                Next::Repeat => {
+                    timing.repeated_trials += 1;
+                    continue;
+                }
+                Next::Implausible(why) => return Ok(implausible_timing(timing, why)),
             }
             // Counted for kept trials only, so they refer to the same calls as n.
             timing.sign_retries += retries.unwrap_or(0);
@@ -396,25 +391,48 @@ pub fn implausible(
             ));
         }
     }
+    None
+}
+
+/// Why a trial's cycles and seconds disagree with the counter's recorded
+/// rate, or None. The two are read at slightly different moments: on a
+/// short trial one preemption between the reads moves the ratio by a
+/// quarter, so a disagreement is a disturbance to repeat (`Attempts`), and
+/// only one that every repetition shows is taken as evidence.
+pub fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
+    let t = proc.line("trial")?;
+    let seconds = t.f64("seconds")?;
+    let cycles = t.f64("cycles")?;
     let meta = proc.line("meta");
     let counter = meta.and_then(|m| m.get("counter"));
     let hz = meta.and_then(|m| m.f64("counter_hz")).unwrap_or(0.0);
-    if hz > 0.0 && seconds >= 1e-4 && !lost_cpu(proc) {
-        let rate = cycles / seconds / hz;
-        // User-mode cycles follow the clock frequency, which may move
-        // between the driver's rate measurement and the trial; the other
-        // counters tick at a fixed rate.
-        let (lo, hi) = match counter {
-            Some("perf-user-cycles") => (0.1, 10.0),
-            _ => (0.8, 1.25),
-        };
-        if !(lo..=hi).contains(&rate) {
-            return Some(format!(
-                "{cycles} cycles in {seconds:.4} s is {rate:.3} times the counter's recorded rate"
-            ));
-        }
+    if hz <= 0.0 || seconds < 1e-4 || lost_cpu(proc) {
+        return None;
     }
-    None
+    let rate = cycles / seconds / hz;
+    // User-mode cycles follow the clock frequency, which may move between
+    // the driver's rate measurement and the trial; the other counters tick
+    // at a fixed rate.
+    let (lo, hi) = match counter {
+        Some("perf-user-cycles") => (0.1, 10.0),
+        _ => (0.8, 1.25),
+    };
+    (!(lo..=hi).contains(&rate)).then(|| {
+        format!("{cycles} cycles in {seconds:.4} s is {rate:.3} times the counter's recorded rate")
+    })
+}
+
+/// A process whose claims the sandbox's own measurements contradict lied
+/// (or was disturbed in every repetition): none of this operation's trials
+/// are used.
+pub(super) fn implausible_timing(mut timing: OpTiming, why: String) -> OpTiming {
+    timing.status = OpStatus::Implausible;
+    timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
+    timing.trials.clear();
+    timing.sign_retries = 0;
+    timing.setup_sign_retries = 0;
+    timing.verify_rejects = 0;
+    finish(timing)
 }
 
 pub(super) fn finish(mut t: OpTiming) -> OpTiming {

@@ -12,10 +12,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::time::{failed, finish, implausible, read_trial, Expected};
+use super::time::{
+    counter_disagrees, failed, finish, implausible, implausible_timing, read_trial, Expected,
+};
 use crate::context::Cx;
 use crate::measure::driver;
-use crate::measure::timing::{OpTiming, StepTiming, TRIAL_ATTEMPTS};
+use crate::measure::timing::{Attempts, Next, OpTiming, StepTiming};
 use crate::measure::OpStatus;
 
 pub fn time_step(
@@ -80,9 +82,8 @@ pub fn time_step(
     };
     let mut overheads = Vec::new();
     for _ in 0..s.trials {
-        let mut attempt = 0;
+        let mut attempts = Attempts::default();
         loop {
-            attempt += 1;
             let (proc, samples) = driver::run(cx, lib, &args, cpu, timeout)?;
             if let Some((status, detail)) = proc.failure() {
                 timing.status = status;
@@ -100,21 +101,23 @@ pub fn time_step(
                 untimed_per_call: protocol,
             };
             if let Some(why) = implausible(&proc, &expected, claims) {
-                timing.status = OpStatus::Implausible;
-                timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
-                timing.trials.clear();
                 timing.processes.push(proc);
-                return Ok(finish(timing));
+                return Ok(implausible_timing(timing, why));
             }
+            let disturbed = counter_disagrees(&proc);
             let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
             let overhead = proc
                 .line("overhead")
                 .and_then(|l| l.f64("counter_read_cycles"))
                 .context("driver printed no counter overhead for a step")?;
             timing.processes.push(proc);
-            if lost && attempt < TRIAL_ATTEMPTS {
-                timing.repeated_trials += 1;
-                continue;
+            match attempts.judge(lost, disturbed) {
+                Next::Keep => {}
+                Next::Repeat => {
+                    timing.repeated_trials += 1;
+                    continue;
+                }
+                Next::Implausible(why) => return Ok(implausible_timing(timing, why)),
             }
             overheads.push(overhead);
             timing.trials.push(trial);

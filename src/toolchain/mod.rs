@@ -15,25 +15,10 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
-use serde::{Deserialize, Serialize};
 
 use crate::sandbox::{self, Outcome, Spec};
 
-/// What identifies a compiler: a different path, version or binary is a
-/// different compiler and invalidates every build.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Compiler {
-    /// The command as configured (`gcc`, or `$CC`).
-    pub command: String,
-    /// Resolved absolute path.
-    pub path: PathBuf,
-    /// First line of `--version`.
-    pub version: String,
-    /// sha256 of the compiler driver binary.
-    pub binary_sha256: String,
-    /// `-dumpmachine`, the target triple.
-    pub target: String,
-}
+pub use crate::records::toolchain::Compiler;
 
 impl Compiler {
     /// Resolves the compiler: `CC` from the environment wins over the

@@ -1,0 +1,110 @@
+//! What the measuring stages record per operation: status, iteration
+//! plan, calibration, KEX step timing, the DRBG cost and helper profiles.
+
+use serde::{Deserialize, Serialize};
+
+use super::process::ProcessRecord;
+use super::settings::HelperClass;
+
+/// How a measured operation ended; `ok` is the only one with figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpStatus {
+    Ok,
+    /// The process died on a signal.
+    Crash,
+    Timeout,
+    /// The driver reported an error (setup, a failing call, ...).
+    Error,
+    /// The process's own accounting does not fit what the kernel saw.
+    Implausible,
+    /// Profile: the objects define none of the wrapped helpers.
+    NoHelpers,
+    /// Profile: the instrumented library could not be linked.
+    RelinkFailed,
+    /// The system is emulated: the operation ran (a functional check) but
+    /// was not timed.
+    Emulated,
+}
+
+/// Iterations of one trial, from a warm per-call time `t1`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IterationPlan {
+    pub iterations: u64,
+    /// The budget cut the iterations below what the target asked for.
+    pub budget_limited: bool,
+    /// Fewer timed calls than `min-calls` in total.
+    pub below_min_calls: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    pub calls: u64,
+    pub seconds: f64,
+    /// Seconds per warm call.
+    pub seconds_per_call: f64,
+    /// The first timed call, for comparison with a cold-call calibration.
+    pub first_seconds: Option<f64>,
+}
+
+/// How a KEX step was timed: inside complete protocol runs, planned from
+/// the exchange's calibration, each sample including two counter reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepTiming {
+    /// The operation whose calibration planned the step (`exchange`).
+    pub planned_from: String,
+    /// Median cycles of two counter reads around nothing, measured in each
+    /// trial process (the median over the kept trials): the measurement's
+    /// own share of every step sample.
+    pub counter_overhead_cycles: Option<f64>,
+}
+
+/// The DRBG cost measured at campaign start.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrbgCost {
+    /// The AES the instance libraries use on this host: `aesni`,
+    /// `armv8-aes` or `table`.
+    pub implementation: String,
+    /// Every implementation this host can run, fastest first.
+    pub usable: Vec<String>,
+    /// The counter the figures are in (as in the operation records).
+    pub counter: String,
+    pub counter_hz: f64,
+    /// One entry per draw size (32 and 64 bytes).
+    pub draws: Vec<DrawCost>,
+}
+
+/// Cost of one `randombytes` call of `bytes` bytes: the median over
+/// `batches` batches of `batch` consecutive draws of the per-draw figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DrawCost {
+    pub bytes: u64,
+    pub median_cycles: f64,
+    pub min_cycles: f64,
+    pub median_seconds: f64,
+    pub batches: u64,
+    pub batch: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpProfile {
+    pub op: String,
+    pub status: OpStatus,
+    pub detail: Option<String>,
+    /// Timed operations and their total ticks.
+    pub ops: u64,
+    pub total_ticks: u64,
+    pub tick_hz: Option<f64>,
+    pub shapes: Vec<Shape>,
+    pub process: Option<ProcessRecord>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shape {
+    pub function: String,
+    pub class: HelperClass,
+    pub in_bits: u64,
+    pub out_bits: u64,
+    pub calls: u64,
+    pub ticks: u64,
+}

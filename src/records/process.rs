@@ -1,0 +1,65 @@
+//! One process of a stage as recorded: its command, how it ended, what
+//! it wrote on its results channel and what the sandbox saw of it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// One driver process as recorded: enough to rerun it and to see why it
+/// failed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProcessRecord {
+    /// Arguments after the driver (the library path relative to the run).
+    pub command: Vec<String>,
+    pub cpu: Option<usize>,
+    pub outcome: Outcome,
+    pub wall_seconds: f64,
+    /// Every output line except the per-call samples (kept in the trial).
+    pub lines: Vec<Line>,
+    pub stderr_tail: String,
+    /// What the sandbox saw of the process, beyond its own lines (absent
+    /// from records made without a sandbox, e.g. synthesized ones).
+    #[serde(default, skip_serializing_if = "ProcessFacts::is_empty")]
+    pub sandbox: ProcessFacts,
+}
+
+/// Facts about a driver process that come from the sandbox, not from the
+/// process: unforgeable by the library it loaded.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProcessFacts {
+    /// CPU time (and peak RSS) the kernel accounted to the process.
+    pub rusage: Option<Rusage>,
+    /// Bytes written to stdout (the library's business; only the last
+    /// lines are kept).
+    pub stdout_bytes: u64,
+    pub stdout_tail: String,
+    /// Why the results channel was rejected (overflow, not what the
+    /// driver wrote, cut short).
+    pub results_error: Option<String>,
+}
+
+/// One line of driver output: its tag and fields.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    pub tag: String,
+    pub fields: BTreeMap<String, String>,
+    /// Space-separated values after the tag (the `samples` line).
+    pub values: Vec<u64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum Outcome {
+    Exited(i32),
+    Signaled(i32),
+    TimedOut,
+}
+
+/// CPU time and peak memory of a job as the kernel accounted them (the job
+/// process and every descendant it waited for), unforgeable by the job.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Rusage {
+    pub user_seconds: f64,
+    pub system_seconds: f64,
+    pub max_rss_kib: u64,
+}

@@ -1,0 +1,134 @@
+//! Campaign settings as recorded in `campaign.json`, `build.json` and the
+//! lock: timing plan, limits, helper wraps and classes, flag profiles,
+//! constant-time annotations.
+
+use serde::{Deserialize, Serialize};
+
+use super::kinds::ApiFamily;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TimingSettings {
+    pub trials: u32,
+    pub warmup: u32,
+    pub trial_seconds: f64,
+    pub min_iterations: u64,
+    pub max_iterations: u64,
+    pub min_calls: u64,
+    pub budget_seconds: f64,
+    pub samples: bool,
+    pub cpus: Vec<usize>,
+    pub timeout_seconds: f64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Limits {
+    pub memory_mib: u64,
+    pub cpu_seconds: u64,
+    pub file_mib: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Wrap {
+    /// A C symbol; in a campaign's or algorithm's wraps it may hold
+    /// `{namespace}` and `{randombytes}` (see `Plan::wraps_for`).
+    pub symbol: String,
+    pub class: HelperClass,
+    pub in_bits_arg: Option<u32>,
+    pub out_bits_arg: Option<u32>,
+    /// Only instances of this API (the default profile's ICCS helpers
+    /// belong to the NGCC API); None: every instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<ApiFamily>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FlagProfile {
+    pub name: String,
+    pub cflags: Vec<String>,
+    pub ldflags: Vec<String>,
+}
+
+/// The title of the ICCS placeholder hash functions' class in the default
+/// profile (as the published pages head the column).
+pub const ICCS_HASH_TITLE: &str = "pseudohash/XOF/sm3";
+
+/// A helper class with its column title.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClassDef {
+    pub name: HelperClass,
+    pub title: String,
+}
+
+/// What a wrapped helper is, for the shares on the pages: `hash`, `xof`,
+/// `drng`, or a class a campaign or algorithm declares. Every class but
+/// `drng` counts toward the "hash share" of summaries.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct HelperClass(String);
+
+impl HelperClass {
+    /// The built-in classes and their default column titles.
+    pub const BUILTIN: [(&'static str, &'static str); 3] =
+        [("hash", "hash"), ("xof", "XOF"), ("drng", "DRNG")];
+
+    /// A class by name (names are checked where they are configured).
+    pub fn new(name: impl Into<String>) -> HelperClass {
+        HelperClass(name.into())
+    }
+
+    pub fn hash() -> HelperClass {
+        HelperClass::new("hash")
+    }
+
+    pub fn drng() -> HelperClass {
+        HelperClass::new("drng")
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The deterministic random number generator's class: its share is
+    /// the "DRNG share", every other class's goes to the "hash share".
+    pub fn is_drng(&self) -> bool {
+        self.0 == "drng"
+    }
+
+    pub fn builtin_title(&self) -> Option<&'static str> {
+        Self::BUILTIN
+            .iter()
+            .find(|(n, _)| *n == self.0)
+            .map(|(_, t)| *t)
+    }
+
+    /// Class names are short lower-case words: `[a-z][a-z0-9-]*`, at most
+    /// 32 characters (they go into C string literals and record keys).
+    pub fn check_name(name: &str) -> Result<(), String> {
+        let ok = name.len() <= 32
+            && name.starts_with(|c: char| c.is_ascii_lowercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+        if ok {
+            Ok(())
+        } else {
+            Err(format!(
+                "class name `{name}` is not a lower-case word (letters, digits and -, at most 32)"
+            ))
+        }
+    }
+}
+
+/// A `[[ct-annotation]]`: sites matching `site` (of the instances `labels`
+/// matches, in `ops`) are expected, for `reason`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CtAnnotation {
+    pub site: String,
+    pub reason: String,
+    /// Regular expression over labels; None: every instance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<String>,
+    /// Empty: every operation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ops: Vec<String>,
+}

@@ -1,0 +1,169 @@
+//! The crate's module graph against the layer table in `src/lib.rs`: no
+//! cycle between top-level modules (through any path), no use of a higher
+//! layer, the published schema a leaf over the utilities, and every dataset
+//! file named only by the layout module.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use crate::common;
+
+/// Top-level module → (layer, name), from the table in `src/lib.rs`.
+fn layers() -> BTreeMap<String, (u32, String)> {
+    let lib = std::fs::read_to_string(common::repo().join("src/lib.rs")).unwrap();
+    let mut out = BTreeMap::new();
+    for line in lib.lines().filter_map(|l| l.strip_prefix("//! | ")) {
+        let cells: Vec<&str> = line.split(" | ").collect();
+        let Ok(layer) = cells[0].trim().parse::<u32>() else {
+            continue;
+        };
+        for m in cells[2].split(',') {
+            out.insert(
+                m.trim().trim_matches('`').to_string(),
+                (layer, cells[1].into()),
+            );
+        }
+    }
+    out
+}
+
+/// The library's top-level module a source file belongs to (`None`:
+/// `lib.rs`, and the binary: `main.rs` and its `cli/`).
+fn module_of(src: &Path, file: &Path) -> Option<String> {
+    let rel = file.strip_prefix(src).unwrap();
+    let first = rel.components().next()?.as_os_str().to_str()?.to_string();
+    let name = first.strip_suffix(".rs").unwrap_or(&first).to_string();
+    (!["lib", "main", "cli"].contains(&name.as_str())).then_some(name)
+}
+
+/// Module → the other top-level modules its code names (`crate::x` paths
+/// and `use crate::{x, y::…}` groups; comments skipped).
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = common::repo().join("src");
+    let modules: BTreeSet<String> = layers().into_keys().collect();
+    let path = regex::Regex::new(r"crate::(\w+)").unwrap();
+    let group = regex::Regex::new(r"crate::\{([^}]*)").unwrap();
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in common::files_with_ext(&src, "rs") {
+        let Some(m) = module_of(&src, &file) else {
+            continue;
+        };
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut names: Vec<String> = path
+            .captures_iter(&code)
+            .map(|c| c[1].to_string())
+            .collect();
+        for c in group.captures_iter(&code) {
+            names.extend(
+                c[1].split(',')
+                    .map(|p| p.trim().split("::").next().unwrap_or_default().to_string()),
+            );
+        }
+        let entry = g.entry(m.clone()).or_default();
+        for n in names {
+            if n != m && modules.contains(&n) {
+                entry.insert(n);
+            }
+        }
+    }
+    g
+}
+
+fn reach(g: &BTreeMap<String, BTreeSet<String>>, from: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![from.to_string()];
+    while let Some(m) = todo.pop() {
+        for n in g.get(&m).into_iter().flatten() {
+            if seen.insert(n.clone()) {
+                todo.push(n.clone());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn every_top_level_module_is_in_the_layer_table() {
+    let src = common::repo().join("src");
+    let table = layers();
+    for e in std::fs::read_dir(&src).unwrap().flatten() {
+        let Some(m) = module_of(&src, &e.path()) else {
+            continue;
+        };
+        if e.path().is_dir() || e.path().extension().is_some_and(|x| x == "rs") {
+            if m == "support" && e.path().is_dir() {
+                continue; // the C sources of `support.rs`
+            }
+            assert!(
+                table.contains_key(&m),
+                "src/{m} is in no layer of src/lib.rs"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_module_uses_a_higher_layer_and_none_is_in_a_cycle() {
+    let table = layers();
+    let g = graph();
+    let mut problems = Vec::new();
+    for (m, uses) in &g {
+        let (lm, _) = &table[m];
+        for u in uses {
+            let (lu, name) = &table[u];
+            if lu > lm {
+                problems.push(format!(
+                    "{m} (layer {lm}) uses {u} of the higher layer {lu} {name}"
+                ));
+            }
+        }
+        if reach(&g, m).contains(m) {
+            problems.push(format!("{m} reaches itself"));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+#[test]
+fn the_published_schema_depends_on_the_utilities_only() {
+    let table = layers();
+    let beyond: Vec<String> = reach(&graph(), "records")
+        .into_iter()
+        .filter(|m| table[m].0 != 1)
+        .collect();
+    assert!(beyond.is_empty(), "records reaches {beyond:?}");
+}
+
+#[test]
+fn dataset_files_are_named_by_the_layout_module_only() {
+    let src = common::repo().join("src");
+    let layout = src.join("records/layout.rs");
+    let names = [
+        "\"campaign.json\"",
+        "\"build.json\"",
+        "\"sizes.json\"",
+        "\"survey.json\"",
+        "\"lock.json\"",
+    ];
+    for file in common::files_with_ext(&src, "rs") {
+        if file == layout {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            for name in names {
+                assert!(
+                    !line.contains(name),
+                    "{}:{}: {name} outside records/layout.rs",
+                    file.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+}

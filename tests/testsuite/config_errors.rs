@@ -1,0 +1,281 @@
+//! Malformed input gives one clear error naming the file, the line/column or
+//! key, and what to do — never a panic, and nothing runs.
+
+use crate::common;
+use common::TestProject;
+
+const GOOD_ALG: &str = r#"id = "sign-1"
+name = "One"
+kind = "sign"
+api = "ngcc"
+uses = ["iccs-standin"]
+
+[ngcc]
+headers = ["api.h", "drng.h"]
+
+[[implementation]]
+name = "reference"
+root = "sign-1"
+
+[[parameter-set]]
+label = "ONE-1"
+"#;
+
+const GOOD_CAMPAIGN: &str = "algorithms = [\"sign-1\"]\n";
+
+/// A project whose algorithm and campaign texts are given.
+fn project(alg: &str, campaign: &str) -> TestProject {
+    let p = TestProject::bare();
+    p.write("algorithms/sign-1/sign.c", "int x;\n");
+    p.write("algorithms/sign-1.toml", alg);
+    p.write("campaigns/c.toml", campaign);
+    p
+}
+
+/// Runs `plan c` and returns the error text, checking the exit code.
+fn error_of(p: &TestProject) -> String {
+    let run = p.pqbench(&["plan", "c"]);
+    assert_eq!(
+        run.code, 2,
+        "expected a bad-input exit\n{}\n{}",
+        run.stdout, run.stderr
+    );
+    assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+    assert!(run.stderr.starts_with("error: "), "{}", run.stderr);
+    run.stderr
+}
+
+fn expect(alg: &str, campaign: &str, wanted: &[&str]) {
+    let p = project(alg, campaign);
+    let err = error_of(&p);
+    for w in wanted {
+        assert!(err.contains(w), "missing {w:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn a_good_project_plans() {
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    let run = p.pqbench(&["plan", "c"]).expect(0);
+    assert!(run.stdout.contains("sign-1/ONE-1"), "{}", run.stdout);
+}
+
+#[test]
+fn toml_syntax_error_points_at_the_line() {
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"\nsystem = 3\n",
+        &["TOML syntax error", "campaigns/c.toml:", "help:"],
+    );
+}
+
+#[test]
+fn unknown_key_is_named_with_alternatives() {
+    let alg = GOOD_ALG.replace("root = \"sign-1\"", "root = \"sign-1\"\nsourcs = [\"*.c\"]");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["unknown key `sourcs`", "sign-1.toml:13:1", "sources"],
+    );
+}
+
+#[test]
+fn wrong_type_is_reported() {
+    let alg = GOOD_ALG.replace("name = \"One\"", "name = 3");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &[
+            "`name` wants a string, found an integer",
+            "sign-1.toml:2:8",
+            "help: change the value to a string",
+        ],
+    );
+}
+
+#[test]
+fn unknown_kind_lists_the_choices() {
+    let alg = GOOD_ALG.replace("kind = \"sign\"", "kind = \"xof\"");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &[
+            "`kind` wants one of `sign`, `kem`, `kex`, `hash`, found `xof`",
+            "sign-1.toml:3:8",
+            "help: use one of: sign, kem, kex, hash",
+        ],
+    );
+}
+
+#[test]
+fn missing_key_is_named() {
+    let alg = GOOD_ALG.replace("name = \"One\"\n", "");
+    expect(&alg, GOOD_CAMPAIGN, &["missing key `name`", "sign-1.toml"]);
+}
+
+#[test]
+fn missing_source_file_is_named() {
+    let alg = GOOD_ALG.replace(
+        "root = \"sign-1\"",
+        "root = \"sign-1\"\nsources = [\"nope.c\"]",
+    );
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["`nope.c` matches no file", "sign-1.toml:13:12", "help:"],
+    );
+}
+
+#[test]
+fn paths_may_not_leave_the_algorithm_root() {
+    let alg = GOOD_ALG.replace("root = \"sign-1\"", "root = \"../../etc\"");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &[
+            "points outside",
+            "sign-1.toml:12:8",
+            "inside the algorithms directory",
+        ],
+    );
+    let alg = GOOD_ALG.replace(
+        "root = \"sign-1\"",
+        "root = \"sign-1\"\nsources = [\"../../x.c\"]",
+    );
+    expect(&alg, GOOD_CAMPAIGN, &["points outside", "sign-1.toml:13:"]);
+}
+
+#[test]
+fn unknown_algorithm_in_a_campaign_lists_the_known_ones() {
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\", \"sign-99\"]\n",
+        &[
+            "unknown algorithm `sign-99`",
+            "campaigns/c.toml:1:25",
+            "add algorithms/sign-99.toml or use one of: sign-1",
+        ],
+    );
+}
+
+#[test]
+fn duplicate_labels_are_refused() {
+    let alg = format!("{GOOD_ALG}\n[[parameter-set]]\nlabel = \"ONE-1\"\n");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["duplicate label `ONE-1`", "sign-1.toml:18:9"],
+    );
+}
+
+#[test]
+fn unknown_campaign_lists_campaigns() {
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    let run = p.pqbench(&["run", "nosuch"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("no campaign named `nosuch`"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("use one of: c"), "{}", run.stderr);
+}
+
+#[test]
+fn unknown_flag_profile_stage_and_component() {
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nflag-profiles = [\"fast\"]\n",
+        &[
+            "unknown flag profile `fast`",
+            "c.toml:2:18",
+            "[flag-profile.<name>]",
+        ],
+    );
+    expect(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nstages = [\"bild\"]\n",
+        &["unknown stage `bild`", "c.toml:2:11"],
+    );
+    let alg = GOOD_ALG.replace("uses = [\"iccs-standin\"]", "uses = [\"iccs\"]");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &[
+            "unknown component `iccs`",
+            "sign-1.toml:5:9",
+            "iccs-standin",
+        ],
+    );
+}
+
+#[test]
+fn id_must_match_the_file_name_and_patterns_must_compile() {
+    let alg = GOOD_ALG.replace("id = \"sign-1\"", "id = \"sign-2\"");
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["does not match the file name", "sign-1.toml:1:6"],
+    );
+    let alg = format!(
+        "{GOOD_ALG}\n[[known-issue]]\nlabels = \"ONE-(\"\naction = \"measure\"\ncause = \"x\"\n"
+    );
+    expect(
+        &alg,
+        GOOD_CAMPAIGN,
+        &["bad label pattern", "sign-1.toml:18:10"],
+    );
+}
+
+#[test]
+fn a_bad_manifest_line_is_located() {
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    p.write(
+        "kat/sign-1/kat.sha256",
+        "# ok\nabc strict ONE-1/KAT_SIG.txt\n",
+    );
+    let err = error_of(&p);
+    assert!(
+        err.contains("bad manifest line: the first field must be 64 hex digits"),
+        "{err}"
+    );
+    assert!(err.contains("kat/sign-1/kat.sha256:2:1"), "{err}");
+}
+
+#[test]
+fn every_problem_of_a_campaign_and_its_algorithms_is_listed_at_once() {
+    let p = project(
+        &GOOD_ALG.replace("root = \"sign-1\"", "root = \"gone\""),
+        "algorithms = [\"sign-1\", \"sign-2\", \"sign-99\"]\nstages = [\"bild\"]\n[timing]\nmin-iterations = 9\nmax-iterations = 5\n",
+    );
+    p.write(
+        "algorithms/sign-2.toml",
+        &GOOD_ALG
+            .replace("sign-1\"\nname", "sign-2\"\nname")
+            .replace("label = \"ONE-1\"", "label = \"ONE|1\"\ncolour = 1"),
+    );
+    let err = error_of(&p);
+    for want in [
+        "unknown stage `bild`",
+        "campaigns/c.toml:2:11",
+        "`min-iterations` (9) is more than `max-iterations` (5)",
+        "unknown algorithm `sign-99`",
+        "source root algorithms/gone not found",
+        "algorithms/sign-1.toml:12:8",
+        "unknown key `colour` in [[parameter-set]]",
+        "algorithms/sign-2.toml:16:1",
+        "label `ONE|1` has characters unsafe in file names (|)",
+        "algorithms/sign-2.toml:15:9",
+    ] {
+        assert!(err.contains(want), "missing {want:?} in:\n{err}");
+    }
+}
+
+#[test]
+fn a_wrong_value_is_reported_once_without_follow_on_errors() {
+    let alg = GOOD_ALG.replace("name = \"One\"", "name = 3");
+    let p = project(&alg, GOOD_CAMPAIGN);
+    let err = error_of(&p);
+    assert_eq!(err.matches("--> ").count(), 1, "{err}");
+    assert!(!err.contains("missing key"), "{err}");
+}

@@ -1,0 +1,181 @@
+//! The engine reuses what has not changed, says why something is stale,
+//! and survives being killed at any moment.
+
+use crate::common;
+use common::{files_with_ext, TestProject};
+
+use std::time::Duration;
+
+/// The demo project with its signatures and KEMs only: the engine's
+/// behaviour does not depend on the kinds, and the key exchanges, hash and
+/// ICCS baseline (measure_demo covers them) would triple the time of the
+/// three demo runs here.
+fn demo_project() -> TestProject {
+    let p = TestProject::demo();
+    let all =
+        "algorithms = [\"sign-90\", \"kem-91\", \"sign-92\", \"kex-93\", \"kex-94\", \"hash-95\"]";
+    let campaign = p.read("campaigns/demo.toml");
+    assert!(campaign.contains(all), "{campaign}");
+    p.write(
+        "campaigns/demo.toml",
+        &campaign.replace(all, "algorithms = [\"sign-90\", \"kem-91\", \"sign-92\"]"),
+    );
+    p
+}
+
+/// The (stage, instance) of every `[k/N] <stage> <id>/<label> (…)` progress
+/// line: the jobs that computed their result.
+fn recomputed(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let rest = l.split("] [").nth(1)?;
+            let mut w = rest.split(']').nth(1)?.split_whitespace();
+            let stage = w.next()?.to_string();
+            let item = w.next()?.to_string();
+            Some((stage, item))
+        })
+        .collect()
+}
+
+#[test]
+fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
+    let p = demo_project();
+    let first = p.pqbench(&["run", "demo"]).expect(0);
+    let build = p.json("output/demo/local/build.json");
+    let instances = build["instances"].as_array().unwrap();
+    assert_eq!(instances.len(), 7);
+    for rec in instances {
+        assert_eq!(rec["kat_status"], "PASS", "{rec}");
+        let log = p.read(&format!(
+            "output/demo/local/{}",
+            rec["kat_log"].as_str().unwrap()
+        ));
+        let sha = pqbench::fsutil::sha256_hex(log.as_bytes());
+        assert_eq!(rec["kat_log_sha256"], sha.as_str());
+    }
+    assert!(
+        first.stdout.contains("0 stage results reused"),
+        "{}",
+        first.stdout
+    );
+    let span =
+        |c: &serde_json::Value| (c["measured_from_utc"].clone(), c["measured_to_utc"].clone());
+    let measured = span(&p.json("output/demo/local/campaign.json"));
+    assert!(
+        measured.0.is_string() && measured.1.is_string(),
+        "{measured:?}"
+    );
+    std::thread::sleep(Duration::from_millis(1100));
+
+    // Nothing changed: nothing is compiled, checked or measured again.
+    let again = p.pqbench(&["run", "demo"]).expect(0);
+    assert!(again.stdout.contains(" 0 computed"), "{}", again.stdout);
+    assert!(recomputed(&again.stderr).is_empty(), "{}", again.stderr);
+    let status = p.pqbench(&["status", "demo"]).expect(0);
+    assert!(
+        status.stdout.contains("everything is fresh"),
+        "{}",
+        status.stdout
+    );
+    // Reused measurements keep the time they were taken, on the pages too.
+    let campaign = p.json("output/demo/local/campaign.json");
+    assert_eq!(span(&campaign), measured);
+    assert_ne!(campaign["start_utc"], campaign["measured_from_utc"]);
+    let page = p.read("output/demo/site/local/sign-90.md");
+    let from = measured.0.as_str().unwrap();
+    assert!(
+        page.contains(&format!("| campaign start / end (UTC) | {from} / ")),
+        "{page}"
+    );
+
+    // One byte of one source changes (inside a comment).
+    let src = p.path().join("algorithms/sign-90/wots.c");
+    let mut bytes = std::fs::read(&src).unwrap();
+    let at = bytes.windows(2).position(|w| w == b"/*").unwrap() + 3;
+    bytes[at] = if bytes[at] == b'x' { b'y' } else { b'x' };
+    std::fs::write(&src, bytes).unwrap();
+
+    let status = p.pqbench(&["status", "demo"]).expect(0);
+    let stale: Vec<&str> = status
+        .stdout
+        .lines()
+        .filter(|l| !l.starts_with("campaign "))
+        .collect();
+    assert!(!stale.is_empty());
+    assert!(
+        status
+            .stdout
+            .contains("render       stale: instance results are stale"),
+        "{}",
+        status.stdout
+    );
+    for line in &stale {
+        assert!(
+            line.starts_with("sign-90/"),
+            "only sign-90 is stale: {line}"
+        );
+    }
+    for label in ["WINTER-128", "WINTER-128R", "WINTER-192"] {
+        let build_line = stale
+            .iter()
+            .find(|l| l.starts_with(&format!("sign-90/{label} ")) && l.contains(" build "))
+            .unwrap_or_else(|| panic!("no stale build line for {label}: {}", status.stdout));
+        assert!(
+            build_line.contains("stale: sources changed: wots.c"),
+            "{build_line}"
+        );
+    }
+
+    let third = p.pqbench(&["run", "demo"]).expect(0);
+    let redone = recomputed(&third.stderr);
+    let stages: Vec<&str> = redone.iter().map(|(s, _)| s.as_str()).collect();
+    assert!(
+        stages.contains(&"build") && stages.contains(&"kat"),
+        "{redone:?}"
+    );
+    for (stage, item) in &redone {
+        assert!(
+            item.starts_with("sign-90/"),
+            "{stage} {item} should have been reused"
+        );
+    }
+    assert_eq!(redone.iter().filter(|(s, _)| s == "build").count(), 3);
+    assert_eq!(redone.iter().filter(|(s, _)| s == "kat").count(), 3);
+}
+
+/// Kills a run with SIGKILL at several moments: no JSON file is ever left
+/// torn, and the next run completes.
+#[test]
+fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
+    let p = demo_project();
+    for delay_ms in [700u64, 1600, 2600] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+            .arg("-C")
+            .arg(p.path())
+            .args(["run", "demo", "-q"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        for f in files_with_ext(&p.path().join("output"), "json") {
+            let text = std::fs::read_to_string(&f).unwrap();
+            if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
+                panic!(
+                    "{} is corrupt after a kill at {delay_ms} ms: {e}",
+                    f.display()
+                );
+            }
+        }
+    }
+    p.pqbench(&["run", "demo"]).expect(0);
+    let build = p.json("output/demo/local/build.json");
+    assert!(build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["kat_status"] == "PASS"));
+}

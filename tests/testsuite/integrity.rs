@@ -1,0 +1,268 @@
+//! Evidence integrity: a renamed copy of an algorithm gets its own KAT log;
+//! a tampered or missing cache entry or library is named by `status` and
+//! recomputed; a second run of the same campaign is refused; published
+//! files carry no machine path and the usual file mode; a file-size limit
+//! ends in one clear error and the next run recovers.
+
+use crate::common;
+use common::{files_with_ext, quick_campaign, TestProject};
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// sign-92 (Larch) and `sign-96`, a renamed copy of it: same sources, same
+/// references, another id.
+fn project_with_copy() -> TestProject {
+    let p = TestProject::demo();
+    let toml = p
+        .read("algorithms/sign-92.toml")
+        .replace("id = \"sign-92\"", "id = \"sign-96\"")
+        .replace("../kat/sign-92/", "../kat/sign-96/");
+    p.write("algorithms/sign-96.toml", &toml);
+    common::copy_tree(&p.path().join("kat/sign-92"), &p.path().join("kat/sign-96"));
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(
+            &["sign-92", "sign-96"],
+            "stages = [\"build\", \"kat\", \"time\", \"render\"]",
+        ),
+    );
+    p
+}
+
+#[test]
+fn a_renamed_copy_gets_its_own_kat_log_and_the_dataset_checks() {
+    let p = project_with_copy();
+    p.pqbench(&["run", "t"]).expect(0);
+    for label in ["LARCH-1", "LARCH-3"] {
+        let log = p.read(&format!("output/t/local/kat/sign-96/{label}.log"));
+        assert!(log.contains("algorithm = sign-96"), "{log}");
+        assert!(
+            log.contains(&format!("RESULT sign-96 {label} PASS")),
+            "{log}"
+        );
+        let orig = p.read(&format!("output/t/local/kat/sign-92/{label}.log"));
+        assert!(
+            orig.contains(&format!("RESULT sign-92 {label} PASS")),
+            "{orig}"
+        );
+    }
+    let check = p.pqbench(&["check", "output/t"]).expect(0);
+    assert!(
+        check.stdout.contains("everything recomputes"),
+        "{}",
+        check.stdout
+    );
+}
+
+fn library_blob(p: &TestProject, campaign: &str, id: &str, label: &str) -> PathBuf {
+    let build = p.json(&format!("output/{campaign}/local/build.json"));
+    let rec = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["algorithm"] == id && r["label"] == label)
+        .unwrap()
+        .clone();
+    let sha = rec["library_sha256"].as_str().unwrap();
+    p.path()
+        .join("output/.cache/blobs")
+        .join(&sha[..2])
+        .join(sha)
+}
+
+/// The cached time result of `id/label`, found through the state file.
+fn time_result(p: &TestProject, campaign: &str, id: &str, label: &str) -> PathBuf {
+    let state = p.json(&format!(
+        "output/{campaign}/local/.state/time/{id}/{label}.json"
+    ));
+    let key = state["key"].as_str().unwrap();
+    p.path()
+        .join("output/.cache/results/time")
+        .join(&key[..2])
+        .join(format!("{key}.json"))
+}
+
+fn stale_lines(p: &TestProject, campaign: &str) -> Vec<String> {
+    p.pqbench(&["status", campaign])
+        .expect(0)
+        .stdout
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+fn flip_byte(path: &Path, at: usize) {
+    let mut b = std::fs::read(path).unwrap();
+    let i = at.min(b.len() - 1);
+    b[i] ^= 0x01;
+    std::fs::write(path, b).unwrap();
+}
+
+#[test]
+fn tampered_or_missing_cache_entries_are_stale_and_recomputed() {
+    let p = TestProject::demo();
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\", \"time\"]"),
+    );
+    p.pqbench(&["run", "t"]).expect(0);
+    assert_eq!(stale_lines(&p, "t"), ["everything is fresh"]);
+
+    // A flipped digit in a stored timing result.
+    let result = time_result(&p, "t", "sign-92", "LARCH-1");
+    let text = std::fs::read_to_string(&result).unwrap();
+    let at = text.find("\"cycles\"").unwrap() + 12;
+    flip_byte(&result, at);
+    let stale = stale_lines(&p, "t");
+    assert!(
+        stale.iter().any(|l| l.starts_with("sign-92/LARCH-1")
+            && l.contains(" time ")
+            && l.contains("stored result corrupt")),
+        "{stale:?}"
+    );
+    assert!(
+        !stale.iter().any(|l| l.starts_with("sign-92/LARCH-3")),
+        "{stale:?}"
+    );
+    let again = p.pqbench(&["run", "t"]).expect(0);
+    assert!(again.stdout.contains(" 1 computed"), "{}", again.stdout);
+    assert_eq!(stale_lines(&p, "t"), ["everything is fresh"]);
+
+    // A flipped byte in a cached library, then a deleted one.
+    for damage in ["flip", "delete"] {
+        let lib = library_blob(&p, "t", "sign-92", "LARCH-3");
+        if damage == "flip" {
+            flip_byte(&lib, 4096);
+        } else {
+            std::fs::remove_file(&lib).unwrap();
+        }
+        let stale = stale_lines(&p, "t");
+        assert!(
+            stale.iter().any(|l| l.starts_with("sign-92/LARCH-3")
+                && l.contains(" build ")
+                && l.contains("missing or damaged")),
+            "{damage}: {stale:?}"
+        );
+        assert!(
+            !stale.iter().any(|l| l.starts_with("sign-92/LARCH-1")),
+            "{stale:?}"
+        );
+        let run = p.pqbench(&["run", "t"]).expect(0);
+        assert!(
+            run.stderr.contains("build    sign-92/LARCH-3"),
+            "{}",
+            run.stderr
+        );
+        assert!(lib.is_file(), "{damage}: the library was not rebuilt");
+        assert_eq!(stale_lines(&p, "t"), ["everything is fresh"], "{damage}");
+    }
+}
+
+#[test]
+fn a_second_run_of_the_same_campaign_is_refused_while_the_first_holds_it() {
+    let p = TestProject::demo();
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\"]"),
+    );
+    std::fs::create_dir_all(p.path().join("output/t/local")).unwrap();
+    // Hold the project lock as a running pqbench would.
+    let holder = std::process::Command::new("flock")
+        .arg("--no-fork")
+        .arg(p.path().join("output/t/local/.lock"))
+        .args(["sleep", "30"])
+        .spawn()
+        .expect("flock(1) from util-linux");
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let second = p.pqbench(&["run", "t"]);
+    let mut holder = holder;
+    let _ = holder.kill();
+    let _ = holder.wait();
+    assert_eq!(second.code, 3, "{}\n{}", second.stdout, second.stderr);
+    assert!(
+        second.stderr.contains("another pqbench run") && second.stderr.contains("output/t/local"),
+        "{}",
+        second.stderr
+    );
+    p.pqbench(&["run", "t"]).expect(0);
+}
+
+#[test]
+fn published_files_name_no_machine_path_and_are_world_readable() {
+    let p = TestProject::demo();
+    // An algorithm without references: its NOKAT detail names the manifest.
+    let toml = p
+        .read("algorithms/sign-92.toml")
+        .replace("id = \"sign-92\"", "id = \"sign-97\"")
+        .replace("../kat/sign-92/", "../kat/sign-97/");
+    p.write("algorithms/sign-97.toml", &toml);
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["sign-97"], "stages = [\"build\", \"kat\", \"render\"]"),
+    );
+    let run = p.pqbench(&["run", "t"]).expect(1);
+    assert!(run.stdout.contains("pqbench bless t"), "{}", run.stdout);
+    let root = p.path().display().to_string();
+    let out = p.path().join("output/t");
+    let mut files = Vec::new();
+    for ext in ["json", "log", "md", "html", "svg"] {
+        files.extend(files_with_ext(&out, ext));
+    }
+    assert!(files.len() > 5);
+    for f in files {
+        let rel = f.strip_prefix(&out).unwrap().display().to_string();
+        if rel.starts_with("local/.state") || rel.starts_with("local/runs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(!text.contains(&root), "{rel} names {root}");
+        let mode = std::fs::metadata(&f).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode & 0o044, 0o044, "{rel} has mode {mode:o}");
+    }
+    let build = p.read("output/t/local/build.json");
+    assert!(
+        build.contains("no line for LARCH-1 in kat/sign-97/kat.sha256"),
+        "{build}"
+    );
+}
+
+#[test]
+fn a_file_size_limit_gives_one_clear_error_and_the_next_run_recovers() {
+    let p = TestProject::demo();
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\"]"),
+    );
+    // 256 KiB: the compiler's output for the support tools still fits (the
+    // driver's assembly is about 75 KiB), the KAT files no longer fit in
+    // the cache.
+    let limited = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "ulimit -f 512 && exec \"{}\" -C \"{}\" run t",
+            env!("CARGO_BIN_EXE_pqbench"),
+            p.path().display()
+        ))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&limited.stderr);
+    assert_ne!(limited.status.code(), Some(0), "{stderr}");
+    assert!(
+        limited.status.code().is_some(),
+        "killed by a signal: {stderr}"
+    );
+    assert!(stderr.contains("file-size limit"), "{stderr}");
+    assert_eq!(stderr.matches("error:").count(), 1, "{stderr}");
+    assert_eq!(limited.status.code(), Some(3), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    for f in files_with_ext(&p.path().join("output"), "json") {
+        let text = std::fs::read_to_string(&f).unwrap();
+        assert!(
+            serde_json::from_str::<serde_json::Value>(&text).is_ok(),
+            "{} is corrupt",
+            f.display()
+        );
+    }
+    p.pqbench(&["run", "t"]).expect(0);
+}

@@ -1,0 +1,51 @@
+//! pqbench's integration tests, one binary: each module covers one
+//! capability through the real `pqbench` binary or the library API. See
+//! `tests/README.md` for the layout, the shared helpers and which tests need
+//! which external tools.
+
+mod common;
+mod ctr_drbg_oracle;
+mod reference;
+
+mod analysis_fixtures;
+mod analysis_profile;
+mod analysis_profile_classes;
+mod architecture;
+mod build_cmake;
+mod check_published;
+mod compare_doubling;
+mod config_errors;
+mod config_kex_hash;
+mod drbg_fast;
+mod engine_incremental;
+mod engine_registry;
+mod exact_ct_count;
+mod executors;
+mod export_formats;
+mod iccs_oracle;
+mod import_demo;
+mod import_kex_hash;
+mod import_nist;
+mod import_tree;
+mod import_yaml;
+mod integrity;
+mod kat_drbg;
+mod kat_faults;
+mod kat_faults_kex_hash;
+mod malformed_corpus;
+mod measure_deferral;
+mod measure_demo;
+mod measure_faults;
+mod measure_fixtures;
+mod measure_lost_trials;
+mod measure_sharing;
+mod render_disturbed;
+mod render_escape;
+mod render_pages;
+mod render_reference;
+mod render_reference_001;
+mod reproduce_changes;
+mod reproduce_demo;
+mod sandbox_hostile;
+mod systems;
+mod validate_cli;

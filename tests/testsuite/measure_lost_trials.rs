@@ -1,0 +1,145 @@
+//! A trial that lost the CPU is repeated (up to 3 attempts) and counted, and
+//! only the kept trials make the figures. The CPU is taken away on purpose:
+//! a busy thread pinned to the measuring CPU halves every trial's share.
+//! (Its own test binary, so the busy thread disturbs no other test.)
+
+use crate::common;
+use common::*;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use pqbench::records::operation::OperationRecord;
+
+/// Spins on `cpu` until dropped.
+struct Hog {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Hog {
+    fn on(cpu: usize) -> Hog {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            // SAFETY: a zeroed cpu_set_t is a valid empty set; pid 0 is
+            // the calling thread.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                libc::CPU_SET(cpu, &mut set);
+                let rc = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+                assert_eq!(rc, 0, "pinning the busy thread to CPU {cpu}");
+            }
+            let mut x = 1u64;
+            while !flag.load(Ordering::Relaxed) {
+                for _ in 0..10_000 {
+                    x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+                }
+            }
+        });
+        Hog {
+            stop,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Sign of a fixture whose every successful sign follows exactly one
+/// failing call, timed on a CPU shared with a busy thread.
+fn contended_sign() -> OperationRecord {
+    let cpu = pqbench::host::allowed_cpus().last().copied().unwrap_or(0);
+    let p = TestProject::bare();
+    measure_fixture(
+        &p,
+        "fix-95",
+        &[("SHARED", "FIX_SIGN_FAILS = 1, FIX_WORK = 20")],
+    );
+    // Trials of about 50 ms, several scheduler slices long.
+    let campaign = measure_campaign(
+        &["fix-95"],
+        &["build", "kat", "time"],
+        &[("trial-seconds", "0.05"), ("max-iterations", "1000")],
+        "",
+    );
+    p.write("campaigns/t.toml", &campaign);
+    let hog = Hog::on(cpu);
+    p.pqbench(&["run", "t", "--cpu", &cpu.to_string()])
+        .expect(1);
+    drop(hog);
+    op_record(&p, "t", "fix-95", "SHARED", "sign")
+}
+
+fn cpu_share(p: &pqbench::measure::driver::ProcessRecord) -> f64 {
+    let t = p.line("trial").expect("trial line");
+    t.f64("cpu_seconds").unwrap() / t.f64("seconds").unwrap()
+}
+
+#[test]
+fn trials_that_lost_the_cpu_are_repeated_and_counted() {
+    let r = contended_sign();
+    assert_eq!(r.status, "ok", "{:?}", r.detail);
+    assert!(
+        r.repeated_trials > 0,
+        "no trial lost the CPU to the busy thread"
+    );
+    assert!(r.repeated_trials <= 2 * 5, "at most 3 attempts a trial");
+    // One calibration, then every attempt.
+    assert_eq!(r.processes.len(), 1 + 5 + r.repeated_trials as usize);
+    assert_eq!(r.trials.len(), 5);
+    let kept = kept_trial_processes(&r);
+    let is_kept =
+        |p: &pqbench::measure::driver::ProcessRecord| kept.iter().any(|k| std::ptr::eq(*k, p));
+    let trial_procs = &r.processes[1..];
+    let dropped = trial_procs.iter().filter(|p| !is_kept(p)).count();
+    assert_eq!(dropped, r.repeated_trials as usize);
+    // A trial is dropped because it ran below 95 % of its time; a kept
+    // trial either had the CPU or was the third attempt.
+    let mut attempt = 0;
+    for p in trial_procs {
+        attempt += 1;
+        if is_kept(p) {
+            assert!(
+                cpu_share(p) >= 0.95 || attempt == 3,
+                "kept a lost trial early"
+            );
+            attempt = 0;
+        } else {
+            assert!(
+                cpu_share(p) < 0.95,
+                "dropped a trial with CPU share {}",
+                cpu_share(p)
+            );
+        }
+    }
+    assert_eq!(attempt, 0, "the last attempt was dropped");
+    // The figures come from the kept trials only.
+    assert_statistics_recompute(&r);
+    let n = r.statistics.as_ref().unwrap().n;
+    assert_eq!(
+        n,
+        kept.iter()
+            .map(|p| p.line("trial").unwrap().u64("calls").unwrap())
+            .sum::<u64>()
+    );
+}
+
+#[test]
+fn retries_are_counted_for_the_kept_trials_only() {
+    let r = contended_sign();
+    assert!(
+        r.repeated_trials > 0,
+        "no trial lost the CPU to the busy thread"
+    );
+    let n = r.statistics.as_ref().unwrap().n;
+    // Exactly one retry per timed call.
+    assert_eq!(r.sign_failures_retried, n, "retries counted for {n} calls");
+}

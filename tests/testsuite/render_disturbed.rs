@@ -1,0 +1,123 @@
+//! A disturbed host on the pages: an operation whose mean runs far above
+//! its median, or whose trials were repeated after losing the CPU, is
+//! flagged `⚠ disturbed` on its algorithm page and in the summary, the
+//! method page counts them, and the chart draws each bar with its own
+//! statistic's interval.
+
+use pqbench::plan::Kind;
+use pqbench::render::synth::{self, Synth};
+use pqbench::stats::Trial;
+
+/// Five trials of 20 calls around `c` cycles, with per-call samples; with
+/// `slow`, two calls of every trial take 40 times as long.
+fn trials(c: u64, slow: bool) -> Vec<Trial> {
+    (0..5)
+        .map(|t| {
+            let samples: Vec<u64> = (0..20u64)
+                .map(|i| {
+                    let base = c + 13 * ((i * 7 + t) % 11);
+                    if slow && i % 10 == 3 {
+                        base * 40
+                    } else {
+                        base
+                    }
+                })
+                .collect();
+            let cycles = samples.iter().sum::<u64>() as f64;
+            Trial {
+                calls: 20,
+                seconds: cycles / 2e9,
+                cycles,
+                samples,
+            }
+        })
+        .collect()
+}
+
+fn dataset(dir: &std::path::Path) {
+    let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
+    let mut s = Synth::new(
+        "t",
+        "local",
+        "x86-64",
+        "2026-01-01T00:00:00",
+        "2026-01-01T01:00:00",
+        env,
+        1,
+    );
+    let a = synth::algorithm("sign-1", "Noisy", Kind::Sign, &["N-1"]);
+    s.add_instance(&a, "N-1", pqbench::kat::Status::Pass, 1000);
+    s.add_operation(&a, "N-1", "keygen", trials(100_000, false), 0, None);
+    s.add_operation(&a, "N-1", "sign", trials(200_000, true), 0, None);
+    s.add_operation(&a, "N-1", "verify", trials(50_000, false), 0, None);
+    s.records.last_mut().unwrap().repeated_trials = 2;
+    s.campaign.algorithms.push(a);
+    s.write(&dir.join("local")).unwrap();
+}
+
+#[test]
+fn disturbed_operations_are_flagged_and_counted() {
+    let tmp = tempfile::tempdir().unwrap();
+    dataset(tmp.path());
+    let site = tmp.path().join("site");
+    pqbench::render::render_dataset_dirs(&[tmp.path().join("local")], &site, None).unwrap();
+    let read = |p: &str| std::fs::read_to_string(site.join(p)).unwrap();
+
+    let page = read("local/sign-1.md");
+    let row = |op: &str| {
+        page.lines()
+            .find(|l| l.starts_with("| `N-1` |") && l.contains(&format!("| {op} |")))
+            .unwrap_or_else(|| panic!("no {op} row in\n{page}"))
+            .to_string()
+    };
+    assert!(
+        row("sign").contains("⚠ disturbed: mean 4.9× the median"),
+        "{}",
+        row("sign")
+    );
+    assert!(
+        row("verify").contains("⚠ disturbed: 2 trials repeated after losing the CPU"),
+        "{}",
+        row("verify")
+    );
+    assert!(!row("keygen").contains("disturbed"), "{}", row("keygen"));
+
+    let summary = read("local/summary.md");
+    let line = summary.lines().find(|l| l.contains("`N-1`")).unwrap();
+    assert!(line.contains("⚠ disturbed: sign, verify"), "{line}");
+
+    let method = read("local/method.md");
+    assert!(
+        method.contains("⚠ disturbed on its page and in the summary: 2 of the 3 timed operations here (1 by the mean, 1 with repeated trials)"),
+        "{method}"
+    );
+
+    // The sign bar is the mean, and its whisker the mean's interval: it
+    // brackets the bar's end although the median lies far below it.
+    let svg = read("local/sign-1.svg");
+    let line = svg
+        .lines()
+        .find(|l| l.contains("<title>N-1 sign:"))
+        .unwrap();
+    let rect = &line[line.find("<rect").unwrap()..];
+    let attr = |s: &str, name: &str| -> f64 {
+        let at = s.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        s[at..at + s[at..].find('"').unwrap()].parse().unwrap()
+    };
+    let end = attr(rect, "x") + attr(rect, "width");
+    let whiskers: Vec<&str> = svg.lines().filter(|l| l.starts_with("<path")).collect();
+    let path = whiskers[1]; // keygen, sign, verify
+    let d = &path[9..9 + path[9..].find('"').unwrap()];
+    let lo: f64 = d[1..].split(' ').next().unwrap().parse().unwrap();
+    let hi: f64 = d
+        .rsplit('M')
+        .next()
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(lo <= end && end <= hi, "whisker {lo}..{hi}, bar end {end}");
+    assert!(svg.contains("whisker: 95 % CI of the mean"));
+}

@@ -1,0 +1,468 @@
+//! Hostile submissions (tests/fixtures/hostile/hostile.c) against the
+//! sandbox: each attempt to get out is denied while the rest of the campaign
+//! completes, nothing the submissions started is left running, and nothing
+//! a library prints or does to its own process becomes a figure or verdict
+//! unnoticed.
+//!
+//! A hostile instance whose attempt is denied behaves like the correct toy
+//! signature, so its KAT passes; one whose attempt got through fails
+//! keygen. Where this machine lacks the layers that deny an attempt (as
+//! `pqbench host` reports), that assertion is skipped after checking the
+//! report says why.
+
+use crate::common;
+use common::*;
+
+use std::collections::BTreeMap;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::time::Duration;
+
+use pqbench::records::operation::OperationRecord;
+
+const ID: &str = "hos-96";
+/// The KAT of the correct toy signature (tests/fixtures/faults/kat.sha256).
+const TOY_KAT: &str = "74d5df62a9f18b84deeb4a09669fd5bd0a4a486e18d6c7c3fbfb116654c5b83b";
+const KAT_TIMEOUT: u64 = 20;
+
+/// A project with the hostile fixture as algorithm `hos-96`, one parameter
+/// set per `(label, defines)`, each expecting the toy's KAT.
+fn hostile_project(sets: &[(&str, &str)]) -> TestProject {
+    let p = TestProject::bare();
+    p.copy("tests/fixtures/hostile", "algorithms/hostile");
+    let mut toml = format!(
+        "id = \"{ID}\"\nname = \"Hostile fixture\"\nkind = \"sign\"\napi = \"ngcc\"\n\
+         uses = [\"iccs-standin\"]\n\n[ngcc]\nheaders = [\"api.h\", \"drng.h\"]\n\n\
+         [[implementation]]\nname = \"reference\"\nroot = \"hostile\"\nsources = [\"hostile.c\"]\n"
+    );
+    let mut manifest = String::new();
+    for (label, defines) in sets {
+        toml += &format!("\n[[parameter-set]]\nlabel = \"{label}\"\ndefines = {{ {defines} }}\n");
+        manifest += &format!("{TOY_KAT} strict {label}/KAT_SIG.txt\n");
+    }
+    p.write(&format!("algorithms/{ID}.toml"), &toml);
+    p.write(&format!("kat/{ID}/kat.sha256"), &manifest);
+    p
+}
+
+fn campaign(stages: &[&str], trials: u32) -> String {
+    measure_campaign(&[ID], stages, &[("trials", &trials.to_string())], "").replace(
+        "timeout-seconds = 20\n\n[timing]",
+        &format!("timeout-seconds = {KAT_TIMEOUT}\n\n[timing]"),
+    )
+}
+
+/// Runs `pqbench -C <project> <args>` with extra environment variables and,
+/// optionally, a lower hard limit on the file size.
+fn pqbench_with(p: &TestProject, args: &[&str], env: &[(&str, &str)], fsize: Option<u64>) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pqbench"));
+    cmd.arg("-C").arg(p.path()).args(args).env_remove("CC");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if let Some(bytes) = fsize {
+        // SAFETY: only setrlimit runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                let lim = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_FSIZE, &lim) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    Run::from(cmd.output().expect("running pqbench"))
+}
+
+/// The isolation layers `pqbench host` reports: name → (active, detail).
+fn layers(p: &TestProject) -> BTreeMap<String, (bool, String)> {
+    let run = p.pqbench(&["host"]);
+    let mut out = BTreeMap::new();
+    for line in run.stdout.lines() {
+        let Some(rest) = line.strip_prefix("isolation: ") else {
+            continue;
+        };
+        let (head, detail) = rest.split_once(": ").unwrap_or((rest, ""));
+        let (name, state) = head.rsplit_once(' ').unwrap_or((head, ""));
+        out.insert(name.to_string(), (state == "active", detail.to_string()));
+    }
+    assert!(
+        out.len() >= 15,
+        "pqbench host reported {out:?}\n{}",
+        run.stdout
+    );
+    out
+}
+
+/// Whether any of `names` is active; when none is, the report must say why.
+fn any_active(layers: &BTreeMap<String, (bool, String)>, names: &[&str]) -> bool {
+    let active = names.iter().any(|n| layers.get(*n).is_some_and(|l| l.0));
+    if !active {
+        for n in names {
+            let (_, why) = layers
+                .get(*n)
+                .unwrap_or_else(|| panic!("layer {n} not reported"));
+            assert!(!why.is_empty(), "layer {n} missing without a reason");
+            eprintln!("layer {n} missing here: {why}");
+        }
+    }
+    active
+}
+
+fn kat_status(p: &TestProject, campaign: &str, label: &str) -> (String, String) {
+    let build = p.json(&format!("output/{campaign}/local/build.json"));
+    let rec = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == label)
+        .unwrap_or_else(|| panic!("{label} missing from build.json"));
+    (
+        rec["kat_status"].as_str().unwrap_or("").to_string(),
+        rec["kat_detail"].as_str().unwrap_or("").to_string(),
+    )
+}
+
+fn record(p: &TestProject, campaign: &str, label: &str, op: &str) -> OperationRecord {
+    op_record(p, campaign, ID, label, op)
+}
+
+/// Processes whose name starts with `prefix`, anywhere on the machine.
+fn processes_named(prefix: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
+        .map(|c| c.trim().to_string())
+        .filter(|c| c.starts_with(prefix))
+        .collect()
+}
+
+/// Waits a moment for processes to vanish (a killed process needs a few
+/// milliseconds to leave the table), then returns those still there.
+fn survivors(prefix: &str) -> Vec<String> {
+    for _ in 0..50 {
+        if processes_named(prefix).is_empty() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    processes_named(prefix)
+}
+
+/// Every process's stderr tail of every timed operation of `label`.
+fn stderr_of(p: &TestProject, campaign: &str, label: &str) -> String {
+    ["keygen", "sign", "verify"]
+        .iter()
+        .flat_map(|op| record(p, campaign, label, op).processes)
+        .map(|pr| pr.stderr_tail)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn escape_attempts_are_denied_while_the_campaign_completes() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let port_define = format!("HOSTILE_KIND = 6, HOSTILE_PORT = {port}");
+    let sets = [
+        ("OK", "HOSTILE_KIND = 0"),
+        ("WRITE", "HOSTILE_KIND = 1"),
+        ("DELETE", "HOSTILE_KIND = 2"),
+        ("CLOSED", "HOSTILE_KIND = 4"),
+        ("BOMB", "HOSTILE_KIND = 5"),
+        ("SOCKET", port_define.as_str()),
+        ("ENV", "HOSTILE_KIND = 7"),
+    ];
+    let p = hostile_project(&sets);
+    p.write("campaigns/t.toml", &campaign(&["build", "kat", "time"], 2));
+    p.write("output/victim.txt", "intact\n");
+    let layers = layers(&p);
+    // The launcher is pqbench's own binary: it is there on every machine,
+    // whatever the kernel offers beyond it.
+    assert!(layers["launcher"].0, "{:?}", layers["launcher"]);
+    let run = pqbench_with(
+        &p,
+        &["run", "t"],
+        &[("PQB_SECRET_PROBE", "do-not-leak")],
+        None,
+    );
+
+    // Every instance behaved like the correct toy: each attempt was denied
+    // (a succeeded attempt fails keygen), and each was timed.
+    let checks: [(&str, &[&str]); 7] = [
+        ("OK", &[]),
+        (
+            "WRITE",
+            &["landlock-filesystem", "mount-namespace", "job-uid"],
+        ),
+        (
+            "DELETE",
+            &["landlock-filesystem", "mount-namespace", "job-uid"],
+        ),
+        ("CLOSED", &["descendant-cleanup"]),
+        ("BOMB", &["process-limit"]),
+        (
+            "SOCKET",
+            &["network-namespace", "seccomp", "landlock-network"],
+        ),
+        ("ENV", &["environment"]),
+    ];
+    for (label, needs) in checks {
+        if !needs.is_empty() && !any_active(&layers, needs) {
+            continue;
+        }
+        let (status, detail) = kat_status(&p, "t", label);
+        assert_eq!(
+            status, "PASS",
+            "{label}: {detail}\n{}\n{}",
+            run.stdout, run.stderr
+        );
+        for op in ["keygen", "sign", "verify"] {
+            let r = record(&p, "t", label, op);
+            assert_eq!(r.status, "ok", "{label} {op}: {:?}", r.detail);
+            assert_eq!(r.trials.len(), 2, "{label} {op}");
+        }
+    }
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+
+    // The attempts were made, and the library saw them fail.
+    for label in ["WRITE", "DELETE", "SOCKET", "ENV"] {
+        let err = stderr_of(&p, "t", label);
+        assert!(err.contains("hostile: "), "{label} made no attempt: {err}");
+        assert!(!err.contains("SUCCEEDED"), "{label}: {err}");
+        assert!(err.contains("denied"), "{label}: {err}");
+    }
+    assert!(!p.path().join("output/escaped.txt").exists());
+    assert_eq!(p.read("output/victim.txt"), "intact\n");
+    assert!(
+        listener.accept().is_err(),
+        "a submission connected to 127.0.0.1:{port}"
+    );
+    let bomb = stderr_of(&p, "t", "BOMB");
+    let forks: Vec<u64> = bomb
+        .lines()
+        .filter_map(|l| l.strip_prefix("hostile: forked "))
+        .filter_map(|l| l.split(' ').next()?.parse().ok())
+        .collect();
+    assert!(!forks.is_empty(), "{bomb}");
+    if any_active(&layers, &["process-limit"]) {
+        assert!(
+            forks.iter().all(|&n| n < pqbench::sandbox::JOB_PROCESSES),
+            "{forks:?}"
+        );
+    }
+
+    // Nothing the submissions started outlived the run.
+    if any_active(&layers, &["descendant-cleanup"]) {
+        assert_eq!(survivors("pqbh-"), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn a_setsid_child_holding_the_pipes_does_not_hold_the_kat() {
+    let p = hostile_project(&[("PIPES", "HOSTILE_KIND = 3")]);
+    p.write("campaigns/t.toml", &campaign(&["build", "kat"], 2));
+    let run = p.pqbench(&["run", "t"]);
+    // Held pipes would keep the KAT until its timeout (status TIMEOUT); it
+    // returns as soon as the generator is done and passes.
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(kat_status(&p, "t", "PIPES").0, "PASS");
+    if any_active(&layers(&p), &["descendant-cleanup"]) {
+        assert_eq!(survivors("pqbh-pipes"), Vec::<String>::new());
+    }
+}
+
+/// Generator figures of a KAT log (`key = value` lines about the KAT file;
+/// `algname` is the instance's label).
+fn kat_figures(p: &TestProject, label: &str) -> BTreeMap<String, String> {
+    let log = p.read(&format!("output/t/local/kat/{ID}/{label}.log"));
+    let keep = [
+        "format",
+        "records",
+        "api_pk_bytes",
+        "api_sk_bytes",
+        "api_sig_bytes",
+        "max_pk_len",
+        "max_sk_len",
+        "max_sig_len",
+        "sign_retries",
+        "kat_bytes",
+        "kat_fnv1a64",
+        "digest",
+    ];
+    log.lines()
+        .filter_map(|l| l.split_once(" = "))
+        .filter(|(k, _)| keep.contains(k))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn prints_and_floods_on_stdout_change_no_figure_or_verdict() {
+    let p = hostile_project(&[
+        ("OK", "HOSTILE_KIND = 0"),
+        ("PRINT", "HOSTILE_KIND = 8"),
+        ("PRINTREJ", "HOSTILE_KIND = 9"),
+        ("FLOOD", "HOSTILE_KIND = 10"),
+        ("TAMPER", "HOSTILE_KIND = 12"),
+    ]);
+    p.write(
+        "campaigns/t.toml",
+        &campaign(&["build", "kat", "time", "memory"], 2),
+    );
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+
+    // The verdicts are the runner's, whatever the library printed first.
+    assert_eq!(kat_status(&p, "t", "OK").0, "PASS");
+    assert_eq!(kat_status(&p, "t", "PRINT").0, "PASS");
+    let (rej, detail) = kat_status(&p, "t", "PRINTREJ");
+    assert_eq!(rej, "CRYPTOFAIL", "{detail}");
+    assert!(detail.contains("rejected the honest signature"), "{detail}");
+    assert_eq!(kat_status(&p, "t", "FLOOD").0, "PASS");
+    let ok_figures = kat_figures(&p, "OK");
+    assert!(ok_figures.len() >= 11, "{ok_figures:?}");
+    for label in ["PRINT", "FLOOD"] {
+        assert_eq!(kat_figures(&p, label), ok_figures, "{label}");
+    }
+    // What pqbench reads of the KAT file is what the runner wrote, not what
+    // a child of the library added to the channel.
+    let (tamper, detail) = kat_status(&p, "t", "TAMPER");
+    assert_eq!(tamper, "CRASH", "{detail}");
+    assert!(detail.contains("KAT channel"), "{detail}");
+
+    // Timing and memory figures come from the driver only.
+    for op in ["keygen", "sign", "verify"] {
+        let ok = record(&p, "t", "OK", op);
+        for label in ["PRINT", "FLOOD"] {
+            let r = record(&p, "t", label, op);
+            assert_eq!(r.status, "ok", "{label} {op}: {:?}", r.detail);
+            assert_eq!(r.trials.len(), 2, "{label} {op}");
+            let planned = r.plan.as_ref().unwrap().iterations;
+            for t in &r.trials {
+                assert_eq!(t.calls, planned, "{label} {op}");
+                assert_eq!(t.samples.len() as u64, planned, "{label} {op}");
+                assert!(t.cycles > 1.0 && t.seconds > 1e-9, "{label} {op}");
+            }
+            assert_eq!(r.lengths, ok.lengths, "{label} {op}");
+            assert_eq!(r.counter, ok.counter, "{label} {op}");
+            assert_statistics_recompute(&r);
+            let m = r.memory.as_ref().expect("memory figures");
+            assert_eq!(m.status, "ok", "{label} {op}");
+            assert!(m.stack_bytes.unwrap() > 1 && m.peak_rss_kib.unwrap() > 1);
+        }
+    }
+
+    // 100 MiB on stdout: counted, only a short tail kept.
+    for op in ["keygen", "sign", "verify"] {
+        let r = record(&p, "t", "FLOOD", op);
+        for proc in &r.processes {
+            assert!(proc.sandbox.stdout_bytes >= 100 << 20, "{op}");
+            assert!(proc.sandbox.stdout_tail.len() <= 2048, "{op}");
+        }
+        let file = p
+            .path()
+            .join(format!("output/t/local/records/{ID}/FLOOD__{op}.json"));
+        let size = std::fs::metadata(&file).unwrap().len();
+        assert!(size < 1 << 20, "{op}: record of {size} bytes");
+    }
+}
+
+#[test]
+fn work_moved_out_of_the_timed_calls_and_forged_results_are_caught() {
+    let p = hostile_project(&[
+        ("OK", "HOSTILE_KIND = 0"),
+        ("LIAR", "HOSTILE_KIND = 11"),
+        ("FORGE", "HOSTILE_KIND = 13"),
+    ]);
+    p.write("campaigns/t.toml", &campaign(&["build", "kat", "time"], 2));
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for label in ["OK", "LIAR", "FORGE"] {
+        assert_eq!(kat_status(&p, "t", label).0, "PASS", "{label}");
+    }
+    for op in ["keygen", "sign", "verify"] {
+        let ok = record(&p, "t", "OK", op);
+        assert_eq!(ok.status, "ok", "{op}: {:?}", ok.detail);
+        // 1.5 s of CPU in every trial process, none of it in the calls it
+        // claims to have timed: implausible, and none of its trials count.
+        let liar = record(&p, "t", "LIAR", op);
+        assert_eq!(liar.status, "implausible", "{op}: {:?}", liar.detail);
+        assert!(liar.trials.is_empty() && liar.statistics.is_none());
+        let detail = liar.detail.unwrap_or_default();
+        assert!(detail.contains("CPU"), "{detail}");
+        let last = liar.processes.last().unwrap();
+        assert!(last.sandbox.rusage.unwrap().cpu_seconds() > 1.4, "{op}");
+    }
+    // Lines written into the results channel from inside sign break its
+    // framing: the driver's results are rejected, not believed.
+    let forged = record(&p, "t", "FORGE", "sign");
+    assert_eq!(forged.status, "error", "{:?}", forged.detail);
+    assert!(
+        forged
+            .detail
+            .as_deref()
+            .unwrap_or("")
+            .contains("results rejected"),
+        "{:?}",
+        forged.detail
+    );
+    assert!(forged.trials.is_empty());
+    assert_eq!(record(&p, "t", "FORGE", "keygen").status, "ok");
+}
+
+#[test]
+fn a_low_hard_file_size_limit_is_clamped_not_fatal() {
+    // pqbench itself runs under a 16 MiB hard limit on file sizes, far
+    // below the campaign's 1024 MiB: the jobs get the hard limit.
+    let p = hostile_project(&[("OK", "HOSTILE_KIND = 0")]);
+    p.write("campaigns/t.toml", &campaign(&["build", "kat"], 2));
+    let run = pqbench_with(&p, &["run", "t"], &[], Some(16 << 20));
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(kat_status(&p, "t", "OK").0, "PASS");
+}
+
+#[test]
+fn without_the_launcher_jobs_still_run_and_say_what_is_missing() {
+    // This test binary does not call jail_entry, so the library cannot
+    // re-execute it as the launcher: jobs run with process-group and
+    // resource limits only, and the layers say so.
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = pqbench::sandbox::Spec::submission(
+        "/bin/sh",
+        vec![
+            "-c".into(),
+            // Without a PID namespace the setsid child outlives the job (as
+            // the layers say); it holds the pipes, which must not hold us.
+            "echo noise; echo 'done' >&3; setsid sleep 3 & exit 4".into(),
+        ],
+        dir.path(),
+    );
+    spec.timeout = Duration::from_secs(10);
+    let out = pqbench::sandbox::run(&spec).unwrap();
+    // Held pipes would end in `TimedOut`; the tool's own exit is seen.
+    assert_eq!(out.outcome, pqbench::sandbox::Outcome::Exited(4));
+    assert_eq!(out.channels[0], b"done\n");
+    assert_eq!(out.stdout, b"noise\n");
+    assert!(out.rusage.is_some());
+    let launcher = out.layers.iter().find(|l| l.name == "launcher").unwrap();
+    assert!(!launcher.active && launcher.detail.contains("jail_entry"));
+    assert!(out
+        .layers
+        .iter()
+        .filter(|l| !l.active)
+        .all(|l| !l.detail.is_empty()));
+    let state = |v: &[pqbench::sandbox::Layer]| -> Vec<(String, bool)> {
+        v.iter().map(|l| (l.name.clone(), l.active)).collect()
+    };
+    assert_eq!(
+        state(&pqbench::sandbox::layers().layers),
+        state(&out.layers)
+    );
+}

@@ -1,0 +1,180 @@
+//! `pqbench validate`: every problem listed with file:line:col and a caret,
+//! exit code BAD_INPUT (2) when there is any, 0 for the demo TOMLs.
+
+use crate::common;
+
+use common::TestProject;
+
+fn validate(p: &TestProject, id: &str) -> common::Run {
+    let toml = p.path().join(format!("algorithms/{id}.toml"));
+    p.pqbench(&["validate", toml.to_str().unwrap()])
+}
+
+#[test]
+fn the_demo_algorithms_are_valid() {
+    let p = TestProject::demo();
+    for id in ["sign-90", "kem-91", "sign-92"] {
+        let out = validate(&p, id).expect(0);
+        assert!(out.stdout.contains(": OK ("), "{}", out.stdout);
+    }
+}
+
+const SIGN90: &str = r#"id = "sign-90"
+name = "Wintertide"
+kind = "sign"
+api = "ngcc"
+uses = ["iccs-standin"]
+
+[ngcc]
+headers = ["api.h", "drng.h"]
+
+[[implementation]]
+name = "reference"
+root = "sign-90"
+sources = ["*.c", "gone.c"]
+
+[[parameter-set]]
+label = "WINTER-128"
+defines = { WINTER_N = 16, WINTER_W = 16, WINTER_REJECT = 0 }
+"#;
+
+#[test]
+fn a_missing_source_is_reported_at_its_pattern() {
+    let p = TestProject::demo();
+    p.write("algorithms/sign-90.toml", SIGN90);
+    let out = validate(&p, "sign-90").expect(2);
+    let s = &out.stdout;
+    assert!(s.contains("error: `gone.c` matches no file in"), "{s}");
+    assert!(s.contains("algorithms/sign-90.toml:13:19"), "{s}");
+    assert!(s.contains("13 | sources = [\"*.c\", \"gone.c\"]"), "{s}");
+    assert!(s.contains("   |                   ^^^^^^^^"), "{s}");
+    assert!(s.contains("sign-90.toml: 1 problem"), "{s}");
+}
+
+#[test]
+fn a_missing_api_function_names_the_file_and_the_parameter_set() {
+    let p = TestProject::demo();
+    p.write(
+        "algorithms/sign-90.toml",
+        &SIGN90.replace(", \"gone.c\"", ""),
+    );
+    let wots = p.read("algorithms/sign-90/wots.c");
+    p.write(
+        "algorithms/sign-90/wots.c",
+        &wots.replace("int sig_verify(", "int sig_verify_renamed("),
+    );
+    let out = validate(&p, "sign-90").expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains("WINTER-128: API function `sig_verify` is not defined (expected in algorithms/sign-90/wots.c"),
+        "{s}"
+    );
+    assert!(s.contains("algorithms/sign-90.toml:16:9"), "{s}");
+    assert!(s.contains("16 | label = \"WINTER-128\""), "{s}");
+}
+
+#[test]
+fn a_wrong_namespace_is_hinted() {
+    let p = TestProject::demo();
+    let t = p.read("algorithms/sign-92.toml");
+    p.write(
+        "algorithms/sign-92.toml",
+        &t.replace("namespace = \"PQB_LARCH3_\"", "namespace = \"PQB_LARCH9_\""),
+    );
+    let out = validate(&p, "sign-92").expect(2);
+    assert!(
+        out.stdout
+            .contains("LARCH-3: API function `PQB_LARCH9_crypto_sign_keypair` is not defined"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("PQB_LARCH3_crypto_sign_keypair: check `namespace`"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn unknown_keys_and_other_problems_are_all_listed() {
+    let p = TestProject::demo();
+    let text = SIGN90
+        .replace(
+            "uses = [\"iccs-standin\"]\n",
+            "uses = [\"iccs-standin\", \"nope\"]\nsourcs = 1\n",
+        )
+        .replace(
+            "root = \"sign-90\"\n",
+            "root = \"sign-90\"\ncolour = \"red\"\n",
+        );
+    p.write("algorithms/sign-90.toml", &text);
+    let out = validate(&p, "sign-90").expect(2);
+    let s = &out.stdout;
+    assert!(s.contains("error: unknown key `sourcs`"), "{s}");
+    assert!(s.contains("algorithms/sign-90.toml:6:1"), "{s}");
+    assert!(s.contains("error: unknown key `colour`"), "{s}");
+    assert!(s.contains("algorithms/sign-90.toml:14:1"), "{s}");
+    assert!(s.contains("error: unknown component `nope`"), "{s}");
+    assert!(s.contains("algorithms/sign-90.toml:5:25"), "{s}");
+    assert!(s.contains("`gone.c` matches no file"), "{s}");
+    assert!(s.contains("sign-90.toml: 4 problems"), "{s}");
+}
+
+#[test]
+fn an_include_that_does_not_resolve_names_the_unit_and_the_file() {
+    let p = TestProject::demo();
+    let kem = p.read("algorithms/kem-91/kem.c");
+    p.write(
+        "algorithms/kem-91/kem.c",
+        &kem.replace("#include \"poly.h\"", "#include \"inc/poly.h\""),
+    );
+    let out = validate(&p, "kem-91").expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains("PEBBLE-2, PEBBLE-3: `#include` of `inc/poly.h` at algorithms/kem-91/kem.c:"),
+        "{s}"
+    );
+    assert!(s.contains("(unit algorithms/kem-91/kem.c)"), "{s}");
+    assert!(s.contains("14 | name = \"reference\""), "{s}");
+}
+
+#[test]
+fn an_undefined_symbol_of_the_trial_link_names_the_unit_and_the_symbol() {
+    let p = TestProject::demo();
+    let t = p.read("algorithms/sign-92.toml");
+    p.write(
+        "algorithms/sign-92.toml",
+        &t.replace(
+            "root = \"sign-92\"\n",
+            "root = \"sign-92\"\nsources = [\"sign.c\"]\n",
+        ),
+    );
+    let out = validate(&p, "sign-92").expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains("LARCH-1: undefined symbols `PQB_LARCH1_sha256_final`, `PQB_LARCH1_sha256_init`, `PQB_LARCH1_sha256_update`, used by unit algorithms/sign-92/sign.c"),
+        "{s}"
+    );
+    assert!(
+        s.contains("LARCH-3: undefined symbols `PQB_LARCH3_sha256_final`"),
+        "{s}"
+    );
+}
+
+#[test]
+fn a_relative_toml_is_taken_from_a_relative_project_directory() {
+    let p = TestProject::demo();
+    let parent = p.path().parent().unwrap();
+    let name = p.path().file_name().unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+        .current_dir(parent)
+        .arg("-C")
+        .arg(name)
+        .args(["validate", "algorithms/sign-92.toml"])
+        .env_remove("CC")
+        .output()
+        .unwrap();
+    let run = common::Run::from(out).expect(0);
+    assert!(run.stdout.contains("sign-92.toml: OK ("), "{}", run.stdout);
+}
