@@ -40,15 +40,18 @@ fn tool_identity(key: &str) -> bool {
     TOOL_IDENTITY_KEYS.contains(&key) || TOOL_IDENTITY_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
-use crate::records::layout::TOP_FILES;
-/// The published trees: every tree but the libraries (`--with-libraries`).
-const TREES: [&str; 5] = [
-    crate::records::layout::RECORDS,
-    crate::records::layout::PROFILE,
-    crate::records::layout::KAT,
-    crate::records::layout::COUNT,
-    crate::records::layout::CT,
-];
+use crate::records::layout::{self, TOP_FILES};
+
+/// The published trees: every stage's record tree and the KAT files; the
+/// libraries only with `--with-libraries`.
+fn trees(with_libraries: bool) -> Vec<&'static str> {
+    let mut trees = crate::stages::registry().record_trees();
+    trees.push(layout::KAT);
+    if with_libraries {
+        trees.push(layout::LIB);
+    }
+    trees
+}
 
 fn is_absolute(s: &str) -> bool {
     let b = s.as_bytes();
@@ -90,7 +93,7 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .map(|f| dir.join(f))
         .filter(|p| p.is_file())
         .collect();
-    for sub in crate::records::layout::OPERATION_TREES {
+    for sub in crate::stages::registry().record_trees() {
         if dir.join(sub).is_dir() {
             out.extend(dataset::json_files(&dir.join(sub))?);
         }
@@ -145,8 +148,7 @@ fn copy_dataset(src: &Path, dest: &Path, with_libraries: bool) -> Result<usize> 
             n += 1;
         }
     }
-    let libs = with_libraries.then_some("lib");
-    for tree in TREES.into_iter().chain(libs) {
+    for tree in trees(with_libraries) {
         if src.join(tree).is_dir() {
             n += copy_tree(&src.join(tree), &dest.join(tree))?;
         }

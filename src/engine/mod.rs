@@ -13,6 +13,7 @@
 
 pub mod freshness;
 pub mod manifest;
+pub mod publication;
 pub mod registry;
 pub mod results;
 pub mod schedule;
@@ -27,6 +28,7 @@ use crate::context::Cx;
 use crate::plan::Instance;
 pub use freshness::{states, Freshness, StageState};
 pub use manifest::Manifest;
+pub use publication::Publication;
 pub use registry::{Registry, StageInfo};
 pub use results::StageKey;
 pub use results::{AllResults, Results};
@@ -105,6 +107,34 @@ pub trait Stage: Send + Sync + 'static {
     /// Expected seconds of the job, for progress estimates.
     fn estimate_seconds(&self, _job: &Job) -> Option<f64> {
         None
+    }
+
+    /// The dataset tree (`records::layout`) of the per-operation records
+    /// this stage publishes, if any: `publish`, `merge` and the executors
+    /// carry every tree the registry names.
+    const RECORD_TREE: Option<&'static str> = None;
+
+    /// Called once per run, before any instance, when the campaign runs
+    /// the stage: opens the shared files it contributes to.
+    fn open_publication(&self, _p: &mut Publication) {}
+
+    /// Publishes the stage's result for one instance (`r` holds every
+    /// stage's result for it): its own record files, its part of the
+    /// shared files. Nothing by default.
+    fn publish(
+        &self,
+        _p: &mut Publication,
+        _inst: &Instance,
+        _out: &Self::Output,
+        _r: &Results,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Called once per run after every instance, when the campaign runs
+    /// the stage: completes what it opened.
+    fn close_publication(&self, _p: &mut Publication) -> Result<()> {
+        Ok(())
     }
 }
 

@@ -9,8 +9,9 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use super::results::{AllResults, Results};
-use super::{CampaignStage, Job, Lender, Manifest, Policy, Stage};
+use super::{CampaignStage, Job, Lender, Manifest, Policy, Publication, Stage};
 use crate::context::Cx;
+use crate::plan::Instance;
 
 /// What every consumer needs to know about a stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +47,10 @@ pub(crate) trait ErasedStage: Sync {
     fn decode(&self, value: Value) -> Result<Decoded>;
     fn estimate_seconds(&self, job: &Job) -> Option<f64>;
     fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>>;
+    fn record_tree(&self) -> Option<&'static str>;
+    fn open_publication(&self, p: &mut Publication);
+    fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()>;
+    fn close_publication(&self, p: &mut Publication) -> Result<()>;
 }
 
 struct Typed<S>(S);
@@ -81,6 +86,24 @@ impl<S: Stage> ErasedStage for Typed<S> {
     }
     fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
         self.0.lender(job, own)
+    }
+    fn record_tree(&self) -> Option<&'static str> {
+        S::RECORD_TREE
+    }
+    fn open_publication(&self, p: &mut Publication) {
+        self.0.open_publication(p);
+    }
+    fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()> {
+        match r.get::<S>() {
+            Some(out) => self
+                .0
+                .publish(p, inst, out, r)
+                .with_context(|| format!("publishing {} of {}", S::NAME, inst.key())),
+            None => Ok(()),
+        }
+    }
+    fn close_publication(&self, p: &mut Publication) -> Result<()> {
+        self.0.close_publication(p)
     }
 }
 
@@ -208,6 +231,49 @@ impl Registry {
             .into_iter()
             .filter(|i| keep.contains(&i.name))
             .collect()
+    }
+
+    /// The per-operation record trees of every registered stage, in
+    /// registry order.
+    pub fn record_trees(&self) -> Vec<&'static str> {
+        self.instance_stages()
+            .filter_map(|s| s.record_tree())
+            .collect()
+    }
+
+    /// The instance stages the campaign selects, in registry order.
+    fn selected_instance_stages<'r>(
+        &'r self,
+        selected: &'r [StageInfo],
+    ) -> impl Iterator<Item = &'r dyn ErasedStage> + 'r {
+        self.instance_stages()
+            .filter(move |s| selected.iter().any(|i| i.name == s.info().name))
+    }
+
+    fn instance_stages(&self) -> impl Iterator<Item = &dyn ErasedStage> + '_ {
+        self.entries.iter().filter_map(|e| match e {
+            Entry::Instance(s) => Some(s.as_ref()),
+            Entry::Campaign(_) => None,
+        })
+    }
+
+    /// Opens the publication of every selected stage.
+    pub fn open_publication(&self, selected: &[StageInfo], p: &mut Publication) {
+        self.selected_instance_stages(selected)
+            .for_each(|s| s.open_publication(p));
+    }
+
+    /// Publishes one instance: every stage that has a result for it, in
+    /// registry order (so a stage may complete what an earlier one began).
+    pub fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()> {
+        self.instance_stages()
+            .try_for_each(|s| s.publish(p, inst, r))
+    }
+
+    /// Closes the publication of every selected stage.
+    pub fn close_publication(&self, selected: &[StageInfo], p: &mut Publication) -> Result<()> {
+        self.selected_instance_stages(selected)
+            .try_for_each(|s| s.close_publication(p))
     }
 
     pub(crate) fn instance_stage(&self, name: &str) -> Option<&dyn ErasedStage> {

@@ -64,6 +64,11 @@ impl Results {
     pub fn keys(&self) -> &BTreeMap<&'static str, StageKey> {
         &self.keys
     }
+
+    /// The campaign whose result of `stage` this run took, if it took one.
+    pub fn lent_by(&self, stage: &str) -> Option<String> {
+        self.keys.get(stage).and_then(|k| k.lent_by.clone())
+    }
 }
 
 /// Results of every instance, by instance key (`<id>/<label>`), plus the

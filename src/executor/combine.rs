@@ -67,7 +67,9 @@ pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
     let out = &plan.output_dir;
     let first = shards.first().context("no shard finished")?;
     // Per-instance files: whatever each shard wrote for its instances.
-    for sub in crate::records::layout::TREES {
+    let mut trees = crate::stages::registry().record_trees();
+    trees.extend([crate::records::layout::KAT, crate::records::layout::LIB]);
+    for sub in trees {
         let _ = std::fs::remove_dir_all(out.join(sub));
         for s in shards {
             copy_tree(&s.dir.join(sub), &out.join(sub))?;

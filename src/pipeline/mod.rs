@@ -5,7 +5,6 @@
 
 pub mod campaign;
 pub mod evidence;
-pub mod exact;
 pub mod locks;
 pub mod rundir;
 pub mod status;
@@ -228,7 +227,7 @@ fn run_in_pool(
         Ok(())
     };
     let before_campaign = |all: &engine::AllResults| -> Result<()> {
-        evidence::write(cx, all, &started)?;
+        evidence::write(cx, registry, all, &started)?;
         let drbg = drbg.get().cloned().flatten();
         let preliminary = campaign::not_measured(cx, all);
         campaign::write_campaign_json(cx, all, &host, drbg, &started, &preliminary)
@@ -237,7 +236,7 @@ fn run_in_pool(
     // (records, and pages marking the deferred instances preliminary), as
     // the deferred ones may take long.
     let before_deferred = |all: &engine::AllResults, pending: &[String]| -> Result<()> {
-        evidence::write(cx, all, &started)?;
+        evidence::write(cx, registry, all, &started)?;
         let drbg = drbg.get().cloned().flatten();
         campaign::write_campaign_json(cx, all, &host, drbg, &started, pending)?;
         if plan.selects(crate::stages::render::RenderStage::NAME) {

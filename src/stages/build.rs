@@ -9,8 +9,10 @@ use anyhow::Result;
 
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::fsutil;
 use crate::plan::Instance;
+use crate::records::AttemptRecord;
 use crate::toolchain::deps;
 use crate::toolchain::library::{build_profile, units, BuildOutput};
 
@@ -45,6 +47,33 @@ impl Stage for BuildStage {
             .iter()
             .filter_map(|a| a.library_sha256.clone())
             .collect()
+    }
+
+    /// Every profile tried, and the library of the one built.
+    fn publish(
+        &self,
+        p: &mut Publication,
+        _: &Instance,
+        out: &BuildOutput,
+        _: &Results,
+    ) -> Result<()> {
+        let rec = p.build()?;
+        rec.attempts = out
+            .attempts
+            .iter()
+            .map(|a| AttemptRecord {
+                profile: a.profile.clone(),
+                built: a.ok,
+                kat_status: None,
+                detail: (!a.ok).then(|| crate::toolchain::diag::detail(&a.log)),
+            })
+            .collect();
+        if let Some(a) = out.built() {
+            rec.profile = Some(a.profile.clone());
+            rec.library_sha256 = a.library_sha256.clone();
+            rec.load_bytes = a.load_bytes;
+        }
+        Ok(())
     }
 }
 

@@ -17,10 +17,13 @@ use serde::{Deserialize, Serialize};
 use super::kat::KatStage;
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::measure::driver;
 use crate::measure::valgrind::{self, Valgrind};
 use crate::measure::{measured_library, measured_library_path, measurement_manifest, OpStatus};
 use crate::plan::exact::CountMethod;
+use crate::plan::Instance;
+use crate::records::count::count_path;
 use crate::records::count::{
     CountRecord, ExactStatus, Instructions, METHOD_CALLGRIND, METHOD_PERF,
 };
@@ -142,6 +145,21 @@ impl Stage for CountStage {
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
         Some(2.0 * ops.iter().filter(|op| job.inst.kind.counts(op)).count() as f64)
+    }
+
+    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::COUNT);
+
+    fn publish(
+        &self,
+        p: &mut Publication,
+        _: &Instance,
+        out: &CountOutput,
+        _: &Results,
+    ) -> Result<()> {
+        for rec in &out.ops {
+            p.write(&count_path(&rec.algorithm, &rec.label, &rec.op), rec)?;
+        }
+        Ok(())
     }
 }
 

@@ -23,9 +23,11 @@ use serde::{Deserialize, Serialize};
 use super::kat::KatStage;
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::measure::valgrind::{self, Valgrind};
 use crate::measure::{measured_library, vgxml, OpStatus};
 use crate::plan::{ApiFamily, Binding, FlagProfile, Instance};
+use crate::records::ct::ct_path;
 use crate::records::ct::{
     derive_sites, other_errors, CtError, CtFrame, CtRecord, CtStatus, FrameOrigin,
 };
@@ -158,6 +160,36 @@ impl Stage for CtStage {
                 .filter(|op| job.inst.kind.counts(op))
                 .count() as f64,
         )
+    }
+
+    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::CT);
+
+    /// Each record with the algorithm's annotations that apply to the
+    /// instance and the sites derived with them (so an edited annotation
+    /// changes the records and pages without checking again).
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &Instance,
+        out: &CtOutput,
+        _: &Results,
+    ) -> Result<()> {
+        let annotations: Vec<_> =
+            p.cx.plan
+                .algorithm(&inst.algorithm)
+                .map(|a| {
+                    a.ct_annotations
+                        .iter()
+                        .filter(|n| n.applies_to(&inst.label))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+        for rec in &out.ops {
+            let rec = annotated(rec, &annotations);
+            p.write(&ct_path(&rec.algorithm, &rec.label, &rec.op), &rec)?;
+        }
+        Ok(())
     }
 }
 
@@ -343,4 +375,15 @@ fn classify(f: &vgxml::Frame, lib: &Path, root: &Path, support: &Path) -> CtFram
         line: f.line,
         origin: if in_lib { origin } else { FrameOrigin::Outside },
     }
+}
+
+/// The record with `annotations` and everything derived from its errors.
+pub fn annotated(rec: &CtRecord, annotations: &[crate::plan::exact::CtAnnotation]) -> CtRecord {
+    let mut rec = rec.clone();
+    rec.annotations = annotations.to_vec();
+    let (status, sites, other) = rec.recomputed();
+    rec.status = status;
+    rec.sites = sites;
+    rec.other_errors = other;
+    rec
 }

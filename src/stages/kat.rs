@@ -12,12 +12,15 @@ use anyhow::{Context, Result};
 use super::build::{build_manifest, BuildStage};
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::fsutil;
 use crate::kat::compare::first_difference;
 use crate::kat::manifest::{self as katman, Entry};
 use crate::kat::provenance::{self, Provenance};
 use crate::kat::{KatAttempt, KatOutput, Status};
-use crate::plan::Instance;
+use crate::plan::{ApiFamily, Instance};
+use crate::records::layout;
+use crate::records::AttemptRecord;
 use crate::sandbox::frame;
 use crate::sandbox::{self, Channel, Limits, Outcome};
 use crate::toolchain::diag;
@@ -108,6 +111,43 @@ impl Stage for KatStage {
             .flatten()
             .cloned()
             .collect()
+    }
+
+    /// The verdict of every attempt and of the one used, and the KAT log
+    /// and files of the one used (copied from the cache, so a reused
+    /// result still gets its files).
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &Instance,
+        out: &KatOutput,
+        _: &Results,
+    ) -> Result<()> {
+        let rec = p.build()?;
+        for a in &out.attempts {
+            match rec.attempts.iter_mut().find(|x| x.profile == a.profile) {
+                Some(x) => {
+                    x.kat_status = Some(a.status);
+                    x.detail = a.detail.clone().or(x.detail.take());
+                }
+                None => rec.attempts.push(AttemptRecord {
+                    profile: a.profile.clone(),
+                    built: a.library_sha256.is_some(),
+                    kat_status: Some(a.status),
+                    detail: a.detail.clone(),
+                }),
+            }
+        }
+        let f = out.final_attempt();
+        rec.profile = Some(f.profile.clone());
+        rec.kat_status = f.status;
+        rec.kat_detail = f.detail.clone();
+        rec.kat_reference = f.reference.clone();
+        rec.library_sha256 = f.library_sha256.clone();
+        rec.load_bytes = f.load_bytes;
+        rec.kat_log = Some(layout::kat_log(&inst.algorithm, &inst.label));
+        rec.kat_log_sha256 = Some(f.log_sha256.clone());
+        write_kat_evidence(p, inst, f)
     }
 }
 
@@ -431,4 +471,34 @@ impl LogWriter {
             self.text.push('\n');
         }
     }
+}
+
+/// Copies the chosen attempt's log and KAT files into the run's evidence.
+fn write_kat_evidence(p: &Publication, inst: &Instance, a: &KatAttempt) -> Result<()> {
+    let dir = p.path(&layout::kat_folder(&inst.algorithm));
+    let cache = &p.cx.cache;
+    let log = cache
+        .existing_blob(&a.log_sha256)
+        .context("KAT log missing from the cache")?;
+    fsutil::copy_atomic(&log, &dir.join(format!("{}.log", inst.label)))?;
+    if let Some(sha) = &a.output_sha256 {
+        let ext = match inst.api {
+            ApiFamily::Nist => "rsp",
+            ApiFamily::Ngcc => "kat",
+        };
+        if let Some(path) = cache.existing_blob(sha) {
+            fsutil::copy_atomic(&path, &dir.join(format!("{}.{ext}", inst.label)))?;
+        }
+    }
+    // A hash instance's KAT files, one each: `<label>__<file>.kat`.
+    for f in &a.files {
+        if let Some(path) = f
+            .output_sha256
+            .as_ref()
+            .and_then(|s| cache.existing_blob(s))
+        {
+            fsutil::copy_atomic(&path, &dir.join(format!("{}__{}.kat", inst.label, f.file)))?;
+        }
+    }
+    Ok(())
 }

@@ -9,10 +9,11 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::kat::KatStage;
-use crate::engine::{Job, Lender, Manifest, Policy, Stage};
+use crate::engine::{Job, Lender, Manifest, Policy, Results, Stage};
 use crate::measure::driver;
 use crate::measure::memory::{MemoryOutput, OpMemory};
 use crate::measure::{measured_library_path, measurement_manifest, OpStatus};
+use crate::records::operation::MemoryFigures;
 
 pub struct MemoryStage;
 
@@ -72,4 +73,21 @@ impl Stage for MemoryStage {
         let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
         Some(0.2 * ops.len() as f64)
     }
+}
+
+/// The memory figures of `op` that the time stage's record of it carries.
+pub(super) fn figures(r: &Results, op: &str) -> Option<MemoryFigures> {
+    let m = r.get::<MemoryStage>()?;
+    m.ops.iter().find(|o| o.op == op).map(|o| MemoryFigures {
+        status: o.status,
+        detail: o.detail.clone(),
+        load_bytes: m.load_bytes,
+        baseline_rss_kib: o.baseline_rss_kib,
+        peak_rss_kib: o.peak_rss_kib,
+        stack_bytes: o.stack_bytes,
+        heap_peak_bytes: o.heap_peak_bytes,
+        heap_allocs: o.heap_allocs,
+        process: o.process.clone(),
+        measured_by: r.lent_by(MemoryStage::NAME),
+    })
 }

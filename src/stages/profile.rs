@@ -11,11 +11,14 @@ use super::kat::KatStage;
 use super::profile_link::ProfileLinkStage;
 use super::time::TimeStage;
 use crate::engine::{Job, Lender, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::profile::{OpProfile, ProfileOutput, Shape};
 use crate::measure::timing::{lost_cpu, TRIAL_ATTEMPTS};
 use crate::measure::{measurement_manifest, profiled_operations, OpStatus};
 use crate::plan::HelperClass;
+use crate::plan::Instance;
+use crate::records::analysis::{profile_path, ProfileRecord};
 
 pub struct ProfileStage;
 
@@ -131,6 +134,23 @@ impl Stage for ProfileStage {
         let s = &job.cx.plan.timing;
         let ops = profiled_operations(job.inst, job.prior.get::<KatStage>());
         Some((s.trial_seconds + 0.2) * ops.len() as f64)
+    }
+
+    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::PROFILE);
+
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &Instance,
+        out: &ProfileOutput,
+        r: &Results,
+    ) -> Result<()> {
+        for op in &out.ops {
+            let mut rec = ProfileRecord::from_op(&inst.algorithm, &inst.label, &out.wrapped, op);
+            rec.measured_by = r.lent_by(Self::NAME);
+            p.write(&profile_path(&inst.algorithm, &inst.label, &op.op), &rec)?;
+        }
+        Ok(())
     }
 }
 

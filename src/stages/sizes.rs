@@ -9,7 +9,9 @@ use super::kat::KatStage;
 use super::time::TimeStage;
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::plan::{Instance, Kind};
+use crate::records::analysis::{SizesJson, SizesRow};
 use crate::sizes::{combine, read_catalog, CatalogEntry, SizesOutput};
 
 pub struct SizesStage;
@@ -115,6 +117,38 @@ impl Stage for SizesStage {
             }
         }
         Ok(out)
+    }
+
+    fn open_publication(&self, p: &mut Publication) {
+        let plan = p.cx.plan;
+        p.sizes = Some(SizesJson {
+            catalog: plan.sizes_catalog.as_ref().map(|c| plan.display_path(c)),
+            kex_catalog: plan.kex_catalog.as_ref().map(|c| plan.display_path(c)),
+            instances: Vec::new(),
+        });
+    }
+
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &Instance,
+        out: &SizesOutput,
+        _: &Results,
+    ) -> Result<()> {
+        let row = SizesRow {
+            algorithm: inst.algorithm.clone(),
+            label: inst.label.clone(),
+            kind: inst.kind,
+            figures: out.figures.clone(),
+            basis: out.basis.clone(),
+            disagreements: out.disagreements.clone(),
+        };
+        p.sizes
+            .as_mut()
+            .context("sizes.json was not opened")?
+            .instances
+            .push(row);
+        Ok(())
     }
 }
 

@@ -6,7 +6,11 @@ use anyhow::{Context, Result};
 
 use super::build::BuildStage;
 use crate::engine::{Job, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::objscan::{self, SurveyOutput};
+use crate::plan::Instance;
+use crate::records::analysis::{SurveyAlgorithm, SurveyInstance, SurveyJson};
+use crate::records::evidence::ObjectEvidence;
 use crate::toolchain::library::api_symbols;
 
 pub struct SurveyStage;
@@ -71,5 +75,59 @@ impl Stage for SurveyStage {
             objects: own.iter().map(|o| o.source.clone()).collect(),
             evidence,
         })
+    }
+
+    fn open_publication(&self, p: &mut Publication) {
+        p.survey = Some(SurveyJson {
+            algorithms: Vec::new(),
+        });
+    }
+
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &Instance,
+        out: &SurveyOutput,
+        _: &Results,
+    ) -> Result<()> {
+        let note =
+            p.cx.plan
+                .algorithm(&inst.algorithm)
+                .and_then(|a| a.survey_note.clone());
+        let survey = p.survey.as_mut().context("survey.json was not opened")?;
+        let at = match survey
+            .algorithms
+            .binary_search_by(|a| a.algorithm.as_str().cmp(&inst.algorithm))
+        {
+            Ok(i) => i,
+            Err(i) => {
+                survey.algorithms.insert(
+                    i,
+                    SurveyAlgorithm {
+                        algorithm: inst.algorithm.clone(),
+                        verdict: String::new(),
+                        reason: String::new(),
+                        note,
+                        instances: Vec::new(),
+                    },
+                );
+                i
+            }
+        };
+        survey.algorithms[at].instances.push(SurveyInstance {
+            label: inst.label.clone(),
+            objects: out.objects.clone(),
+            evidence: out.evidence.clone(),
+        });
+        Ok(())
+    }
+
+    /// Each algorithm's verdict, from the evidence of all its instances.
+    fn close_publication(&self, p: &mut Publication) -> Result<()> {
+        for a in p.survey.iter_mut().flat_map(|s| s.algorithms.iter_mut()) {
+            let ev: Vec<ObjectEvidence> = a.instances.iter().map(|i| i.evidence.clone()).collect();
+            (a.verdict, a.reason) = objscan::verdict(&ev);
+        }
+        Ok(())
     }
 }

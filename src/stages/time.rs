@@ -12,9 +12,12 @@ use anyhow::{Context, Result};
 use super::kat::KatStage;
 use crate::context::Cx;
 use crate::engine::{Job, Lender, Manifest, Policy, Stage};
+use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::timing::{lost_cpu, Attempts, Calibration, Next, OpTiming, TimeOutput};
 use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
+use crate::plan::Instance;
+use crate::records::operation::{record_path, OperationRecord};
 use crate::stats::{self, Trial};
 
 pub struct TimeStage;
@@ -68,6 +71,66 @@ impl Stage for TimeStage {
         let per_op = (f64::from(s.trials) * s.trial_seconds + 0.5).min(s.budget_seconds);
         let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
         Some(per_op * ops.len() as f64)
+    }
+
+    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::RECORDS);
+
+    /// One record per measured operation, with the memory stage's figures
+    /// for it and the instance's KAT status and known issues.
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &Instance,
+        out: &TimeOutput,
+        r: &Results,
+    ) -> Result<()> {
+        let issues: Vec<String> =
+            p.cx.plan
+                .algorithm(&inst.algorithm)
+                .map(|a| {
+                    a.issues_for(&inst.label)
+                        .iter()
+                        .map(|k| k.cause.clone())
+                        .collect()
+                })
+                .unwrap_or_default();
+        let kat_status = r
+            .get::<KatStage>()
+            .map(|k| k.status().to_string())
+            .unwrap_or_default();
+        for t in &out.ops {
+            let rec = OperationRecord {
+                algorithm: inst.algorithm.clone(),
+                label: inst.label.clone(),
+                op: t.op.clone(),
+                started_utc: t.started_utc.clone(),
+                kat_status: kat_status.clone(),
+                known_issues: issues.clone(),
+                status: t.status,
+                detail: t.detail.clone(),
+                cpu: out.cpu,
+                host_fingerprint: out.host_fingerprint.clone(),
+                counter: t.counter.clone(),
+                counter_hz: t.counter_hz,
+                calibration: t.calibration.clone(),
+                plan: t.plan.clone(),
+                trials_wanted: t.trials_wanted,
+                warmup: t.warmup,
+                processes: t.processes.clone(),
+                trials: t.trials.clone(),
+                repeated_trials: t.repeated_trials,
+                sign_failures_retried: t.sign_retries,
+                setup_sign_failures_retried: t.setup_sign_retries,
+                verify_rejects: t.verify_rejects,
+                lengths: t.lengths.clone(),
+                memory: super::memory::figures(r, &t.op),
+                statistics: t.summary.clone(),
+                measured_by: r.lent_by(Self::NAME),
+                step: t.step.clone(),
+            };
+            p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
+        }
+        Ok(())
     }
 }
 

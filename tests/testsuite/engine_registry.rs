@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
 use pqbench::engine::testing::MockRunner;
-use pqbench::engine::{Freshness, Job, Manifest, Policy, Stage};
+use pqbench::engine::{Freshness, Job, Manifest, Policy, Publication, Results, Stage};
 use pqbench::pipeline::{self, Recording, RunOptions};
 use pqbench::plan::Project;
 use pqbench::records::lock;
@@ -46,6 +46,23 @@ impl Stage for Dummy {
             .prior
             .get::<BuildStage>()
             .map_or(0, |b| b.attempts.len()))
+    }
+
+    const RECORD_TREE: Option<&'static str> = Some("dummy");
+
+    /// Its own record, and a note in the instance's build record.
+    fn publish(
+        &self,
+        p: &mut Publication,
+        inst: &pqbench::plan::Instance,
+        out: &usize,
+        _: &Results,
+    ) -> Result<()> {
+        p.build()?.kat_detail = Some(format!("dummy counted {out}"));
+        p.write(
+            &format!("dummy/{}/{}__attempts.json", inst.algorithm, inst.label),
+            &json!({ "attempts": out }),
+        )
     }
 }
 
@@ -145,6 +162,25 @@ fn a_stage_registered_once_is_planned_run_locked_and_goes_stale_with_its_inputs(
     assert!(jobs
         .iter()
         .all(|j| ["build", "dummy", "render"].contains(&j.0.as_str())));
+
+    // The stage published its own records and its part of build.json,
+    // with no code outside it naming it; its tree is the registry's.
+    let out = p.path().join("output/t/local");
+    for (id, label) in [("sign-1", "A-1"), ("sign-2", "A-2")] {
+        let rec = p.json(&format!("output/t/local/dummy/{id}/{label}__attempts.json"));
+        assert_eq!(rec["attempts"], 1, "{rec}");
+    }
+    let build = p.json("output/t/local/build.json");
+    assert!(build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["kat_detail"] == "dummy counted 1"));
+    assert!(out.join("dummy").is_dir());
+    assert!(registry.record_trees().contains(&"dummy"));
+    assert!(!pqbench::stages::registry()
+        .record_trees()
+        .contains(&"dummy"));
 
     let lock = lock::load(Path::new(&run_dir)).unwrap();
     for i in &lock.instances {
