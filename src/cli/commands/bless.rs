@@ -1,0 +1,42 @@
+//! `pqbench bless`: the last run's KAT files as references where there
+//! were none.
+
+use super::project;
+use crate::cli::args::Cli;
+use crate::cli::output;
+use pqbench::error::{exit, Error};
+use pqbench::kat::manifest::Mode;
+use pqbench::pipeline;
+
+/// Digest mode of the manifest lines a bless writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DigestMode {
+    Strict,
+    Nolen,
+    Exact,
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    campaign: String,
+    #[arg(long)]
+    system: Option<String>,
+    /// Digest mode of the manifest lines.
+    #[arg(long, value_enum, default_value = "strict")]
+    mode: DigestMode,
+    /// Replace references that the run did not match.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+    let plan = pipeline::resolve_for(&project(cli)?, &a.campaign, a.system.as_deref())?;
+    let mode = match a.mode {
+        DigestMode::Strict => Mode::Strict,
+        DigestMode::Nolen => Mode::Nolen,
+        DigestMode::Exact => Mode::Exact,
+    };
+    let lines = pqbench::bless::bless(&plan, mode, a.force)?;
+    output::text(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,74 @@
+//! `pqbench import`: an algorithm TOML drafted from a submission, scheme
+//! metadata or a public tree.
+
+use std::path::PathBuf;
+
+use crate::cli::args::Cli;
+use crate::cli::output;
+use pqbench::error::{exit, Error};
+use pqbench::plan::ApiFamily;
+
+/// The API family, when detection is not wanted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Api {
+    Ngcc,
+    Nist,
+}
+
+/// What the catalog's sizes measure.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Basis {
+    Encoded,
+    MaximumVariable,
+    NominalVariable,
+}
+
+impl Basis {
+    fn as_str(self) -> &'static str {
+        match self {
+            Basis::Encoded => "encoded",
+            Basis::MaximumVariable => "maximum-variable",
+            Basis::NominalVariable => "nominal-variable",
+        }
+    }
+}
+
+#[derive(clap::Args)]
+pub struct Args {
+    path: PathBuf,
+    #[arg(long)]
+    id: Option<String>,
+    /// API family, when detection is not wanted.
+    #[arg(long, value_enum)]
+    api: Option<Api>,
+    /// Replace existing files.
+    #[arg(long)]
+    force: bool,
+    /// liboqs-style kats.json with KAT digests (metadata imports).
+    #[arg(long)]
+    kats: Option<PathBuf>,
+    /// Size catalog to write rows into (default algorithms/sizes.csv).
+    #[arg(long)]
+    catalog: Option<PathBuf>,
+    /// Basis of the catalog sizes.
+    #[arg(long, value_enum, default_value = "encoded")]
+    basis: Basis,
+}
+
+pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+    let opts = pqbench::import::ImportOptions {
+        path: a.path.clone(),
+        id: a.id.clone(),
+        api: a.api.map(|api| match api {
+            Api::Ngcc => ApiFamily::Ngcc,
+            Api::Nist => ApiFamily::Nist,
+        }),
+        force: a.force,
+        kats: a.kats.clone(),
+        catalog: a.catalog.clone(),
+        basis: a.basis.as_str().to_string(),
+    };
+    let lines = pqbench::import::import(&cli.root, &opts)?.lines;
+    output::text(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    Ok(exit::OK)
+}

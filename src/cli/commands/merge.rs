@@ -1,0 +1,24 @@
+//! `pqbench merge`: another machine's dataset as a system of the campaign.
+
+use std::path::PathBuf;
+
+use super::{in_project, project};
+use crate::cli::args::{Cli, Format};
+use crate::cli::output;
+use pqbench::error::{exit, Error};
+use pqbench::pipeline;
+
+#[derive(clap::Args)]
+pub struct Args {
+    campaign: String,
+    dir: PathBuf,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+    let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
+    let report = pqbench::merge::merge(&plan, &in_project(cli, &a.dir))?;
+    output::report(a.format, &report, |r| r.to_string())?;
+    Ok(exit::OK)
+}

@@ -1,0 +1,88 @@
+//! `pqbench plan` (every stage of every instance, or the estimate on N
+//! nodes) and `pqbench status` (the stale stages only).
+
+use super::project;
+use crate::cli::args::{Cli, Format};
+use crate::cli::output;
+use pqbench::engine::Freshness;
+use pqbench::error::{exit, Error};
+use pqbench::pipeline::{self, StatusReport};
+use pqbench::plan::system::Executor;
+
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    campaign: String,
+    #[arg(long)]
+    system: Option<String>,
+    /// Estimate the campaign on N nodes (from earlier datasets' costs).
+    #[arg(long, requires = "cores")]
+    nodes: Option<usize>,
+    /// Measuring cores per node for the estimate.
+    #[arg(long, requires = "nodes")]
+    cores: Option<usize>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+#[derive(clap::Args)]
+pub struct StatusArgs {
+    campaign: String,
+    #[arg(long)]
+    system: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
+    let (Some(nodes), Some(cores)) = (a.nodes, a.cores) else {
+        return freshness(cli, &a.campaign, a.system.as_deref(), a.format, false);
+    };
+    let plan = pipeline::resolve_for(&project(cli)?, &a.campaign, a.system.as_deref())?;
+    let default = match &plan.system_spec.executor {
+        Executor::Ssh(c) => c.default_cost_seconds,
+        Executor::Slurm(c) => c.default_cost_seconds,
+        Executor::Local => 60.0,
+    };
+    let (items, unknown) = pqbench::executor::shards::costed(&plan, default);
+    let e = pqbench::executor::shards::estimate(&items, unknown, default, nodes, cores);
+    output::report(a.format, &e, |e| format!("{e}\n"))?;
+    Ok(exit::OK)
+}
+
+pub fn status(cli: &Cli, a: &StatusArgs) -> Result<i32, Error> {
+    freshness(cli, &a.campaign, a.system.as_deref(), a.format, true)
+}
+
+fn freshness(
+    cli: &Cli,
+    campaign: &str,
+    system: Option<&str>,
+    format: Format,
+    only_stale: bool,
+) -> Result<i32, Error> {
+    let plan = pipeline::resolve_for(&project(cli)?, campaign, system)?;
+    let mut report = pqbench::executor::states(&plan)?;
+    if only_stale {
+        report
+            .rows
+            .retain(|r| matches!(r.freshness, Freshness::Stale(_)));
+    }
+    output::report(format, &report, |r| text(r, only_stale))?;
+    Ok(exit::OK)
+}
+
+fn text(r: &StatusReport, only_stale: bool) -> String {
+    let mut s = String::new();
+    for row in &r.rows {
+        let text = match &row.freshness {
+            Freshness::Fresh => "fresh".to_string(),
+            Freshness::NotApplicable => "not applicable".to_string(),
+            Freshness::Stale(why) => format!("stale: {}", why.join("; ")),
+        };
+        s.push_str(&format!("{:<32} {:<12} {text}\n", row.instance, row.stage));
+    }
+    if only_stale && r.stale == 0 {
+        s.push_str("everything is fresh\n");
+    }
+    s
+}

@@ -1,0 +1,24 @@
+//! `pqbench render`: the campaign's pages from its recorded datasets.
+
+use super::project;
+use crate::cli::args::Cli;
+use crate::cli::output;
+use pqbench::error::{exit, Error};
+use pqbench::pipeline;
+
+#[derive(clap::Args)]
+pub struct Args {
+    campaign: String,
+}
+
+pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+    let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
+    let r = pqbench::render::render_campaign(&plan)?;
+    output::text(&format!(
+        "{} pages ({} changed) in {}\n",
+        r.files,
+        r.written,
+        plan.display_path(&r.site)
+    ))?;
+    Ok(exit::OK)
+}

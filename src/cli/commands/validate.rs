@@ -1,0 +1,22 @@
+//! `pqbench validate`: an algorithm TOML checked, compiled and trial-linked.
+
+use std::path::PathBuf;
+
+use super::project;
+use crate::cli::args::Cli;
+use crate::cli::output;
+use pqbench::error::Error;
+
+#[derive(clap::Args)]
+pub struct Args {
+    toml: PathBuf,
+}
+
+pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+    let project = project(cli)?;
+    // A relative path is taken from the project directory, once:
+    // `validate` joins it to the (canonical) project root.
+    let report = pqbench::validate::validate(&project.root, &a.toml)?;
+    output::text(&report.to_string())?;
+    Ok(report.exit_code())
+}
