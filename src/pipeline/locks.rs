@@ -16,20 +16,54 @@ use anyhow::{bail, Context, Result};
 use crate::plan::Plan;
 use crate::progress::Progress;
 
+/// Opens a lock file without following a link and without creating over
+/// anything but nothing: an existing file is opened as it is (no `O_CREAT`,
+/// which a sticky shared directory refuses for another user's file), a
+/// missing one is created exclusively and given mode 0666 by `fchmod`
+/// (whatever the umask), so every user may take the lock after us.
+fn open_lock_file(path: &Path) -> Result<File> {
+    let open = |create: bool| {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).custom_flags(libc::O_NOFOLLOW);
+        if create {
+            o.create_new(true).mode(0o666);
+        }
+        o.open(path)
+    };
+    let f = match open(false) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open(true) {
+            Ok(f) => {
+                use std::os::unix::fs::PermissionsExt;
+                f.set_permissions(std::fs::Permissions::from_mode(0o666))?;
+                f
+            }
+            // Created by someone else in between: open theirs.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => open(false)?,
+            Err(e) => return Err(e.into()),
+        },
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => bail!(
+            "the lock file {} is a symbolic link; remove it (pqbench never follows one)",
+            path.display()
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    if !f.metadata()?.file_type().is_file() {
+        bail!(
+            "the lock file {} is not a regular file; remove it",
+            path.display()
+        );
+    }
+    Ok(f)
+}
+
 /// Takes an exclusive lock on `path` without waiting; on success the file
 /// holds our PID. Err(Some(pid)) names the holder when it is known.
 fn try_lock(path: &Path) -> Result<Result<File, Option<u32>>> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
-    let mut f = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        // Anyone on the machine may take a CPU lock.
-        .mode(0o666)
-        .open(path)
+    let mut f = open_lock_file(path)
         .with_context(|| format!("opening the lock file {}", path.display()))?;
     // SAFETY: flock on a descriptor we own.
     let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -71,9 +105,39 @@ pub struct CpuLocks {
     held: Mutex<Vec<File>>,
 }
 
-/// Where CPU locks live: shared by every user and project of the machine.
+/// Where CPU locks live: shared by every user and project of the machine,
+/// in `pqbench-locks/` of the temporary directory.
 pub fn cpu_lock_path(cpu: usize) -> PathBuf {
-    std::env::temp_dir().join(format!("pqbench-cpu{cpu}.lock"))
+    lock_dir(&std::env::temp_dir()).join(format!("cpu{cpu}.lock"))
+}
+
+fn lock_dir(tmp: &Path) -> PathBuf {
+    tmp.join("pqbench-locks")
+}
+
+/// The shared lock directory under `tmp`, created sticky and writable by
+/// all (like the temporary directory itself) when missing; an existing one
+/// must be a real directory with those bits, owned by root or by us, so no
+/// other user can have replaced or prepared it.
+fn shared_lock_dir(tmp: &Path) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    let dir = lock_dir(tmp);
+    match std::fs::DirBuilder::new().mode(0o1777).create(&dir) {
+        Ok(()) => std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777))
+            .with_context(|| format!("setting the mode of {}", dir.display()))?,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+    }
+    let m = std::fs::symlink_metadata(&dir)?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_dir() || m.mode() & 0o1777 != 0o1777 || (m.uid() != 0 && m.uid() != me) {
+        bail!(
+            "{} is not pqbench's shared lock directory (a directory with mode 1777 owned by root or by you); remove it and run again",
+            dir.display()
+        );
+    }
+    Ok(dir)
 }
 
 impl CpuLocks {
@@ -89,6 +153,7 @@ impl CpuLocks {
         let mut cpus = cpus.to_vec();
         cpus.sort_unstable();
         cpus.dedup();
+        shared_lock_dir(&std::env::temp_dir())?;
         for cpu in cpus {
             let path = cpu_lock_path(cpu);
             let mut told = false;
@@ -131,5 +196,48 @@ mod tests {
         }
         drop(first);
         assert!(try_lock(&path).unwrap().is_ok());
+    }
+
+    #[test]
+    fn a_planted_link_is_refused_and_its_target_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("precious");
+        std::fs::write(&target, "keep me").unwrap();
+        let path = dir.path().join("x.lock");
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        let err = try_lock(&path).unwrap_err();
+        assert!(format!("{err:#}").contains("symbolic link"), "{err:#}");
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
+    }
+
+    #[test]
+    fn a_new_lock_file_is_usable_by_every_user_whatever_the_umask() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        // Created under the process's umask (022 by default, which would
+        // leave 0644), then set by fchmod. The umask is not changed here:
+        // it is shared with every test running beside this one.
+        drop(try_lock(&path).unwrap().expect("lock"));
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o666);
+    }
+
+    #[test]
+    fn the_shared_directory_is_sticky_and_a_foreign_one_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = shared_lock_dir(tmp.path()).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o1777);
+        // A link in its place (planted by another user) is refused.
+        let other = tempfile::tempdir().unwrap();
+        std::fs::remove_dir(&dir).unwrap();
+        std::os::unix::fs::symlink(other.path(), &dir).unwrap();
+        let err = shared_lock_dir(tmp.path()).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("not pqbench's shared lock directory"),
+            "{err:#}"
+        );
     }
 }
