@@ -85,7 +85,15 @@ pub fn resolve_with(
     names::check_campaign_name(campaign)?;
     let file = project.campaign_file(campaign);
     if !file.is_file() {
-        let known = list_stems(&project.root.join("campaigns"));
+        // The system registry lives beside the campaigns but is none.
+        let registry = std::path::Path::new(super::system::REGISTRY)
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or_default();
+        let known: Vec<String> = list_stems(&project.root.join("campaigns"))
+            .into_iter()
+            .filter(|s| s != registry)
+            .collect();
         return Err(ConfigError::new(format!("no campaign named `{campaign}`"))
             .in_file(&file)
             .help(format!(
