@@ -22,6 +22,7 @@ macro_rules! support_files {
 
 support_files!(
     "pqb_entry.h",
+    "pqb_seal.h",
     "aes256.h",
     "aes256.c",
     "ctr_drbg.h",

@@ -272,7 +272,7 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
 /// sockets, namespaces and mounts, tracing other processes, kernel keyrings,
 /// BPF, io_uring (which can issue calls behind seccomp's back). `clone3`
 /// answers ENOSYS so libc falls back to `clone`, whose flags are checked.
-fn filters() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
+fn filters(channels: &[i32]) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     let arch = std::env::consts::ARCH.try_into()?;
     let cond = |arg, len, op, v| SeccompCondition::new(arg, len, op, v);
     let mut eperm: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
@@ -331,6 +331,7 @@ fn filters() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     ] {
         eperm.insert(sys, Vec::new());
     }
+    channel_guard(&mut eperm, channels)?;
     let mut enosys: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
     for sys in [
         libc::SYS_clone3,
@@ -355,8 +356,41 @@ fn filters() -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     Ok(vec![eperm.try_into()?, enosys.try_into()?])
 }
 
-pub fn seccomp() -> Layer {
-    let programs = match filters() {
+/// The job's result channels stay the pipes pqbench reads: no descriptor
+/// can be duplicated onto one (`dup2`, `dup3`), and none can be closed
+/// (`close`, `close_range` over it), so a library loaded by the job cannot
+/// put a pipe of its own in a channel's place and rewrite what the tool
+/// writes. (`fcntl(F_DUPFD)` only takes free numbers, which an open
+/// channel is not; the process's exit closes the channels.)
+fn channel_guard(
+    rules: &mut BTreeMap<i64, Vec<SeccompRule>>,
+    channels: &[i32],
+) -> Result<(), seccompiler::BackendError> {
+    let arg = |n, op, v: i32| SeccompCondition::new(n, SeccompCmpArgLen::Dword, op, v as u64);
+    for &fd in channels {
+        for (sys, n) in [
+            (libc::SYS_dup2, 1),
+            (libc::SYS_dup3, 1),
+            (libc::SYS_close, 0),
+        ] {
+            rules
+                .entry(sys)
+                .or_default()
+                .push(SeccompRule::new(vec![arg(n, SeccompCmpOp::Eq, fd)?])?);
+        }
+        rules
+            .entry(libc::SYS_close_range)
+            .or_default()
+            .push(SeccompRule::new(vec![
+                arg(0, SeccompCmpOp::Le, fd)?,
+                arg(1, SeccompCmpOp::Ge, fd)?,
+            ])?);
+    }
+    Ok(())
+}
+
+pub fn seccomp(channels: &[i32]) -> Layer {
+    let programs = match filters(channels) {
         Ok(p) => p,
         Err(e) => return Layer::off(name::SECCOMP, format!("building the filter: {e}")),
     };
@@ -367,7 +401,9 @@ pub fn seccomp() -> Layer {
     }
     Layer::on(
         name::SECCOMP,
-        "denied: non-unix sockets, namespaces, mounts, ptrace, process_vm_*, keyrings, bpf, io_uring",
+        format!(
+            "denied: non-unix sockets, namespaces, mounts, ptrace, process_vm_*, keyrings, bpf, io_uring; dup2/dup3 onto, close and close_range of the result channels {channels:?}"
+        ),
     )
 }
 

@@ -94,7 +94,9 @@ fn confine_and_run(
     });
     layers.push(confine::no_new_privs());
     layers.extend(confine::landlock(cfg));
-    layers.push(confine::seccomp());
+    // Before the filter, which refuses close_range over the channels.
+    keep_only_channels(&cfg.keep_fds)?;
+    layers.push(confine::seccomp(&cfg.keep_fds));
     layers.push(match cfg.level {
         Level::Submission => Layer::on(
             name::ENVIRONMENT,
@@ -105,7 +107,6 @@ fn confine_and_run(
             "the toolchain gets pqbench's environment, TMPDIR set to its output directory",
         ),
     });
-    keep_only_channels(&cfg.keep_fds)?;
     write_report(status, &Report::Ready { layers })?;
     if cfg.probe {
         return Ok(());

@@ -466,3 +466,62 @@ fn without_the_launcher_jobs_still_run_and_say_what_is_missing() {
         state(&out.layers)
     );
 }
+
+/// The KAT log of `label`.
+fn kat_log(p: &TestProject, campaign: &str, label: &str) -> String {
+    p.read(&format!("output/{campaign}/local/kat/{ID}/{label}.log"))
+}
+
+#[test]
+fn a_library_can_neither_replace_a_result_channel_nor_make_code_after_loading() {
+    let p = hostile_project(&[
+        ("OK", "HOSTILE_KIND = 0"),
+        ("SWAP", "HOSTILE_KIND = 14"),
+        ("EXEC", "HOSTILE_KIND = 15"),
+    ]);
+    p.write("campaigns/t.toml", &campaign(&["build", "kat", "time"], 2));
+    let run = p.pqbench(&["run", "t"]);
+    // The attempts fail, so each library behaves as the correct toy: its
+    // KAT passes and it is timed (a success would have failed keygen).
+    for label in ["OK", "SWAP", "EXEC"] {
+        assert_eq!(
+            kat_status(&p, "t", label).0,
+            "PASS",
+            "{label}\n{}",
+            run.stderr
+        );
+        for op in ["keygen", "sign", "verify"] {
+            let r = record(&p, "t", label, op);
+            let stderr: Vec<&str> = r.processes.iter().map(|p| p.stderr_tail.as_str()).collect();
+            assert_eq!(r.status, "ok", "{label} {op}: {:?}\n{stderr:?}", r.detail);
+        }
+    }
+    let layers = layers(&p);
+    if any_active(&layers, &["seccomp"]) {
+        // In the KAT runner both channels (results 3, KAT file 4) were
+        // tried, in the driver the results channel.
+        let kat = kat_log(&p, "t", "SWAP");
+        let timed = stderr_of(&p, "t", "SWAP");
+        for what in ["dup2", "dup3", "close", "close_range"] {
+            let denied = format!("{what} onto a result channel: denied")
+                .replace("close onto", "close")
+                .replace("close_range onto", "close_range over");
+            assert!(timed.contains(&denied), "{denied}\n{timed}");
+        }
+        assert!(
+            !timed.contains("SUCCEEDED") && !kat.contains("SUCCEEDED"),
+            "{timed}\n{kat}"
+        );
+    }
+    // The seal is on in both tools, and the attempts after loading fail.
+    assert!(kat_log(&p, "t", "EXEC").contains("seal = on"));
+    let timed = stderr_of(&p, "t", "EXEC");
+    assert!(
+        timed.contains("executable mmap: denied (Operation not permitted)"),
+        "{timed}"
+    );
+    assert!(timed.contains("mprotect to PROT_EXEC: denied"), "{timed}");
+    let keygen = record(&p, "t", "EXEC", "keygen");
+    let meta = keygen.processes[0].line("meta").expect("meta line");
+    assert_eq!(meta.get("seal"), Some("on"));
+}

@@ -52,6 +52,7 @@
 #include "counter.h"
 #include "pqb_entry.h"
 #include "driver_ext.h"
+#include "pqb_seal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -1014,7 +1015,8 @@ int main(int argc, char **argv)
     const char *lib_path = NULL, *op = NULL, *mode = NULL;
     long warm = -1, iters = 20;
     int want_samples = 0, profile = 0, i;
-    char err[128], algname[256];
+    char err[128], algname[256], seal[32];
+    int seal_err;
     const char *inv;
     void *lib;
 
@@ -1076,13 +1078,21 @@ int main(int argc, char **argv)
     if (pqb_counter_open(&C, err, sizeof err) != 0)
         fail("load", "counter:%s", err);
     lib = load(lib_path);
+    /* From here on the library cannot create executable memory (see
+     * pqb_seal.h); under Valgrind, whose translator needs it, it can. */
+    if (strcmp(mode, "count") == 0 || strcmp(mode, "ct") == 0)
+        snprintf(seal, sizeof seal, "valgrind");
+    else if ((seal_err = pqb_seal_exec_mappings()) == 0)
+        snprintf(seal, sizeof seal, "on");
+    else
+        snprintf(seal, sizeof seal, "off:errno%d", seal_err);
 
     inv = C.tsc_invariant < 0 ? "na" : C.tsc_invariant ? "1" : "0";
     line("meta abi=%d api=%s kind=%s algname=%s counter=%s counter_hz=%.6e tsc_invariant=%s "
-         "pid=%ld cpu=%d",
+         "pid=%ld cpu=%d seal=%s",
          E->abi_version, E->api == PQB_API_NIST ? "nist" : "ngcc",
          ext_kind_name(E->kind), word(E->algname, algname, sizeof algname),
-         C.name, C.hz, inv, (long)getpid(), sched_getcpu());
+         C.name, C.hz, inv, (long)getpid(), sched_getcpu(), seal);
 
     if (profile)
         prof_load(lib);
