@@ -83,7 +83,8 @@ impl Ssh {
         for o in &self.cfg.options {
             c.args(["-o", o]);
         }
-        c.arg(self.target());
+        // The end of ssh's options: the target is never taken for one.
+        c.arg("--").arg(self.target());
         c
     }
 

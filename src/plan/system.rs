@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use super::names;
 use super::problems::Problems;
-use crate::config::systems::{RawSystem, RawSystems};
+use crate::config::systems::{RawExecutor, RawSystem, RawSystems};
 use crate::config::Loaded;
 use crate::error::ConfigError;
 
@@ -205,6 +205,30 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
     })
 }
 
+/// The first executor value that could be taken for an option or split a
+/// command line (`host = "-oProxyCommand=…"`), named by its key.
+fn unsafe_value(e: &RawExecutor) -> Option<String> {
+    let values = [
+        ("host", &e.host),
+        ("user", &e.user),
+        ("identity", &e.identity),
+        ("work-dir", &e.work_dir),
+        ("pqbench", &e.pqbench),
+        ("partition", &e.partition),
+        ("account", &e.account),
+        ("time-limit", &e.time_limit),
+        ("shared-dir", &e.shared_dir),
+    ];
+    let word = |key: &str| key == "host" || key == "user";
+    values.into_iter().find_map(|(key, v)| {
+        let v = v.as_deref()?;
+        let bad = v.starts_with('-')
+            || v.chars().any(char::is_control)
+            || (word(key) && (v.is_empty() || v.chars().any(char::is_whitespace)));
+        bad.then(|| format!("executor.{key} = {v:?} is not a plain value"))
+    })
+}
+
 /// The executor of a registered system, or None after recording why not.
 fn executor(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Option<Executor> {
     let e = &s.executor;
@@ -221,6 +245,13 @@ fn executor(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Option
     let Some(kind) = &e.kind else {
         return Some(Executor::Local);
     };
+    if let Some(bad) = unsafe_value(e) {
+        p.push(raw.error_at(kind, bad).help(format!(
+            "executor values of system {} reach ssh and sbatch command lines: write them without a leading `-`, control characters, or (in host and user) blanks",
+            s.id.get_ref()
+        )));
+        return None;
+    }
     match kind.get_ref().as_str() {
         "local" => Some(Executor::Local),
         "ssh" => {
