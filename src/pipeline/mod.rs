@@ -84,6 +84,56 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
     }
 }
 
+/// Parallel build and KAT jobs per core at most: more only adds threads
+/// that wait (and a huge number stalls the machine).
+pub const MAX_JOBS_PER_CORE: usize = 8;
+
+/// The build pool's size: `--jobs`, else the campaign's `jobs`; 0 (the
+/// default) means one per core; above `MAX_JOBS_PER_CORE` per core is
+/// refused.
+fn build_jobs(plan: &Plan, opts: &RunOptions) -> Result<usize, Error> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let (jobs, from) = match opts.jobs {
+        Some(j) => (j, "--jobs"),
+        None => (plan.jobs, "jobs"),
+    };
+    let max = MAX_JOBS_PER_CORE * cores;
+    if jobs > max {
+        return Err(ConfigError::new(format!(
+            "{from} = {jobs} is out of range: 0 (one per core) to {max} ({MAX_JOBS_PER_CORE} per core on this {cores}-core host)"
+        ))
+        .in_file(&plan.campaign_file)
+        .help(format!("give at most {max}, or 0"))
+        .into());
+    }
+    Ok(if jobs == 0 { cores } else { jobs })
+}
+
+/// Every CPU the run would measure on must be one this process may run on:
+/// refused up front rather than failing every job later.
+fn check_cpus(plan: &Plan, opts: &RunOptions) -> Result<(), Error> {
+    if plan.system_spec.emulated() {
+        return Ok(());
+    }
+    let allowed = crate::host::allowed_cpus();
+    let mut wanted = campaign::shard_cpus(plan, opts);
+    wanted.extend(opts.deferred_cpu);
+    match wanted.iter().find(|c| !allowed.contains(c)) {
+        None => Ok(()),
+        Some(cpu) => Err(ConfigError::new(format!(
+            "CPU {cpu} is not one this process may run on (allowed: {})",
+            allowed
+                .iter()
+                .map(|c| c.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .in_file(&plan.campaign_file)
+        .help("name allowed CPUs with --cpu/--cpus or [timing] cpus")
+        .into()),
+    }
+}
+
 /// `--deferred-only` and `--deferred-cpu` need deferred instances, and the
 /// deferred CPU must not also measure the others.
 fn check_deferral(plan: &Plan, opts: &RunOptions) -> Result<(), Error> {
@@ -168,11 +218,8 @@ pub fn run_registry(
 ) -> Result<RunSummary, Error> {
     check_stage_names(plan, registry)?;
     check_deferral(plan, opts)?;
-    // 0 (the default) means one build job per core.
-    let jobs = match opts.jobs.unwrap_or(plan.jobs) {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let jobs = build_jobs(plan, opts)?;
+    check_cpus(plan, opts)?;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
