@@ -14,7 +14,7 @@ use serde::Serialize;
 
 use crate::check::{check_system_dataset, CheckReport};
 use crate::error::{ConfigError, Error};
-use crate::fsutil;
+use crate::fsutil::{self, foreign};
 use crate::plan::{system, Plan, SystemSpec};
 use crate::records::campaign::CampaignRecord;
 
@@ -51,26 +51,20 @@ impl std::fmt::Display for MergeReport {
 }
 
 /// Files of a dataset that merge: everything but run history and engine
-/// state, relative to the dataset directory.
+/// state, relative to the dataset directory. The dataset comes from
+/// elsewhere: a link in it, or a tree beyond `foreign::DATASET`, is an
+/// error naming it.
 fn dataset_files(dir: &Path) -> anyhow::Result<BTreeMap<String, PathBuf>> {
-    fn walk(root: &Path, d: &Path, out: &mut BTreeMap<String, PathBuf>) -> anyhow::Result<()> {
-        for p in crate::render::dataset::sorted_entries(d)? {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
-            let name = name.unwrap_or_default();
-            if name == "runs" || name.starts_with('.') {
-                continue;
-            }
-            if p.is_dir() {
-                walk(root, &p, out)?;
-            } else {
-                out.insert(crate::render::dataset::relative(root, &p)?, p);
-            }
-        }
-        Ok(())
-    }
-    let mut out = BTreeMap::new();
-    walk(dir, dir, &mut out)?;
-    Ok(out)
+    foreign::regular_files(dir, foreign::DATASET, &|n| {
+        n == "runs" || n.starts_with('.')
+    })
+}
+
+/// The sha256 of a dataset file, read without following a link.
+fn digest(path: &Path) -> Option<String> {
+    foreign::read_regular(path, foreign::DATASET.file_bytes)
+        .ok()
+        .map(|b| fsutil::sha256_hex(&b))
 }
 
 fn refuse(message: String, help: &str) -> Error {
@@ -78,6 +72,8 @@ fn refuse(message: String, help: &str) -> Error {
 }
 
 pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
+    // Walked before anything is read from it: no link in it is followed.
+    let incoming = dataset_files(dir).map_err(Error::input)?;
     let campaign_file = dir.join(crate::records::layout::CAMPAIGN);
     let record: CampaignRecord = fsutil::read_json(&campaign_file)
         .with_context(|| {
@@ -127,14 +123,13 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
         .parent()
         .context("the site directory has no parent")?
         .join(&id);
-    let incoming = dataset_files(dir)?;
     let action = if dest.join(crate::records::layout::CAMPAIGN).is_file() {
         let present = dataset_files(&dest)?;
         let mut differ: Vec<&str> = Vec::new();
         for (rel, from) in &incoming {
             let same = present
                 .get(rel)
-                .is_some_and(|to| fsutil::sha256_file(to).ok() == fsutil::sha256_file(from).ok());
+                .is_some_and(|to| fsutil::sha256_file(to).ok() == digest(from));
             if !same {
                 differ.push(rel);
             }
@@ -163,7 +158,7 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
         "already merged"
     } else {
         for (rel, from) in &incoming {
-            fsutil::copy_atomic(from, &dest.join(rel))?;
+            foreign::copy_regular(from, &dest.join(rel), foreign::DATASET.file_bytes)?;
         }
         "merged"
     };

@@ -1,4 +1,7 @@
-//! File writes that never leave a half-written file behind.
+//! File writes that never leave a half-written file behind, and reading
+//! trees that come from outside (`foreign`).
+
+pub mod foreign;
 
 use std::io::Write;
 use std::path::Path;
