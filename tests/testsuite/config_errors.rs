@@ -281,3 +281,105 @@ fn a_wrong_value_is_reported_once_without_follow_on_errors() {
     assert_eq!(err.matches("--> ").count(), 1, "{err}");
     assert!(!err.contains("missing key"), "{err}");
 }
+
+#[test]
+fn an_executor_value_that_would_be_an_option_is_refused_before_anything_runs() {
+    for (key, value) in [
+        ("host", "-oProxyCommand=touch /tmp/pqb-pwned"),
+        ("host", "a b"),
+        ("work-dir", "-rf"),
+    ] {
+        let p = project(
+            GOOD_ALG,
+            "algorithms = [\"sign-1\"]\nsystems = [\"x86_9\"]\n",
+        );
+        let other = if key == "host" {
+            "work-dir = \"/w\""
+        } else {
+            "host = \"h\""
+        };
+        p.write(
+            "campaigns/systems.toml",
+            &format!(
+                "[[system]]\nid = \"x86_9\"\narch = \"x86_64\"\n\n[system.executor]\nkind = \"ssh\"\n{key} = \"{value}\"\n{other}\n"
+            ),
+        );
+        let run = p.pqbench(&["run", "c"]);
+        assert_eq!(run.code, 2, "{key}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr.contains(&format!("executor.{key}")) && run.stderr.contains("systems.toml"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("leading `-`"), "{}", run.stderr);
+        assert!(!p.path().join("output/c").exists());
+    }
+}
+
+#[test]
+fn too_many_jobs_and_a_cpu_this_host_lacks_are_refused_with_their_range() {
+    let p = project(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\njobs = 9223372036854775807\n",
+    );
+    let run = p.pqbench(&["run", "c"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("jobs = 9223372036854775807 is out of range: 0 (one per core) to"),
+        "{}",
+        run.stderr
+    );
+    let run = p.pqbench(&["run", "c", "--jobs", "100000"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("--jobs = 100000 is out of range"),
+        "{}",
+        run.stderr
+    );
+
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    let beyond = pqbench::host::allowed_cpus().last().copied().unwrap_or(0) + 1;
+    let run = p.pqbench(&["run", "c", "--cpu", &beyond.to_string()]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains(&format!("CPU {beyond} is not one this process may run on")),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.path().join("output/c/local/build.json").exists());
+}
+
+#[test]
+fn merge_refuses_a_dataset_holding_a_link_and_copies_nothing() {
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    let home = tempfile::tempdir().unwrap();
+    let secret = home.path().join("secret");
+    std::fs::write(&secret, "the evaluator's private bytes").unwrap();
+    p.write("foreign/campaign.json", "{}");
+    p.write("foreign/records/a/x.json", "{}");
+    std::fs::create_dir_all(p.path().join("foreign/kat")).unwrap();
+    std::os::unix::fs::symlink(home.path(), p.path().join("foreign/kat/x")).unwrap();
+    let run = p.pqbench(&["merge", "c", "foreign"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("foreign/kat/x is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    // Nothing of the secret anywhere under output/.
+    let out = p.path().join("output");
+    for f in common::all_files(&out) {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("private bytes"),
+            "{}",
+            f.display()
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        "the evaluator's private bytes"
+    );
+}

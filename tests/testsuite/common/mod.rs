@@ -141,6 +141,23 @@ pub fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     out
 }
 
+/// Every file under `dir`, at any depth (links are not followed).
+pub fn all_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        match e.file_type() {
+            Ok(t) if t.is_dir() => out.extend(all_files(&p)),
+            Ok(t) if t.is_file() => out.push(p),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// A campaign file with small timing settings, for tests.
 pub fn quick_campaign(algorithms: &[&str], extra: &str) -> String {
     let list: Vec<String> = algorithms.iter().map(|a| format!("\"{a}\"")).collect();
