@@ -585,11 +585,14 @@ type Records = BTreeMap<(String, String, String), OperationRecord>;
 
 fn assert_kex_and_hash(p: &TestProject, records: &Records) {
     let rec = |id: &str, label: &str, op: &str| &records[&(id.into(), label.into(), op.into())];
-    // The step timing is consistent with the whole: the step medians add
-    // up to the exchange's within 25 % (each median over thousands of
-    // per-call samples; the steps' own counter reads add < 1 %).
+    // The step timing is consistent with the whole: the steps' undisturbed
+    // costs (the 5th percentile of thousands of per-call samples each) add
+    // up to the exchange's within 25 % (the steps' own counter reads add
+    // < 1 %). Medians are not compared: the records are measured at
+    // different moments, and another test measuring on the other core can
+    // move one record's median by a third.
     for (id, label) in [("kex-93", "BROOK-16"), ("kex-94", "TARN-16")] {
-        let exchange = median_call_cycles(rec(id, label, "exchange"));
+        let exchange = low_quantile_call_cycles(rec(id, label, "exchange"), 0.05);
         let steps: f64 = pqbench::config::kinds::kex_operations(if id == "kex-93" { 2 } else { 3 })
             .iter()
             .filter(|op| pqbench::config::kinds::is_kex_step(op))
@@ -601,7 +604,7 @@ fn assert_kex_and_hash(p: &TestProject, records: &Records) {
                 assert!(overhead > 0.0 && overhead < 10_000.0, "{overhead}");
                 // Planned from the exchange: the same calls per trial.
                 assert_eq!(r.plan, rec(id, label, "exchange").plan);
-                median_call_cycles(r)
+                low_quantile_call_cycles(r, 0.05)
             })
             .sum();
         let ratio = steps / exchange;

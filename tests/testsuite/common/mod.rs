@@ -263,6 +263,27 @@ pub fn op_record(
 }
 
 /// Median of a record's per-call cycle samples over all its trials.
+/// The `q` quantile of the per-call samples of a record. A low quantile is
+/// the cost of an undisturbed call: load (another test measuring on the
+/// other core, a parallel build) only adds to a call's cycles, and it hits
+/// some calls of a record and not others.
+pub fn low_quantile_call_cycles(r: &pqbench::records::operation::OperationRecord, q: f64) -> f64 {
+    let mut v: Vec<u64> = r
+        .trials
+        .iter()
+        .flat_map(|t| t.samples.iter().copied())
+        .collect();
+    assert!(
+        !v.is_empty(),
+        "{}/{} {}: no samples",
+        r.algorithm,
+        r.label,
+        r.op
+    );
+    v.sort_unstable();
+    v[((v.len() - 1) as f64 * q) as usize] as f64
+}
+
 pub fn median_call_cycles(r: &pqbench::records::operation::OperationRecord) -> f64 {
     let v: Vec<f64> = r
         .trials
