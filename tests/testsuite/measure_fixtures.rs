@@ -163,8 +163,11 @@ fn stack_and_heap_high_water_marks_of_sign() {
     );
     assert!(heap.heap_allocs.unwrap() >= 1);
     assert!(heap.stack_bytes.unwrap() < 16 * KIB);
+    // The kernel records the high-water mark at the free's munmap from its
+    // per-CPU RSS counters, which may lag by a batch of pages per counter
+    // and CPU (188 KiB low was seen on 2 CPUs): half of the 1 MiB must show.
     let grew = heap.peak_rss_kib.unwrap() - heap.baseline_rss_kib.unwrap();
-    assert!(grew >= 900, "peak RSS {grew} KiB over the baseline");
+    assert!(grew >= 512, "peak RSS {grew} KiB over the baseline");
 
     // Without the defines sign needs neither, and keygen and verify never do.
     let plain = mem("PLAIN", "sign");
