@@ -71,6 +71,7 @@ pub fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, Stri
 /// marked as blessed (`kat::provenance`). Returns what was done, one line
 /// each.
 pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
+    let _lock = crate::pipeline::locks::ProjectLock::acquire(plan, "bless")?;
     let build: BuildJson = fsutil::read_json(&plan.output_dir.join(crate::records::layout::BUILD))
         .context("no build.json: run the campaign first")?;
     let mut per_alg: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();

@@ -72,6 +72,7 @@ fn refuse(message: String, help: &str) -> Error {
 }
 
 pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
+    let _lock = crate::pipeline::locks::ProjectLock::acquire(plan, "merge")?;
     // Walked before anything is read from it: no link in it is followed.
     let incoming = dataset_files(dir).map_err(Error::input)?;
     let campaign_file = dir.join(crate::records::layout::CAMPAIGN);
@@ -157,9 +158,7 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
         }
         "already merged"
     } else {
-        for (rel, from) in &incoming {
-            foreign::copy_regular(from, &dest.join(rel), foreign::DATASET.file_bytes)?;
-        }
+        install(plan, &incoming, &dest)?;
         "merged"
     };
     let rendered = crate::render::render_campaign(plan)?;
@@ -172,6 +171,47 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
         checked,
         site_index: index.is_file().then(|| plan.display_path(&index)),
     })
+}
+
+/// Copies the dataset into a staging folder beside `dest` and renames it
+/// into place, so a merge stopped at any moment leaves either no dataset
+/// for the system or the whole one (a staging folder left by a killed
+/// merge starts with `.`, which no dataset listing reads, and is cleared by
+/// the next merge).
+fn install(plan: &Plan, incoming: &BTreeMap<String, PathBuf>, dest: &Path) -> Result<(), Error> {
+    let parent = dest
+        .parent()
+        .context("the dataset directory has no parent")?;
+    let name = dest
+        .file_name()
+        .context("the dataset directory has no name")?
+        .to_string_lossy();
+    let staging = parent.join(format!(".merge-{name}"));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("clearing {}", staging.display()))?;
+    }
+    for (rel, from) in incoming {
+        foreign::copy_regular(from, &staging.join(rel), foreign::DATASET.file_bytes)?;
+    }
+    fsutil::sync_dir(&staging)?;
+    match std::fs::remove_dir(dest) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(_) => {
+            return Err(refuse(
+                format!(
+                    "{} exists but holds no complete dataset (no campaign.json)",
+                    plan.display_path(dest)
+                ),
+                "it is what an interrupted run of that system left: finish that run, or remove the folder, then merge again",
+            ))
+        }
+    }
+    std::fs::rename(&staging, dest)
+        .with_context(|| format!("moving the merged dataset to {}", dest.display()))?;
+    fsutil::sync_dir(parent)?;
+    Ok(())
 }
 
 /// The registration of `id` in this project.

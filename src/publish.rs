@@ -118,7 +118,76 @@ pub fn refuse_absolute_paths(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
+/// The keys under which records keep what a process printed: the
+/// submission's own words, which a published dataset leaves out unless
+/// asked for (`--with-output`).
+const OUTPUT_KEYS: [&str; 2] = ["stderr_tail", "stdout_tail"];
+
+/// A record without the printed output of its processes. pqbench writes
+/// records pretty-printed, one key a line, and a JSON string holds no raw
+/// line break: blanking those lines keeps every other byte. A record in
+/// another layout (a foreign dataset's) is rewritten whole. Either way the
+/// result is checked to differ from the record in those values only.
+fn without_output(bytes: &[u8]) -> Result<Vec<u8>> {
+    use serde_json::Value;
+    fn blank(v: &mut Value) {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map.iter_mut() {
+                    if OUTPUT_KEYS.contains(&k.as_str()) && x.is_string() {
+                        *x = Value::String(String::new());
+                    } else {
+                        blank(x);
+                    }
+                }
+            }
+            Value::Array(items) => items.iter_mut().for_each(blank),
+            _ => {}
+        }
+    }
+    let mut want: Value = serde_json::from_slice(bytes)?;
+    blank(&mut want);
+    let text = String::from_utf8_lossy(bytes);
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start();
+        match OUTPUT_KEYS
+            .iter()
+            .find(|k| body.starts_with(&format!("\"{k}\": \"")))
+        {
+            Some(k) => {
+                let indent = &line[..line.len() - body.len()];
+                let comma = if line.trim_end().ends_with(',') {
+                    ","
+                } else {
+                    ""
+                };
+                let end = if line.ends_with('\n') { "\n" } else { "" };
+                out.push_str(&format!("{indent}\"{k}\": \"\"{comma}{end}"));
+            }
+            None => out.push_str(line),
+        }
+    }
+    if serde_json::from_str::<Value>(&out).ok().as_ref() == Some(&want) {
+        return Ok(out.into_bytes());
+    }
+    let mut whole = serde_json::to_vec_pretty(&want)?;
+    whole.push(b'\n');
+    Ok(whole)
+}
+
+/// Copies one file of a dataset; a JSON file without printed output
+/// unless `with_output`.
+fn copy_file(from: &Path, to: &Path, with_output: bool) -> Result<()> {
+    if with_output || from.extension().is_none_or(|e| e != "json") {
+        return crate::fsutil::copy_atomic(from, to);
+    }
+    let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
+    let kept = without_output(&bytes).with_context(|| format!("{}", from.display()))?;
+    crate::fsutil::write_atomic(to, &kept)
+}
+
+fn copy_tree(from: &Path, to: &Path, with_output: bool) -> Result<usize> {
     let mut n = 0;
     for p in dataset::sorted_entries(from)? {
         let name = p.file_name().context("entry without a name")?;
@@ -126,31 +195,43 @@ fn copy_tree(from: &Path, to: &Path) -> Result<usize> {
             continue; // temporary files of an interrupted write
         }
         if p.is_dir() {
-            n += copy_tree(&p, &to.join(name))?;
+            n += copy_tree(&p, &to.join(name), with_output)?;
         } else if p.is_file() {
-            crate::fsutil::copy_atomic(&p, &to.join(name))?;
+            copy_file(&p, &to.join(name), with_output)?;
             n += 1;
         }
     }
     Ok(n)
 }
 
+/// What a publication carries besides the records and KAT files.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Extras {
+    /// The built libraries (`lib/`).
+    pub libraries: bool,
+    /// What the processes printed (the records' stdout and stderr tails).
+    pub output: bool,
+}
+
 /// Copies one system's evidence into `dest/data/<system>/`, replacing an
 /// earlier copy.
-fn copy_dataset(src: &Path, dest: &Path, with_libraries: bool) -> Result<usize> {
+fn copy_dataset(src: &Path, dest: &Path, extras: Extras) -> Result<usize> {
     if dest.exists() {
         std::fs::remove_dir_all(dest).with_context(|| format!("clearing {}", dest.display()))?;
     }
     let mut n = 0;
     for f in TOP_FILES {
         if src.join(f).is_file() {
-            crate::fsutil::copy_atomic(&src.join(f), &dest.join(f))?;
+            copy_file(&src.join(f), &dest.join(f), extras.output)?;
             n += 1;
         }
     }
-    for tree in trees(with_libraries) {
+    for tree in trees(extras.libraries) {
         if src.join(tree).is_dir() {
-            n += copy_tree(&src.join(tree), &dest.join(tree))?;
+            // Only JSON records carry printed output; KAT files are copied
+            // as they are whatever their names.
+            let with_output = extras.output || tree == layout::KAT || tree == layout::LIB;
+            n += copy_tree(&src.join(tree), &dest.join(tree), with_output)?;
         }
     }
     Ok(n)
@@ -170,7 +251,7 @@ pub fn publish_from(
     campaign_dir: &Path,
     system: Option<&str>,
     dest: &Path,
-    with_libraries: bool,
+    extras: Extras,
     templates: Option<&Path>,
 ) -> Result<PublishReport> {
     let sources = match system {
@@ -198,7 +279,7 @@ pub fn publish_from(
     let mut systems = Vec::new();
     for s in &sources {
         let name = s.file_name().context("dataset without a name")?;
-        files_copied += copy_dataset(s, &dest.join("data").join(name), with_libraries)?;
+        files_copied += copy_dataset(s, &dest.join("data").join(name), extras)?;
         systems.push(name.to_string_lossy().into_owned());
     }
     let dest_templates = dest.join("templates");
@@ -229,8 +310,11 @@ pub fn publish(
     plan: &crate::plan::Plan,
     system: Option<&str>,
     dest: &Path,
-    with_libraries: bool,
+    extras: Extras,
 ) -> Result<()> {
+    // Held while the campaign's datasets are read, so a run or merge
+    // cannot change them half-way through the copy.
+    let _lock = crate::pipeline::locks::ProjectLock::acquire(plan, "publish")?;
     let campaign_dir = plan
         .site_dir
         .parent()
@@ -239,7 +323,7 @@ pub fn publish(
         campaign_dir,
         system,
         dest,
-        with_libraries,
+        extras,
         plan.templates.as_deref(),
     )?;
     Ok(())
@@ -248,6 +332,35 @@ pub fn publish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn printed_output_is_blanked_and_every_other_byte_kept() {
+        let record = serde_json::json!({
+            "op": "sign",
+            "processes": [{
+                "command": ["--op", "sign"],
+                "stderr_tail": "leak: secret\nmore",
+                "sandbox": {"stdout_bytes": 12, "stdout_tail": "printed"}
+            }],
+            "note": "stderr_tail stays when it is not a key"
+        });
+        let mut pretty = serde_json::to_vec_pretty(&record).unwrap();
+        pretty.push(b'\n');
+        let out = String::from_utf8(without_output(&pretty).unwrap()).unwrap();
+        let expected = String::from_utf8(pretty.clone())
+            .unwrap()
+            .replace("\"leak: secret\\nmore\"", "\"\"")
+            .replace("\"printed\"", "\"\"");
+        assert_eq!(out, expected);
+        // Compact JSON from elsewhere is rewritten whole, values alike.
+        let compact = serde_json::to_vec(&record).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_slice(&without_output(&compact).unwrap()).unwrap();
+        assert_eq!(v["processes"][0]["stderr_tail"], "");
+        assert_eq!(v["processes"][0]["sandbox"]["stdout_tail"], "");
+        assert_eq!(v["processes"][0]["sandbox"]["stdout_bytes"], 12);
+        assert_eq!(v["note"], record["note"]);
+    }
 
     #[test]
     fn absolute_paths_are_found_with_their_key() {

@@ -97,7 +97,7 @@ impl Support {
             let mut args = flags.clone();
             args.extend(extra.iter().map(|s| s.to_string()));
             let staged = tmp.path().join(out);
-            cc.link(&objs, &staged, &args)
+            cc.link(std::slice::from_ref(&src), &objs, &staged, &args)
                 .with_context(|| format!("building the support tool {out}"))?;
             std::fs::rename(&staged, dir.join(out))?;
             Ok(())

@@ -64,6 +64,10 @@ pub fn check_host(plan: &Plan, shard: &ShardData) -> Result<()> {
 
 /// Writes the combined dataset into `plan.output_dir`.
 pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
+    crate::pipeline::writing(plan, || combine_into(plan, shards))
+}
+
+fn combine_into(plan: &Plan, shards: &[ShardData]) -> Result<()> {
     let out = &plan.output_dir;
     let first = shards.first().context("no shard finished")?;
     // Per-instance files: whatever each shard wrote for its instances.

@@ -50,6 +50,7 @@ fn shard_dir(plan: &Plan, k: usize) -> String {
 /// Runs `plan`'s system through its executor; `detach` returns once a
 /// Slurm job is submitted.
 pub fn run(plan: &Plan, opts: &RunOptions, detach: bool) -> Result<RunSummary, Error> {
+    let _lock = crate::pipeline::locks::ProjectLock::acquire(plan, "run")?;
     let progress = Progress::new(opts.quiet);
     let cache = Cache::new(&plan.cache_dir);
     let (remote, default_cost, n): (Box<dyn Remote>, f64, usize) = match &plan.system_spec.executor

@@ -29,6 +29,15 @@ pub const DATASET: Limits = Limits {
     file_bytes: 1 << 30,
 };
 
+/// A source tree to import: a public collection of schemes (thousands of
+/// files, a few folders deep) whose largest files are KAT responses of
+/// schemes with megabyte keys.
+pub const TREE: Limits = Limits {
+    depth: 24,
+    entries: 500_000,
+    file_bytes: 1 << 30,
+};
+
 /// Every regular file under `root`, by path relative to it (`/`-separated,
 /// sorted), leaving out entries whose name `skip` matches. A symbolic link,
 /// or anything but a regular file or a folder, is an error naming it; so is

@@ -98,6 +98,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Flushes a directory's entries (a rename into it, the files created in
+/// it) to storage, so they outlast a crash of the machine, not only of
+/// pqbench.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .with_context(|| format!("flushing {}", dir.display()))
+}
+
 /// Serialises `value` as pretty JSON (with a final newline) atomically.
 pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut text = serde_json::to_vec_pretty(value)?;

@@ -57,44 +57,112 @@ fn open_lock_file(path: &Path) -> Result<File> {
     Ok(f)
 }
 
-/// Takes an exclusive lock on `path` without waiting; on success the file
-/// holds our PID. Err(Some(pid)) names the holder when it is known.
-fn try_lock(path: &Path) -> Result<Result<File, Option<u32>>> {
+/// How a lock is held: alone, or beside other shared holders.
+#[derive(Clone, Copy)]
+enum Hold {
+    Exclusive,
+    Shared,
+}
+
+/// Takes a lock on `path` without waiting; an exclusive holder writes
+/// `<pid> <who>` into the file. Err(text) is what the file says of the
+/// holder (empty when a shared holder is in the way).
+fn try_lock(path: &Path, hold: Hold, who: &str) -> Result<Result<File, String>> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     }
     let mut f = open_lock_file(path)
         .with_context(|| format!("opening the lock file {}", path.display()))?;
+    let op = match hold {
+        Hold::Exclusive => libc::LOCK_EX,
+        Hold::Shared => libc::LOCK_SH,
+    };
     // SAFETY: flock on a descriptor we own.
-    let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    let rc = unsafe { libc::flock(f.as_raw_fd(), op | libc::LOCK_NB) };
     if rc != 0 {
+        // Only an exclusive holder writes the file: when the others all
+        // hold it shared, what it says is stale.
+        // SAFETY: as above.
+        let shared = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
         let mut text = String::new();
-        let _ = f.read_to_string(&mut text);
-        return Ok(Err(text.trim().parse().ok()));
+        if !shared {
+            let _ = f.read_to_string(&mut text);
+        }
+        return Ok(Err(text.trim().to_string()));
     }
-    f.set_len(0)?;
-    f.rewind()?;
-    write!(f, "{}", std::process::id())?;
+    if let Hold::Exclusive = hold {
+        // Only written under the exclusive lock: the descriptor, not the
+        // path, is truncated, and it was opened without following a link.
+        f.set_len(0)?;
+        f.rewind()?;
+        write!(f, "{} {who}", std::process::id())?;
+    }
     Ok(Ok(f))
 }
 
-/// Held for the whole run: a second `pqbench run` of the same campaign and
-/// system refuses at once instead of interleaving its records with ours.
+/// `(PID 123, merge)` from a lock file's `123 merge`.
+fn holder(text: &str) -> String {
+    match text.split_once(' ') {
+        Some((pid, who)) => format!(" (PID {pid}, {who})"),
+        None if !text.is_empty() => format!(" (PID {text})"),
+        None => String::new(),
+    }
+}
+
+/// Held while a command writes into the project's output: every command
+/// that writes a campaign's datasets or pages (`run`, `merge`, `bless`,
+/// `render`, `publish`) holds the project's lock shared and the campaign's
+/// exclusively; `import`, which writes `algorithms/` and `kat/` that every
+/// campaign reads, holds the project's exclusively. A command that cannot
+/// have its locks refuses at once, naming the holder.
 pub struct ProjectLock {
-    _file: File,
+    _files: Vec<File>,
+}
+
+/// The project-wide lock file, in the output directory.
+fn project_lock_path(output: &Path) -> PathBuf {
+    output.join(".lock")
+}
+
+fn busy(text: &str, what: &str, shown: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "another pqbench{} is writing {shown}; wait for it to finish (or stop it) and run {what} again",
+        holder(text)
+    )
 }
 
 impl ProjectLock {
-    pub fn acquire(plan: &Plan) -> Result<ProjectLock> {
-        let path = plan.output_dir.join(".lock");
-        match try_lock(&path)? {
-            Ok(f) => Ok(ProjectLock { _file: f }),
-            Err(pid) => bail!(
-                "another pqbench run{} is writing {}; wait for it to finish (or stop it) and run again",
-                pid.map(|p| format!(" (PID {p})")).unwrap_or_default(),
-                plan.display_path(&plan.output_dir)
-            ),
-        }
+    /// The locks of a command writing `plan`'s campaign (`command` names
+    /// it in the lock file and in a refusal).
+    pub fn acquire(plan: &Plan, command: &str) -> Result<ProjectLock> {
+        let campaign_dir = plan
+            .output_dir
+            .parent()
+            .context("the dataset directory has no parent")?;
+        let output = campaign_dir
+            .parent()
+            .context("the campaign directory has no parent")?;
+        let shared = project_lock_path(output);
+        let project = try_lock(&shared, Hold::Shared, command)?
+            .map_err(|t| busy(&t, command, &plan.display_path(output)))?;
+        let path = campaign_dir.join(".lock");
+        let campaign = try_lock(&path, Hold::Exclusive, command)?
+            .map_err(|t| busy(&t, command, &plan.display_path(campaign_dir)))?;
+        Ok(ProjectLock {
+            _files: vec![project, campaign],
+        })
+    }
+
+    /// The lock of a command writing the project's algorithm and KAT
+    /// files (`import`): no campaign command runs meanwhile.
+    pub fn exclusive(output: &Path, command: &str) -> Result<ProjectLock> {
+        let path = project_lock_path(output);
+        let f = try_lock(&path, Hold::Exclusive, command)?.map_err(|t| {
+            // The output directory as the project names it.
+            let shown = output.file_name().unwrap_or(output.as_os_str());
+            busy(&t, command, &shown.to_string_lossy())
+        })?;
+        Ok(ProjectLock { _files: vec![f] })
     }
 }
 
@@ -158,13 +226,13 @@ impl CpuLocks {
             let path = cpu_lock_path(cpu);
             let mut told = false;
             let file = loop {
-                match try_lock(&path)? {
+                match try_lock(&path, Hold::Exclusive, "measuring")? {
                     Ok(f) => break f,
-                    Err(pid) => {
+                    Err(text) => {
                         if !told {
                             progress.note(&format!(
                                 "CPU {cpu} is measuring for another pqbench{}; waiting for it ({})",
-                                pid.map(|p| format!(" (PID {p})")).unwrap_or_default(),
+                                holder(&text),
                                 path.display()
                             ));
                             told = true;
@@ -187,15 +255,32 @@ mod tests {
     fn a_held_lock_names_its_holder() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("x.lock");
-        let first = try_lock(&path).unwrap().expect("first lock");
+        let first = try_lock(&path, Hold::Exclusive, "merge")
+            .unwrap()
+            .expect("first lock");
         // flock locks belong to the open file description: a second open in
         // this process conflicts like another process would.
-        match try_lock(&path).unwrap() {
-            Err(pid) => assert_eq!(pid, Some(std::process::id())),
+        match try_lock(&path, Hold::Exclusive, "run").unwrap() {
+            Err(text) => assert_eq!(
+                holder(&text),
+                format!(" (PID {}, merge)", std::process::id())
+            ),
             Ok(_) => panic!("second lock granted"),
         }
+        assert!(try_lock(&path, Hold::Shared, "run").unwrap().is_err());
         drop(first);
-        assert!(try_lock(&path).unwrap().is_ok());
+        assert!(try_lock(&path, Hold::Exclusive, "run").unwrap().is_ok());
+    }
+
+    #[test]
+    fn shared_holders_coexist_and_keep_an_exclusive_one_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.lock");
+        let a = try_lock(&path, Hold::Shared, "run").unwrap().expect("a");
+        let b = try_lock(&path, Hold::Shared, "merge").unwrap().expect("b");
+        assert!(try_lock(&path, Hold::Exclusive, "import").unwrap().is_err());
+        drop((a, b));
+        assert!(try_lock(&path, Hold::Exclusive, "import").unwrap().is_ok());
     }
 
     #[test]
@@ -205,7 +290,7 @@ mod tests {
         std::fs::write(&target, "keep me").unwrap();
         let path = dir.path().join("x.lock");
         std::os::unix::fs::symlink(&target, &path).unwrap();
-        let err = try_lock(&path).unwrap_err();
+        let err = try_lock(&path, Hold::Exclusive, "run").unwrap_err();
         assert!(format!("{err:#}").contains("symbolic link"), "{err:#}");
         assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep me");
     }
@@ -218,7 +303,11 @@ mod tests {
         // Created under the process's umask (022 by default, which would
         // leave 0644), then set by fchmod. The umask is not changed here:
         // it is shared with every test running beside this one.
-        drop(try_lock(&path).unwrap().expect("lock"));
+        drop(
+            try_lock(&path, Hold::Exclusive, "run")
+                .unwrap()
+                .expect("lock"),
+        );
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o666);
     }

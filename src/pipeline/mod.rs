@@ -10,7 +10,7 @@ pub mod rundir;
 pub mod status;
 pub mod summary;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::context::Cx;
 use crate::engine::CampaignStage;
@@ -227,8 +227,18 @@ pub fn run_registry(
     // Refused before anything is written: a native system on another host.
     let host = host_state(plan, opts);
     campaign::check_system_host(plan, &host)?;
-    let _project_lock = locks::ProjectLock::acquire(plan)?;
+    let _project_lock = locks::ProjectLock::acquire(plan, "run")?;
     pool.install(|| run_in_pool(plan, opts, rec, registry, runner, compiler, host))
+}
+
+/// Writes the dataset's evidence under its completeness marker: a run
+/// killed while `write` runs leaves the marker, and no page or check takes
+/// the half-written dataset for a finished one.
+pub fn writing(plan: &Plan, write: impl FnOnce() -> Result<()>) -> Result<()> {
+    let marker = plan.output_dir.join(crate::records::layout::WRITING);
+    crate::fsutil::write_atomic(&marker, b"a pqbench run is writing this dataset\n")?;
+    write()?;
+    std::fs::remove_file(&marker).with_context(|| format!("removing {}", marker.display()))
 }
 
 fn run_in_pool(
@@ -274,18 +284,22 @@ fn run_in_pool(
         Ok(())
     };
     let before_campaign = |all: &engine::AllResults| -> Result<()> {
-        evidence::write(cx, registry, all, &started)?;
         let drbg = drbg.get().cloned().flatten();
         let preliminary = campaign::not_measured(cx, all);
-        campaign::write_campaign_json(cx, all, &host, drbg, &started, &preliminary)
+        writing(plan, || {
+            evidence::write(cx, registry, all, &started)?;
+            campaign::write_campaign_json(cx, all, &host, drbg, &started, &preliminary)
+        })
     };
     // Everything but the deferred instances is measured: publish it now
     // (records, and pages marking the deferred instances preliminary), as
     // the deferred ones may take long.
     let before_deferred = |all: &engine::AllResults, pending: &[String]| -> Result<()> {
-        evidence::write(cx, registry, all, &started)?;
         let drbg = drbg.get().cloned().flatten();
-        campaign::write_campaign_json(cx, all, &host, drbg, &started, pending)?;
+        writing(plan, || {
+            evidence::write(cx, registry, all, &started)?;
+            campaign::write_campaign_json(cx, all, &host, drbg, &started, pending)
+        })?;
         if plan.selects(crate::stages::render::RenderStage::NAME) {
             crate::render::render_campaign(plan)?;
         }

@@ -13,6 +13,9 @@ pub const BUILD: &str = "build.json";
 pub const SIZES: &str = "sizes.json";
 /// `survey.json`: the symmetric-primitive verdicts.
 pub const SURVEY: &str = "survey.json";
+/// Present while a run writes the dataset's evidence: a dataset that has it
+/// was left half-written by a run that stopped, and no page is made from it.
+pub const WRITING: &str = ".writing";
 /// A run directory's lock file.
 pub const LOCK: &str = "lock.json";
 /// The dataset's top-level files, in the order they are published.

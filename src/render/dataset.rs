@@ -35,6 +35,13 @@ pub struct Dataset {
 
 impl Dataset {
     pub fn load(dir: &Path, href: String) -> Result<Dataset> {
+        if dir.join(crate::records::layout::WRITING).exists() {
+            bail!(
+                "{} is incomplete: the run writing it stopped before it finished ({} is still there); run the campaign again to complete it",
+                dir.display(),
+                crate::records::layout::WRITING
+            );
+        }
         let campaign: CampaignRecord = read_json(&dir.join(crate::records::layout::CAMPAIGN))?;
         let build: BuildJson = read_json(&dir.join(crate::records::layout::BUILD))?;
         for name in [&campaign.system, &campaign.campaign] {

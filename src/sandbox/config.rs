@@ -19,8 +19,9 @@ pub enum Level {
     /// Submission code: every layer, a job uid of its own when root, a
     /// minimal environment, reads limited to system directories.
     Submission,
-    /// The compiler and build tools: read anywhere, write only where told,
-    /// pqbench's own credentials and environment.
+    /// The compiler and build tools: read the system's toolchain and their
+    /// inputs, write only where told, pqbench's own credentials and
+    /// environment.
     Toolchain,
 }
 

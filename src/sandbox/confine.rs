@@ -27,6 +27,35 @@ pub const SYSTEM_READS: &[&str] = &[
     "/sys", "/dev",
 ];
 
+/// What a compiler, assembler, linker or build tool may read besides its
+/// inputs: the system's programs, headers and libraries, the loader's and
+/// the name service's configuration, and the devices and CPU description
+/// compilers consult. Not the rest of `/etc` (host keys), `/home`, `/root`
+/// or `/opt`: a submission's `#include` or `.incbin` of a file there fails.
+pub const TOOLCHAIN_READS: &[&str] = &[
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/alternatives",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/localtime",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/urandom",
+    "/dev/random",
+    "/proc/cpuinfo",
+    "/sys/devices/system/cpu",
+];
+
 /// The Landlock ABI whose rights pqbench asks for (tested on it); newer
 /// kernels enforce exactly these, older ones what they can.
 const LANDLOCK_ABI: ABI = ABI::V7;
@@ -179,15 +208,16 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
     let abi = LANDLOCK_ABI;
     let read = AccessFs::from_read(abi);
     let file_read = read & AccessFs::from_file(abi);
-    let reads = match cfg.level {
-        Level::Submission => existing(
-            SYSTEM_READS
-                .iter()
-                .map(PathBuf::from)
-                .chain(cfg.reads.iter().cloned()),
-        ),
-        Level::Toolchain => vec![PathBuf::from("/")],
+    let system = match cfg.level {
+        Level::Submission => SYSTEM_READS,
+        Level::Toolchain => TOOLCHAIN_READS,
     };
+    let reads = existing(
+        system
+            .iter()
+            .map(PathBuf::from)
+            .chain(cfg.reads.iter().cloned()),
+    );
     let writes = existing(cfg.writes.iter().cloned());
     let mut created = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))?
@@ -231,8 +261,9 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
             show(&reads)
         ),
         Level::Toolchain => format!(
-            "reads anywhere, writes only beneath {} and /dev/null (ABI {kernel_abi}, {enforced})",
-            show(&writes)
+            "writes only beneath {} and /dev/null; reads only there, {} and the program (ABI {kernel_abi}, {enforced})",
+            show(&writes),
+            show(&reads)
         ),
     };
     let fs = if status.ruleset == RulesetStatus::NotEnforced {

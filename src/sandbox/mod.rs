@@ -98,8 +98,12 @@ pub enum Isolation {
     /// directory); reads system directories, the program and `readable`.
     Submission { readable: Vec<PathBuf> },
     /// The compiler and build tools: pqbench's uid and environment, reads
-    /// anywhere, writes only beneath `writable` (TMPDIR is the first).
-    Toolchain { writable: Vec<PathBuf> },
+    /// only the system's toolchain directories, `readable` and `writable`,
+    /// writes only beneath `writable` (TMPDIR is the first).
+    Toolchain {
+        writable: Vec<PathBuf>,
+        readable: Vec<PathBuf>,
+    },
 }
 
 /// A pipe the job writes to at a fixed descriptor, read in full up to `cap`.
@@ -162,7 +166,9 @@ impl Spec {
         }
     }
 
-    /// A toolchain process writing only beneath `writable`.
+    /// A toolchain process writing only beneath `writable`, reading only
+    /// there, in the system's toolchain directories and in `readable`
+    /// (`Spec::reading`).
     pub fn toolchain(
         program: impl Into<PathBuf>,
         args: Vec<String>,
@@ -176,11 +182,24 @@ impl Spec {
             timeout: Duration::from_secs(600),
             limits: Limits::unlimited(),
             cpu: None,
-            isolation: Isolation::Toolchain { writable },
+            isolation: Isolation::Toolchain {
+                writable,
+                readable: Vec::new(),
+            },
             channels: Vec::new(),
             // Compiler diagnostics are the build log: keep a long tail.
             tail_bytes: 1 << 20,
         }
+    }
+}
+
+impl Spec {
+    /// Lets a toolchain process also read beneath `roots` (its inputs).
+    pub fn reading(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Spec {
+        if let Isolation::Toolchain { readable, .. } = &mut self.isolation {
+            readable.extend(roots);
+        }
+        self
     }
 }
 

@@ -136,7 +136,7 @@ fn toolchain_env(spec: &Spec, writable: &[PathBuf]) -> Vec<(String, String)> {
 fn job_env(spec: &Spec) -> Vec<(String, String)> {
     match &spec.isolation {
         Isolation::Submission { .. } => confine::submission_env(spec.cwd.as_deref(), &spec.env),
-        Isolation::Toolchain { writable } => toolchain_env(spec, writable),
+        Isolation::Toolchain { writable, .. } => toolchain_env(spec, writable),
     }
 }
 
@@ -152,7 +152,9 @@ fn config(
             readable.clone(),
             spec.cwd.iter().cloned().collect(),
         ),
-        Isolation::Toolchain { writable } => (Level::Toolchain, Vec::new(), writable.clone()),
+        Isolation::Toolchain { writable, readable } => {
+            (Level::Toolchain, readable.clone(), writable.clone())
+        }
     };
     JailConfig {
         level,

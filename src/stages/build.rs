@@ -86,9 +86,10 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let mut m = Manifest::new();
     let support = cx.support_sources()?;
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
+    let reads = cx.build_env()?.reads();
     for profile in &cx.plan.flag_profiles {
         for unit in units(inst, profile, support) {
-            for (file, sha) in deps::of(&cx.cache, &cx.compiler, &unit)?.files {
+            for (file, sha) in deps::of(&cx.cache, &cx.compiler, &unit, &reads)?.files {
                 if file.starts_with(support) {
                     continue;
                 }

@@ -245,7 +245,7 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
         args.push("-DPQB_CT_RANDOM_NGCC".into());
     }
     env.compiler
-        .compile(&env.support.file("ct_hooks.c"), &hooks, &args)?;
+        .compile(&env.reads(), &env.support.file("ct_hooks.c"), &hooks, &args)?;
     let extra = vec![hooks.display().to_string(), format!("-Wl,--wrap={symbol}")];
     link_library(&env, inst, &fp, &attempt.objects, &extra, out)?;
     Ok((fp, symbol))

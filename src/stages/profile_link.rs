@@ -184,9 +184,10 @@ fn relink(
     ];
     let wrap_o = dir.join("wraps.o");
     let rt_o = dir.join("prof_runtime.o");
-    env.compiler.compile(&wrap_c, &wrap_o, &args)?;
+    let reads = env.reads();
+    env.compiler.compile(&reads, &wrap_c, &wrap_o, &args)?;
     env.compiler
-        .compile(&env.support.file("prof_runtime.c"), &rt_o, &args)?;
+        .compile(&reads, &env.support.file("prof_runtime.c"), &rt_o, &args)?;
     let mut extra = vec![wrap_o.display().to_string(), rt_o.display().to_string()];
     extra.extend(wraps.iter().map(|w| format!("-Wl,--wrap={}", w.symbol)));
     link_library(env, inst, fp, objects, &extra, out)

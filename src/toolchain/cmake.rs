@@ -40,14 +40,19 @@ pub fn build_target(
         "-DCMAKE_BUILD_TYPE=None".into(),
     ];
     configure.extend(spec.options.iter().map(|(k, v)| format!("-D{k}={v}")));
-    run(&cmake, &configure, scratch.path(), "configuring")?;
+    let reads: Vec<PathBuf> = env
+        .reads()
+        .into_iter()
+        .chain(env.compiler.installation())
+        .collect();
+    run(&cmake, &reads, &configure, scratch.path(), "configuring")?;
     let build_args = vec![
         "--build".to_string(),
         build.display().to_string(),
         "--target".into(),
         spec.target.clone(),
     ];
-    run(&cmake, &build_args, scratch.path(), "building")?;
+    run(&cmake, &reads, &build_args, scratch.path(), "building")?;
     let archive = find_archive(&build, &spec.target).with_context(|| {
         format!(
             "the CMake target `{}` produced no lib{}.a",
@@ -57,10 +62,11 @@ pub fn build_target(
     extract_objects(env, &archive, &spec.target)
 }
 
-fn run(cmake: &Path, args: &[String], cwd: &Path, what: &str) -> Result<()> {
+fn run(cmake: &Path, reads: &[PathBuf], args: &[String], cwd: &Path, what: &str) -> Result<()> {
     // A submitted build script, confined like the compiler: it writes only
-    // in its scratch directory.
-    let mut spec = Spec::toolchain(cmake, args.to_vec(), vec![cwd.to_path_buf()]);
+    // in its scratch directory and reads what the compiler may.
+    let mut spec = Spec::toolchain(cmake, args.to_vec(), vec![cwd.to_path_buf()])
+        .reading(reads.iter().cloned());
     spec.cwd = Some(cwd.to_path_buf());
     spec.timeout = Duration::from_secs(1800);
     let out = sandbox::run(&spec)?;

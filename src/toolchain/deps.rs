@@ -93,8 +93,9 @@ fn record_path(cache: &Cache, id: &str) -> PathBuf {
 }
 
 /// The dependencies of `unit` as the files are now: the remembered list
-/// when every file on it is unchanged, else a fresh scan.
-pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit) -> Result<Deps> {
+/// when every file on it is unchanged, else a fresh scan, reading only
+/// beneath `reads` (see `BuildEnv::reads`).
+pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -> Result<Deps> {
     let id = unit_id(cc, unit);
     let path = record_path(cache, &id);
     if let Ok(rec) = fsutil::read_json::<Record>(&path) {
@@ -124,7 +125,7 @@ pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit) -> Result<Deps> {
     // missing headers and goes on past `#error`, so a unit that will not
     // compile still has its list (and its key changes when it is fixed).
     let scanned = cc
-        .run_outcome(&args, &depfile)
+        .run_outcome(reads, &args, &depfile)
         .ok()
         .and_then(|_| std::fs::read_to_string(&depfile).ok())
         .map(|text| parse(&text));

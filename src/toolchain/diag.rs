@@ -28,6 +28,29 @@ pub fn excerpt(log: &str) -> String {
     out.join("\n")
 }
 
+/// What pqbench lets a compiler read, said where a read failed.
+const CONFINED: &str =
+    "pqbench lets the compiler read only the project, its own support files and cache, \
+the compiler's installation and the system's toolchain directories (/usr, /lib, …); \
+a file outside them (an #include, .incbin or -I of an absolute path) is refused";
+
+/// Whether the compiler or assembler failed to read a file: refused by
+/// the confinement (`Permission denied`), or reported missing by the
+/// assembler (`.incbin` of a file it may not see).
+fn failed_read(log: &str) -> bool {
+    log.contains("Permission denied") || log.contains("Error: file not found")
+}
+
+/// A note for a log in which the compiler failed to read a file: its reads
+/// are confined, and the cause may be a path outside them.
+pub fn denied_read(log: &str) -> String {
+    if failed_read(log) {
+        format!("\nnote: {CONFINED}")
+    } else {
+        String::new()
+    }
+}
+
 /// One line for records and pages: the first error line and the source
 /// line and caret gcc prints under it, e.g.
 /// `x/poly.c:12:5: error: 'q' undeclared | 12 |     q = 1; | ^`.
@@ -49,6 +72,9 @@ pub fn detail(log: &str) -> String {
             .take(2)
             .map(|l| l.trim().to_string()),
     );
+    if failed_read(log) {
+        parts.push(format!("note: {CONFINED}"));
+    }
     parts.join(" | ")
 }
 
@@ -56,7 +82,11 @@ pub fn detail(log: &str) -> String {
 fn first_error(lines: &[&str]) -> Option<usize> {
     lines
         .iter()
-        .position(|l| l.contains("error:") && !l.trim_start().starts_with("In file included"))
+        .position(|l| {
+            // gcc's `error:`, and the assembler's `Error:` (`.incbin`).
+            (l.contains("error:") || l.contains(": Error: "))
+                && !l.trim_start().starts_with("In file included")
+        })
         .or_else(|| lines.iter().position(|l| l.contains("undefined reference")))
 }
 
@@ -94,6 +124,19 @@ fn is_snippet(l: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_read_is_the_detail_with_the_reason() {
+        let log = "/tmp/ccx.s: Assembler messages:\n/tmp/ccx.s:9: Error: file not found: /home/e/secret\n";
+        let d = detail(log);
+        assert!(
+            d.starts_with("/tmp/ccx.s:9: Error: file not found: /home/e/secret | note: pqbench lets the compiler read only the project"),
+            "{d}"
+        );
+        assert!(denied_read(log).contains("is refused"));
+        assert_eq!(denied_read("a.c:1:1: error: x"), "");
+        assert!(!detail("a.c:1:1: error: x").contains("note:"));
+    }
 
     #[test]
     fn the_first_error_survives_a_long_tail_of_notes() {

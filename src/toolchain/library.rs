@@ -28,6 +28,18 @@ pub struct BuildEnv<'a> {
 }
 
 impl BuildEnv<'_> {
+    /// What a compiler job of this build may read besides the system's
+    /// toolchain: the project (its algorithms' sources and include
+    /// directories), pqbench's support sources and the cache (objects,
+    /// scratch directories). Nothing else of the evaluator's files.
+    pub fn reads(&self) -> Vec<PathBuf> {
+        vec![
+            self.project_root.to_path_buf(),
+            self.support.dir.clone(),
+            self.cache.dir().to_path_buf(),
+        ]
+    }
+
     /// A path relative to the project root, for records.
     pub fn display_path(&self, path: &Path) -> String {
         path.strip_prefix(self.project_root)
@@ -233,7 +245,7 @@ pub fn link_library(
     args.extend(extra.iter().cloned());
     args.extend(profile.ldflags.iter().cloned());
     args.push("-lm".into());
-    env.compiler.link(&inputs, out, &args)?;
+    env.compiler.link(&env.reads(), &inputs, out, &args)?;
     Ok(())
 }
 
@@ -307,7 +319,7 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
 /// covers every file the compiler lists for the unit, and compiling
 /// records that list again (`-MD`).
 pub fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
-    let deps = deps::of(env.cache, env.compiler, unit)?;
+    let deps = deps::of(env.cache, env.compiler, unit, &env.reads())?;
     let key = fsutil::sha256_hex(
         format!(
             "{}|{}|{}|{}",
@@ -327,7 +339,9 @@ pub fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
     let depfile = scratch.path().join("unit.d");
     let mut args = unit.args.clone();
     args.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
-    let log = env.compiler.compile(&unit.source, &tmp, &args)?;
+    let log = env
+        .compiler
+        .compile(&env.reads(), &unit.source, &tmp, &args)?;
     deps::compiled(env.cache, env.compiler, unit, &depfile)?;
     std::fs::create_dir_all(obj.parent().expect("object dir"))?;
     std::fs::rename(&tmp, &obj).context("storing object")?;

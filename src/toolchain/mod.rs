@@ -10,8 +10,10 @@ pub mod library;
 
 pub use library::BuildEnv;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -71,9 +73,16 @@ impl Compiler {
         }
     }
 
-    /// Compiles one C file to an object; returns the compiler's diagnostics
-    /// on failure as the error message.
-    pub fn compile(&self, source: &Path, object: &Path, args: &[String]) -> Result<String> {
+    /// Compiles one C file to an object, reading only beneath `reads` (and
+    /// the system's and the compiler's own directories); returns the
+    /// compiler's diagnostics on failure as the error message.
+    pub fn compile(
+        &self,
+        reads: &[PathBuf],
+        source: &Path,
+        object: &Path,
+        args: &[String],
+    ) -> Result<String> {
         let mut full: Vec<String> = args.to_vec();
         full.extend([
             "-c".into(),
@@ -81,49 +90,72 @@ impl Compiler {
             "-o".into(),
             object.display().to_string(),
         ]);
-        self.run(&full, "compiling", source, object)
+        self.run(reads, &full, "compiling", source, object)
     }
 
-    /// Links objects (and extra arguments) into `out`.
-    pub fn link(&self, inputs: &[PathBuf], out: &Path, args: &[String]) -> Result<String> {
+    /// Links objects (and extra arguments) into `out`, reading as `compile`.
+    pub fn link(
+        &self,
+        reads: &[PathBuf],
+        inputs: &[PathBuf],
+        out: &Path,
+        args: &[String],
+    ) -> Result<String> {
         let mut full: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
         full.extend(args.iter().cloned());
         full.extend(["-o".into(), out.display().to_string()]);
-        self.run(&full, "linking", out, out)
+        self.run(reads, &full, "linking", out, out)
     }
 
-    /// Runs the compiler confined as a toolchain: it may read anywhere but
-    /// write only in the directory of `output` (its temporary files too).
-    fn run(&self, args: &[String], what: &str, subject: &Path, output: &Path) -> Result<String> {
+    /// Runs the compiler confined as a toolchain: it may read only the
+    /// system's toolchain directories, its own installation and `reads`,
+    /// and write only in the directory of `output` (its temporary files
+    /// too).
+    fn run(
+        &self,
+        reads: &[PathBuf],
+        args: &[String],
+        what: &str,
+        subject: &Path,
+        output: &Path,
+    ) -> Result<String> {
         let (outcome, log) = self
-            .run_outcome(args, output)
+            .run_outcome(reads, args, output)
             .with_context(|| format!("{what} {}", subject.display()))?;
         // The excerpt keeps the first `error:` line and its context, which
         // a plain tail of a long log (notes, macro expansions) cuts off.
         match outcome {
             Outcome::Exited(0) => Ok(log),
             Outcome::Exited(code) => bail!(
-                "{what} {} failed (exit {code}):\n{}",
+                "{what} {} failed (exit {code}):\n{}{}",
                 subject.display(),
-                diag::excerpt(&log)
+                diag::excerpt(&log),
+                diag::denied_read(&log)
             ),
             other => bail!(
-                "{what} {} failed: {other}:\n{}",
+                "{what} {} failed: {other}:\n{}{}",
                 subject.display(),
-                diag::excerpt(&log)
+                diag::excerpt(&log),
+                diag::denied_read(&log)
             ),
         }
     }
 
     /// Runs the compiler as `run` does and returns how it ended with its
     /// diagnostics, whatever the exit status.
-    pub fn run_outcome(&self, args: &[String], output: &Path) -> Result<(Outcome, String)> {
+    pub fn run_outcome(
+        &self,
+        reads: &[PathBuf],
+        args: &[String],
+        output: &Path,
+    ) -> Result<(Outcome, String)> {
         let out_dir = output
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from("."));
-        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir.clone()]);
+        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir.clone()])
+            .reading(reads.iter().cloned().chain(self.installation()));
         spec.timeout = Duration::from_secs(600);
         // gcc looks for `-include` files in its working directory first:
         // run it where only its own output is, never where pqbench was
@@ -135,6 +167,76 @@ impl Compiler {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         ))
     }
+
+    /// The compiler's own directories (see `installation`).
+    pub fn installation(&self) -> Vec<PathBuf> {
+        installation(&self.path)
+    }
+}
+
+/// Where a compiler keeps its own programs, libraries and headers, as it
+/// reports them (`-print-search-dirs`, the `-v` include list), with the
+/// directory of its resolved binary: a compiler installed outside `/usr`
+/// (`/opt/gcc-14`, a cross toolchain in a home directory) works confined.
+/// Asked once per compiler binary; `/` itself is never granted.
+fn installation(compiler: &Path) -> Vec<PathBuf> {
+    static KNOWN: OnceLock<Mutex<BTreeMap<PathBuf, Vec<PathBuf>>>> = OnceLock::new();
+    let known = KNOWN.get_or_init(Mutex::default);
+    if let Some(dirs) = known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(compiler)
+    {
+        return dirs.clone();
+    }
+    let mut dirs = Vec::new();
+    if let Some(bin) = compiler
+        .canonicalize()
+        .ok()
+        .as_deref()
+        .and_then(Path::parent)
+    {
+        dirs.push(bin.to_path_buf());
+    }
+    let search = capture(compiler, &["-print-search-dirs"]).unwrap_or_default();
+    dirs.extend(search_dirs(&search));
+    let verbose = Command::new(compiler)
+        .args(["-E", "-v", "-x", "c", "/dev/null", "-o", "/dev/null"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stderr).into_owned())
+        .unwrap_or_default();
+    dirs.extend(include_dirs(&verbose));
+    dirs.retain(|d| d.is_absolute() && d.parent().is_some());
+    dirs.sort();
+    dirs.dedup();
+    known
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(compiler.to_path_buf(), dirs.clone());
+    dirs
+}
+
+/// The directories of `-print-search-dirs` (`install:`, `programs: =a:b`,
+/// `libraries: =a:b`).
+fn search_dirs(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(k, _)| matches!(*k, "install" | "programs" | "libraries"))
+        .flat_map(|(_, v)| v.trim_start_matches('=').split(':'))
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
+/// The include directories between `#include <...> search starts here:`
+/// and `End of search list.` of a `-v` preprocessor run.
+fn include_dirs(text: &str) -> Vec<PathBuf> {
+    text.lines()
+        .skip_while(|l| !l.starts_with("#include "))
+        .take_while(|l| !l.starts_with("End of search list"))
+        .filter(|l| l.starts_with(' '))
+        .map(|l| PathBuf::from(l.trim().trim_end_matches(" (framework directory)")))
+        .collect()
 }
 
 /// The last `n` lines of a log.

@@ -31,7 +31,7 @@ fn published(system: Option<&str>) -> (tempfile::TempDir, PathBuf, PathBuf) {
         copy(&fixture().join(s), &campaign.join(s));
     }
     let dest = tmp.path().join("published");
-    publish_from(&campaign, system, &dest, false, None).unwrap();
+    publish_from(&campaign, system, &dest, Default::default(), None).unwrap();
     (tmp, campaign, dest)
 }
 
@@ -63,7 +63,7 @@ fn check_passes_on_a_published_dataset() {
 
     // Publishing the second system re-renders both, linking each other.
     let (_tmp2, campaign, dest) = published(Some("x86_1"));
-    publish_from(&campaign, Some("arm_1"), &dest, false, None).unwrap();
+    publish_from(&campaign, Some("arm_1"), &dest, Default::default(), None).unwrap();
     let md = std::fs::read_to_string(dest.join("site/x86_1/sign-23.md")).unwrap();
     assert!(
         md.lines()
@@ -148,7 +148,7 @@ fn absolute_paths_refuse_publication() {
         },
     );
     let dest = tmp.path().join("published");
-    let err = publish_from(&campaign, None, &dest, false, None)
+    let err = publish_from(&campaign, None, &dest, Default::default(), None)
         .unwrap_err()
         .to_string();
     assert!(

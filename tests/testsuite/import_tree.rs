@@ -567,3 +567,49 @@ fn validate_compiles_components_with_the_flags_of_the_implementation_using_them(
     assert!(s.contains("target specific option mismatch"), "{s}");
     assert!(!s.contains("FixKEM-512.avx2:"), "{s}");
 }
+
+#[test]
+fn a_link_in_a_tree_is_an_error_naming_it_and_nothing_is_imported() {
+    let p = TestProject::bare();
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("secret"), "pqb-import-secret").unwrap();
+    for (name, target) in [
+        // A file of the evaluator's, and a folder holding it.
+        (
+            "crypto_kem/fixkem/clean/notes.h",
+            home.path().join("secret"),
+        ),
+        ("crypto_kem/fixkem/clean/keys", home.path().to_path_buf()),
+        // A link back up the tree: walking it would never end.
+        (
+            "crypto_kem/fixkem/clean/loop",
+            std::path::PathBuf::from("../../.."),
+        ),
+    ] {
+        let copy = p.path().join("copy");
+        let _ = std::fs::remove_dir_all(&copy);
+        common::copy_tree(&tree(), &copy);
+        std::os::unix::fs::symlink(&target, copy.join(name)).unwrap();
+        let run = p.pqbench(&["import", copy.to_str().unwrap()]);
+        assert_eq!(run.code, 2, "{name}: {}\n{}", run.stdout, run.stderr);
+        assert!(
+            run.stderr
+                .contains(&format!("copy/{name} is a symbolic link")),
+            "{name}: {}",
+            run.stderr
+        );
+        assert!(
+            !p.path().join("algorithms/fixkem.toml").exists(),
+            "{name}: something was written"
+        );
+    }
+    std::fs::remove_dir_all(p.path().join("copy")).unwrap();
+    for f in common::all_files(p.path()) {
+        let bytes = std::fs::read(&f).unwrap_or_default();
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains("pqb-import-secret"),
+            "{}",
+            f.display()
+        );
+    }
+}

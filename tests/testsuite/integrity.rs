@@ -159,32 +159,80 @@ fn tampered_or_missing_cache_entries_are_stale_and_recomputed() {
     }
 }
 
+/// Takes `path` as a pqbench holder would (flock on an open file
+/// description, here in the test process, so no scheduling is involved).
+fn hold(path: &std::path::Path, exclusive: bool, who: &str) -> std::fs::File {
+    use std::io::Write;
+    use std::os::unix::io::AsRawFd;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let op = if exclusive {
+        libc::LOCK_EX
+    } else {
+        libc::LOCK_SH
+    };
+    // SAFETY: flock on a descriptor the test owns.
+    assert_eq!(unsafe { libc::flock(f.as_raw_fd(), op | libc::LOCK_NB) }, 0);
+    if exclusive {
+        f.set_len(0).unwrap();
+        write!(f, "4242 {who}").unwrap();
+    }
+    f
+}
+
 #[test]
-fn a_second_run_of_the_same_campaign_is_refused_while_the_first_holds_it() {
+fn every_command_writing_the_output_is_refused_while_another_holds_it() {
     let p = TestProject::demo();
     p.write(
         "campaigns/t.toml",
-        &quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\"]"),
+        &quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\", \"render\"]"),
     );
-    std::fs::create_dir_all(p.path().join("output/t/local")).unwrap();
-    // Hold the project lock as a running pqbench would.
-    let holder = std::process::Command::new("flock")
-        .arg("--no-fork")
-        .arg(p.path().join("output/t/local/.lock"))
-        .args(["sleep", "30"])
-        .spawn()
-        .expect("flock(1) from util-linux");
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let second = p.pqbench(&["run", "t"]);
-    let mut holder = holder;
-    let _ = holder.kill();
-    let _ = holder.wait();
-    assert_eq!(second.code, 3, "{}\n{}", second.stdout, second.stderr);
+    p.pqbench(&["run", "t"]).expect(0);
+    let published = tempfile::tempdir().unwrap();
+    let dest = published.path().display().to_string();
+    let commands: [&[&str]; 5] = [
+        &["run", "t"],
+        &["merge", "t", "output/t/local"],
+        &["bless", "t"],
+        &["render", "t"],
+        &["publish", "t", &dest],
+    ];
+    let campaign_lock = hold(&p.path().join("output/t/.lock"), true, "merge");
+    for args in commands {
+        let r = p.pqbench(args);
+        assert_eq!(r.code, 3, "{args:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr
+                .contains("another pqbench (PID 4242, merge) is writing output/t;"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    drop(campaign_lock);
+    // `import` writes algorithms/ and kat/, which every campaign reads:
+    // it holds the whole output, and a run waits for nothing but refuses.
+    let import_lock = hold(&p.path().join("output/.lock"), true, "import");
+    let r = p.pqbench(&["run", "t"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(
-        second.stderr.contains("another pqbench run") && second.stderr.contains("output/t/local"),
+        r.stderr
+            .contains("another pqbench (PID 4242, import) is writing output;"),
         "{}",
-        second.stderr
+        r.stderr
     );
+    drop(import_lock);
+    let reader = hold(&p.path().join("output/.lock"), false, "run");
+    let source = p.path().join("algorithms/sign-92");
+    let r = p.pqbench(&["import", source.to_str().unwrap(), "--id", "sign-93"]);
+    assert_eq!(r.code, 3, "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stderr.contains("is writing output;"), "{}", r.stderr);
+    drop(reader);
     p.pqbench(&["run", "t"]).expect(0);
 }
 

@@ -525,3 +525,75 @@ fn a_library_can_neither_replace_a_result_channel_nor_make_code_after_loading() 
     let meta = keygen.processes[0].line("meta").expect("meta line");
     assert_eq!(meta.get("seal"), Some("on"));
 }
+
+/// Every file under the project's `output/`, read as bytes.
+fn output_bytes(p: &TestProject) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    all_files(&p.path().join("output"))
+        .into_iter()
+        .filter_map(|f| std::fs::read(&f).ok().map(|b| (f, b)))
+        .collect()
+}
+
+#[test]
+fn the_compiler_reads_nothing_outside_the_project() {
+    // A secret of the evaluator's, readable by pqbench's own uid (the
+    // compiler keeps it), outside the project: only Landlock stands in
+    // the way.
+    let home = tempfile::Builder::new()
+        .prefix("pqbench-home-")
+        .tempdir()
+        .unwrap();
+    let secret = home.path().join("secret");
+    const SECRET: &str = "pqb-secret-5d1c0e-do-not-leak";
+    std::fs::write(&secret, format!("{SECRET}\n")).unwrap();
+    std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let quoted = format!("'\"{}\"'", secret.display());
+    let include = format!("HOSTILE_KIND = 0, HOSTILE_INCLUDE = {quoted}");
+    let incbin = format!("HOSTILE_KIND = 0, HOSTILE_INCBIN = {quoted}");
+    let sets = [
+        ("OK", "HOSTILE_KIND = 0"),
+        ("INCLUDE", include.as_str()),
+        ("INCBIN", incbin.as_str()),
+    ];
+    let p = hostile_project(&sets);
+    p.write("campaigns/t.toml", &campaign(&["build", "kat"], 2));
+    let layers = layers(&p);
+    let run = p.pqbench(&["run", "t"]);
+    if !any_active(&layers, &["landlock-filesystem"]) {
+        return;
+    }
+    assert_eq!(kat_status(&p, "t", "OK").0, "PASS", "{}", run.stderr);
+    let build = p.json("output/t/local/build.json");
+    for label in ["INCLUDE", "INCBIN"] {
+        let rec = build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"] == label)
+            .unwrap();
+        assert_eq!(rec["kat_status"], "BUILDFAIL", "{label}: {rec}");
+        let detail = rec.to_string();
+        assert!(
+            detail.contains(&home.path().display().to_string()),
+            "{label}: the refused path is named: {detail}"
+        );
+    }
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for text in [&run.stdout, &run.stderr] {
+        assert!(!text.contains(SECRET), "{text}");
+    }
+    for (file, bytes) in output_bytes(&p) {
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            "{} carries the secret",
+            file.display()
+        );
+    }
+    assert!(
+        run.stderr.contains("read only the project")
+            || run.stdout.contains("read only the project"),
+        "the refusal is explained:\n{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}

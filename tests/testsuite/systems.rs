@@ -8,6 +8,8 @@
 //! (`.ci/run` installs them). Without them they say so and pass, unless
 //! `PQB_REQUIRE_CROSS=1`, as in CI, makes their absence a failure.
 
+use std::path::Path;
+
 use crate::common;
 use common::{files_with_ext, quick_campaign, TestProject};
 
@@ -224,6 +226,67 @@ fn a_native_system_of_another_architecture_is_refused() {
     assert!(!p.path().join("output/t/arm_1").exists());
 }
 
+/// `merge` killed with SIGKILL at moments spread over one uninterrupted
+/// merge's length: whatever the moment, the system has no dataset or the
+/// whole one, byte for byte, and it checks. (The moments only spread the
+/// tries; nothing asserted depends on where they fall.)
+fn merge_killed_at_any_moment_leaves_nothing_or_everything(p: &TestProject, theirs: &Path) {
+    let dest = p.path().join("output/t/x86_2");
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+            .arg("-C")
+            .arg(p.path())
+            .args(["merge", "t"])
+            .arg(theirs)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let started = std::time::Instant::now();
+    assert!(spawn().wait().unwrap().success());
+    let whole = started.elapsed();
+    let expected = common::all_files(theirs)
+        .into_iter()
+        .map(|f| f.strip_prefix(theirs).unwrap().to_path_buf())
+        .filter(|rel| {
+            !rel.starts_with("runs")
+                && !rel
+                    .components()
+                    .any(|c| c.as_os_str().to_string_lossy().starts_with('.'))
+        })
+        .collect::<std::collections::BTreeSet<_>>();
+    for k in 0..10u32 {
+        std::fs::remove_dir_all(&dest).unwrap_or_default();
+        let mut child = spawn();
+        std::thread::sleep(
+            whole * k / 10 + std::time::Duration::from_micros(rand::random::<u64>() % 5000),
+        );
+        let _ = child.kill();
+        let _ = child.wait();
+        if !dest.exists() {
+            continue; // the state before the merge
+        }
+        let got = common::all_files(&dest)
+            .into_iter()
+            .map(|f| f.strip_prefix(&dest).unwrap().to_path_buf())
+            .collect::<std::collections::BTreeSet<_>>();
+        assert_eq!(got, expected, "try {k}: a partial dataset");
+        for rel in &got {
+            assert_eq!(
+                std::fs::read(dest.join(rel)).unwrap(),
+                std::fs::read(theirs.join(rel)).unwrap(),
+                "try {k}: {}",
+                rel.display()
+            );
+        }
+        let mut report = pqbench::check::CheckReport::default();
+        pqbench::check::check_system_dataset(&dest, "x86_2", &mut report).unwrap();
+        assert!(report.passed(), "try {k}: {:?}", report.problems);
+    }
+    std::fs::remove_dir_all(&dest).unwrap_or_default();
+}
+
 #[test]
 fn a_second_machines_dataset_merges_and_another_hosts_is_refused() {
     if std::env::consts::ARCH != "x86_64" {
@@ -258,6 +321,7 @@ fn a_second_machines_dataset_merges_and_another_hosts_is_refused() {
         refused.stderr
     );
 
+    merge_killed_at_any_moment_leaves_nothing_or_everything(&a, &theirs);
     let merged = a
         .pqbench(&["merge", "t", &theirs.display().to_string()])
         .expect(0);

@@ -18,11 +18,19 @@ pub struct Args {
     /// Also copy the built libraries (lib/).
     #[arg(long)]
     with_libraries: bool,
+    /// Also keep what the measured processes printed (the records' stdout
+    /// and stderr tails: the submission's own output, left out by default).
+    #[arg(long)]
+    with_output: bool,
 }
 
 pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
-    pqbench::publish::publish(&plan, a.system.as_deref(), &a.dir, a.with_libraries)?;
+    let extras = pqbench::publish::Extras {
+        libraries: a.with_libraries,
+        output: a.with_output,
+    };
+    pqbench::publish::publish(&plan, a.system.as_deref(), &a.dir, extras)?;
     output::text(&format!("published to {}\n", a.dir.display()))?;
     Ok(exit::OK)
 }
