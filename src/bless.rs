@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 
 use crate::fsutil;
 use crate::kat::manifest::{self as katman, Mode};
@@ -68,24 +68,35 @@ pub fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, Stri
 /// match theirs (MISMATCH, with `force`), from the last run. Only those
 /// lines change: a manifest's other lines, its header and the manifests of
 /// instances that passed are left as they are, and the new lines are
-/// marked as blessed (`kat::provenance`). Returns what was done, one line
-/// each.
-pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
+/// marked as blessed (`kat::provenance`). An instance that cannot be
+/// blessed (it failed to build or run, or does not match its reference
+/// without `force`) is named and left out; the others are blessed all the
+/// same.
+pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<BlessReport> {
     let _lock = crate::pipeline::locks::ProjectLock::acquire(plan, "bless")?;
     let build: BuildJson = fsutil::read_json(&plan.output_dir.join(crate::records::layout::BUILD))
         .context("no build.json: run the campaign first")?;
     let mut per_alg: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
     let mut written = Vec::new();
+    let mut refused = 0;
+    let mut refuse = |written: &mut Vec<String>, line: String| {
+        refused += 1;
+        written.push(line);
+    };
     for inst in &plan.instances {
         let Some(rec) = build
             .instances
             .iter()
             .find(|r| r.algorithm == inst.algorithm && r.label == inst.label)
         else {
-            bail!(
-                "{} has no record in build.json: run the campaign again",
-                inst.key()
+            refuse(
+                &mut written,
+                format!(
+                    "not blessed {}: it has no record in build.json; run the campaign again",
+                    inst.key()
+                ),
             );
+            continue;
         };
         match rec.kat_status {
             Status::Nokat => {}
@@ -101,11 +112,23 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
                 written.push(format!("skipped {}: not built on this host", inst.key()));
                 continue;
             }
-            Status::Mismatch => bail!(
-                "{} does not match its reference KAT; pass --force to replace the reference",
-                inst.key()
-            ),
-            other => bail!("{} has KAT status {other}; nothing to bless", inst.key()),
+            Status::Mismatch => {
+                refuse(
+                    &mut written,
+                    format!(
+                        "not blessed {}: it does not match its reference KAT; pass --force to replace the reference",
+                        inst.key()
+                    ),
+                );
+                continue;
+            }
+            other => {
+                refuse(
+                    &mut written,
+                    format!("not blessed {}: its KAT status is {other}", inst.key()),
+                );
+                continue;
+            }
         }
         // The ICCS baseline checks itself: nothing to bless.
         if inst.spec.iccs_helper.is_some() {
@@ -143,7 +166,18 @@ pub fn bless(plan: &Plan, mode: Mode, force: bool) -> Result<Vec<String>> {
         let text = merged(&id, &plan.campaign, existing.as_deref(), &lines);
         fsutil::write_atomic(&alg.kat_manifest, text.as_bytes())?;
     }
-    Ok(written)
+    Ok(BlessReport {
+        lines: written,
+        refused,
+    })
+}
+
+/// What `bless` did, one line per instance, and how many it could not
+/// bless (the command then exits 1).
+#[derive(Debug, Clone)]
+pub struct BlessReport {
+    pub lines: Vec<String>,
+    pub refused: usize,
 }
 
 /// The manifest with `lines` (label, line) in place of any line for those

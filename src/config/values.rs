@@ -39,8 +39,13 @@ impl<'de> Visitor<'de> for Int {
     }
 
     fn visit_u64<E: Error>(self, v: u64) -> Result<u64, E> {
-        if v < self.min || v > self.max {
+        if v < self.min {
             return Err(E::invalid_value(Unexpected::Unsigned(v), &self));
+        }
+        if v > self.max {
+            // Beyond the type's own limit too: the whole range is stated.
+            let range = Range(self.min, self.max);
+            return Err(E::invalid_value(Unexpected::Unsigned(v), &range));
         }
         Ok(v)
     }
@@ -50,6 +55,16 @@ impl<'de> Visitor<'de> for Int {
             Ok(u) => self.visit_u64(u),
             Err(_) => Err(E::invalid_value(Unexpected::Signed(v), &self)),
         }
+    }
+}
+
+/// "an integer from 1 to 4294967295": what a value above the maximum is
+/// told.
+struct Range(u64, u64);
+
+impl serde::de::Expected for Range {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        write!(f, "an integer from {} to {}", self.0, self.1)
     }
 }
 

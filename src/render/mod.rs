@@ -102,6 +102,27 @@ fn md_filter(s: String) -> String {
     out
 }
 
+/// Text that comes from outside pqbench (compiler and tool messages, a
+/// submission's words, known-issue causes): every character Markdown could
+/// read as structure is escaped, so it shows as typed and no emphasis, code
+/// span, link or image comes alive on the page.
+fn text_filter(s: String) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for c in md_filter(s).chars() {
+        if matches!(
+            c,
+            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '#' | '~' | '&'
+        ) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    // md_filter's own escapes: `\|` and the entities it wrote.
+    out.replace("\\\\|", "\\|")
+        .replace("\\&lt;", "&lt;")
+        .replace("\\&gt;", "&gt;")
+}
+
 /// A Markdown code span that survives backticks and pipes in its content.
 fn code_filter(s: String) -> String {
     let body = s.replace(['\n', '\r'], " ").replace('|', "\\|");
@@ -167,6 +188,7 @@ pub fn environment(templates: Option<&Path>) -> Environment<'static> {
     env.set_keep_trailing_newline(true);
     env.add_filter("md", md_filter);
     env.add_filter("code", code_filter);
+    env.add_filter("text", text_filter);
     env.add_filter("url", url_filter);
     env
 }
@@ -381,6 +403,11 @@ mod tests {
     #[test]
     fn markdown_filters_neutralise_structure() {
         assert_eq!(md_filter("a|b <i>\nc".into()), "a\\|b &lt;i&gt; c");
+        assert_eq!(
+            text_filter("**b** [x](javascript:alert(1)) `c` a|b <i> hash_32".into()),
+            "\\*\\*b\\*\\* \\[x\\]\\(javascript:alert\\(1\\)\\) \\`c\\` a\\|b &lt;i&gt; hash\\_32"
+        );
+        assert_eq!(text_filter("a & b \\ c".into()), "a \\& b \\\\ c");
         assert_eq!(code_filter("X-1".into()), "`X-1`");
         assert_eq!(code_filter("a`b".into()), "``a`b``");
         assert_eq!(code_filter("`a".into()), "`` `a ``");

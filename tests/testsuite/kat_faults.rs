@@ -112,3 +112,47 @@ fn a_fallback_profile_is_tried_and_both_outcomes_are_recorded() {
     assert_eq!(profiles, ["guide", "harness-default"]);
     assert!(attempts.iter().all(|a| a["kat_status"] == "CRYPTOFAIL"));
 }
+
+/// One instance without a reference among failing ones: bless blesses it,
+/// names each one it cannot bless, and exits 1.
+#[test]
+fn bless_blesses_what_it_can_and_names_the_rest() {
+    let p = fault_project();
+    let campaign = p
+        .read("campaigns/faults.toml")
+        .replace("\"time\", \"memory\"", "")
+        .replace("\"kat\", ]", "\"kat\"]");
+    p.write("campaigns/faults.toml", &campaign);
+    let manifest = p.read("kat/sign-toy/kat.sha256");
+    let without_ok: String = manifest
+        .lines()
+        .filter(|l| !l.contains("TOY-OK/"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    p.write("kat/sign-toy/kat.sha256", &without_ok);
+    std::fs::remove_dir_all(p.path().join("kat/sign-toy/TOY-OK")).unwrap_or_default();
+    p.pqbench(&["run", "faults"]).expect(1);
+    let bless = p.pqbench(&["bless", "faults"]);
+    assert_eq!(bless.code, 1, "{}\n{}", bless.stdout, bless.stderr);
+    for line in [
+        "not blessed sign-toy/TOY-NOCOMPILE: its KAT status is BUILDFAIL",
+        "not blessed sign-toy/TOY-SEGV: its KAT status is CRASH",
+        "not blessed sign-toy/TOY-WRONGKAT: it does not match its reference KAT; pass --force",
+    ] {
+        assert!(bless.stdout.contains(line), "{line}:\n{}", bless.stdout);
+    }
+    let blessed = p.read("kat/sign-toy/kat.sha256");
+    assert!(
+        blessed.contains(" strict TOY-OK/KAT_SIG.txt"),
+        "TOY-OK blessed:\n{blessed}"
+    );
+    p.pqbench(&["run", "faults"]).expect(1);
+    let build = p.json("output/faults/local/build.json");
+    let ok = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["label"] == "TOY-OK")
+        .unwrap();
+    assert_eq!(ok["kat_status"], "PASS");
+}

@@ -55,3 +55,33 @@ fn hostile_strings_are_escaped() {
     let svg = std::fs::read_to_string(site.join("synthetic/sign-0.svg")).unwrap();
     assert!(!svg.contains("<script"));
 }
+
+/// A build error quoting a hostile source shows as typed on the Markdown
+/// page: no emphasis, code span or link comes alive.
+#[test]
+fn text_from_a_build_error_is_inert_markdown() {
+    let mut s = bench::bench_dataset(4);
+    let hostile = "a.c:1:2: error: #error **bold** [x](javascript:alert(1)) `code` <b>";
+    let rec = &mut s.build.instances[0];
+    rec.kat_status = pqbench::kat::Status::Buildfail;
+    rec.kat_detail = Some(hostile.into());
+    let label = rec.label.clone();
+    let tmp = tempfile::tempdir().unwrap();
+    s.write(&tmp.path().join("synthetic")).unwrap();
+    let site = tmp.path().join("site");
+    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None).unwrap();
+    let md = std::fs::read_to_string(site.join("synthetic/sign-0.md")).unwrap();
+    let line = md
+        .lines()
+        .find(|l| l.contains("#error"))
+        .unwrap_or_else(|| panic!("the build error is on the page:\n{md}"));
+    assert!(
+        line.ends_with(&format!(
+            "{label} BUILDFAIL: a.c:1:2: error: \\#error \\*\\*bold\\*\\* \\[x\\]\\(javascript:alert\\(1\\)\\) \\`code\\` &lt;b&gt;"
+        )),
+        "{line}"
+    );
+    for live in ["**bold**", "[x](", "`code`", "<b>"] {
+        assert!(!md.contains(live), "{live} is live on the page");
+    }
+}
