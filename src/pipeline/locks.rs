@@ -251,6 +251,21 @@ impl CpuLocks {
 mod tests {
     use super::*;
 
+    /// Takes `path` exclusively once the holders this test dropped are
+    /// gone. A process forked by a test running beside this one keeps a
+    /// copy of every descriptor until its `exec` closes it, which can hold
+    /// a dropped lock for a moment: that moment is waited out, a lock that
+    /// stays held is a failure.
+    fn exclusive_after_drop(path: &Path) -> bool {
+        (0..500).any(|_| {
+            let ok = try_lock(path, Hold::Exclusive, "test").unwrap().is_ok();
+            if !ok {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            ok
+        })
+    }
+
     #[test]
     fn a_held_lock_names_its_holder() {
         let dir = tempfile::tempdir().unwrap();
@@ -269,7 +284,7 @@ mod tests {
         }
         assert!(try_lock(&path, Hold::Shared, "run").unwrap().is_err());
         drop(first);
-        assert!(try_lock(&path, Hold::Exclusive, "run").unwrap().is_ok());
+        assert!(exclusive_after_drop(&path));
     }
 
     #[test]
@@ -280,7 +295,7 @@ mod tests {
         let b = try_lock(&path, Hold::Shared, "merge").unwrap().expect("b");
         assert!(try_lock(&path, Hold::Exclusive, "import").unwrap().is_err());
         drop((a, b));
-        assert!(try_lock(&path, Hold::Exclusive, "import").unwrap().is_ok());
+        assert!(exclusive_after_drop(&path));
     }
 
     #[test]
@@ -310,6 +325,42 @@ mod tests {
         );
         let mode = std::fs::metadata(&path).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o666);
+    }
+
+    #[test]
+    fn another_user_takes_a_cpu_lock_after_root_created_it() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: acting as another user needs root");
+            return;
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let path = shared_lock_dir(tmp.path()).unwrap().join("cpu0.lock");
+        drop(
+            try_lock(&path, Hold::Exclusive, "run")
+                .unwrap()
+                .expect("root's lock"),
+        );
+        // Another user opens the file as pqbench does (read-write, no link
+        // followed, no O_CREAT) and locks it; perl is part of every Debian.
+        let script = "use Fcntl qw(:flock O_RDWR O_NOFOLLOW); \
+            sysopen(my $f, $ARGV[0], O_RDWR|O_NOFOLLOW) or die \"open: $!\"; \
+            flock($f, LOCK_EX|LOCK_NB) or die \"flock: $!\";";
+        let out = std::process::Command::new("perl")
+            .args(["-e", script])
+            .arg(&path)
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .expect("perl");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]

@@ -552,6 +552,7 @@ fn the_compiler_reads_nothing_outside_the_project() {
     const SECRET: &str = "pqb-secret-5d1c0e-do-not-leak";
     std::fs::write(&secret, format!("{SECRET}\n")).unwrap();
     std::fs::set_permissions(&secret, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    let before = std::fs::metadata(&secret).unwrap();
     let quoted = format!("'\"{}\"'", secret.display());
     let include = format!("HOSTILE_KIND = 0, HOSTILE_INCLUDE = {quoted}");
     let incbin = format!("HOSTILE_KIND = 0, HOSTILE_INCBIN = {quoted}");
@@ -594,6 +595,26 @@ fn the_compiler_reads_nothing_outside_the_project() {
             file.display()
         );
     }
+    // Nor in a publication of the run, with everything it can carry.
+    let published = tempfile::tempdir().unwrap();
+    let dest = published.path().display().to_string();
+    p.pqbench(&["publish", "t", "--with-libraries", "--with-output", &dest])
+        .expect(0);
+    for f in all_files(published.path()) {
+        let bytes = std::fs::read(&f).unwrap();
+        assert!(
+            !bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes()),
+            "{} carries the secret",
+            f.display()
+        );
+    }
+    // The file outside the project is as it was.
+    let after = std::fs::metadata(&secret).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&secret).unwrap(),
+        format!("{SECRET}\n")
+    );
+    assert_eq!(after.modified().unwrap(), before.modified().unwrap());
     assert!(
         run.stderr.contains("read only the project")
             || run.stdout.contains("read only the project"),
