@@ -328,6 +328,12 @@ fn check_pages(lay: &Layout, dir: &Path, report: &mut CheckReport) -> Result<()>
 /// Checks everything under `dir`; differences are collected in the report,
 /// errors are reserved for unreadable input.
 pub fn check_dataset(dir: &Path) -> Result<CheckReport> {
+    // A dataset handed over is walked before anything of it is read: a
+    // link in it, or a tree beyond the dataset limits, is an error naming
+    // it (run history and hidden state files are not part of it).
+    crate::fsutil::foreign::regular_files(dir, crate::fsutil::foreign::DATASET, &|n| {
+        n == crate::records::layout::RUNS || n.starts_with('.')
+    })?;
     let lay = layout(dir)?;
     let mut report = CheckReport::default();
     for d in &lay.datasets {

@@ -179,11 +179,17 @@ fn without_output(bytes: &[u8]) -> Result<Vec<u8>> {
 /// Copies one file of a dataset; a JSON file without printed output
 /// unless `with_output`.
 fn copy_file(from: &Path, to: &Path, with_output: bool) -> Result<()> {
-    if with_output || from.extension().is_none_or(|e| e != "json") {
-        return crate::fsutil::copy_atomic(from, to);
+    use crate::fsutil::foreign;
+    // Read without following a link, whatever put one there.
+    let bytes = foreign::read_regular(from, foreign::DATASET.file_bytes)?;
+    let kept = if with_output || from.extension().is_none_or(|e| e != "json") {
+        bytes
+    } else {
+        without_output(&bytes).with_context(|| format!("{}", from.display()))?
+    };
+    if std::fs::read(to).is_ok_and(|old| old == kept) {
+        return Ok(());
     }
-    let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
-    let kept = without_output(&bytes).with_context(|| format!("{}", from.display()))?;
     crate::fsutil::write_atomic(to, &kept)
 }
 
@@ -194,9 +200,17 @@ fn copy_tree(from: &Path, to: &Path, with_output: bool) -> Result<usize> {
         if name.to_string_lossy().starts_with('.') {
             continue; // temporary files of an interrupted write
         }
-        if p.is_dir() {
+        let kind = std::fs::symlink_metadata(&p)
+            .with_context(|| format!("reading {}", p.display()))?
+            .file_type();
+        if kind.is_symlink() {
+            bail!(
+                "{} is a symbolic link; pqbench publishes no link",
+                p.display()
+            );
+        } else if kind.is_dir() {
             n += copy_tree(&p, &to.join(name), with_output)?;
-        } else if p.is_file() {
+        } else if kind.is_file() {
             copy_file(&p, &to.join(name), with_output)?;
             n += 1;
         }

@@ -383,3 +383,25 @@ fn merge_refuses_a_dataset_holding_a_link_and_copies_nothing() {
         "the evaluator's private bytes"
     );
 }
+
+#[test]
+fn check_refuses_a_dataset_holding_a_link_and_reads_nothing_through_it() {
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join("secret"), "private").unwrap();
+    p.write("foreign/data/x86_1/campaign.json", "{}");
+    std::os::unix::fs::symlink(
+        home.path().join("secret"),
+        p.path().join("foreign/data/x86_1/build.json"),
+    )
+    .unwrap();
+    let run = p.pqbench(&["check", "foreign"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("foreign/data/x86_1/build.json is a symbolic link"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stdout.contains("private") && !run.stderr.contains("private"));
+}
