@@ -262,6 +262,53 @@ pub fn scan(objects: &[PathBuf], api: &[String], helpers: &[String]) -> Result<O
     Ok(ev)
 }
 
+/// The instruction sequences that announce a Valgrind client request
+/// (valgrind.h's `__SPECIAL_INSTRUCTION_PREAMBLE`): on amd64
+/// `rol $3,%rdi; rol $13,%rdi; rol $61,%rdi; rol $51,%rdi`, on arm64
+/// `ror x12,x12,#3; #13; #51; #61`. Valgrind obeys a request in any code it
+/// runs: one in a submission can mark its secrets defined (a forged clean
+/// constant-time check) or stop the instruction count around its work.
+const CLIENT_REQUEST_PREAMBLES: [&[u8]; 2] = [
+    &[
+        0x48, 0xc1, 0xc7, 0x03, 0x48, 0xc1, 0xc7, 0x0d, 0x48, 0xc1, 0xc7, 0x3d, 0x48, 0xc1, 0xc7,
+        0x33,
+    ],
+    &[
+        0x8c, 0x0d, 0xcc, 0x93, 0x8c, 0x35, 0xcc, 0x93, 0x8c, 0xcd, 0xcc, 0x93, 0x8c, 0xf5, 0xcc,
+        0x93,
+    ],
+];
+
+/// Where a Valgrind client request sits: the object (by index into the
+/// scanned list) and the function around it, when the object names one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientRequest {
+    pub object: usize,
+    pub symbol: Option<String>,
+}
+
+/// Every Valgrind client request in the code sections of `objects`.
+pub fn client_requests(objects: &[PathBuf]) -> Result<Vec<ClientRequest>> {
+    let graph = LinkGraph::load(objects, |name| name.starts_with(".text"))?;
+    let mut found = Vec::new();
+    for (object, secs) in graph.objects.iter().enumerate() {
+        for s in secs.values().filter(|s| s.is_text) {
+            for preamble in CLIENT_REQUEST_PREAMBLES {
+                let mut from = 0;
+                while let Some(at) = find(&s.data, preamble, from) {
+                    found.push(ClientRequest {
+                        object,
+                        symbol: s.symbol_at(at as u64).map(str::to_string),
+                    });
+                    from = at + preamble.len();
+                }
+            }
+        }
+    }
+    found.dedup();
+    Ok(found)
+}
+
 fn instance_verdict(e: &ObjectEvidence) -> &'static str {
     let helpers = &e.reachable_helpers;
     let hashing = helpers.iter().any(|h| !is_drng_helper(&h.helper));

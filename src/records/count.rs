@@ -17,6 +17,9 @@ pub enum ExactStatus {
     Error,
     Crash,
     Timeout,
+    /// The instance's own code makes Valgrind client requests: no count
+    /// Valgrind produced for it stands.
+    Suspicious,
 }
 
 impl ExactStatus {
@@ -27,6 +30,7 @@ impl ExactStatus {
             ExactStatus::Error => "error",
             ExactStatus::Crash => "crash",
             ExactStatus::Timeout => "timeout",
+            ExactStatus::Suspicious => "suspicious",
         }
     }
 }

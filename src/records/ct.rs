@@ -84,6 +84,9 @@ pub enum CtStatus {
     Flagged,
     Error,
     Skipped,
+    /// The instance's own code makes Valgrind client requests, which can
+    /// hide what memcheck would report: no verdict stands.
+    Suspicious,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -132,7 +135,8 @@ impl CtRecord {
         (status, sites, other_errors(&self.errors))
     }
 
-    /// `ct-clean`, `ct-flagged (N sites)`, `ct-error` or `not run`.
+    /// `ct-clean`, `ct-flagged (N sites)`, `ct-error`, `ct-suspicious` or
+    /// `not run`.
     pub fn status_text(&self) -> String {
         match self.status {
             CtStatus::Clean => "ct-clean".into(),
@@ -143,6 +147,7 @@ impl CtRecord {
             ),
             CtStatus::Error => "ct-error".into(),
             CtStatus::Skipped => "not run".into(),
+            CtStatus::Suspicious => "ct-suspicious".into(),
         }
     }
 

@@ -175,7 +175,7 @@ pub fn view(ds: &Dataset, id: &str, labels: &[String], ops: &[&str]) -> ExactVie
 fn ct_detail(r: &CtRecord) -> String {
     let mut parts = Vec::new();
     match r.status {
-        CtStatus::Error | CtStatus::Skipped => {
+        CtStatus::Error | CtStatus::Skipped | CtStatus::Suspicious => {
             parts.extend(r.detail.clone());
         }
         _ => {

@@ -86,7 +86,10 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let mut m = Manifest::new();
     let support = cx.support_sources()?;
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
-    let reads = cx.build_env()?.reads();
+    // What a compiler job of this build may read (`BuildEnv::reads`),
+    // known without compiling the support tools.
+    let reads =
+        crate::toolchain::library::compiler_reads(&cx.plan.project_root, support, cx.cache.dir());
     for profile in &cx.plan.flag_profiles {
         for unit in units(inst, profile, support) {
             for (file, sha) in deps::of(&cx.cache, &cx.compiler, &unit, &reads)?.files {

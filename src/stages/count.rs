@@ -98,6 +98,12 @@ impl Stage for CountStage {
         let lib_sha = measured_library(cx.plan, inst, kat);
         let lib = measured_library_path(&cx.cache, cx.plan, inst, kat)?;
         let how = method(cx);
+        // Callgrind obeys client requests in the code it counts; the
+        // hardware counter does not.
+        let suspicious = match &how {
+            Ok(Method::Callgrind(_)) => super::client_requests::found(job)?,
+            _ => None,
+        };
         let mut ops = Vec::new();
         let counted = crate::measure::instance_operations(inst, kat)
             .into_iter()
@@ -121,6 +127,12 @@ impl Stage for CountStage {
             };
             match &how {
                 Err(why) => rec.detail = Some(why.clone()),
+                Ok(m) if suspicious.is_some() => {
+                    rec.method = Some(m.name().into());
+                    rec.tool = Some(m.tool());
+                    rec.status = ExactStatus::Suspicious;
+                    rec.detail = suspicious.clone();
+                }
                 Ok(m) => {
                     rec.method = Some(m.name().into());
                     rec.tool = Some(m.tool());

@@ -114,6 +114,9 @@ impl Stage for CtStage {
             Ok(v) => v,
             Err(why) => return Ok(all(CtStatus::Skipped, why)),
         };
+        if let Some(why) = super::client_requests::found(job)? {
+            return Ok(all(CtStatus::Suspicious, why));
+        }
         let scratch = cx.cache.scratch()?;
         let lib = scratch.path().join("ct.so");
         let (fp, symbol) = match debug_build(job, &lib) {

@@ -4,6 +4,7 @@
 //! `status` and the lock file all walk that list.
 
 pub mod build;
+pub mod client_requests;
 pub mod count;
 pub mod ct;
 pub mod kat;

@@ -27,17 +27,23 @@ pub struct BuildEnv<'a> {
     pub project_root: &'a Path,
 }
 
+/// What a compiler job may read besides the system's toolchain: the
+/// project, pqbench's support sources and the cache.
+pub fn compiler_reads(project_root: &Path, support: &Path, cache: &Path) -> Vec<PathBuf> {
+    vec![
+        project_root.to_path_buf(),
+        support.to_path_buf(),
+        cache.to_path_buf(),
+    ]
+}
+
 impl BuildEnv<'_> {
     /// What a compiler job of this build may read besides the system's
     /// toolchain: the project (its algorithms' sources and include
     /// directories), pqbench's support sources and the cache (objects,
     /// scratch directories). Nothing else of the evaluator's files.
     pub fn reads(&self) -> Vec<PathBuf> {
-        vec![
-            self.project_root.to_path_buf(),
-            self.support.dir.clone(),
-            self.cache.dir().to_path_buf(),
-        ]
+        compiler_reads(self.project_root, &self.support.dir, self.cache.dir())
     }
 
     /// A path relative to the project root, for records.

@@ -287,3 +287,55 @@ fn demo_counts_are_reproduced_exactly() {
         assert_eq!(c["verdict"], "identical", "{c:#}");
     }
 }
+
+/// A submission that talks to Valgrind (it marks its secret defined before
+/// a secret-indexed lookup, and stops callgrind around its own work) gets
+/// `suspicious` count and ct records naming where the request sits, never
+/// a forged `clean` or a lowered count; the same code without the requests
+/// is checked and counted as usual.
+#[test]
+fn client_requests_in_a_submission_make_its_count_and_ct_suspicious() {
+    if !common::skip::tools_or_skip(&["valgrind"], "apt-get install valgrind") {
+        return;
+    }
+    let p = TestProject::bare();
+    ct_fixture(
+        &p,
+        "fix-vg",
+        &[
+            ("HIDE", "CT_MODE = 1, CT_HIDE = 1"),
+            ("PLAIN", "CT_MODE = 1"),
+        ],
+        "",
+    );
+    let tail = "[count]\nmethod = \"callgrind\"\ncalls = 2\n";
+    p.write(
+        "campaigns/t.toml",
+        &measure_campaign(&["fix-vg"], &["count", "ct", "render"], &[], tail),
+    );
+    p.pqbench(&["run", "t"]).expect(1); // NOKAT counts as failing
+    for op in ["keygen", "sign", "verify"] {
+        let ct = ct_record(&p, "fix-vg", "HIDE", op);
+        assert_eq!(ct.status, CtStatus::Suspicious, "{op}: {ct:#?}");
+        let why = ct.detail.as_deref().unwrap_or("");
+        assert!(
+            why.starts_with("Valgrind client request in sig_sign (ctfix.c)"),
+            "{op}: {why}"
+        );
+        let count = count_record(&p, "fix-vg", "HIDE", op, "");
+        assert_eq!(count.status.as_str(), "suspicious", "{op}: {count:#?}");
+        assert!(count.instructions.is_none() && count.per_call.is_empty());
+    }
+    // The control: the lookup is flagged, the count stands.
+    let plain = ct_record(&p, "fix-vg", "PLAIN", "sign");
+    assert_eq!(plain.status, CtStatus::Flagged, "{plain:#?}");
+    let counted = count_record(&p, "fix-vg", "PLAIN", "sign", "");
+    assert_eq!(counted.status.as_str(), "ok", "{counted:#?}");
+    // The page says so.
+    let page = p.read("output/t/site/local/fix-vg.md");
+    assert!(page.contains("ct-suspicious"), "{page}");
+    assert!(
+        page.contains("suspicious: Valgrind client request in sig"),
+        "{page}"
+    );
+}
