@@ -103,24 +103,30 @@ fn md_filter(s: String) -> String {
 }
 
 /// Text that comes from outside pqbench (compiler and tool messages, a
-/// submission's words, known-issue causes): every character Markdown could
-/// read as structure is escaped, so it shows as typed and no emphasis, code
-/// span, link or image comes alive on the page.
+/// submission's words, known-issue causes): every character that could
+/// open Markdown structure inside a line is escaped, so the text shows as
+/// typed and no emphasis, code span, link, image or entity comes alive.
+/// Characters that are structure only beside others stay as they are: `(`
+/// without a `[` before it, and `_` inside a word (CommonMark never reads
+/// an intraword `_` as emphasis, so `sig_sign` keeps its spelling).
 fn text_filter(s: String) -> String {
-    let mut out = String::with_capacity(s.len() + 8);
-    for c in md_filter(s).chars() {
-        if matches!(
-            c,
-            '\\' | '`' | '*' | '_' | '[' | ']' | '(' | ')' | '!' | '#' | '~' | '&'
-        ) {
+    let chars: Vec<char> = md_filter(s).chars().collect();
+    let word = |i: Option<&char>| i.is_some_and(|c| c.is_alphanumeric());
+    let mut out = String::with_capacity(chars.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        let escape = match c {
+            '\\' => chars.get(i + 1) != Some(&'|'), // md_filter's `\|`
+            '`' | '*' | '[' | ']' | '~' => true,
+            '&' => !matches!(chars.get(i + 1..i + 4), Some(['l' | 'g', 't', ';'])),
+            '_' => !(i > 0 && word(chars.get(i - 1)) && word(chars.get(i + 1))),
+            _ => false,
+        };
+        if escape {
             out.push('\\');
         }
         out.push(c);
     }
-    // md_filter's own escapes: `\|` and the entities it wrote.
-    out.replace("\\\\|", "\\|")
-        .replace("\\&lt;", "&lt;")
-        .replace("\\&gt;", "&gt;")
+    out
 }
 
 /// A Markdown code span that survives backticks and pipes in its content.
@@ -404,8 +410,8 @@ mod tests {
     fn markdown_filters_neutralise_structure() {
         assert_eq!(md_filter("a|b <i>\nc".into()), "a\\|b &lt;i&gt; c");
         assert_eq!(
-            text_filter("**b** [x](javascript:alert(1)) `c` a|b <i> hash_32".into()),
-            "\\*\\*b\\*\\* \\[x\\]\\(javascript:alert\\(1\\)\\) \\`c\\` a\\|b &lt;i&gt; hash\\_32"
+            text_filter("**b** [x](javascript:alert(1)) `c` a|b <i> sig_sign _e_".into()),
+            "\\*\\*b\\*\\* \\[x\\](javascript:alert(1)) \\`c\\` a\\|b &lt;i&gt; sig_sign \\_e\\_"
         );
         assert_eq!(text_filter("a & b \\ c".into()), "a \\& b \\\\ c");
         assert_eq!(code_filter("X-1".into()), "`X-1`");

@@ -68,10 +68,13 @@ fn sign_cost_doubles_with_twice_the_work_and_cycles_match_the_clock() {
             assert_complete(&op_record(&p, "t", "fix-90", label, op), 5);
         }
     }
-    let ratio = median_call_cycles(&k2) / median_call_cycles(&k);
+    // The undisturbed per-call costs (5th percentiles): the two records
+    // are measured at different moments, and on a loaded machine their
+    // medians carry different shares of interruptions.
+    let ratio = low_quantile_call_cycles(&k2, 0.05) / low_quantile_call_cycles(&k, 0.05);
     assert!(
         (1.9..=2.1).contains(&ratio),
-        "sign at 2k units costs {ratio:.3} x sign at k (medians {} and {})",
+        "sign at 2k units costs {ratio:.3} x sign at k (5th percentiles; medians {} and {})",
         median_call_cycles(&k2),
         median_call_cycles(&k)
     );

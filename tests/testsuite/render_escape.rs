@@ -77,7 +77,7 @@ fn text_from_a_build_error_is_inert_markdown() {
         .unwrap_or_else(|| panic!("the build error is on the page:\n{md}"));
     assert!(
         line.ends_with(&format!(
-            "{label} BUILDFAIL: a.c:1:2: error: \\#error \\*\\*bold\\*\\* \\[x\\]\\(javascript:alert\\(1\\)\\) \\`code\\` &lt;b&gt;"
+            "{label} BUILDFAIL: a.c:1:2: error: #error \\*\\*bold\\*\\* \\[x\\](javascript:alert(1)) \\`code\\` &lt;b&gt;"
         )),
         "{line}"
     );
