@@ -269,6 +269,13 @@ fn exec_job(
             envp.as_ptr() as *const *mut libc::c_char,
             libc::AT_EMPTY_PATH,
         );
+        // A script (a compiler wrapper with `#!`) cannot be started from a
+        // close-on-exec descriptor: its interpreter would be handed a
+        // /dev/fd path that exec closed, and the kernel says ENOENT. Such a
+        // program is started by its path (argv[0]) instead.
+        if std::io::Error::last_os_error().raw_os_error() == Some(libc::ENOENT) {
+            libc::execve(argv[0], argv.as_ptr(), envp.as_ptr());
+        }
     }
     let error = format!(
         "starting {}: {}",

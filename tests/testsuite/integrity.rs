@@ -326,3 +326,35 @@ fn a_file_size_limit_gives_one_clear_error_and_the_next_run_recovers() {
     }
     p.pqbench(&["run", "t"]).expect(0);
 }
+
+/// A compiler given as a wrapper script outside the project (`CC`) is
+/// started and confined like a compiler binary, and the run records it.
+#[test]
+fn a_compiler_wrapper_script_outside_the_project_builds_and_is_recorded() {
+    let p = TestProject::demo();
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\"]"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("cc-wrapper.sh");
+    std::fs::write(&wrapper, "#!/bin/sh\nexec gcc \"$@\"\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+        .arg("-C")
+        .arg(p.path())
+        .args(["run", "t"])
+        .env("CC", &wrapper)
+        .output()
+        .unwrap();
+    let run = common::Run::from(out).expect(0);
+    assert!(run.stdout.contains("2 PASS"), "{}", run.stdout);
+    let build = p.json("output/t/local/build.json");
+    assert_eq!(
+        build["compiler"]["path"].as_str(),
+        Some(wrapper.to_str().unwrap()),
+        "{}",
+        build["compiler"]
+    );
+}
