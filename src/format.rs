@@ -167,12 +167,76 @@ pub fn hex_prefix(hex: &str) -> String {
 }
 
 /// Our own output is always a valid number; a failure would be a bug here.
+/// Orders names as a reader does: runs of digits by their value, so
+/// `hash_128` comes before `hash_1024` and `LARCH-3` before `LARCH-10`.
+pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    use std::cmp::Ordering;
+    let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
+    loop {
+        match (x.first(), y.first()) {
+            (None, None) => return a.cmp(b),
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(c), Some(d)) if c.is_ascii_digit() && d.is_ascii_digit() => {
+                let run = |s: &[u8]| s.iter().take_while(|c| c.is_ascii_digit()).count();
+                let (m, n) = (run(x), run(y));
+                let trim = |s: &[u8]| {
+                    let z = s.iter().take_while(|&&c| c == b'0').count();
+                    s[z..].to_vec()
+                };
+                let (p, q) = (trim(&x[..m]), trim(&y[..n]));
+                // Longer (without leading zeros) is larger; equal length
+                // compares digit by digit.
+                let by_value = p.len().cmp(&q.len()).then_with(|| p.cmp(&q));
+                if by_value != Ordering::Equal {
+                    return by_value;
+                }
+                x = &x[m..];
+                y = &y[n..];
+            }
+            (Some(c), Some(d)) => {
+                if c != d {
+                    return c.cmp(d);
+                }
+                x = &x[1..];
+                y = &y[1..];
+            }
+        }
+    }
+}
+
 fn parse(s: &str) -> f64 {
     s.parse().unwrap_or(f64::NAN)
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn names_sort_by_the_value_of_their_numbers() {
+        let mut v = vec![
+            "hash_1024",
+            "hash_128",
+            "hash_32",
+            "LARCH-10",
+            "LARCH-3",
+            "a",
+            "hash_0128",
+        ];
+        v.sort_by(|a, b| super::natural_cmp(a, b));
+        assert_eq!(
+            v,
+            [
+                "LARCH-3",
+                "LARCH-10",
+                "a",
+                "hash_32",
+                "hash_0128",
+                "hash_128",
+                "hash_1024"
+            ]
+        );
+    }
+
     use super::*;
 
     #[test]

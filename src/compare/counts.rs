@@ -85,7 +85,7 @@ pub fn compare(
     b: &BTreeMap<(String, String), CountRecord>,
 ) -> Vec<CountComparison> {
     let mut keys: Vec<&(String, String)> = a.keys().chain(b.keys()).collect();
-    keys.sort();
+    keys.sort_by(|x, y| super::natural_key_cmp(x, y));
     keys.dedup();
     keys.into_iter()
         .map(|k| compare_op(a.get(k), b.get(k)))

@@ -249,6 +249,13 @@ pub fn choose_threshold(given: Option<f64>, a: &RunData, b: &RunData) -> Thresho
     }
 }
 
+/// (instance, operation) keys in the order a reader expects
+/// (`hash_128` before `hash_1024`).
+pub(crate) fn natural_key_cmp(x: &(String, String), y: &(String, String)) -> std::cmp::Ordering {
+    use crate::format::natural_cmp;
+    natural_cmp(&x.0, &y.0).then_with(|| natural_cmp(&x.1, &y.1))
+}
+
 /// Compares every operation found in either run.
 pub fn compare_runs(a: &RunData, b: &RunData, threshold: Threshold) -> CompareReport {
     let host = match (&a.info.host_fingerprint, &b.info.host_fingerprint) {
@@ -257,7 +264,7 @@ pub fn compare_runs(a: &RunData, b: &RunData, threshold: Threshold) -> CompareRe
         _ => Err("host fingerprint not recorded".to_string()),
     };
     let mut keys: Vec<&(String, String)> = a.records.keys().chain(b.records.keys()).collect();
-    keys.sort();
+    keys.sort_by(|x, y| natural_key_cmp(x, y));
     keys.dedup();
     let operations: Vec<OpComparison> = keys
         .into_iter()
