@@ -88,8 +88,12 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
     // What a compiler job of this build may read (`BuildEnv::reads`),
     // known without compiling the support tools.
-    let reads =
-        crate::toolchain::library::compiler_reads(&cx.plan.project_root, support, cx.cache.dir());
+    let reads = crate::toolchain::library::compiler_reads(
+        &cx.plan.project_root,
+        inst,
+        support,
+        cx.cache.dir(),
+    );
     for profile in &cx.plan.flag_profiles {
         for unit in units(inst, profile, support) {
             for (file, sha) in deps::of(&cx.cache, &cx.compiler, &unit, &reads)?.files {

@@ -247,8 +247,12 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
     if ngcc {
         args.push("-DPQB_CT_RANDOM_NGCC".into());
     }
-    env.compiler
-        .compile(&env.reads(), &env.support.file("ct_hooks.c"), &hooks, &args)?;
+    env.compiler.compile(
+        &env.reads(inst),
+        &env.support.file("ct_hooks.c"),
+        &hooks,
+        &args,
+    )?;
     let extra = vec![hooks.display().to_string(), format!("-Wl,--wrap={symbol}")];
     link_library(&env, inst, &fp, &attempt.objects, &extra, out)?;
     Ok((fp, symbol))

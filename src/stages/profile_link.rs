@@ -184,7 +184,7 @@ fn relink(
     ];
     let wrap_o = dir.join("wraps.o");
     let rt_o = dir.join("prof_runtime.o");
-    let reads = env.reads();
+    let reads = env.reads(inst);
     env.compiler.compile(&reads, &wrap_c, &wrap_o, &args)?;
     env.compiler
         .compile(&reads, &env.support.file("prof_runtime.c"), &rt_o, &args)?;

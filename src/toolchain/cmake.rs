@@ -41,7 +41,7 @@ pub fn build_target(
     ];
     configure.extend(spec.options.iter().map(|(k, v)| format!("-D{k}={v}")));
     let reads: Vec<PathBuf> = env
-        .reads()
+        .reads(inst)
         .into_iter()
         .chain(env.compiler.installation())
         .collect();

@@ -30,7 +30,7 @@ pub fn excerpt(log: &str) -> String {
 
 /// What pqbench lets a compiler read, said where a read failed.
 const CONFINED: &str =
-    "pqbench lets the compiler read only the project, its own support files and cache, \
+    "pqbench lets the compiler read only the instance's source and include folders, its own support files and cache, \
 the compiler's installation and the system's toolchain directories (/usr, /lib, …); \
 a file outside them (an #include, .incbin or -I of an absolute path) is refused";
 
@@ -130,7 +130,7 @@ mod tests {
         let log = "/tmp/ccx.s: Assembler messages:\n/tmp/ccx.s:9: Error: file not found: /home/e/secret\n";
         let d = detail(log);
         assert!(
-            d.starts_with("/tmp/ccx.s:9: Error: file not found: /home/e/secret | note: pqbench lets the compiler read only the project"),
+            d.starts_with("/tmp/ccx.s:9: Error: file not found: /home/e/secret | note: pqbench lets the compiler read only the instance"),
             "{d}"
         );
         assert!(denied_read(log).contains("is refused"));

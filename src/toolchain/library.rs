@@ -27,14 +27,38 @@ pub struct BuildEnv<'a> {
     pub project_root: &'a Path,
 }
 
-/// What a compiler job may read besides the system's toolchain: the
-/// project, pqbench's support sources and the cache.
-pub fn compiler_reads(project_root: &Path, support: &Path, cache: &Path) -> Vec<PathBuf> {
-    vec![
-        project_root.to_path_buf(),
-        support.to_path_buf(),
-        cache.to_path_buf(),
-    ]
+/// What a compiler job of `inst` may read besides the system's toolchain:
+/// the folders of the instance's sources, its include directories and its
+/// CMake root (each with everything beneath it), pqbench's support sources
+/// and the cache. Not the rest of the machine, nor the project's other
+/// submissions or its output.
+pub fn compiler_reads(
+    project_root: &Path,
+    inst: &Instance,
+    support: &Path,
+    cache: &Path,
+) -> Vec<PathBuf> {
+    let mut dirs: Vec<PathBuf> = inst
+        .sources
+        .iter()
+        .filter_map(|s| s.path.parent().map(Path::to_path_buf))
+        .chain(inst.include_dirs.iter().cloned())
+        .chain(inst.cmake.iter().map(|c| c.root.clone()))
+        .collect();
+    if dirs.is_empty() {
+        dirs.push(project_root.to_path_buf());
+    }
+    dirs.sort();
+    dirs.dedup();
+    // A folder inside another adds nothing to it.
+    let mut roots: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        if !roots.iter().any(|r| d.starts_with(r)) {
+            roots.push(d);
+        }
+    }
+    roots.extend([support.to_path_buf(), cache.to_path_buf()]);
+    roots
 }
 
 impl BuildEnv<'_> {
@@ -42,8 +66,8 @@ impl BuildEnv<'_> {
     /// toolchain: the project (its algorithms' sources and include
     /// directories), pqbench's support sources and the cache (objects,
     /// scratch directories). Nothing else of the evaluator's files.
-    pub fn reads(&self) -> Vec<PathBuf> {
-        compiler_reads(self.project_root, &self.support.dir, self.cache.dir())
+    pub fn reads(&self, inst: &Instance) -> Vec<PathBuf> {
+        compiler_reads(self.project_root, inst, &self.support.dir, self.cache.dir())
     }
 
     /// A path relative to the project root, for records.
@@ -186,8 +210,11 @@ pub fn build_profile(
         }
     }
     let units = units(inst, profile, &env.support.dir);
-    let results: Vec<Result<(String, String)>> =
-        units.par_iter().map(|u| compile_cached(env, u)).collect();
+    let reads = env.reads(inst);
+    let results: Vec<Result<(String, String)>> = units
+        .par_iter()
+        .map(|u| compile_cached(env, u, &reads))
+        .collect();
     let mut log = String::new();
     for (r, u) in results.into_iter().zip(&units) {
         match r {
@@ -251,7 +278,7 @@ pub fn link_library(
     args.extend(extra.iter().cloned());
     args.extend(profile.ldflags.iter().cloned());
     args.push("-lm".into());
-    env.compiler.link(&env.reads(), &inputs, out, &args)?;
+    env.compiler.link(&env.reads(inst), &inputs, out, &args)?;
     Ok(())
 }
 
@@ -324,8 +351,8 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
 /// returns the object's cache key and the compiler's warnings. The key
 /// covers every file the compiler lists for the unit, and compiling
 /// records that list again (`-MD`).
-pub fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
-    let deps = deps::of(env.cache, env.compiler, unit, &env.reads())?;
+pub fn compile_cached(env: &BuildEnv, unit: &Unit, reads: &[PathBuf]) -> Result<(String, String)> {
+    let deps = deps::of(env.cache, env.compiler, unit, reads)?;
     let key = fsutil::sha256_hex(
         format!(
             "{}|{}|{}|{}",
@@ -345,9 +372,7 @@ pub fn compile_cached(env: &BuildEnv, unit: &Unit) -> Result<(String, String)> {
     let depfile = scratch.path().join("unit.d");
     let mut args = unit.args.clone();
     args.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
-    let log = env
-        .compiler
-        .compile(&env.reads(), &unit.source, &tmp, &args)?;
+    let log = env.compiler.compile(reads, &unit.source, &tmp, &args)?;
     deps::compiled(env.cache, env.compiler, unit, &depfile)?;
     std::fs::create_dir_all(obj.parent().expect("object dir"))?;
     std::fs::rename(&tmp, &obj).context("storing object")?;

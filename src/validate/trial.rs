@@ -111,8 +111,11 @@ impl Trial {
         let mut failures = Vec::new();
         for profile in profiles {
             let list = units(inst, profile, &self.support.dir);
-            let results: Vec<Result<(String, String)>> =
-                list.par_iter().map(|u| compile_cached(&env, u)).collect();
+            let reads = env.reads(inst);
+            let results: Vec<Result<(String, String)>> = list
+                .par_iter()
+                .map(|u| compile_cached(&env, u, &reads))
+                .collect();
             failures = list
                 .iter()
                 .zip(&results)

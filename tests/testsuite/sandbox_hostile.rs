@@ -562,6 +562,19 @@ fn the_compiler_reads_nothing_outside_the_project() {
         ("INCBIN", incbin.as_str()),
     ];
     let p = hostile_project(&sets);
+    // Another submission's file in the same project is out of reach too.
+    const NEIGHBOUR: &str = "pqb-neighbour-7a41-private";
+    p.write("algorithms/neighbour/private.txt", NEIGHBOUR);
+    let neighbour = p.path().join("algorithms/neighbour/private.txt");
+    let toml = p.read(&format!("algorithms/{ID}.toml"))
+        + &format!(
+            "\n[[parameter-set]]\nlabel = \"NEIGHBOUR\"\ndefines = {{ HOSTILE_KIND = 0, HOSTILE_INCBIN = '\"{}\"' }}\n",
+            neighbour.display()
+        );
+    p.write(&format!("algorithms/{ID}.toml"), &toml);
+    let manifest = p.read(&format!("kat/{ID}/kat.sha256"))
+        + &format!("{TOY_KAT} strict NEIGHBOUR/KAT_SIG.txt\n");
+    p.write(&format!("kat/{ID}/kat.sha256"), &manifest);
     p.write("campaigns/t.toml", &campaign(&["build", "kat"], 2));
     let layers = layers(&p);
     let run = p.pqbench(&["run", "t"]);
@@ -569,6 +582,21 @@ fn the_compiler_reads_nothing_outside_the_project() {
         return;
     }
     assert_eq!(kat_status(&p, "t", "OK").0, "PASS", "{}", run.stderr);
+    assert_eq!(
+        kat_status(&p, "t", "NEIGHBOUR").0,
+        "BUILDFAIL",
+        "{}",
+        run.stdout
+    );
+    for (file, bytes) in output_bytes(&p) {
+        assert!(
+            !bytes
+                .windows(NEIGHBOUR.len())
+                .any(|w| w == NEIGHBOUR.as_bytes()),
+            "{} carries another submission's file",
+            file.display()
+        );
+    }
     let build = p.json("output/t/local/build.json");
     for label in ["INCLUDE", "INCBIN"] {
         let rec = build["instances"]
@@ -616,8 +644,8 @@ fn the_compiler_reads_nothing_outside_the_project() {
     );
     assert_eq!(after.modified().unwrap(), before.modified().unwrap());
     assert!(
-        run.stderr.contains("read only the project")
-            || run.stdout.contains("read only the project"),
+        run.stderr.contains("read only the instance")
+            || run.stdout.contains("read only the instance"),
         "the refusal is explained:\n{}\n{}",
         run.stdout,
         run.stderr
