@@ -405,3 +405,25 @@ fn check_refuses_a_dataset_holding_a_link_and_reads_nothing_through_it() {
     );
     assert!(!run.stdout.contains("private") && !run.stderr.contains("private"));
 }
+
+#[test]
+fn merge_refuses_an_oversized_file_before_reading_it() {
+    let p = project(GOOD_ALG, GOOD_CAMPAIGN);
+    p.write("foreign/campaign.json", "{}");
+    // Sparse: 2 GiB long, no disk used; read whole it would take 2 GiB.
+    let big = p.path().join("foreign/records/a/notes.bin");
+    std::fs::create_dir_all(big.parent().unwrap()).unwrap();
+    std::fs::File::create(&big)
+        .unwrap()
+        .set_len(2 << 30)
+        .unwrap();
+    let run = p.pqbench(&["merge", "c", "foreign"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr
+            .contains("foreign/records/a/notes.bin has 2147483648 bytes, more than the 1073741824"),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.path().join("output/c/local").exists());
+}

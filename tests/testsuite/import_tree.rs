@@ -604,6 +604,11 @@ fn a_link_in_a_tree_is_an_error_naming_it_and_nothing_is_imported() {
         );
     }
     std::fs::remove_dir_all(p.path().join("copy")).unwrap();
+    // What the links pointed at is as it was.
+    assert_eq!(
+        std::fs::read_to_string(home.path().join("secret")).unwrap(),
+        "pqb-import-secret"
+    );
     for f in common::all_files(p.path()) {
         let bytes = std::fs::read(&f).unwrap_or_default();
         assert!(
