@@ -127,7 +127,7 @@ pub fn render(d: &Draft) -> String {
     o.push_str(&format!("name = {}\n", q(&d.name)));
     o.push_str(&format!("kind = {}\n", q(d.kind.as_str())));
     o.push_str(&format!("api = {}\n", q(d.api.as_str())));
-    o.push_str("# description = \"...\"  # TODO: one line shown on the algorithm's page\n");
+    o.push_str("# description = \"...\"  # optional: one line shown on the algorithm's page\n");
     if !d.uses.is_empty() {
         if let Some(n) = &d.uses_note {
             o.push_str(&format!("# {n}\n"));
@@ -257,6 +257,14 @@ fn sets(o: &mut String, d: &Draft) {
     }
 }
 
+/// The TODO lines of a drafted file: every line whose comment says TODO,
+/// wherever on the line the comment starts (the count import reports).
+pub fn todo_lines(text: &str) -> usize {
+    text.lines()
+        .filter(|l| l.split_once('#').is_some_and(|(_, c)| c.contains("TODO")))
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -304,5 +312,9 @@ mod tests {
             .unwrap_or_else(|e| panic!("{e}\n{text}"));
         assert_eq!(raw.name, "Name \"quoted\"");
         assert_eq!(raw.parameter_sets[0].kat_records, Some(3));
+        // What import reports is what it wrote: the algorithm's TODO and
+        // the set's, and no other line says TODO.
+        assert_eq!(todo_lines(&text), 2, "{text}");
+        assert_eq!(text.matches("TODO").count(), 2, "{text}");
     }
 }

@@ -315,7 +315,7 @@ fn add_toml(plan: &mut Plan, path: &Path, text: &str, force: bool) -> Result<(),
         let shown = plan.show(path);
         plan.conflicts.push(format!("{shown} exists"));
     }
-    let todos = text.lines().filter(|l| l.starts_with("# TODO")).count();
+    let todos = emit::todo_lines(text);
     plan.lines
         .push(format!("wrote {} ({todos} TODO lines)", plan.show(path)));
     plan.writes
