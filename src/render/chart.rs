@@ -36,13 +36,15 @@ impl Statistic {
     }
 }
 
-/// One bar.
+/// One bar. Its fields are private: only `Bar::of` makes one, so a bar
+/// and its whisker always come from the statistic the chart's caption
+/// names.
 #[derive(Debug, Clone)]
 pub struct Bar {
-    pub label: String,
-    pub value: f64,
-    pub low: f64,
-    pub high: f64,
+    label: String,
+    value: f64,
+    low: f64,
+    high: f64,
     /// Index into the series names (colour and legend).
     pub series: usize,
 }

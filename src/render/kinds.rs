@@ -324,13 +324,12 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
                         r.status.to_string()
                     }
                     Some(s) => {
-                        bars.push(chart::Bar {
-                            label: format!("{label} exchange"),
-                            value: s.mean_cycles,
-                            low: s.ci_median_cycles.0,
-                            high: s.ci_median_cycles.1,
-                            series: 0,
-                        });
+                        bars.push(chart::Bar::of(
+                            chart::Statistic::Mean,
+                            format!("{label} exchange"),
+                            s,
+                            0,
+                        ));
                         match ds
                             .profile(&a.id, label, "exchange")
                             .filter(|p| p.status.is_ok())
