@@ -257,11 +257,16 @@ fn sets(o: &mut String, d: &Draft) {
     }
 }
 
-/// The TODO lines of a drafted file: every line whose comment says TODO,
-/// wherever on the line the comment starts (the count import reports).
+/// The TODO lines of a drafted file: every line with a comment that opens
+/// with `TODO`, wherever on the line the comment starts (the count import
+/// reports).
 pub fn todo_lines(text: &str) -> usize {
     text.lines()
-        .filter(|l| l.split_once('#').is_some_and(|(_, c)| c.contains("TODO")))
+        .filter(|l| {
+            l.split('#')
+                .skip(1)
+                .any(|c| c.trim_start().starts_with("TODO"))
+        })
         .count()
 }
 
@@ -315,6 +320,8 @@ mod tests {
         // What import reports is what it wrote: the algorithm's TODO and
         // the set's, and no other line says TODO.
         assert_eq!(todo_lines(&text), 2, "{text}");
-        assert_eq!(text.matches("TODO").count(), 2, "{text}");
+        let opening = text.matches("# TODO").count();
+        assert_eq!(opening, 2, "{text}");
+        assert_eq!(todo_lines("a = 1  # TODO: x\n# see the TODO lines\n"), 1);
     }
 }
