@@ -246,6 +246,21 @@ fn every_command_writing_the_output_is_refused_while_another_holds_it() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
     last.expect(0);
+
+    // A dataset whose run stopped while writing it keeps the marker: no
+    // page is made from it and check refuses it, naming the marker.
+    p.write("output/t/local/.writing", "");
+    for args in [&["render", "t"][..], &["check", "output/t"][..]] {
+        let r = p.pqbench(args);
+        assert_ne!(r.code, 0, "{args:?}: {}", r.stdout);
+        assert!(
+            r.stderr.contains("is incomplete") && r.stderr.contains(".writing"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    std::fs::remove_file(p.path().join("output/t/local/.writing")).unwrap();
+    p.pqbench(&["render", "t"]).expect(0);
 }
 
 #[test]
