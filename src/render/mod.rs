@@ -141,6 +141,29 @@ fn code_filter(s: String) -> String {
     format!("{fence}{pad}{body}{pad}{fence}")
 }
 
+/// pqbench's own prose for an HTML page: HTML-escaped, with the Markdown
+/// code spans it is written with (`` `compare` ``) as `<code>` elements, so
+/// no literal backtick reaches the page. An unpaired backtick stays as it
+/// is.
+fn inline_filter(s: String) -> minijinja::Value {
+    let parts: Vec<&str> = s.split('`').collect();
+    let paired = parts.len() % 2 == 1;
+    let mut out = String::with_capacity(s.len() + 16);
+    for (i, part) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let escaped = chart::escape(part);
+        if i % 2 == 1 && (paired || !last) {
+            out.push_str(&format!("<code>{escaped}</code>"));
+        } else {
+            if i % 2 == 1 {
+                out.push('`');
+            }
+            out.push_str(&escaped);
+        }
+    }
+    minijinja::Value::from_safe_string(out)
+}
+
 /// A Markdown link destination: characters that end or split it are
 /// percent-encoded (HTML attributes are escaped by minijinja instead).
 fn url_filter(s: String) -> String {
@@ -195,6 +218,7 @@ pub fn environment(templates: Option<&Path>) -> Environment<'static> {
     env.add_filter("md", md_filter);
     env.add_filter("code", code_filter);
     env.add_filter("text", text_filter);
+    env.add_filter("inline", inline_filter);
     env.add_filter("url", url_filter);
     env
 }
@@ -414,6 +438,11 @@ mod tests {
             "\\*\\*b\\*\\* \\[x\\](javascript:alert(1)) \\`c\\` a\\|b &lt;i&gt; sig_sign \\_e\\_"
         );
         assert_eq!(text_filter("a & b \\ c".into()), "a \\& b \\\\ c");
+        assert_eq!(
+            inline_filter("run `compare` & <b>".into()).to_string(),
+            "run <code>compare</code> &amp; &lt;b&gt;"
+        );
+        assert_eq!(inline_filter("a `b".into()).to_string(), "a `b");
         assert_eq!(code_filter("X-1".into()), "`X-1`");
         assert_eq!(code_filter("a`b".into()), "``a`b``");
         assert_eq!(code_filter("`a".into()), "`` `a ``");

@@ -739,6 +739,18 @@ fn assert_demo_site(p: &TestProject) {
     }
     let broken = pqbench::render::check_links(&site);
     assert!(broken.is_empty(), "broken links: {broken:#?}");
+    // Markdown reaches no HTML page raw: code spans are <code>, and a
+    // backtick left over would be a span that was not converted.
+    for page in common::files_with_ext(&site, "html") {
+        let html = std::fs::read_to_string(&page).unwrap();
+        let line = html.lines().find(|l| l.contains('`'));
+        assert!(
+            line.is_none(),
+            "{} holds a literal backtick: {}",
+            page.display(),
+            line.unwrap_or_default()
+        );
+    }
 
     let published = tempfile::tempdir().unwrap();
     let dest = published.path().join("dataset");
