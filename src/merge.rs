@@ -186,15 +186,8 @@ fn install(plan: &Plan, incoming: &BTreeMap<String, PathBuf>, dest: &Path) -> Re
         .file_name()
         .context("the dataset directory has no name")?
         .to_string_lossy();
-    let staging = parent.join(format!(".merge-{name}"));
-    if staging.exists() {
-        std::fs::remove_dir_all(&staging)
-            .with_context(|| format!("clearing {}", staging.display()))?;
-    }
-    for (rel, from) in incoming {
-        foreign::copy_regular(from, &staging.join(rel), foreign::DATASET.file_bytes)?;
-    }
-    fsutil::sync_dir(&staging)?;
+    // Refused before anything is copied: a folder holding something but
+    // no dataset is what an interrupted run left, not ours to replace.
     match std::fs::remove_dir(dest) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -208,6 +201,15 @@ fn install(plan: &Plan, incoming: &BTreeMap<String, PathBuf>, dest: &Path) -> Re
             ))
         }
     }
+    let staging = parent.join(format!(".merge-{name}"));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging)
+            .with_context(|| format!("clearing {}", staging.display()))?;
+    }
+    for (rel, from) in incoming {
+        foreign::copy_regular(from, &staging.join(rel), foreign::DATASET.file_bytes)?;
+    }
+    fsutil::sync_dir(&staging)?;
     std::fs::rename(&staging, dest)
         .with_context(|| format!("moving the merged dataset to {}", dest.display()))?;
     fsutil::sync_dir(parent)?;
