@@ -287,9 +287,11 @@ pub struct ClientRequest {
     pub symbol: Option<String>,
 }
 
-/// Every Valgrind client request in the code sections of `objects`.
+/// Every Valgrind client request in the executable sections of `objects`,
+/// whatever their names (a section of its own is as executable as
+/// `.text`).
 pub fn client_requests(objects: &[PathBuf]) -> Result<Vec<ClientRequest>> {
-    let graph = LinkGraph::load(objects, |name| name.starts_with(".text"))?;
+    let graph = LinkGraph::load(objects, |_| true)?;
     let mut found = Vec::new();
     for (object, secs) in graph.objects.iter().enumerate() {
         for s in secs.values().filter(|s| s.is_text) {
@@ -449,6 +451,28 @@ mod tests {
             let api = ["sig_keygen", "sig_sign", "sig_verify"].map(String::from);
             scan(&objects, &api, &DEFAULT_HELPERS.map(String::from)).unwrap()
         }
+    }
+
+    #[test]
+    fn client_requests_are_found_in_any_executable_section() {
+        if !cfg!(target_arch = "x86_64") {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let b = Build(dir.path().to_path_buf());
+        // The amd64 preamble, once in .text and once in a section of its
+        // own; a function without one beside them.
+        let src = r#"
+            #define PRE "rolq $3,%%rdi; rolq $13,%%rdi; rolq $61,%%rdi; rolq $51,%%rdi"
+            void in_text(void) { __asm__ volatile(PRE ::: "rdi"); }
+            __attribute__((section(".hidden_code")))
+            void elsewhere(void) { __asm__ volatile(PRE ::: "rdi"); }
+            int plain(int x) { return x + 1; }"#;
+        b.cc("req", src, &[]);
+        let found = client_requests(&[dir.path().join("req.o")]).unwrap();
+        let mut symbols: Vec<_> = found.iter().filter_map(|r| r.symbol.clone()).collect();
+        symbols.sort();
+        assert_eq!(symbols, ["elsewhere", "in_text"], "{found:?}");
     }
 
     fn names(hits: &[TableHit]) -> String {
