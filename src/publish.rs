@@ -181,12 +181,11 @@ fn without_output(bytes: &[u8]) -> Result<Vec<u8>> {
 fn copy_file(from: &Path, to: &Path, with_output: bool) -> Result<()> {
     use crate::fsutil::foreign;
     // Read without following a link, whatever put one there.
+    if with_output || from.extension().is_none_or(|e| e != "json") {
+        return foreign::copy_regular(from, to, foreign::DATASET.file_bytes);
+    }
     let bytes = foreign::read_regular(from, foreign::DATASET.file_bytes)?;
-    let kept = if with_output || from.extension().is_none_or(|e| e != "json") {
-        bytes
-    } else {
-        without_output(&bytes).with_context(|| format!("{}", from.display()))?
-    };
+    let kept = without_output(&bytes).with_context(|| format!("{}", from.display()))?;
     if std::fs::read(to).is_ok_and(|old| old == kept) {
         return Ok(());
     }

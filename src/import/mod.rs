@@ -64,10 +64,10 @@ pub struct ImportReport {
 /// The largest metadata file read (a scheme's `META.yml` is a few KiB).
 const YAML_BYTES: u64 = 16 << 20;
 
-/// A tree from elsewhere is walked before
-/// anything of it is read: a symbolic link in it, a file beyond the size
-/// limit or a tree too deep or too large is an error naming it, so nothing
-/// outside the tree becomes a project file and no link loop is walked.
+/// A tree from elsewhere is walked before anything of it is read: a
+/// symbolic link in it, a file beyond the size limit or a tree too deep or
+/// too large is an error naming it, so nothing outside the tree becomes a
+/// project file and no link loop is walked.
 fn refuse_links(path: &Path, given: &Path) -> Result<(), Error> {
     use crate::fsutil::foreign;
     let walked = if path.is_dir() {
@@ -77,12 +77,12 @@ fn refuse_links(path: &Path, given: &Path) -> Result<(), Error> {
         foreign::read_regular(path, YAML_BYTES).map(drop)
     };
     walked.map_err(|e| {
-            ConfigError::new(format!("cannot import {}: {e:#}", given.display()))
-                .help(
-                    "pqbench follows no link in a tree it imports: replace the link by a copy of what it points to, or import a copy of the tree made with `cp -rL`",
-                )
-                .into()
-        })
+        ConfigError::new(format!("cannot import {}: {e:#}", given.display()))
+            .help(
+                "pqbench follows no link in a tree it imports: replace the link by a copy of what it points to, or import a copy of the tree made with `cp -rL`",
+            )
+            .into()
+    })
 }
 
 /// Files to write, gathered before anything is written.

@@ -191,9 +191,7 @@ impl Spec {
             tail_bytes: 1 << 20,
         }
     }
-}
 
-impl Spec {
     /// Lets a toolchain process also read beneath `roots` (its inputs).
     pub fn reading(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Spec {
         if let Isolation::Toolchain { readable, .. } = &mut self.isolation {
