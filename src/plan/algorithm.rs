@@ -233,15 +233,31 @@ impl Resolver<'_> {
     /// One instance; `None` (with its problems recorded) unless all of it
     /// resolved.
     fn instance(&mut self, x: Parts) -> Option<Instance> {
-        let raw = self.raw;
         let root_s = x.ps.root.as_ref().unwrap_or(&x.imp.root);
-        let root = match contained(&self.alg_root, &self.toml_dir, root_s.get_ref()) {
+        let root = self.source_root(root_s)?;
+        let components_ok = x.components.iter().all(Option::is_some);
+        // Both run whatever the other found, so every problem is recorded.
+        let sources = self.own_sources(&root, root_s, &x);
+        let include_dirs = self.own_include_dirs(&root, &x);
+        match (sources, include_dirs) {
+            (Some(sources), Some(include_dirs)) if components_ok => {
+                Some(self.assemble(x, root, sources, include_dirs))
+            }
+            _ => None,
+        }
+    }
+
+    /// The implementation root (a set may name its own), which must be a
+    /// directory inside the algorithms directory.
+    fn source_root(&mut self, root_s: &Spanned<String>) -> Option<PathBuf> {
+        let raw = self.raw;
+        match contained(&self.alg_root, &self.toml_dir, root_s.get_ref()) {
             Err(e) => {
                 self.p.push(
                     raw.error_at(root_s, e)
                         .help("keep sources inside the algorithms directory"),
                 );
-                return None;
+                None
             }
             Ok(r) if !r.is_dir() => {
                 let shown = project_rel(self.project, &r);
@@ -249,24 +265,35 @@ impl Resolver<'_> {
                     raw.error_at(root_s, format!("source root {shown} not found"))
                         .help("create the directory or fix `root`"),
                 );
-                return None;
+                None
             }
-            Ok(r) => r,
-        };
-        let mut complete = x.components.iter().all(Option::is_some);
+            Ok(r) => Some(r),
+        }
+    }
+
+    /// The files the instance's own source patterns select; `None` when a
+    /// pattern leaves the root or selects nothing.
+    fn own_sources(
+        &mut self,
+        root: &Path,
+        root_s: &Spanned<String>,
+        x: &Parts,
+    ) -> Option<Vec<PathBuf>> {
+        let raw = self.raw;
+        let mut complete = true;
         let excludes = x.ps.exclude.as_ref().unwrap_or(&x.imp.exclude);
         let mut sources = Vec::new();
         for pat in x.ps.sources.as_ref().unwrap_or(&x.imp.sources) {
             // A default pattern has no text: point at the root.
             let at = if pat.span().is_empty() { root_s } else { pat };
-            if let Err(e) = contained(&root, &root, pat.get_ref()) {
+            if let Err(e) = contained(root, root, pat.get_ref()) {
                 complete = false;
                 self.p.push(raw.error_at(at, e).help(
                     "source patterns are relative to the implementation root and stay inside it",
                 ));
                 continue;
             }
-            match expand_sources(&root, std::slice::from_ref(pat.get_ref()), excludes) {
+            match expand_sources(root, std::slice::from_ref(pat.get_ref()), excludes) {
                 Ok(files) => sources.extend(files),
                 Err(e) => {
                     complete = false;
@@ -275,13 +302,32 @@ impl Resolver<'_> {
                 }
             }
         }
-        let mut include_dirs = vec![root.clone()];
+        complete.then_some(sources)
+    }
+
+    /// The root, then the instance's own include directories; `None` when
+    /// one is missing or outside the root.
+    fn own_include_dirs(&mut self, root: &Path, x: &Parts) -> Option<Vec<PathBuf>> {
+        let mut complete = true;
+        let mut include_dirs = vec![root.to_path_buf()];
         for inc in x.ps.include_dirs.as_ref().unwrap_or(&x.imp.include_dirs) {
-            match self.include_dir(&root, inc) {
+            match self.include_dir(root, inc) {
                 Some(d) => include_dirs.push(d),
                 None => complete = false,
             }
         }
+        complete.then_some(include_dirs)
+    }
+
+    /// The instance from its resolved parts: its own sources, include
+    /// directories and defines joined with its components'.
+    fn assemble(
+        &self,
+        x: Parts,
+        root: PathBuf,
+        mut sources: Vec<PathBuf>,
+        mut include_dirs: Vec<PathBuf>,
+    ) -> Instance {
         let mut defines: BTreeMap<&String, &DefineValue> = x.imp.defines.iter().collect();
         for comp in x.components.iter().flatten() {
             sources.extend(comp.sources.iter().cloned());
@@ -289,25 +335,13 @@ impl Resolver<'_> {
             defines.extend(comp.defines.iter());
         }
         defines.extend(x.ps.defines.iter());
-        if !complete {
-            return None;
-        }
         sources.sort();
         sources.dedup();
         include_dirs.dedup();
-        // The most specific namespace wins: set, implementation, [nist].
-        let mut binding = x.binding.clone();
-        if let Binding::Nist { namespace, .. } = &mut binding {
-            if let Some(ns) = x.ps.namespace.as_ref().or(x.imp.namespace.as_ref()) {
-                *namespace = ns.clone();
-            }
-        }
-        let a = &raw.value;
-        let default_records = match a.api {
-            ApiFamily::Nist => 100,
-            ApiFamily::Ngcc => 10,
-        };
-        Some(Instance {
+        let binding = instance_binding(&x);
+        let kat_records = self.kat_records(&x);
+        let a = &self.raw.value;
+        Instance {
             algorithm: x.id.to_string(),
             label: x.label,
             implementation: x.imp.name.get_ref().clone(),
@@ -325,18 +359,28 @@ impl Resolver<'_> {
             binding,
             cpu_features: x.imp.cpu_features.clone(),
             arch: x.imp.arch.clone(),
-            kat_records: x
-                .records
-                .or(x.ps.kat_records)
-                .or(a.kat.records)
-                .unwrap_or(default_records),
+            kat_records,
             cmake: x.imp.cmake.as_ref().map(|c| CmakeSpec {
                 root: root.clone(),
                 target: c.target.clone(),
                 options: c.options.clone(),
             }),
             spec: self.kind_spec(x.ps),
-        })
+        }
+    }
+
+    /// The campaign's override, else the set's, else the file's, else the
+    /// API's default.
+    fn kat_records(&self, x: &Parts) -> u32 {
+        let a = &self.raw.value;
+        let default_records = match a.api {
+            ApiFamily::Nist => 100,
+            ApiFamily::Ngcc => 10,
+        };
+        x.records
+            .or(x.ps.kat_records)
+            .or(a.kat.records)
+            .unwrap_or(default_records)
     }
 
     fn include_dir(&mut self, root: &Path, inc: &Spanned<String>) -> Option<PathBuf> {
@@ -416,4 +460,16 @@ struct Parts<'a> {
     binding: &'a Binding,
     components: &'a [Option<Component>],
     records: Option<u32>,
+}
+
+/// The file's binding, with the most specific namespace: set,
+/// implementation, [nist].
+fn instance_binding(x: &Parts) -> Binding {
+    let mut binding = x.binding.clone();
+    if let Binding::Nist { namespace, .. } = &mut binding {
+        if let Some(ns) = x.ps.namespace.as_ref().or(x.imp.namespace.as_ref()) {
+            *namespace = ns.clone();
+        }
+    }
+    binding
 }

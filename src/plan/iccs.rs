@@ -6,6 +6,7 @@
 //! algorithm `iccs`, self-checked and measured like the candidates.
 
 use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
 
 use super::names::{self, NAME_RULE};
 use super::paths::{contained, expand_sources};
@@ -50,13 +51,12 @@ pub fn baseline(
     instances: &[Instance],
     p: &mut Problems,
 ) -> Option<(Algorithm, Vec<Instance>)> {
-    let c = &raw.value.iccs;
     let widths: BTreeSet<u32> = instances
         .iter()
         .filter(|i| i.kind == Kind::Hash)
         .filter_map(|i| i.spec.digest_bits)
         .collect();
-    if widths.is_empty() || c.baseline == Some(false) {
+    if widths.is_empty() || raw.value.iccs.baseline == Some(false) {
         return None;
     }
     if algorithms.iter().any(|a| a.id == BASELINE_ID) {
@@ -69,10 +69,29 @@ pub fn baseline(
         );
         return None;
     }
-    let (name, at) = match &c.component {
+    let (name, file) = component_file(project, raw, p)?;
+    let comp: Loaded<RawComponent> = p.read(&file)?;
+    let parts = component_parts(project, &comp, p)?;
+    let insts: Vec<Instance> = helpers(&widths)
+        .into_iter()
+        .map(|(helper, bits)| instance(project, &parts, helper, bits))
+        .collect();
+    let algorithm = algorithm(project, &name, &file, &comp.value, &insts);
+    Some((algorithm, insts))
+}
+
+/// The name and file of the component the campaign names (or the
+/// default), when the name is valid and the file exists.
+fn component_file(
+    project: &Project,
+    raw: &Loaded<RawCampaign>,
+    p: &mut Problems,
+) -> Option<(String, PathBuf)> {
+    let (name, at) = match &raw.value.iccs.component {
         Some(s) => (s.get_ref().clone(), Some(s)),
         None => (DEFAULT_COMPONENT.to_string(), None),
     };
+    // The default has no position in the file: say that it is the default.
     let err = |msg: String, help: String| match at {
         Some(s) => raw.error_at(s, msg).help(help),
         None => raw
@@ -86,8 +105,7 @@ pub fn baseline(
         ));
         return None;
     }
-    let dir = project.algorithms_dir().join("components");
-    let file = dir.join(format!("{name}.toml"));
+    let file = components_dir(project).join(format!("{name}.toml"));
     if !file.is_file() {
         p.push(err(
             format!("unknown component `{name}`"),
@@ -95,11 +113,33 @@ pub fn baseline(
         ));
         return None;
     }
-    let comp: Loaded<RawComponent> = p.read(&file)?;
+    Some((name, file))
+}
+
+fn components_dir(project: &Project) -> PathBuf {
+    project.algorithms_dir().join("components")
+}
+
+/// What the baseline's instances are built from.
+struct ComponentParts {
+    /// Sorted, without duplicates.
+    sources: Vec<PathBuf>,
+    /// The component root first.
+    include_dirs: Vec<PathBuf>,
+    defines: Vec<String>,
+}
+
+/// The component's root, sources, include directories and defines, or
+/// None (with every problem recorded) unless all of them resolved.
+fn component_parts(
+    project: &Project,
+    comp: &Loaded<RawComponent>,
+    p: &mut Problems,
+) -> Option<ComponentParts> {
     let before = p.len();
     let cv = &comp.value;
     let alg_root = project.algorithms_dir();
-    let root = match contained(&alg_root, &dir, cv.root.get_ref()) {
+    let root = match contained(&alg_root, &components_dir(project), cv.root.get_ref()) {
         Ok(r) if r.is_dir() => r,
         Ok(_) | Err(_) => {
             p.push(
@@ -136,40 +176,55 @@ pub fn baseline(
     }
     sources.sort();
     sources.dedup();
-    let defines: Vec<String> = cv.defines.iter().filter_map(|(k, v)| v.flag(k)).collect();
-    let toml = project_rel(project, &file);
-    let insts: Vec<Instance> = helpers(&widths)
-        .into_iter()
-        .map(|(helper, bits)| Instance {
-            algorithm: BASELINE_ID.into(),
-            label: label(helper, bits),
-            implementation: "reference".into(),
-            kind: Kind::Hash,
-            api: ApiFamily::Ngcc,
-            sources: sources
-                .iter()
-                .map(|s| SourceFile {
-                    display: project_rel(project, s),
-                    path: s.clone(),
-                })
-                .collect(),
-            include_dirs: include_dirs.clone(),
-            defines: defines.clone(),
-            binding: Binding::Ngcc {
-                headers: vec!["auxfunc.h".into(), "drng.h".into(), BASELINE_HEADER.into()],
-            },
-            cpu_features: Vec::new(),
-            arch: Vec::new(),
-            kat_records: 1,
-            cmake: None,
-            spec: KindSpec {
-                digest_bits: Some(bits),
-                kex_names: Default::default(),
-                iccs_helper: Some(helper.into()),
-            },
-        })
-        .collect();
-    let algorithm = Algorithm {
+    Some(ComponentParts {
+        sources,
+        include_dirs,
+        defines: cv.defines.iter().filter_map(|(k, v)| v.flag(k)).collect(),
+    })
+}
+
+/// The baseline instance of one helper at one digest width.
+fn instance(project: &Project, parts: &ComponentParts, helper: &str, bits: u32) -> Instance {
+    Instance {
+        algorithm: BASELINE_ID.into(),
+        label: label(helper, bits),
+        implementation: "reference".into(),
+        kind: Kind::Hash,
+        api: ApiFamily::Ngcc,
+        sources: parts
+            .sources
+            .iter()
+            .map(|s| SourceFile {
+                display: project_rel(project, s),
+                path: s.clone(),
+            })
+            .collect(),
+        include_dirs: parts.include_dirs.clone(),
+        defines: parts.defines.clone(),
+        binding: Binding::Ngcc {
+            headers: vec!["auxfunc.h".into(), "drng.h".into(), BASELINE_HEADER.into()],
+        },
+        cpu_features: Vec::new(),
+        arch: Vec::new(),
+        kat_records: 1,
+        cmake: None,
+        spec: KindSpec {
+            digest_bits: Some(bits),
+            kex_names: Default::default(),
+            iccs_helper: Some(helper.into()),
+        },
+    }
+}
+
+/// The synthesized algorithm `iccs` of the baseline instances.
+fn algorithm(
+    project: &Project,
+    name: &str,
+    file: &Path,
+    cv: &RawComponent,
+    insts: &[Instance],
+) -> Algorithm {
+    Algorithm {
         id: BASELINE_ID.into(),
         name: "ICCS hash helpers".into(),
         kind: Kind::Hash,
@@ -179,7 +234,7 @@ pub fn baseline(
             cv.description
         ),
         links: Default::default(),
-        toml,
+        toml: project_rel(project, file),
         known_issues: Vec::new(),
         survey_note: None,
         kat_manifest: project.root.join("kat").join(BASELINE_ID).join("kat.sha256"),
@@ -189,6 +244,5 @@ pub fn baseline(
         ct_annotations: Vec::new(),
         profile_wraps: Vec::new(),
         profile_classes: Vec::new(),
-    };
-    Some((algorithm, insts))
+    }
 }

@@ -81,27 +81,10 @@ pub fn resolve_with(
     campaign: &str,
     opts: &ResolveOptions,
 ) -> Result<Plan, Error> {
-    let known = opts.stages;
     names::check_campaign_name(campaign)?;
     let file = project.campaign_file(campaign);
     if !file.is_file() {
-        // The system registry lives beside the campaigns but is none.
-        let registry = std::path::Path::new(super::system::REGISTRY)
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or_default();
-        let known: Vec<String> = list_stems(&project.root.join("campaigns"))
-            .into_iter()
-            .filter(|s| s != registry)
-            .collect();
-        return Err(ConfigError::new(format!("no campaign named `{campaign}`"))
-            .in_file(&file)
-            .help(format!(
-                "create {} or use one of: {}",
-                project_rel(project, &file),
-                known.join(", ")
-            ))
-            .into());
+        return Err(no_campaign(project, campaign, &file));
     }
     let mut p = Problems::default();
     let Some(raw) = p.read::<RawCampaign>(&file) else {
@@ -111,126 +94,29 @@ pub fn resolve_with(
     let (spec, systems) = campaign_systems(project, &raw, opts.system, &mut p);
     let system = &spec.id;
     let flag_profiles = flag_profiles(&raw, &mut p);
-    // Stage names come from the stage registry, which the caller knows.
-    if !known.is_empty() {
-        for s in c.stages.iter().flatten() {
-            if !known.contains(&s.get_ref().as_str()) && s.get_ref() != DEFAULT_STAGES {
-                p.push(
-                    raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
-                        .help(format!(
-                        "stages are {}, or \"{DEFAULT_STAGES}\" for every stage that is not opt-in",
-                        known.join(", ")
-                    )),
-                );
-            }
-        }
-    }
-    let (stages, stage_locations) = match &c.stages {
-        None => (vec![ALL_STAGES.to_string()], vec![None]),
-        Some(list) => list
-            .iter()
-            .map(|s| {
-                let loc = (!s.span().is_empty())
-                    .then(|| crate::error::Location::from_span(&raw.path, &raw.text, s.span()));
-                // "default": every stage but the opt-in ones.
-                let name = if s.get_ref() == DEFAULT_STAGES {
-                    ALL_STAGES.to_string()
-                } else {
-                    s.get_ref().clone()
-                };
-                (name, loc)
-            })
-            .unzip(),
-    };
-    let timing = timing(&raw, &mut p);
-    let campaign_dir = file.parent().unwrap_or(&project.root).to_path_buf();
-    let mut in_project = |s: &Spanned<String>, is_dir: bool, what: &str, key: &str| {
-        let path = p.take(
-            contained(&project.root, &campaign_dir, s.get_ref())
-                .map_err(|e| raw.error_at(s, e).help("use a path inside the project")),
-        )?;
-        let found = if is_dir {
-            path.is_dir()
-        } else {
-            path.is_file()
-        };
-        if !found {
-            p.push(
-                raw.error_at(s, format!("{what} not found"))
-                    .help(format!("create it or remove `{key}`")),
-            );
-        }
-        Some(path)
-    };
-    let sizes_catalog = c
-        .sizes
-        .catalog
-        .as_ref()
-        .and_then(|s| in_project(s, false, "size catalog", "catalog"));
-    let kex_catalog = c
-        .sizes
-        .kex_catalog
-        .as_ref()
-        .and_then(|s| in_project(s, false, "KEX size catalog", "kex-catalog"));
-    let templates = c
-        .render
-        .templates
-        .as_ref()
-        .and_then(|s| in_project(s, true, "template directory", "templates"));
+    check_stage_names(&raw, opts.stages, &mut p);
+    let (stages, stage_locations) = stage_list(&raw);
+    let mut timing = timing(&raw, &mut p);
+    let paths = campaign_paths(project, &raw, &file, &mut p);
     let (profile_wraps, profile_classes) = super::profile::campaign(&raw, &mut p);
     let reuse_measurements_from =
         super::sharing::reuse_from(project, &raw, campaign, system, &mut p);
-
-    let sel = Selection {
-        implementations: c.implementations.as_deref(),
-        records: c.kat.records,
-    };
-    let mut algorithms = Vec::new();
-    let mut instances = Vec::new();
-    for id in select_algorithms(project, &raw, &mut p) {
-        let file = project.algorithms_dir().join(format!("{id}.toml"));
-        let check = check_algorithm(project, &file, sel);
-        p.extend(check.problems);
-        algorithms.extend(check.algorithm);
-        instances.extend(check.instances.into_iter().map(|(i, _)| i));
-    }
-    // The ICCS helpers, measured as the baseline of the hash candidates.
-    if let Some((a, insts)) = super::iccs::baseline(project, &raw, &algorithms, &instances, &mut p)
-    {
-        algorithms.push(a);
-        instances.extend(insts);
-    }
-
+    let (algorithms, instances) = selected_algorithms(project, &raw, &mut p);
     let deferred = super::deferral::deferred(&raw, &instances, &mut p);
 
     let output = project.output_dir();
     let output_dir = output.join(campaign).join(system);
     let site_dir = output.join(campaign).join(crate::records::layout::SITE);
-    // With valid names only a link can lead elsewhere.
-    let names_ok = names::check_name(system).is_ok();
     let compiler_from_system = spec.compiler.is_some();
     let compiler = spec
         .compiler
         .clone()
         .or_else(|| c.compiler.clone())
         .unwrap_or_else(|| "gcc".into());
-    let mut timing = timing;
     if timing.cpus.is_empty() {
         timing.cpus = spec.cpus.clone();
     }
-    for dir in [&output_dir, &site_dir] {
-        if names_ok && !names::resolves_inside(&output, dir) {
-            p.push(
-                raw.error_at(
-                    &c.system,
-                    format!("{} is not inside output/", dir.display()),
-                )
-                .help(
-                    "results are written under output/ only: remove the link that leads elsewhere",
-                ),
-            );
-        }
-    }
+    check_output_dirs(&raw, system, &output, [&output_dir, &site_dir], &mut p);
     p.finish(Plan {
         campaign: campaign.to_string(),
         description: c.description.clone(),
@@ -264,18 +150,191 @@ pub fn resolve_with(
             cpu_seconds: c.limits.cpu_seconds.unwrap_or(3600),
             file_mib: c.limits.file_mib.unwrap_or(1024),
         },
-        sizes_catalog,
+        sizes_catalog: paths.sizes_catalog,
         reuse_measurements_from,
-        kex_catalog,
+        kex_catalog: paths.kex_catalog,
         profile_wraps,
         profile_classes,
-        templates,
+        templates: paths.templates,
         count: super::exact::count_settings(&c.count),
         ct: super::exact::ct_settings(&c.ct),
         algorithms,
         instances,
         deferred,
     })
+}
+
+/// The error for a campaign with no file, listing the campaigns there are.
+fn no_campaign(project: &Project, campaign: &str, file: &Path) -> Error {
+    // The system registry lives beside the campaigns but is none.
+    let registry = std::path::Path::new(super::system::REGISTRY)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    let known: Vec<String> = list_stems(&project.root.join("campaigns"))
+        .into_iter()
+        .filter(|s| s != registry)
+        .collect();
+    ConfigError::new(format!("no campaign named `{campaign}`"))
+        .in_file(file)
+        .help(format!(
+            "create {} or use one of: {}",
+            project_rel(project, file),
+            known.join(", ")
+        ))
+        .into()
+}
+
+/// Every name in `stages` is one of `known` or "default" (no check when
+/// `known` is empty).
+fn check_stage_names(raw: &Loaded<RawCampaign>, known: &[&str], p: &mut Problems) {
+    // Stage names come from the stage registry, which the caller knows.
+    if known.is_empty() {
+        return;
+    }
+    for s in raw.value.stages.iter().flatten() {
+        if !known.contains(&s.get_ref().as_str()) && s.get_ref() != DEFAULT_STAGES {
+            p.push(
+                raw.error_at(s, format!("unknown stage `{}`", s.get_ref()))
+                    .help(format!(
+                        "stages are {}, or \"{DEFAULT_STAGES}\" for every stage that is not opt-in",
+                        known.join(", ")
+                    )),
+            );
+        }
+    }
+}
+
+/// The stages to run, each with where the file names it (all of them when
+/// the file names none).
+fn stage_list(raw: &Loaded<RawCampaign>) -> (Vec<String>, Vec<Option<crate::error::Location>>) {
+    match &raw.value.stages {
+        None => (vec![ALL_STAGES.to_string()], vec![None]),
+        Some(list) => list
+            .iter()
+            .map(|s| {
+                let loc = (!s.span().is_empty())
+                    .then(|| crate::error::Location::from_span(&raw.path, &raw.text, s.span()));
+                // "default": every stage but the opt-in ones.
+                let name = if s.get_ref() == DEFAULT_STAGES {
+                    ALL_STAGES.to_string()
+                } else {
+                    s.get_ref().clone()
+                };
+                (name, loc)
+            })
+            .unzip(),
+    }
+}
+
+/// The files and directories of the project a campaign names.
+struct CampaignPaths {
+    sizes_catalog: Option<PathBuf>,
+    kex_catalog: Option<PathBuf>,
+    templates: Option<PathBuf>,
+}
+
+/// The campaign's paths, each inside the project (relative to the
+/// campaign's directory) and existing.
+fn campaign_paths(
+    project: &Project,
+    raw: &Loaded<RawCampaign>,
+    file: &Path,
+    p: &mut Problems,
+) -> CampaignPaths {
+    let c = &raw.value;
+    let campaign_dir = file.parent().unwrap_or(&project.root).to_path_buf();
+    let mut in_project = |s: &Spanned<String>, is_dir: bool, what: &str, key: &str| {
+        let path = p.take(
+            contained(&project.root, &campaign_dir, s.get_ref())
+                .map_err(|e| raw.error_at(s, e).help("use a path inside the project")),
+        )?;
+        let found = if is_dir {
+            path.is_dir()
+        } else {
+            path.is_file()
+        };
+        if !found {
+            p.push(
+                raw.error_at(s, format!("{what} not found"))
+                    .help(format!("create it or remove `{key}`")),
+            );
+        }
+        Some(path)
+    };
+    CampaignPaths {
+        sizes_catalog: c
+            .sizes
+            .catalog
+            .as_ref()
+            .and_then(|s| in_project(s, false, "size catalog", "catalog")),
+        kex_catalog: c
+            .sizes
+            .kex_catalog
+            .as_ref()
+            .and_then(|s| in_project(s, false, "KEX size catalog", "kex-catalog")),
+        templates: c
+            .render
+            .templates
+            .as_ref()
+            .and_then(|s| in_project(s, true, "template directory", "templates")),
+    }
+}
+
+/// Every algorithm the campaign selects and its instances, then the ICCS
+/// baseline when the campaign has hash candidates.
+fn selected_algorithms(
+    project: &Project,
+    raw: &Loaded<RawCampaign>,
+    p: &mut Problems,
+) -> (Vec<Algorithm>, Vec<Instance>) {
+    let c = &raw.value;
+    let sel = Selection {
+        implementations: c.implementations.as_deref(),
+        records: c.kat.records,
+    };
+    let mut algorithms = Vec::new();
+    let mut instances = Vec::new();
+    for id in select_algorithms(project, raw, p) {
+        let file = project.algorithms_dir().join(format!("{id}.toml"));
+        let check = check_algorithm(project, &file, sel);
+        p.extend(check.problems);
+        algorithms.extend(check.algorithm);
+        instances.extend(check.instances.into_iter().map(|(i, _)| i));
+    }
+    // The ICCS helpers, measured as the baseline of the hash candidates.
+    if let Some((a, insts)) = super::iccs::baseline(project, raw, &algorithms, &instances, p) {
+        algorithms.push(a);
+        instances.extend(insts);
+    }
+    (algorithms, instances)
+}
+
+/// Results are written under output/ only.
+fn check_output_dirs(
+    raw: &Loaded<RawCampaign>,
+    system: &str,
+    output: &Path,
+    dirs: [&PathBuf; 2],
+    p: &mut Problems,
+) {
+    // With valid names only a link can lead elsewhere.
+    if names::check_name(system).is_err() {
+        return;
+    }
+    for dir in dirs {
+        if !names::resolves_inside(output, dir) {
+            p.push(
+                raw.error_at(
+                    &raw.value.system,
+                    format!("{} is not inside output/", dir.display()),
+                )
+                .help(
+                    "results are written under output/ only: remove the link that leads elsewhere",
+                ),
+            );
+        }
+    }
 }
 
 /// The campaign's systems (its `systems`, else its `system`), each

@@ -143,6 +143,15 @@ impl Resolver<'_> {
 
     /// Rules within the file that do not need the file system.
     pub(super) fn rules(&mut self) {
+        self.required_tables();
+        self.implementation_rules();
+        self.parameter_set_rules();
+        self.known_issue_rules();
+        self.ct_annotation_rules();
+    }
+
+    /// At least one implementation and one parameter set.
+    fn required_tables(&mut self) {
         let raw = self.raw;
         let a = &raw.value;
         if a.implementations.is_empty() {
@@ -157,7 +166,13 @@ impl Resolver<'_> {
                     .help("add a [[parameter-set]] table with a `label`"),
             );
         }
-        let imp_names: Vec<&String> = a.implementations.iter().map(|i| i.name.get_ref()).collect();
+    }
+
+    /// Each implementation: a distinct valid name, known CPU features and
+    /// architectures, C macro names, and a namespace only under the NIST API.
+    fn implementation_rules(&mut self) {
+        let raw = self.raw;
+        let a = &raw.value;
         let mut seen = BTreeSet::new();
         for (i, imp) in a.implementations.iter().enumerate() {
             let name = imp.name.get_ref();
@@ -173,51 +188,77 @@ impl Resolver<'_> {
                         .help("give every implementation a distinct name"),
                 );
             }
-            for (n, f) in imp.cpu_features.iter().enumerate() {
-                // Each becomes `-m<feature>`.
-                if names::check_name(f).is_err() {
-                    let at = [
-                        Step::Key("implementation"),
-                        Step::Index(i),
-                        Step::Key("cpu-features"),
-                        Step::Index(n),
-                    ];
-                    self.p.push(
-                        raw.error_at_value(&at, format!("CPU feature `{f}` is not a feature name"))
-                            .help("write features as gcc's -m options name them: avx2, bmi2, aes, ..."),
-                    );
-                }
-            }
-            for (n, a) in imp.arch.iter().enumerate() {
-                if !["x86_64", "aarch64"].contains(&a.as_str()) {
-                    let at = [
-                        Step::Key("implementation"),
-                        Step::Index(i),
-                        Step::Key("arch"),
-                        Step::Index(n),
-                    ];
-                    self.p.push(
-                        raw.error_at_value(&at, format!("unknown architecture `{a}`"))
-                            .help("use x86_64 or aarch64"),
-                    );
-                }
-            }
+            self.cpu_features(i, &imp.cpu_features);
+            self.archs(i, &imp.arch);
             self.define_names(&imp.defines, &[Step::Key("implementation"), Step::Index(i)]);
             if let Some(ns) = &imp.namespace {
+                self.implementation_namespace(i, ns);
+            }
+        }
+    }
+
+    /// The CPU features of implementation `i`.
+    fn cpu_features(&mut self, i: usize, features: &[String]) {
+        for (n, f) in features.iter().enumerate() {
+            // Each becomes `-m<feature>`.
+            if names::check_name(f).is_err() {
                 let at = [
                     Step::Key("implementation"),
                     Step::Index(i),
-                    Step::Key("namespace"),
+                    Step::Key("cpu-features"),
+                    Step::Index(n),
                 ];
-                self.namespace(ns, &at);
-                if a.api != ApiFamily::Nist {
-                    self.p.push(
-                        raw.error_at_key(&at, "`namespace` applies to NIST-API implementations")
-                            .help("remove it, or set api = \"nist\""),
-                    );
-                }
+                self.p.push(
+                    self.raw
+                        .error_at_value(&at, format!("CPU feature `{f}` is not a feature name"))
+                        .help("write features as gcc's -m options name them: avx2, bmi2, aes, ..."),
+                );
             }
         }
+    }
+
+    /// The architectures of implementation `i`.
+    fn archs(&mut self, i: usize, archs: &[String]) {
+        for (n, a) in archs.iter().enumerate() {
+            if !["x86_64", "aarch64"].contains(&a.as_str()) {
+                let at = [
+                    Step::Key("implementation"),
+                    Step::Index(i),
+                    Step::Key("arch"),
+                    Step::Index(n),
+                ];
+                self.p.push(
+                    self.raw
+                        .error_at_value(&at, format!("unknown architecture `{a}`"))
+                        .help("use x86_64 or aarch64"),
+                );
+            }
+        }
+    }
+
+    /// The namespace of implementation `i`: a C prefix, of a NIST-API one.
+    fn implementation_namespace(&mut self, i: usize, ns: &str) {
+        let at = [
+            Step::Key("implementation"),
+            Step::Index(i),
+            Step::Key("namespace"),
+        ];
+        self.namespace(ns, &at);
+        if self.raw.value.api != ApiFamily::Nist {
+            self.p.push(
+                self.raw
+                    .error_at_key(&at, "`namespace` applies to NIST-API implementations")
+                    .help("remove it, or set api = \"nist\""),
+            );
+        }
+    }
+
+    /// Each parameter set: C macro names, a C namespace, and only
+    /// implementations the file has.
+    fn parameter_set_rules(&mut self) {
+        let raw = self.raw;
+        let a = &raw.value;
+        let imp_names: Vec<&String> = a.implementations.iter().map(|i| i.name.get_ref()).collect();
         for (j, ps) in a.parameter_sets.iter().enumerate() {
             let at = [Step::Key("parameter-set"), Step::Index(j)];
             self.define_names(&ps.defines, &at);
@@ -237,7 +278,12 @@ impl Resolver<'_> {
                 }
             }
         }
-        for k in &a.known_issues {
+    }
+
+    /// Known issues' label patterns are regular expressions.
+    fn known_issue_rules(&mut self) {
+        let raw = self.raw;
+        for k in &raw.value.known_issues {
             if let Err(e) = regex::Regex::new(k.labels.get_ref()) {
                 self.p.push(
                     raw.error_at(&k.labels, format!("bad label pattern: {e}"))
@@ -245,6 +291,12 @@ impl Resolver<'_> {
                 );
             }
         }
+    }
+
+    /// Each constant-time annotation's problems, at the key they concern.
+    fn ct_annotation_rules(&mut self) {
+        let raw = self.raw;
+        let a = &raw.value;
         for c in &a.ct_annotations {
             for e in super::exact::annotation_problems(c, a.kind) {
                 let (at, help) = match &e {

@@ -213,6 +213,35 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         .context("library missing from the cache")?;
     let scratch = cx.cache.scratch()?;
     let local = crate::measure::driver::stage_library(&lib, scratch.path())?;
+    let spec = generator_spec(cx, inst, local, scratch.path(), &mut log)?;
+    let run = sandbox::run(&spec)?;
+    let results = frame::verify(run.channel(&spec, "results"));
+    read_generator_lines(&results, &mut attempt, &mut log);
+    attempt.status = verdict(cx, &run, &results, &mut attempt);
+    if attempt.status == Status::Pass {
+        let generated = run.channel(&spec, "kat");
+        match kat_channel_error(&attempt.generator, generated) {
+            Some(e) => {
+                attempt.status = Status::Crash;
+                attempt.detail = Some(e);
+            }
+            None => {
+                attempt.output_sha256 = Some(cx.cache.put_blob(generated)?);
+                compare_with_references(cx.plan, alg, inst, generated, &mut attempt, &mut log)?;
+            }
+        }
+    }
+    finish(cx, inst, attempt, log)
+}
+
+/// The sandboxed run of the KAT runner on the staged library `local`.
+fn generator_spec(
+    cx: &Cx,
+    inst: &Instance,
+    local: String,
+    scratch: &Path,
+    log: &mut LogWriter,
+) -> Result<sandbox::Spec> {
     let format = inst.api.as_str();
     // Verdict lines and the KAT file travel on channels of their own, never
     // on stdout (which the library shares) or through a file in the job
@@ -231,7 +260,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
             "--records".into(),
             inst.kat_records.to_string(),
         ],
-        scratch.path(),
+        scratch,
     )?;
     spec.channels.push(Channel {
         name: "kat".into(),
@@ -242,9 +271,17 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
     spec.limits = Limits::from_plan(&cx.plan.limits);
     log.kv("format", format);
     log.kv("records_requested", &inst.kat_records.to_string());
-    let run = sandbox::run(&spec)?;
-    let results = frame::verify(run.channel(&spec, "results"));
-    if let Ok(body) = &results {
+    Ok(spec)
+}
+
+/// Keeps the runner's `key = value` lines in `attempt.generator` and logs
+/// all but its status and detail.
+fn read_generator_lines(
+    results: &Result<&[u8], frame::FrameError>,
+    attempt: &mut KatAttempt,
+    log: &mut LogWriter,
+) {
+    if let Ok(body) = results {
         for line in String::from_utf8_lossy(body).lines() {
             if let Some((k, v)) = line.split_once(" = ") {
                 attempt
@@ -253,6 +290,21 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
             }
         }
     }
+    for (k, v) in &attempt.generator {
+        if k != "status" && k != "detail" {
+            log.kv(k, v);
+        }
+    }
+}
+
+/// The status of a generator run, from how it ended and what it reported
+/// (setting the attempt's detail to say why when it did not pass).
+fn verdict(
+    cx: &Cx,
+    run: &sandbox::Output,
+    results: &Result<&[u8], frame::FrameError>,
+    attempt: &mut KatAttempt,
+) -> Status {
     // The runner's verdict is its last status line.
     let reported = attempt
         .generator
@@ -266,12 +318,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         .rev()
         .find(|(k, _)| k == "detail")
         .map(|(_, v)| v.clone());
-    for (k, v) in &attempt.generator {
-        if k != "status" && k != "detail" {
-            log.kv(k, v);
-        }
-    }
-    attempt.status = match (run.outcome, reported) {
+    let status = match (run.outcome, reported) {
         _ if run.overflow.is_some() => {
             attempt.detail = Some(format!(
                 "the generator's {} channel went beyond its cap",
@@ -308,26 +355,13 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
             Status::Crash
         }
     };
-    if attempt.status == Status::Timeout {
+    if status == Status::Timeout {
         attempt.detail = Some(format!(
             "no result within {} s",
             cx.plan.kat.timeout_seconds
         ));
     }
-    if attempt.status == Status::Pass {
-        let generated = run.channel(&spec, "kat");
-        match kat_channel_error(&attempt.generator, generated) {
-            Some(e) => {
-                attempt.status = Status::Crash;
-                attempt.detail = Some(e);
-            }
-            None => {
-                attempt.output_sha256 = Some(cx.cache.put_blob(generated)?);
-                compare_with_references(cx.plan, alg, inst, generated, &mut attempt, &mut log)?;
-            }
-        }
-    }
-    finish(cx, inst, attempt, log)
+    status
 }
 
 /// Whether the KAT channel holds exactly the bytes the runner says it

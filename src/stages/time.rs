@@ -15,8 +15,10 @@ use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::timing::{lost_cpu, Attempts, Calibration, Next, OpTiming, TimeOutput};
-use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
-use crate::plan::Instance;
+use crate::measure::{
+    measured_library_path, measurement_manifest, plan_iterations, IterationPlan, OpStatus,
+};
+use crate::plan::{Instance, TimingSettings};
 use crate::records::operation::{record_path, OperationRecord};
 use crate::stats::{self, Trial};
 
@@ -227,15 +229,9 @@ pub(super) fn failed(
 fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming> {
     let s = &cx.plan.timing;
     let timeout = Duration::from_secs_f64(s.timeout_seconds);
-    let base = |mode: &str| -> Vec<String> {
-        ["--op", op, "--mode", mode, "--warmup"]
-            .iter()
-            .map(|x| x.to_string())
-            .chain([s.warmup.to_string()])
-            .collect()
-    };
     let started_utc = Some(crate::records::utc_now_millis());
-    let (calib_proc, _) = driver::run(cx, lib, &base("calibrate"), cpu, timeout)?;
+    let calibrate = driver_args(op, "calibrate", s.warmup);
+    let (calib_proc, _) = driver::run(cx, lib, &calibrate, cpu, timeout)?;
     if let Some((status, detail)) = calib_proc.failure() {
         let mut t = failed(
             op,
@@ -246,29 +242,95 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         t.started_utc = started_utc;
         return Ok(t);
     }
+    let calibration = calibration(&calib_proc)?;
+    let plan = plan_iterations(calibration.seconds_per_call, s);
+    let run = TrialRun {
+        cx,
+        lib,
+        args: trial_args(op, plan.iterations, s),
+        cpu,
+        timeout: trial_timeout(plan.iterations, calibration.seconds_per_call, s),
+        expected: Expected {
+            iterations: plan.iterations,
+            warmup: s.warmup,
+            samples: s.samples,
+            calibration_cpu: calib_proc.sandbox.rusage.map(|r| r.cpu_seconds()),
+            untimed_per_call: 0.0,
+        },
+    };
+    let mut timing = planned(op, started_utc, calibration, plan, s);
+    timing.processes.push(calib_proc);
+    for _ in 0..s.trials {
+        match trial(&run, &mut timing, retries)? {
+            TrialEnd::Kept(trial, r) => {
+                // Counted for kept trials only, so they refer to the same calls as n.
+                timing.sign_retries += r.sign.unwrap_or(0);
+                timing.setup_sign_retries += r.setup_sign.unwrap_or(0);
+                timing.verify_rejects += r.verify_rejects.unwrap_or(0);
+                timing.trials.push(trial);
+            }
+            TrialEnd::Failed => return Ok(finish(timing)),
+            TrialEnd::Implausible(why) => return Ok(implausible_timing(timing, why)),
+        }
+    }
+    Ok(finish(timing))
+}
+
+/// The driver's arguments for `op` in `mode`, up to its warm-up calls.
+fn driver_args(op: &str, mode: &str, warmup: u32) -> Vec<String> {
+    ["--op", op, "--mode", mode, "--warmup"]
+        .iter()
+        .map(|x| x.to_string())
+        .chain([warmup.to_string()])
+        .collect()
+}
+
+/// The driver's arguments for one trial of `iterations` calls.
+pub(super) fn trial_args(op: &str, iterations: u64, s: &TimingSettings) -> Vec<String> {
+    let mut args = driver_args(op, "trial", s.warmup);
+    args.extend(["--iters".to_string(), iterations.to_string()]);
+    if s.samples {
+        args.push("--samples".into());
+    }
+    args
+}
+
+/// A trial may take a few times its planned length on a noisy host, but
+/// a hang must still end well before the campaign-wide limit.
+pub(super) fn trial_timeout(
+    iterations: u64,
+    seconds_per_call: f64,
+    s: &TimingSettings,
+) -> Duration {
+    let expected = (iterations + u64::from(s.warmup)) as f64 * seconds_per_call;
+    Duration::from_secs_f64((expected * 10.0 + 30.0).min(s.timeout_seconds))
+}
+
+/// The calibration the driver printed.
+fn calibration(calib_proc: &ProcessRecord) -> Result<Calibration> {
     let c = calib_proc
         .line("calib")
         .context("driver printed no calibration")?;
     let calls = c.u64("calls").unwrap_or(1).max(1);
     let seconds = c.f64("seconds").unwrap_or(0.0);
-    let calibration = Calibration {
+    Ok(Calibration {
         calls,
         seconds,
         seconds_per_call: seconds / calls as f64,
         first_seconds: c.f64("first_seconds"),
-    };
-    let plan = plan_iterations(calibration.seconds_per_call, s);
-    // A trial may take a few times its planned length on a noisy host, but
-    // a hang must still end well before the campaign-wide limit.
-    let expected = (plan.iterations + u64::from(s.warmup)) as f64 * calibration.seconds_per_call;
-    let trial_timeout = Duration::from_secs_f64((expected * 10.0 + 30.0).min(s.timeout_seconds));
-    let plan_iterations = plan.iterations;
-    let mut args = base("trial");
-    args.extend(["--iters".to_string(), plan.iterations.to_string()]);
-    if s.samples {
-        args.push("--samples".into());
-    }
-    let mut timing = OpTiming {
+    })
+}
+
+/// An operation's timing before its first trial: planned, with no trial
+/// and no process yet.
+pub(super) fn planned(
+    op: &str,
+    started_utc: Option<String>,
+    calibration: Calibration,
+    plan: IterationPlan,
+    s: &TimingSettings,
+) -> OpTiming {
+    OpTiming {
         op: op.to_string(),
         started_utc,
         status: OpStatus::Ok,
@@ -279,7 +341,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         plan: Some(plan),
         trials_wanted: s.trials,
         warmup: s.warmup,
-        processes: vec![calib_proc],
+        processes: Vec::new(),
         trials: Vec::new(),
         repeated_trials: 0,
         sign_retries: 0,
@@ -288,53 +350,77 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         lengths: BTreeMap::new(),
         summary: None,
         step: None,
-    };
-    for _ in 0..s.trials {
-        let mut attempts = Attempts::default();
-        loop {
-            let (proc, samples) = driver::run(cx, lib, &args, cpu, trial_timeout)?;
-            if let Some((status, detail)) = proc.failure() {
-                timing.status = status;
-                timing.detail = Some(format!("trial {}: {detail}", timing.trials.len() + 1));
-                timing.processes.push(proc);
-                return Ok(finish(timing));
-            }
-            let claims = (samples.len(), samples.iter().sum::<u64>());
-            let calibration_cpu = timing.processes[0].sandbox.rusage.map(|r| r.cpu_seconds());
-            let expected = Expected {
-                iterations: plan_iterations,
-                warmup: s.warmup,
-                samples: s.samples,
-                calibration_cpu,
-                untimed_per_call: 0.0,
-            };
-            if let Some(why) = implausible(&proc, &expected, claims) {
-                timing.processes.push(proc);
-                return Ok(implausible_timing(timing, why));
-            }
-            let disturbed = counter_disagrees(&proc);
-            let (trial, lost) = read_trial(&proc, samples, &mut timing)?;
-            let t = proc.line("trial").context("driver printed no trial line")?;
-            let (retries, rejects) = (t.u64("sign_retries"), t.u64("verify_rejects"));
-            let setup_retries = t.u64("setup_sign_retries");
+    }
+}
+
+/// The signing retries and verify rejections a trial reports.
+struct Retries {
+    sign: Option<u64>,
+    setup_sign: Option<u64>,
+    verify_rejects: Option<u64>,
+}
+
+fn retries(proc: &ProcessRecord) -> Result<Retries> {
+    let t = proc.line("trial").context("driver printed no trial line")?;
+    Ok(Retries {
+        sign: t.u64("sign_retries"),
+        setup_sign: t.u64("setup_sign_retries"),
+        verify_rejects: t.u64("verify_rejects"),
+    })
+}
+
+/// How every trial process of one operation is run.
+pub(super) struct TrialRun<'a> {
+    pub cx: &'a Cx<'a>,
+    pub lib: &'a Path,
+    pub args: Vec<String>,
+    pub cpu: Option<usize>,
+    pub timeout: Duration,
+    pub expected: Expected,
+}
+
+/// How one trial ended.
+pub(super) enum TrialEnd<X> {
+    /// Kept, with what the caller read from its process.
+    Kept(Trial, X),
+    /// The driver failed: `timing` has its status and detail.
+    Failed,
+    /// None of the operation's trials can be used, for this reason.
+    Implausible(String),
+}
+
+/// Runs one trial, again while it lost the CPU or was disturbed
+/// (`Attempts`), adding every process to `timing`; `read` takes what the
+/// caller needs from the process beyond the trial's figures.
+pub(super) fn trial<X>(
+    run: &TrialRun,
+    timing: &mut OpTiming,
+    read: impl Fn(&ProcessRecord) -> Result<X>,
+) -> Result<TrialEnd<X>> {
+    let mut attempts = Attempts::default();
+    loop {
+        let (proc, samples) = driver::run(run.cx, run.lib, &run.args, run.cpu, run.timeout)?;
+        if let Some((status, detail)) = proc.failure() {
+            timing.status = status;
+            timing.detail = Some(format!("trial {}: {detail}", timing.trials.len() + 1));
             timing.processes.push(proc);
-            match attempts.judge(lost, disturbed) {
-                Next::Keep => {}
-                Next::Repeat => {
-                    timing.repeated_trials += 1;
-                    continue;
-                }
-                Next::Implausible(why) => return Ok(implausible_timing(timing, why)),
-            }
-            // Counted for kept trials only, so they refer to the same calls as n.
-            timing.sign_retries += retries.unwrap_or(0);
-            timing.setup_sign_retries += setup_retries.unwrap_or(0);
-            timing.verify_rejects += rejects.unwrap_or(0);
-            timing.trials.push(trial);
-            break;
+            return Ok(TrialEnd::Failed);
+        }
+        let claims = (samples.len(), samples.iter().sum::<u64>());
+        if let Some(why) = implausible(&proc, &run.expected, claims) {
+            timing.processes.push(proc);
+            return Ok(TrialEnd::Implausible(why));
+        }
+        let disturbed = counter_disagrees(&proc);
+        let (trial, lost) = read_trial(&proc, samples, timing)?;
+        let extra = read(&proc)?;
+        timing.processes.push(proc);
+        match attempts.judge(lost, disturbed) {
+            Next::Keep => return Ok(TrialEnd::Kept(trial, extra)),
+            Next::Repeat => timing.repeated_trials += 1,
+            Next::Implausible(why) => return Ok(TrialEnd::Implausible(why)),
         }
     }
-    Ok(finish(timing))
 }
 
 /// Reads one trial's figures; `lost` when it ran below the CPU share.
