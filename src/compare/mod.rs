@@ -315,8 +315,27 @@ pub fn compare_op(
     host: &Result<(), String>,
     t: f64,
 ) -> OpComparison {
+    let mut c = unmeasured(a, b);
+    let (Some(a), Some(b)) = (a, b) else {
+        c.reason = Some(format!(
+            "only in run {}",
+            if a.is_some() { "A" } else { "B" }
+        ));
+        return c;
+    };
+    if let Some(why) = incomparable(a, b, host) {
+        c.reason = Some(why);
+        return c;
+    }
+    measure(&mut c, a, b, t);
+    c
+}
+
+/// The comparison before measuring: incomparable, with what each record
+/// tells on its own.
+fn unmeasured(a: Option<&OperationRecord>, b: Option<&OperationRecord>) -> OpComparison {
     let any = a.or(b).expect("an operation from one of the runs");
-    let mut c = OpComparison {
+    OpComparison {
         instance: format!("{}/{}", any.algorithm, any.label),
         algorithm: any.algorithm.clone(),
         label: any.label.clone(),
@@ -342,60 +361,52 @@ pub fn compare_op(
         dispersion_b: None,
         counter_a: a.and_then(|r| r.counter.clone()),
         counter_b: b.and_then(|r| r.counter.clone()),
-    };
-    let (Some(a), Some(b)) = (a, b) else {
-        c.reason = Some(format!(
-            "only in run {}",
-            if a.is_some() { "A" } else { "B" }
-        ));
-        return c;
-    };
+    }
+}
+
+/// Why the two runs' records of an operation cannot be compared, if so.
+fn incomparable(
+    a: &OperationRecord,
+    b: &OperationRecord,
+    host: &Result<(), String>,
+) -> Option<String> {
     let untimed = |r: &OperationRecord| !r.status.is_ok() || timed_trials(r).is_empty();
     if untimed(a) || untimed(b) {
         let which = if untimed(a) { ("A", a) } else { ("B", b) };
-        c.reason = Some(format!(
+        return Some(format!(
             "no timed calls in run {} ({})",
             which.0, which.1.status
         ));
-        return c;
     }
     if let Err(why) = host {
-        c.reason = Some(why.clone());
-        return c;
+        return Some(why.clone());
     }
     if a.counter != b.counter {
-        c.reason = Some(format!(
+        return Some(format!(
             "different counter: {} vs {}",
             a.counter.as_deref().unwrap_or("none"),
             b.counter.as_deref().unwrap_or("none")
         ));
-        return c;
     }
+    None
+}
+
+/// Fills in the ratio, its interval, the test and the verdict of two
+/// comparable records (left incomparable when run A's median is zero).
+fn measure(c: &mut OpComparison, a: &OperationRecord, b: &OperationRecord, t: f64) {
     let samples = has_samples(a) && has_samples(b);
     let (va, vb) = (values(a, samples), values(b, samples));
     let Some(cmp) = stats::compare(&va, &vb) else {
         c.reason = Some("zero median in run A".into());
-        return c;
+        return;
     };
     let (ma, mb) = (stats::median(&va), stats::median(&vb));
-    let r = cmp.ratio_of_medians;
     let (da, db) = (trial_dispersion(a, samples), trial_dispersion(b, samples));
-    let df = (timed_trials(a).len() + timed_trials(b).len()).saturating_sub(2);
-    let h = if da == 0.0 && db == 0.0 {
-        0.0
-    } else {
-        t975(df) * (da * da + db * db).sqrt()
-    };
     c.dispersion_a = Some(da);
     c.dispersion_b = Some(db);
-    let mut lo = cmp.ci.0.min(r * (-h).exp());
-    let mut hi = cmp.ci.1.max(r * h.exp());
+    let mut ci = trial_hull(&cmp, a, b, da, db);
     if samples {
-        let q = resolution(&va).max(resolution(&vb));
-        lo = lo.min((mb - q).max(0.0) / (ma + q));
-        if ma > q {
-            hi = hi.max((mb + q) / (ma - q));
-        }
+        ci = resolution_hull(ci, &va, &vb, ma, mb);
     }
     let p = if samples {
         cmp.p_value
@@ -412,18 +423,52 @@ pub fn compare_op(
     );
     c.median_a = Some(ma);
     c.median_b = Some(mb);
-    c.ratio = Some(r);
-    c.ci = Some((lo, hi));
+    c.ratio = Some(cmp.ratio_of_medians);
+    c.ci = Some(ci);
     c.p_value = Some(p);
     c.mann_whitney_u = Some(cmp.mann_whitney_u);
-    c.verdict = if lo > 1.0 + t && p < ALPHA {
+    c.verdict = verdict(ci, p, t);
+}
+
+/// Layers 1 and 2 of the module comment: the bootstrap interval widened
+/// to ratio × exp(±t₉₇.₅ · √(d_A² + d_B²)).
+fn trial_hull(
+    cmp: &stats::Comparison,
+    a: &OperationRecord,
+    b: &OperationRecord,
+    da: f64,
+    db: f64,
+) -> (f64, f64) {
+    let r = cmp.ratio_of_medians;
+    let df = (timed_trials(a).len() + timed_trials(b).len()).saturating_sub(2);
+    let h = if da == 0.0 && db == 0.0 {
+        0.0
+    } else {
+        t975(df) * (da * da + db * db).sqrt()
+    };
+    (cmp.ci.0.min(r * (-h).exp()), cmp.ci.1.max(r * h.exp()))
+}
+
+/// Layer 3 of the module comment: medians a counter step q apart.
+fn resolution_hull((lo, hi): (f64, f64), va: &[f64], vb: &[f64], ma: f64, mb: f64) -> (f64, f64) {
+    let q = resolution(va).max(resolution(vb));
+    let lo = lo.min((mb - q).max(0.0) / (ma + q));
+    let hi = if ma > q {
+        hi.max((mb + q) / (ma - q))
+    } else {
+        hi
+    };
+    (lo, hi)
+}
+
+fn verdict((lo, hi): (f64, f64), p: f64, t: f64) -> Verdict {
+    if lo > 1.0 + t && p < ALPHA {
         Verdict::Slower
     } else if hi < 1.0 / (1.0 + t) && p < ALPHA {
         Verdict::Faster
     } else {
         Verdict::WithinNoise
-    };
-    c
+    }
 }
 
 fn summarize_algorithms(ops: &[OpComparison], t: f64) -> Vec<AlgorithmSummary> {

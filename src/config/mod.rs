@@ -11,8 +11,6 @@ pub mod campaign;
 mod de;
 pub mod exact;
 pub mod kinds;
-#[cfg(test)]
-mod reference;
 pub mod systems;
 pub mod tree;
 pub mod values;

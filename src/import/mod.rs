@@ -125,147 +125,18 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
         root: root.clone(),
         ..Plan::default()
     };
-    let id;
-    if is_yaml {
-        let meta = yaml::read(&path)?;
-        id = choose_id(opts.id.as_deref(), &meta.family)?;
-        let kats = opts.kats.as_deref().map(yaml::read_kats).transpose()?;
-        let m = from_meta::convert(&meta, &id, opts.api, kats.as_ref(), &opts.basis, &shown);
-        let toml = alg_dir.join(format!("{id}.toml"));
-        if toml.exists() && !opts.force {
-            plan.lines.push(format!(
-                "kept algorithms/{id}.toml (pass --force to replace it)"
-            ));
-        } else {
-            add_toml(&mut plan, &toml, &emit::render(&m.draft), opts.force)?;
-        }
-        let catalog = opts
-            .catalog
-            .clone()
-            .unwrap_or_else(|| alg_dir.join("sizes.csv"));
-        let existing = std::fs::read_to_string(&catalog).ok();
-        let catalog_shown = plan.show(&catalog);
-        let text = merge(
-            existing.as_deref(),
-            &format!("{CATALOG_HEADER}\n"),
-            &m.catalog,
-            |l| {
-                let f: Vec<&str> = l.split(';').collect();
-                (f.len() >= 2 && f[0] == id).then(|| f[1].trim().to_string())
-            },
-            opts.force,
-            &mut plan.conflicts,
-            &catalog_shown,
-        );
-        plan.lines.push(format!(
-            "{} {} size catalog rows into {catalog_shown}",
-            if existing.is_some() {
-                "merged"
-            } else {
-                "wrote"
-            },
-            m.catalog.len(),
-        ));
-        plan.writes.push((catalog, text.into_bytes()));
-        if !m.manifest.is_empty() {
-            let mut lines = vec![(
-                String::new(),
-                crate::kat::provenance::Provenance::Published
-                    .comment("digests from the scheme metadata"),
-            )];
-            lines.extend(m.manifest.iter().cloned());
-            for c in &m.manifest_comments {
-                lines.push((String::new(), format!("# {c}")));
-            }
-            add_manifest(&mut plan, &id, &lines, &shown, opts.force);
-        }
-        plan.lines
-            .extend(m.notes.iter().map(|n| format!("note: {n}")));
+    let id = if is_yaml {
+        plan_metadata(&mut plan, &path, opts, &shown)?
     } else if path.is_dir() {
-        let fallback = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_ascii_lowercase())
-            .unwrap_or_default();
-        id = choose_id(opts.id.as_deref(), &fallback)?;
-        if opts.kats.is_some() {
-            plan.lines
-                .push("note: --kats applies to metadata imports; ignored".into());
-        }
-        let a = submission::analyse(&alg_dir, &path, &shown, &id, opts.api);
-        add_toml(
-            &mut plan,
-            &alg_dir.join(format!("{id}.toml")),
-            &emit::render(&a.draft),
-            opts.force,
-        )?;
-        let kat_sources: Vec<&Path> = a.kats.iter().map(|k| k.source.as_path()).collect();
-        for (from, to) in &a.copies {
-            let dest = alg_dir.join(to);
-            if dest.exists() && !opts.force {
-                let d = plan.show(&dest);
-                plan.conflicts
-                    .push(format!("{d} exists (sources would be copied there)"));
-            }
-            copy_plan(from, &dest, &kat_sources, &mut plan.copies);
-            plan.lines
-                .push(format!("copied {} to algorithms/{to}", from.display()));
-        }
-        let kat_dir = root.join("kat").join(&id);
-        for k in &a.kats {
-            plan.copies
-                .push((k.source.clone(), kat_dir.join(&k.label).join(&k.file)));
-        }
-        if a.kats.is_empty() {
-            let m = kat_dir.join("kat.sha256");
-            let shown = format!("kat/{id}/kat.sha256");
-            plan.lines.push(if m.is_file() {
-                format!("no KAT files found; kept {shown}")
-            } else {
-                format!("no KAT files found: after a run, `pqbench bless` writes {shown}")
-            });
-            // A kept manifest must still name the drafted labels.
-            if m.is_file() {
-                let labels: Vec<String> = a.draft.labels().into_iter().map(|(_, l)| l).collect();
-                let warnings = katfiles::coverage(&m, &shown, &labels)?;
-                plan.lines
-                    .extend(warnings.iter().map(|w| format!("note: {w}")));
-            }
-        } else {
-            let lines: Vec<(String, String)> = a
-                .kats
-                .iter()
-                .map(|k| {
-                    (
-                        manifest_key_of_line(&k.line).unwrap_or_default(),
-                        k.line.clone(),
-                    )
-                })
-                .collect();
-            add_manifest(&mut plan, &id, &lines, &shown, opts.force);
-        }
-        plan.lines
-            .extend(a.notes.iter().map(|n| format!("note: {n}")));
+        plan_submission(&mut plan, &path, opts, &shown)?
     } else {
         return Err(
             ConfigError::new(format!("cannot import {}", opts.path.display()))
                 .help("give a submission directory or a .yml/.yaml metadata file")
                 .into(),
         );
-    }
-    if !plan.conflicts.is_empty() {
-        return Err(ConfigError::new(format!(
-            "import would overwrite:\n  {}",
-            plan.conflicts.join("\n  ")
-        ))
-        .help("pass --force to replace them")
-        .into());
-    }
-    for (from, to) in &plan.copies {
-        fsutil::copy_atomic(from, to)?;
-    }
-    for (p, bytes) in &plan.writes {
-        fsutil::write_atomic(p, bytes)?;
-    }
+    };
+    plan.carry_out()?;
     let toml = alg_dir.join(format!("{id}.toml"));
     Ok(ImportReport {
         tomls: vec![toml.clone()],
@@ -273,6 +144,167 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
         id,
         lines: plan.lines,
     })
+}
+
+/// Plans a metadata import: the TOML (kept when it exists, unless
+/// `force`), the size catalog rows and the digest-only manifest lines.
+/// Returns the id.
+fn plan_metadata(
+    plan: &mut Plan,
+    path: &Path,
+    opts: &ImportOptions,
+    shown: &str,
+) -> Result<String, Error> {
+    let alg_dir = plan.root.join("algorithms");
+    let meta = yaml::read(path)?;
+    let id = choose_id(opts.id.as_deref(), &meta.family)?;
+    let kats = opts.kats.as_deref().map(yaml::read_kats).transpose()?;
+    let m = from_meta::convert(&meta, &id, opts.api, kats.as_ref(), &opts.basis, shown);
+    let toml = alg_dir.join(format!("{id}.toml"));
+    if toml.exists() && !opts.force {
+        plan.lines.push(format!(
+            "kept algorithms/{id}.toml (pass --force to replace it)"
+        ));
+    } else {
+        add_toml(plan, &toml, &emit::render(&m.draft), opts.force)?;
+    }
+    let catalog = opts
+        .catalog
+        .clone()
+        .unwrap_or_else(|| alg_dir.join("sizes.csv"));
+    add_catalog(plan, &catalog, &id, &m.catalog, opts.force);
+    if !m.manifest.is_empty() {
+        let mut lines = vec![(
+            String::new(),
+            crate::kat::provenance::Provenance::Published
+                .comment("digests from the scheme metadata"),
+        )];
+        lines.extend(m.manifest.iter().cloned());
+        for c in &m.manifest_comments {
+            lines.push((String::new(), format!("# {c}")));
+        }
+        add_manifest(plan, &id, &lines, shown, opts.force);
+    }
+    plan.lines
+        .extend(m.notes.iter().map(|n| format!("note: {n}")));
+    Ok(id)
+}
+
+/// Queues the size catalog with `id`'s rows merged in.
+fn add_catalog(plan: &mut Plan, catalog: &Path, id: &str, rows: &[(String, String)], force: bool) {
+    let existing = std::fs::read_to_string(catalog).ok();
+    let catalog_shown = plan.show(catalog);
+    let text = merge(
+        existing.as_deref(),
+        &format!("{CATALOG_HEADER}\n"),
+        rows,
+        |l| {
+            let f: Vec<&str> = l.split(';').collect();
+            (f.len() >= 2 && f[0] == id).then(|| f[1].trim().to_string())
+        },
+        force,
+        &mut plan.conflicts,
+        &catalog_shown,
+    );
+    plan.lines.push(format!(
+        "{} {} size catalog rows into {catalog_shown}",
+        if existing.is_some() {
+            "merged"
+        } else {
+            "wrote"
+        },
+        rows.len(),
+    ));
+    plan.writes.push((catalog.to_path_buf(), text.into_bytes()));
+}
+
+/// Plans a submission directory's import: the TOML, the source trees
+/// copied under `algorithms/` and the KAT files under `kat/<id>/`.
+/// Returns the id.
+fn plan_submission(
+    plan: &mut Plan,
+    path: &Path,
+    opts: &ImportOptions,
+    shown: &str,
+) -> Result<String, Error> {
+    let alg_dir = plan.root.join("algorithms");
+    let fallback = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    let id = choose_id(opts.id.as_deref(), &fallback)?;
+    if opts.kats.is_some() {
+        plan.lines
+            .push("note: --kats applies to metadata imports; ignored".into());
+    }
+    let a = submission::analyse(&alg_dir, path, shown, &id, opts.api);
+    add_toml(
+        plan,
+        &alg_dir.join(format!("{id}.toml")),
+        &emit::render(&a.draft),
+        opts.force,
+    )?;
+    let kat_sources: Vec<&Path> = a.kats.iter().map(|k| k.source.as_path()).collect();
+    for (from, to) in &a.copies {
+        let dest = alg_dir.join(to);
+        if dest.exists() && !opts.force {
+            let d = plan.show(&dest);
+            plan.conflicts
+                .push(format!("{d} exists (sources would be copied there)"));
+        }
+        copy_plan(from, &dest, &kat_sources, &mut plan.copies);
+        plan.lines
+            .push(format!("copied {} to algorithms/{to}", from.display()));
+    }
+    add_kat_files(plan, &a, &id, shown, opts.force)?;
+    plan.lines
+        .extend(a.notes.iter().map(|n| format!("note: {n}")));
+    Ok(id)
+}
+
+/// Queues the KAT files found and their manifest lines; without any, says
+/// so and checks that a kept manifest names the drafted labels.
+fn add_kat_files(
+    plan: &mut Plan,
+    a: &submission::Analysis,
+    id: &str,
+    shown: &str,
+    force: bool,
+) -> Result<(), Error> {
+    let kat_dir = plan.root.join("kat").join(id);
+    for k in &a.kats {
+        plan.copies
+            .push((k.source.clone(), kat_dir.join(&k.label).join(&k.file)));
+    }
+    if a.kats.is_empty() {
+        let m = kat_dir.join("kat.sha256");
+        let shown = format!("kat/{id}/kat.sha256");
+        plan.lines.push(if m.is_file() {
+            format!("no KAT files found; kept {shown}")
+        } else {
+            format!("no KAT files found: after a run, `pqbench bless` writes {shown}")
+        });
+        // A kept manifest must still name the drafted labels.
+        if m.is_file() {
+            let labels: Vec<String> = a.draft.labels().into_iter().map(|(_, l)| l).collect();
+            let warnings = katfiles::coverage(&m, &shown, &labels)?;
+            plan.lines
+                .extend(warnings.iter().map(|w| format!("note: {w}")));
+        }
+    } else {
+        let lines: Vec<(String, String)> = a
+            .kats
+            .iter()
+            .map(|k| {
+                (
+                    manifest_key_of_line(&k.line).unwrap_or_default(),
+                    k.line.clone(),
+                )
+            })
+            .collect();
+        add_manifest(plan, id, &lines, shown, force);
+    }
+    Ok(())
 }
 
 fn choose_id(given: Option<&str>, fallback: &str) -> Result<String, ConfigError> {
@@ -300,6 +332,26 @@ impl Plan {
             .unwrap_or(p)
             .display()
             .to_string()
+    }
+
+    /// Refuses every conflict at once, else copies and writes all that is
+    /// queued.
+    fn carry_out(&self) -> Result<(), Error> {
+        if !self.conflicts.is_empty() {
+            return Err(ConfigError::new(format!(
+                "import would overwrite:\n  {}",
+                self.conflicts.join("\n  ")
+            ))
+            .help("pass --force to replace them")
+            .into());
+        }
+        for (from, to) in &self.copies {
+            fsutil::copy_atomic(from, to)?;
+        }
+        for (p, bytes) in &self.writes {
+            fsutil::write_atomic(p, bytes)?;
+        }
+        Ok(())
     }
 }
 

@@ -228,121 +228,15 @@ pub fn analyse(
     let impls = implementations(dir);
     let main = &impls[0].folders[0];
     let api = detect_api(main, forced);
-    if api.both && forced.is_none() {
-        notes.push(
-            "both NGCC and NIST API functions found; drafted NGCC (pass --api nist for the other)"
-                .into(),
-        );
-    }
-    let family = api.family.unwrap_or(ApiFamily::Nist);
-    let kind = api.kind.unwrap_or_else(|| {
-        todos.push(
-            "kind = \"sign\", \"kem\", \"kex\" or \"hash\": no sig_*/kem_*/kex_*/CryptHash/crypto_* API functions were found".into(),
-        );
-        Kind::Sign
-    });
-    if api.family.is_none() {
-        todos.push("api = \"ngcc\" or \"nist\": no API functions found; pass --api".into());
-    }
-    let fallback = sanitize(
-        &main
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_uppercase())
-            .unwrap_or_default(),
-    );
-
-    // Parameter sets per implementation.
-    let mut per_impl: Vec<Vec<(SetGuess, Option<String>, &Folder)>> = Vec::new();
-    for imp in &impls {
-        let mut sets = Vec::new();
-        for f in &imp.folders {
-            let lib: Vec<_> = f.library().into_iter().cloned().collect();
-            let names = params::algnames(&lib);
-            if imp.per_set {
-                let a = detect_api(f, forced);
-                let ns = a.namespaces.first().cloned();
-                let label = ns
-                    .as_ref()
-                    .and_then(|ns| names.iter().find(|(n, _)| n == ns))
-                    .or(names.first())
-                    .map(|(_, l)| l.clone());
-                let folder = f
-                    .path
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let guess = SetGuess {
-                    label: sanitize(label.as_deref().unwrap_or(&folder)),
-                    namespace: ns,
-                    notes: vec![match &label {
-                        Some(_) => format!("label from CRYPTO_ALGNAME in {folder}/"),
-                        None => format!("label from the folder name {folder}/"),
-                    }],
-                    ..SetGuess::default()
-                };
-                sets.push((guess, Some(rel(&f.path)), f));
-            } else {
-                let base_label = names
-                    .first()
-                    .map(|(_, l)| sanitize(l))
-                    .unwrap_or(fallback.clone());
-                for mut g in params::define_selected(&lib, f.readme.as_deref(), &names, &base_label)
-                {
-                    if g.namespace.is_none() && api.namespaces.len() == 1 {
-                        g.namespace = Some(api.namespaces[0].clone());
-                    }
-                    sets.push((g, None, f));
-                }
-            }
-        }
-        per_impl.push(sets);
-    }
-
+    let (family, kind) = family_and_kind(&api, forced, &mut notes, &mut todos);
+    let per_impl = guess_sets(&impls, &api, forced, &rel);
     let labels: Vec<String> = per_impl[0]
         .iter()
         .map(|(g, _, _)| g.label.clone())
         .collect();
     let name = display_name(main.readme.as_deref(), &labels, dir);
-
-    // Namespaces: one for all sets goes to [nist], else per set.
-    let nss: Vec<Option<String>> = per_impl
-        .iter()
-        .flatten()
-        .map(|(g, _, _)| g.namespace.clone())
-        .collect();
-    let common_ns = nss
-        .first()
-        .cloned()
-        .flatten()
-        .filter(|n| nss.iter().all(|x| x.as_deref() == Some(n)));
-    // Per-set folders need one [[parameter-set]] per (implementation, set);
-    // define-selected sets are shared by every implementation.
-    let any_per_set = impls.iter().any(|i| i.per_set);
-    let mut sets = Vec::new();
-    for (i, imp) in impls.iter().enumerate() {
-        if i > 0 && !any_per_set {
-            break;
-        }
-        for (g, root, f) in &per_impl[i] {
-            let mut g = g.clone();
-            if common_ns.is_some() {
-                g.namespace = None;
-            }
-            let first = &imp.folders[0];
-            let differs = f.source_patterns() != first.source_patterns();
-            sets.push(SetDraft {
-                guess: g,
-                implementations: (impls.len() > 1 && any_per_set).then(|| vec![imp.name.clone()]),
-                root: root.clone(),
-                sources: differs.then(|| f.source_patterns()),
-                include_dirs: (f.include_dirs() != first.include_dirs()).then(|| f.include_dirs()),
-                kat_records: None,
-                digest_bits: None,
-            });
-        }
-    }
-
+    let common_ns = common_namespace(&per_impl);
+    let mut sets = set_drafts(&impls, &per_impl, common_ns.is_some());
     let implementations: Vec<ImplDraft> = impls.iter().map(|imp| impl_draft(imp, &rel)).collect();
     let (uses, uses_note, ngcc_headers, nist) = match family {
         ApiFamily::Ngcc => {
@@ -356,44 +250,9 @@ pub fn analyse(
             Some(binding::nist(main, kind, common_ns, &api.namespaces)),
         ),
     };
-
-    let keys: Vec<SetKey> = sets
-        .iter()
-        .filter(|s| {
-            s.implementations
-                .as_ref()
-                .is_none_or(|i| i[0] == impls[0].name)
-        })
-        .map(|s| SetKey {
-            label: s.guess.label.clone(),
-            folders: s
-                .root
-                .iter()
-                .map(|r| r.rsplit('/').next().unwrap_or(r).to_string())
-                .collect(),
-        })
-        .collect();
-    let (mut kats, kat_notes) = katfiles::discover(dir, family, &keys);
+    let (mut kats, kat_notes) = katfiles::discover(dir, family, &kat_keys(&sets, &impls));
     notes.extend(kat_notes);
-    for k in &kats {
-        for s in sets.iter_mut().filter(|s| s.guess.label == k.label) {
-            s.kat_records = k.kat_records;
-        }
-    }
-    if kind == Kind::Hash {
-        // The digest width is the instance's: its KAT files state it.
-        for s in &mut sets {
-            s.digest_bits = kats
-                .iter()
-                .filter(|k| k.label == s.guess.label)
-                .find_map(|k| katfiles::digest_bits(&k.source));
-            if s.digest_bits.is_none() {
-                s.guess.todos.push(
-                    "digest-bits = <width>: no KAT file of this set states its Dst_Len".into(),
-                );
-            }
-        }
-    }
+    attach_kats(&mut sets, &kats, kind);
     let copies = if copy {
         impls.iter().map(|i| (i.dir.clone(), rel(&i.dir))).collect()
     } else {
@@ -416,8 +275,213 @@ pub fn analyse(
         implementations,
         sets,
     };
-    // A package's KATs hold for every implementation: the other
-    // implementations' instances (`<label>.<impl>`) get the same reference.
+    share_kats(&draft, &mut kats);
+    Analysis {
+        draft,
+        kats,
+        copies,
+        notes,
+    }
+}
+
+/// The API family and kind to draft, with a note or TODO where the main
+/// folder leaves them open.
+fn family_and_kind(
+    api: &Api,
+    forced: Option<ApiFamily>,
+    notes: &mut Vec<String>,
+    todos: &mut Vec<String>,
+) -> (ApiFamily, Kind) {
+    if api.both && forced.is_none() {
+        notes.push(
+            "both NGCC and NIST API functions found; drafted NGCC (pass --api nist for the other)"
+                .into(),
+        );
+    }
+    let family = api.family.unwrap_or(ApiFamily::Nist);
+    let kind = api.kind.unwrap_or_else(|| {
+        todos.push(
+            "kind = \"sign\", \"kem\", \"kex\" or \"hash\": no sig_*/kem_*/kex_*/CryptHash/crypto_* API functions were found".into(),
+        );
+        Kind::Sign
+    });
+    if api.family.is_none() {
+        todos.push("api = \"ngcc\" or \"nist\": no API functions found; pass --api".into());
+    }
+    (family, kind)
+}
+
+/// A parameter set found in a folder: its guess, its own root (per-set
+/// folders only) and the folder.
+type FoundSet<'a> = (SetGuess, Option<String>, &'a Folder);
+
+/// Parameter sets per implementation.
+fn guess_sets<'a>(
+    impls: &'a [Impl],
+    api: &Api,
+    forced: Option<ApiFamily>,
+    rel: &dyn Fn(&Path) -> String,
+) -> Vec<Vec<FoundSet<'a>>> {
+    let main = &impls[0].folders[0];
+    let fallback = sanitize(
+        &main
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_uppercase())
+            .unwrap_or_default(),
+    );
+    let mut per_impl = Vec::new();
+    for imp in impls {
+        let mut sets = Vec::new();
+        for f in &imp.folders {
+            if imp.per_set {
+                sets.push((folder_set(f, forced), Some(rel(&f.path)), f));
+            } else {
+                for g in define_selected_sets(f, api, &fallback) {
+                    sets.push((g, None, f));
+                }
+            }
+        }
+        per_impl.push(sets);
+    }
+    per_impl
+}
+
+/// The one set of a per-set folder, labelled by its CRYPTO_ALGNAME (the
+/// one of its namespace first), else by the folder's name.
+fn folder_set(f: &Folder, forced: Option<ApiFamily>) -> SetGuess {
+    let lib: Vec<_> = f.library().into_iter().cloned().collect();
+    let names = params::algnames(&lib);
+    let a = detect_api(f, forced);
+    let ns = a.namespaces.first().cloned();
+    let label = ns
+        .as_ref()
+        .and_then(|ns| names.iter().find(|(n, _)| n == ns))
+        .or(names.first())
+        .map(|(_, l)| l.clone());
+    let folder = f
+        .path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    SetGuess {
+        label: sanitize(label.as_deref().unwrap_or(&folder)),
+        namespace: ns,
+        notes: vec![match &label {
+            Some(_) => format!("label from CRYPTO_ALGNAME in {folder}/"),
+            None => format!("label from the folder name {folder}/"),
+        }],
+        ..SetGuess::default()
+    }
+}
+
+/// The sets a folder of all sets selects by defines; the main folder's
+/// namespace goes to each when it has exactly one.
+fn define_selected_sets(f: &Folder, api: &Api, fallback: &str) -> Vec<SetGuess> {
+    let lib: Vec<_> = f.library().into_iter().cloned().collect();
+    let names = params::algnames(&lib);
+    let base_label = names
+        .first()
+        .map(|(_, l)| sanitize(l))
+        .unwrap_or(fallback.to_string());
+    let mut sets = params::define_selected(&lib, f.readme.as_deref(), &names, &base_label);
+    for g in &mut sets {
+        if g.namespace.is_none() && api.namespaces.len() == 1 {
+            g.namespace = Some(api.namespaces[0].clone());
+        }
+    }
+    sets
+}
+
+/// The namespace every set has, if they share one (it goes to [nist]).
+fn common_namespace(per_impl: &[Vec<FoundSet>]) -> Option<String> {
+    let nss: Vec<Option<String>> = per_impl
+        .iter()
+        .flatten()
+        .map(|(g, _, _)| g.namespace.clone())
+        .collect();
+    nss.first()
+        .cloned()
+        .flatten()
+        .filter(|n| nss.iter().all(|x| x.as_deref() == Some(n)))
+}
+
+/// Per-set folders need one [[parameter-set]] per (implementation, set);
+/// define-selected sets are shared by every implementation.
+fn set_drafts(impls: &[Impl], per_impl: &[Vec<FoundSet>], common_ns: bool) -> Vec<SetDraft> {
+    let any_per_set = impls.iter().any(|i| i.per_set);
+    let mut sets = Vec::new();
+    for (i, imp) in impls.iter().enumerate() {
+        if i > 0 && !any_per_set {
+            break;
+        }
+        for (g, root, f) in &per_impl[i] {
+            let mut g = g.clone();
+            if common_ns {
+                g.namespace = None;
+            }
+            let first = &imp.folders[0];
+            let differs = f.source_patterns() != first.source_patterns();
+            sets.push(SetDraft {
+                guess: g,
+                implementations: (impls.len() > 1 && any_per_set).then(|| vec![imp.name.clone()]),
+                root: root.clone(),
+                sources: differs.then(|| f.source_patterns()),
+                include_dirs: (f.include_dirs() != first.include_dirs()).then(|| f.include_dirs()),
+                kat_records: None,
+                digest_bits: None,
+            });
+        }
+    }
+    sets
+}
+
+/// What KAT discovery matches files by: the first implementation's sets.
+fn kat_keys(sets: &[SetDraft], impls: &[Impl]) -> Vec<SetKey> {
+    sets.iter()
+        .filter(|s| {
+            s.implementations
+                .as_ref()
+                .is_none_or(|i| i[0] == impls[0].name)
+        })
+        .map(|s| SetKey {
+            label: s.guess.label.clone(),
+            folders: s
+                .root
+                .iter()
+                .map(|r| r.rsplit('/').next().unwrap_or(r).to_string())
+                .collect(),
+        })
+        .collect()
+}
+
+/// Record counts from the KAT files found, and for a hash the digest width
+/// they state.
+fn attach_kats(sets: &mut [SetDraft], kats: &[KatRef], kind: Kind) {
+    for k in kats {
+        for s in sets.iter_mut().filter(|s| s.guess.label == k.label) {
+            s.kat_records = k.kat_records;
+        }
+    }
+    if kind == Kind::Hash {
+        // The digest width is the instance's: its KAT files state it.
+        for s in sets {
+            s.digest_bits = kats
+                .iter()
+                .filter(|k| k.label == s.guess.label)
+                .find_map(|k| katfiles::digest_bits(&k.source));
+            if s.digest_bits.is_none() {
+                s.guess.todos.push(
+                    "digest-bits = <width>: no KAT file of this set states its Dst_Len".into(),
+                );
+            }
+        }
+    }
+}
+
+/// A package's KATs hold for every implementation: the other
+/// implementations' instances (`<label>.<impl>`) get the same reference.
+fn share_kats(draft: &Draft, kats: &mut Vec<KatRef>) {
     for (base, full) in draft.labels().into_iter().filter(|(b, f)| b != f) {
         if let Some(k) = kats.iter().find(|k| k.label == base).cloned() {
             let line = k
@@ -429,12 +493,6 @@ pub fn analyse(
                 ..k
             });
         }
-    }
-    Analysis {
-        draft,
-        kats,
-        copies,
-        notes,
     }
 }
 

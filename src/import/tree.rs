@@ -13,11 +13,11 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::emit::{self, Draft, ImplDraft, SetDraft};
+use super::emit::{self, Draft, ImplDraft, NistDraft, SetDraft};
 use super::folder::Folder;
 use super::params::SetGuess;
-use super::submission::{detect_api, sanitize, subdirs};
-use super::tree_common::{find_kat_rng, Common};
+use super::submission::{detect_api, sanitize, subdirs, Api};
+use super::tree_common::{find_kat_rng, Common, KatRng};
 use super::yaml::{self, MetaImpl, Scheme};
 use crate::bless::reference_name;
 use crate::config::algorithm::{ApiFamily, Kind};
@@ -165,6 +165,74 @@ pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> 
     let meta = yaml::read(&dir.join("META.yml"))?;
     let s: &Scheme = &meta.schemes[0];
     let mut notes = Vec::new();
+    let found = implementation_folders(cx, dir, s, &mut notes);
+    let Some(first) = found.first() else {
+        return Err(
+            ConfigError::new(format!("no implementation folder in {}", dir.display())).into(),
+        );
+    };
+    let api = detect_api(&first.folder, Some(ApiFamily::Nist));
+    let kind = s.kind.or(api.kind).unwrap_or(Kind::Sign);
+    let mut todos = Vec::new();
+    if s.kind.is_none() && api.kind.is_none() {
+        todos.push("kind = \"sign\" or \"kem\": neither META.yml nor the sources tell".into());
+    }
+    let mut shared = Shared::default();
+    let rng = kat_rng(cx, dir, s, &found, &mut todos);
+    let rng_component = rng
+        .as_ref()
+        .map(|rng| rng_component(cx, id, dir, s, rng, &mut shared.components));
+    let mut impls: Vec<ImplDraft> = Vec::new();
+    for f in &found {
+        impls.push(impl_draft(cx, f, &mut shared, rng_component.as_ref()));
+    }
+    let nist = nist_binding(cx, &first.folder, kind, &api, &shared.symbol, &rng);
+    let set = SetDraft {
+        guess: SetGuess {
+            label: sanitize(&s.name),
+            notes: vec![format!("{} (META.yml)", s.facts().join(", "))],
+            ..SetGuess::default()
+        },
+        ..SetDraft::default()
+    };
+    let draft = Draft {
+        id: id.to_string(),
+        name: s.name.clone(),
+        kind,
+        api: ApiFamily::Nist,
+        header: vec![
+            format!(
+                "Drafted by `pqbench import` from the public tree {} (scheme {}).",
+                cx.shown,
+                cx.rel(dir)
+            ),
+            format!("Check it with `pqbench validate algorithms/{id}.toml`."),
+        ],
+        todos,
+        uses: Vec::new(),
+        uses_note: None,
+        ngcc_headers: Vec::new(),
+        nist: Some(nist),
+        implementations: impls,
+        sets: vec![set],
+    };
+    let manifest = manifest(&draft, s, kind, &mut notes);
+    Ok(SchemeImport {
+        draft,
+        manifest,
+        components: shared.components,
+        notes,
+    })
+}
+
+/// The scheme's implementation folders (those META.yml lists, when it
+/// lists any), portable code first: its instances carry the bare label.
+fn implementation_folders(
+    cx: &TreeCx,
+    dir: &Path,
+    s: &Scheme,
+    notes: &mut Vec<String>,
+) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
     for (name, path) in subdirs(dir) {
         if !super::folder::has_c(&path, 0) {
@@ -195,7 +263,6 @@ pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> 
             ));
         }
     }
-    // Portable code first: its instances carry the bare label.
     let order = |f: &Found| {
         let m = f.meta.as_ref();
         (
@@ -204,157 +271,207 @@ pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> 
         )
     };
     found.sort_by_key(|f| order(f));
-    let Some(first) = found.first() else {
-        return Err(
-            ConfigError::new(format!("no implementation folder in {}", dir.display())).into(),
-        );
-    };
-    let api = detect_api(&first.folder, Some(ApiFamily::Nist));
-    let kind = s.kind.or(api.kind).unwrap_or(Kind::Sign);
-    let mut todos = Vec::new();
-    if s.kind.is_none() && api.kind.is_none() {
-        todos.push("kind = \"sign\" or \"kem\": neither META.yml nor the sources tell".into());
-    }
-    let mut components: BTreeMap<String, String> = BTreeMap::new();
-    let mut symbol: Option<(String, String)> = None;
-    let mut impls: Vec<ImplDraft> = Vec::new();
+    found
+}
+
+/// The scheme's own KAT RNG (META.yml `nistkat-rng`), a component every
+/// implementation uses; a TODO when it cannot be found.
+fn kat_rng(
+    cx: &TreeCx,
+    dir: &Path,
+    s: &Scheme,
+    found: &[Found],
+    todos: &mut Vec<String>,
+) -> Option<(String, KatRng)> {
+    let name = s.kat_rng.as_ref()?;
     let impl_dirs: Vec<PathBuf> = found.iter().map(|f| f.dir.clone()).collect();
-    // The scheme's own KAT RNG, a component every implementation uses.
-    let rng = match &s.kat_rng {
-        None => None,
-        Some(name) => {
-            let common = cx.common.as_ref().map(|c| c.dir.as_path());
-            match find_kat_rng(dir, &impl_dirs, common, name) {
-                Ok(r) => Some((name.clone(), r)),
-                Err(why) => {
-                    todos.push(format!(
-                        "META.yml names the KAT RNG `{name}`, but {why}: add a component with its source and set [nist] kat-rng = \"submission\""
-                    ));
-                    None
-                }
-            }
+    let common = cx.common.as_ref().map(|c| c.dir.as_path());
+    match find_kat_rng(dir, &impl_dirs, common, name) {
+        Ok(r) => Some((name.clone(), r)),
+        Err(why) => {
+            todos.push(format!(
+                "META.yml names the KAT RNG `{name}`, but {why}: add a component with its source and set [nist] kat-rng = \"submission\""
+            ));
+            None
         }
+    }
+}
+
+/// Drafts the KAT RNG's component; returns its name.
+fn rng_component(
+    cx: &TreeCx,
+    id: &str,
+    dir: &Path,
+    s: &Scheme,
+    (name, r): &(String, KatRng),
+    components: &mut BTreeMap<String, String>,
+) -> String {
+    let comp = cx.component(&format!("{id}-{name}"));
+    let file = r
+        .source
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let root = r.source.parent().unwrap_or(dir);
+    components.insert(
+        comp.clone(),
+        component_toml(
+            &comp,
+            &format!(
+                "{}'s own KAT RNG ({file}, META.yml nistkat-rng: {name}) from the public tree {}",
+                s.name, cx.name
+            ),
+            &format!("../{}", cx.rel(root)),
+            &[file],
+            &cx.shown,
+        ),
+    );
+    comp
+}
+
+/// What a scheme's implementations share as they are drafted in turn.
+#[derive(Default)]
+struct Shared {
+    /// `algorithms/components/<name>.toml` → text.
+    components: BTreeMap<String, String>,
+    /// The randomness call's link symbol and the header renaming it, from
+    /// the first implementation whose headers tell.
+    symbol: Option<(String, String)>,
+}
+
+fn impl_draft(
+    cx: &TreeCx,
+    f: &Found,
+    shared: &mut Shared,
+    rng_component: Option<&String>,
+) -> ImplDraft {
+    let ns = detect_api(&f.folder, Some(ApiFamily::Nist)).namespaces;
+    let include_dirs = f.folder.include_dirs();
+    let mut d = ImplDraft {
+        name: f.name.clone(),
+        root: cx.rel(&f.dir),
+        sources: f.folder.source_patterns(),
+        exclude: f.folder.excluded.clone(),
+        include_dirs: include_dirs.clone(),
+        ..ImplDraft::default()
     };
-    let rng_component = rng.as_ref().map(|(name, r)| {
-        let comp = cx.component(&format!("{id}-{name}"));
-        let file = r
-            .source
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let root = r.source.parent().unwrap_or(dir);
-        components.insert(
-            comp.clone(),
+    match ns.as_slice() {
+        [one] if !one.is_empty() => d.namespace = Some(one.clone()),
+        [] | [_] => {}
+        many => d.todos.push(format!(
+            "several API prefixes in the sources ({}): set `namespace`",
+            many.join(", ")
+        )),
+    }
+    cpu_features(f, &mut d);
+    if let Some(common) = &cx.common {
+        d.uses = common_uses(cx, common, f, &include_dirs, shared);
+    }
+    d.uses.extend(rng_component.cloned());
+    if let Some(m) = f.meta.as_ref().filter(|m| !m.runs_on(cx.arch)) {
+        d.disabled = Some(format!(
+            "Implementation `{}` is for {} (META.yml): not built on this {} host; uncomment it on a system of that architecture.",
+            f.name,
+            m.architectures.join(", "),
+            cx.arch
+        ));
+    }
+    d
+}
+
+/// The flags META.yml requires, else those of the intrinsics used.
+fn cpu_features(f: &Found, d: &mut ImplDraft) {
+    let flags: Vec<String> = f
+        .meta
+        .as_ref()
+        .map(|m| m.cpu_features.iter().map(|c| gcc_feature(c)).collect())
+        .unwrap_or_default();
+    if flags.is_empty() {
+        d.cpu_features = f.folder.cpu_features();
+        if !d.cpu_features.is_empty() {
+            d.notes
+                .push("cpu-features from the intrinsics the code uses".into());
+        }
+    } else {
+        d.cpu_features = flags;
+        d.notes
+            .push("cpu-features: the required flags META.yml lists".into());
+    }
+}
+
+/// The `common/` components an implementation uses (drafted once each):
+/// one per source its headers need, else one for the headers alone.
+fn common_uses(
+    cx: &TreeCx,
+    common: &Common,
+    f: &Found,
+    include_dirs: &[String],
+    shared: &mut Shared,
+) -> Vec<String> {
+    let mut uses = Vec::new();
+    let headers = common.headers_used(&f.folder, include_dirs);
+    if shared.symbol.is_none() {
+        shared.symbol = common.randombytes_symbol(&headers);
+    }
+    let link = shared.symbol.as_ref().map(|(s, _)| s.as_str());
+    let sources = common.sources_for(&headers, link);
+    for src in &sources {
+        let stem = src.trim_end_matches(".c");
+        let comp = cx.component(stem);
+        shared.components.entry(comp.clone()).or_insert_with(|| {
             component_toml(
                 &comp,
-                &format!(
-                    "{}'s own KAT RNG ({file}, META.yml nistkat-rng: {name}) from the public tree {}",
-                    s.name, cx.name
-                ),
-                &format!("../{}", cx.rel(root)),
-                &[file],
+                &format!("common/{src} of the public tree {}, compiled with the flags of each implementation that uses it", cx.name),
+                &format!("../{}", cx.rel(&common.dir)),
+                std::slice::from_ref(src),
                 &cx.shown,
-            ),
-        );
-        comp
-    });
-    for f in &found {
-        let ns = detect_api(&f.folder, Some(ApiFamily::Nist)).namespaces;
-        let include_dirs = f.folder.include_dirs();
-        let mut d = ImplDraft {
-            name: f.name.clone(),
-            root: cx.rel(&f.dir),
-            sources: f.folder.source_patterns(),
-            exclude: f.folder.excluded.clone(),
-            include_dirs: include_dirs.clone(),
-            ..ImplDraft::default()
-        };
-        match ns.as_slice() {
-            [one] if !one.is_empty() => d.namespace = Some(one.clone()),
-            [] | [_] => {}
-            many => d.todos.push(format!(
-                "several API prefixes in the sources ({}): set `namespace`",
-                many.join(", ")
-            )),
-        }
-        let flags: Vec<String> = f
-            .meta
-            .as_ref()
-            .map(|m| m.cpu_features.iter().map(|c| gcc_feature(c)).collect())
-            .unwrap_or_default();
-        if flags.is_empty() {
-            d.cpu_features = f.folder.cpu_features();
-            if !d.cpu_features.is_empty() {
-                d.notes
-                    .push("cpu-features from the intrinsics the code uses".into());
-            }
-        } else {
-            d.cpu_features = flags;
-            d.notes
-                .push("cpu-features: the required flags META.yml lists".into());
-        }
-        if let Some(common) = &cx.common {
-            let headers = common.headers_used(&f.folder, &include_dirs);
-            if symbol.is_none() {
-                symbol = common.randombytes_symbol(&headers);
-            }
-            let link = symbol.as_ref().map(|(s, _)| s.as_str());
-            let sources = common.sources_for(&headers, link);
-            for src in &sources {
-                let stem = src.trim_end_matches(".c");
-                let comp = cx.component(stem);
-                components.entry(comp.clone()).or_insert_with(|| {
-                    component_toml(
-                        &comp,
-                        &format!("common/{src} of the public tree {}, compiled with the flags of each implementation that uses it", cx.name),
-                        &format!("../{}", cx.rel(&common.dir)),
-                        std::slice::from_ref(src),
-                        &cx.shown,
-                    )
-                });
-                d.uses.push(comp);
-            }
-            if !headers.is_empty() && sources.is_empty() {
-                // Headers only: the component puts common/ on the include path.
-                let comp = cx.component("common");
-                components.entry(comp.clone()).or_insert_with(|| {
-                    component_toml(
-                        &comp,
-                        &format!("the headers of common/ of the public tree {}", cx.name),
-                        &format!("../{}", cx.rel(&common.dir)),
-                        &[],
-                        &cx.shown,
-                    )
-                });
-                d.uses.push(comp);
-            }
-        }
-        d.uses.extend(rng_component.iter().cloned());
-        if let Some(m) = f.meta.as_ref().filter(|m| !m.runs_on(cx.arch)) {
-            d.disabled = Some(format!(
-                "Implementation `{}` is for {} (META.yml): not built on this {} host; uncomment it on a system of that architecture.",
-                f.name,
-                m.architectures.join(", "),
-                cx.arch
-            ));
-        }
-        impls.push(d);
+            )
+        });
+        uses.push(comp);
     }
+    if !headers.is_empty() && sources.is_empty() {
+        // Headers only: the component puts common/ on the include path.
+        let comp = cx.component("common");
+        shared.components.entry(comp.clone()).or_insert_with(|| {
+            component_toml(
+                &comp,
+                &format!("the headers of common/ of the public tree {}", cx.name),
+                &format!("../{}", cx.rel(&common.dir)),
+                &[],
+                &cx.shown,
+            )
+        });
+        uses.push(comp);
+    }
+    uses
+}
+
+/// The [nist] table: the first implementation's binding without a shared
+/// namespace (each implementation has its own), with the renamed
+/// randomness call and the scheme's KAT RNG when there are.
+fn nist_binding(
+    cx: &TreeCx,
+    first: &Folder,
+    kind: Kind,
+    api: &Api,
+    symbol: &Option<(String, String)>,
+    rng: &Option<(String, KatRng)>,
+) -> NistDraft {
     let mut nist = super::binding::nist(
-        &first.folder,
+        first,
         kind,
         api.namespaces.first().cloned(),
         &api.namespaces,
     );
     nist.namespace = None;
-    if let Some((sym, header)) = &symbol {
+    if let Some((sym, header)) = symbol {
         nist.randombytes = sym.clone();
         nist.randombytes_note = Some(format!(
             "the link symbol common/{header} renames `randombytes` to"
         ));
         nist.todos.clear();
     }
-    if let Some((name, r)) = &rng {
+    if let Some((name, r)) = rng {
         nist.kat_rng = Some((
             r.init.clone(),
             r.args,
@@ -365,51 +482,17 @@ pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> 
             ),
         ));
     }
-    let label = sanitize(&s.name);
-    let mut facts = Vec::new();
-    if let Some(l) = s.level {
-        facts.push(format!("claimed NIST level {l}"));
-    }
-    for (what, v) in [
-        ("public key", s.public_key),
-        ("secret key", s.secret_key),
-        ("ciphertext", s.ciphertext),
-        ("signature", s.signature),
-        ("shared secret", s.shared_secret),
-    ] {
-        if let Some(n) = v {
-            facts.push(format!("{what} {n} B"));
-        }
-    }
-    let set = SetDraft {
-        guess: SetGuess {
-            label: label.clone(),
-            notes: vec![format!("{} (META.yml)", facts.join(", "))],
-            ..SetGuess::default()
-        },
-        ..SetDraft::default()
-    };
-    let draft = Draft {
-        id: id.to_string(),
-        name: s.name.clone(),
-        kind,
-        api: ApiFamily::Nist,
-        header: vec![
-            format!(
-                "Drafted by `pqbench import` from the public tree {} (scheme {}).",
-                cx.shown,
-                cx.rel(dir)
-            ),
-            format!("Check it with `pqbench validate algorithms/{id}.toml`."),
-        ],
-        todos,
-        uses: Vec::new(),
-        uses_note: None,
-        ngcc_headers: Vec::new(),
-        nist: Some(nist),
-        implementations: impls,
-        sets: vec![set],
-    };
+    nist
+}
+
+/// One `exact:1` line per instance from META.yml `nistkat-sha256`, after
+/// its provenance comment; a note when there is no usable digest.
+fn manifest(
+    draft: &Draft,
+    s: &Scheme,
+    kind: Kind,
+    notes: &mut Vec<String>,
+) -> Vec<(String, String)> {
     let file = reference_name(ApiFamily::Nist, kind);
     let mut manifest = Vec::new();
     match &s.kat_single {
@@ -434,12 +517,7 @@ pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> 
             s.name
         )),
     }
-    Ok(SchemeImport {
-        draft,
-        manifest,
-        components,
-        notes,
-    })
+    manifest
 }
 
 /// gcc's `-m` names for the flags metadata lists.

@@ -54,6 +54,28 @@ pub struct MetaImpl {
     pub architectures: Vec<String>,
 }
 
+impl Scheme {
+    /// The claimed level and sizes, as notes phrase them.
+    pub(crate) fn facts(&self) -> Vec<String> {
+        let mut facts = Vec::new();
+        if let Some(l) = self.level {
+            facts.push(format!("claimed NIST level {l}"));
+        }
+        for (what, v) in [
+            ("public key", self.public_key),
+            ("secret key", self.secret_key),
+            ("ciphertext", self.ciphertext),
+            ("signature", self.signature),
+            ("shared secret", self.shared_secret),
+        ] {
+            if let Some(n) = v {
+                facts.push(format!("{what} {n} B"));
+            }
+        }
+        facts
+    }
+}
+
 impl MetaImpl {
     /// Whether it can be built for `arch` (`std::env::consts::ARCH`).
     pub fn runs_on(&self, arch: &str) -> bool {

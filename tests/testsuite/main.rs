@@ -16,6 +16,7 @@ mod check_published;
 mod compare_doubling;
 mod config_errors;
 mod config_kex_hash;
+mod docs_reference;
 mod drbg_fast;
 mod engine_incremental;
 mod engine_registry;
