@@ -1,10 +1,9 @@
 //! `pqbench check <dir>`: proves a dataset's figures and pages follow from
 //! its raw evidence.
 //!
-//! - every timing record's `statistics` equals `stats::summarize` of its raw
-//!   `trials`, field for field;
-//! - every profile record's shares and calls per operation equal what its
-//!   `shapes` give;
+//! - every record file of every stage's folder is recomputed by its stage
+//!   (`engine::Records::check`): a timing record's `statistics` from its
+//!   raw `trials`, a profile's shares from its `shapes`, and so on;
 //! - every KAT log has the sha256 `build.json` gives it and ends with
 //!   `RESULT <id> <label> <STATUS>` matching `build.json`; a published
 //!   library, when present, has its recorded sha256;
@@ -21,34 +20,54 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use serde::Serialize;
 
+use crate::engine::Registry;
 use crate::fsutil;
-use crate::measure::profile::OpProfile;
-use crate::records::analysis::{profile_path, ProfileRecord};
-use crate::records::count::{count_path, CountRecord};
-use crate::records::ct::{ct_path, CtRecord};
-use crate::records::operation::{record_path, OperationRecord};
 use crate::render::dataset::{self, Dataset};
-use crate::stats::Summary;
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
     pub systems: Vec<String>,
-    pub records: usize,
-    pub profiles: usize,
+    /// Per record folder of the registry found in the datasets, in
+    /// registry order: how many of its files were recomputed.
+    pub checked: Vec<Checked>,
     pub kat_logs: usize,
-    /// Instruction-count and constant-time records recomputed.
-    #[serde(default)]
-    pub counts: usize,
-    #[serde(default)]
-    pub ct_records: usize,
     pub pages: usize,
     /// One line per difference: the file, then the field or line.
     pub problems: Vec<String>,
 }
 
+/// The files of one record folder that were recomputed.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    /// The folder (a `records::layout` name).
+    pub dir: String,
+    /// What the report calls its files.
+    pub noun: String,
+    pub files: usize,
+}
+
 impl CheckReport {
     pub fn passed(&self) -> bool {
         self.problems.is_empty()
+    }
+
+    /// How many files of the folder `dir` were recomputed.
+    pub fn files_of(&self, dir: &str) -> usize {
+        self.checked
+            .iter()
+            .find(|c| c.dir == dir)
+            .map_or(0, |c| c.files)
+    }
+
+    fn count(&mut self, dir: &str, noun: &str, files: usize) {
+        match self.checked.iter_mut().find(|c| c.dir == dir) {
+            Some(c) => c.files += files,
+            None => self.checked.push(Checked {
+                dir: dir.to_string(),
+                noun: noun.to_string(),
+                files,
+            }),
+        }
     }
 }
 
@@ -57,20 +76,16 @@ impl std::fmt::Display for CheckReport {
         for p in &self.problems {
             writeln!(f, "{p}")?;
         }
-        let exact = if self.counts + self.ct_records > 0 {
-            format!(
-                ", {} instruction counts, {} constant-time checks",
-                self.counts, self.ct_records
-            )
-        } else {
-            String::new()
-        };
+        let mut parts: Vec<String> = self
+            .checked
+            .iter()
+            .map(|c| format!("{} {}", c.files, c.noun))
+            .collect();
+        parts.push(format!("{} KAT logs", self.kat_logs));
         write!(
             f,
-            "checked {} timing records, {} profiles{exact}, {} KAT logs and {} pages of system(s) {}: {}",
-            self.records,
-            self.profiles,
-            self.kat_logs,
+            "checked {} and {} pages of system(s) {}: {}",
+            parts.join(", "),
             self.pages,
             self.systems.join(", "),
             if self.passed() {
@@ -123,110 +138,6 @@ fn layout(dir: &Path) -> Result<Layout> {
         "{}: no dataset found (expected data/<system>/campaign.json, <system>/campaign.json or campaign.json)",
         dir.display()
     )
-}
-
-/// The first field where two serialisations differ, as `a.b: x vs y`.
-fn first_difference(prefix: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<String> {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            let keys = x.keys().chain(y.keys().filter(|k| !x.contains_key(*k)));
-            keys.map(|k| {
-                let null = Value::Null;
-                let path = format!("{prefix}.{k}");
-                first_difference(&path, x.get(k).unwrap_or(&null), y.get(k).unwrap_or(&null))
-            })
-            .find_map(|d| d)
-        }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
-            .iter()
-            .zip(y)
-            .enumerate()
-            .find_map(|(i, (p, q))| first_difference(&format!("{prefix}[{i}]"), p, q)),
-        _ if a == b => None,
-        _ => Some(format!("{prefix}: recorded {a}, recomputed {b}")),
-    }
-}
-
-fn differ<T: Serialize>(field: &str, recorded: &T, recomputed: &T) -> Option<String> {
-    let (a, b) = (
-        serde_json::to_value(recorded).ok()?,
-        serde_json::to_value(recomputed).ok()?,
-    );
-    first_difference(field, &a, &b)
-}
-
-/// The summary's fields in declaration order (a JSON map would sort them),
-/// so the first difference reported is the most basic one.
-fn summary_fields(s: &Summary) -> [(&'static str, serde_json::Value); 17] {
-    use serde_json::json;
-    [
-        ("n", json!(s.n)),
-        ("mean_cycles", json!(s.mean_cycles)),
-        ("mean_seconds", json!(s.mean_seconds)),
-        ("ops_per_sec", json!(s.ops_per_sec)),
-        ("median_trial_cycles", json!(s.median_trial_cycles)),
-        ("median_trial_seconds", json!(s.median_trial_seconds)),
-        ("min_trial_cycles", json!(s.min_trial_cycles)),
-        ("max_trial_cycles", json!(s.max_trial_cycles)),
-        ("p5_cycles", json!(s.p5_cycles)),
-        ("p95_cycles", json!(s.p95_cycles)),
-        ("median_cycles", json!(s.median_cycles)),
-        ("cv", json!(s.cv)),
-        ("ci_mean_cycles", json!(s.ci_mean_cycles)),
-        ("ci_median_cycles", json!(s.ci_median_cycles)),
-        ("outliers_low", json!(s.outliers_low)),
-        ("outliers_high", json!(s.outliers_high)),
-        ("basis", json!(s.basis)),
-    ]
-}
-
-fn check_record(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
-    let expected = record_path(&r.algorithm, &r.label, &r.op);
-    if !rel.ends_with(&expected) {
-        problems.push(format!("{rel}: holds {expected}"));
-    }
-    let recomputed = crate::stats::summarize(&r.trials);
-    if recomputed == r.statistics {
-        return;
-    }
-    let why = match (&r.statistics, &recomputed) {
-        (Some(a), Some(b)) => summary_fields(a)
-            .iter()
-            .zip(summary_fields(b).iter())
-            .find_map(|((name, x), (_, y))| first_difference(&format!("statistics.{name}"), x, y)),
-        _ => differ("statistics", &r.statistics, &recomputed),
-    };
-    let why = why.unwrap_or_else(|| "statistics differ".into());
-    problems.push(format!("{rel}: {why}"));
-}
-
-fn check_profile(rel: &str, p: &ProfileRecord, problems: &mut Vec<String>) {
-    let expected = profile_path(&p.algorithm, &p.label, &p.op);
-    if !rel.ends_with(&expected) {
-        problems.push(format!("{rel}: holds {expected}"));
-    }
-    let op = OpProfile {
-        op: p.op.clone(),
-        status: p.status,
-        detail: p.detail.clone(),
-        ops: p.ops,
-        total_ticks: p.total_ticks,
-        tick_hz: p.tick_hz,
-        shapes: p.shapes.clone(),
-        process: None,
-    };
-    let fields = [
-        differ("hash_share", &p.hash_share, &op.hash_share()),
-        differ("drng_share", &p.drng_share, &op.drng_share()),
-        differ("calls_per_op", &p.calls_per_op, &op.calls_per_op()),
-        differ(
-            "share_per_function",
-            &p.share_per_function,
-            &op.share_per_function(),
-        ),
-    ];
-    problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
 }
 
 fn check_build(ds: &Dataset, shown: &str, report: &mut CheckReport) {
@@ -297,11 +208,20 @@ fn first_line_difference(published: &[u8], regenerated: &[u8]) -> String {
     }
 }
 
-fn check_pages(lay: &Layout, dir: &Path, report: &mut CheckReport) -> Result<()> {
+fn check_pages(
+    lay: &Layout,
+    dir: &Path,
+    registry: &Registry,
+    report: &mut CheckReport,
+) -> Result<()> {
     let Some(site) = &lay.site else { return Ok(()) };
     let shown_site = dataset::relative(dir, site)?;
     let datasets = crate::render::load_datasets(&lay.datasets, site)?;
-    let files = crate::render::render_files(&datasets, lay.templates.as_deref())?;
+    let files = crate::render::render_files(
+        &datasets,
+        lay.templates.as_deref(),
+        &registry.page_sections(),
+    )?;
     report.pages = files.len();
     for (rel, bytes) in &files {
         match std::fs::read(site.join(rel)) {
@@ -328,6 +248,12 @@ fn check_pages(lay: &Layout, dir: &Path, report: &mut CheckReport) -> Result<()>
 /// Checks everything under `dir`; differences are collected in the report,
 /// errors are reserved for unreadable input.
 pub fn check_dataset(dir: &Path) -> Result<CheckReport> {
+    check_dataset_with(dir, &crate::stages::registry())
+}
+
+/// [`check_dataset`] with the record folders and page sections of
+/// `registry`.
+pub fn check_dataset_with(dir: &Path, registry: &Registry) -> Result<CheckReport> {
     // A dataset handed over is walked before anything of it is read: a
     // link in it, or a tree beyond the dataset limits, is an error naming
     // it (run history and hidden state files are not part of it).
@@ -338,110 +264,38 @@ pub fn check_dataset(dir: &Path) -> Result<CheckReport> {
     let mut report = CheckReport::default();
     for d in &lay.datasets {
         let shown = dataset::relative(dir, d)?;
-        check_system_dataset(d, &shown, &mut report)?;
+        check_system_dataset(d, &shown, registry, &mut report)?;
     }
-    check_pages(&lay, dir, &mut report)?;
+    check_pages(&lay, dir, registry, &mut report)?;
     Ok(report)
 }
 
 /// Checks one system's dataset (`shown` names it in the problems): every
-/// statistic and share recomputed, every KAT log against its digest, and
-/// every record's provenance.
-pub fn check_system_dataset(d: &Path, shown: &str, report: &mut CheckReport) -> Result<()> {
+/// record file of every stage's folder recomputed by its stage, every KAT
+/// log against its digest.
+pub fn check_system_dataset(
+    d: &Path,
+    shown: &str,
+    registry: &Registry,
+    report: &mut CheckReport,
+) -> Result<()> {
     let ds = Dataset::load(d, String::new())?;
     report.systems.push(ds.system().to_string());
-    for (sub, is_record) in [("records", true), ("profile", false)] {
-        if !d.join(sub).is_dir() {
+    for records in registry.records() {
+        let dir = d.join(records.dir());
+        if !dir.is_dir() {
             continue;
         }
-        for file in dataset::json_files(&d.join(sub))? {
-            let rel = format!("{shown}/{}", dataset::relative(d, &file)?);
-            if is_record {
-                let r: OperationRecord = fsutil::read_json(&file)?;
-                report.records += 1;
-                check_record(&rel, &r, &mut report.problems);
-                check_provenance(&rel, &r, &ds.campaign, &mut report.problems);
-            } else {
-                let p: ProfileRecord = fsutil::read_json(&file)?;
-                report.profiles += 1;
-                check_profile(&rel, &p, &mut report.problems);
-            }
+        let files = dataset::json_files(&dir)?;
+        for file in &files {
+            let rel = format!("{shown}/{}", dataset::relative(d, file)?);
+            let problems = records.check(file, &rel, &ds.campaign)?;
+            report.problems.extend(problems);
         }
-    }
-    for (sub, is_count) in [("count", true), ("ct", false)] {
-        if !d.join(sub).is_dir() {
-            continue;
-        }
-        for file in dataset::json_files(&d.join(sub))? {
-            let rel = format!("{shown}/{}", dataset::relative(d, &file)?);
-            if is_count {
-                let r: CountRecord = fsutil::read_json(&file)?;
-                report.counts += 1;
-                check_count(&rel, &r, &mut report.problems);
-            } else {
-                let r: CtRecord = fsutil::read_json(&file)?;
-                report.ct_records += 1;
-                check_ct(&rel, &r, &mut report.problems);
-            }
-        }
+        report.count(records.dir(), records.noun(), files.len());
     }
     check_build(&ds, shown, report);
     Ok(())
-}
-
-/// A count record's figures are what its per-call counts give.
-fn check_count(rel: &str, r: &CountRecord, problems: &mut Vec<String>) {
-    let expected = count_path(&r.algorithm, &r.label, &r.op);
-    if !rel.ends_with(&expected) {
-        problems.push(format!("{rel}: holds {expected}"));
-    }
-    problems.extend(
-        differ("instructions", &r.instructions, &r.recomputed()).map(|d| format!("{rel}: {d}")),
-    );
-}
-
-/// A constant-time record's sites and status are what its raw errors and
-/// annotations give.
-fn check_ct(rel: &str, r: &CtRecord, problems: &mut Vec<String>) {
-    let expected = ct_path(&r.algorithm, &r.label, &r.op);
-    if !rel.ends_with(&expected) {
-        problems.push(format!("{rel}: holds {expected}"));
-    }
-    let (status, sites, other) = r.recomputed();
-    let fields = [
-        differ("status", &r.status, &status),
-        differ("sites", &r.sites, &sites),
-        differ("other_errors", &r.other_errors, &other),
-    ];
-    problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
-}
-
-/// A record measured on a host other than the one its system accepts.
-fn check_provenance(
-    rel: &str,
-    r: &OperationRecord,
-    campaign: &crate::records::campaign::CampaignRecord,
-    problems: &mut Vec<String>,
-) {
-    let Some(fp) = &r.host_fingerprint else {
-        return;
-    };
-    let registered = campaign
-        .system_spec
-        .as_ref()
-        .map(|s| s.fingerprints.as_slice())
-        .unwrap_or_default();
-    let accepted = if registered.is_empty() {
-        fp == &campaign.host_fingerprint || campaign.accepted_fingerprints.contains(fp)
-    } else {
-        registered.contains(fp)
-    };
-    if !accepted {
-        problems.push(format!(
-            "{rel}: measured on host {fp}, which system {} does not accept (its host is {})",
-            campaign.system, campaign.host_fingerprint
-        ));
-    }
 }
 
 #[cfg(test)]
@@ -449,14 +303,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn differences_name_the_field_and_line() {
-        let a = serde_json::json!({"n": 5, "ci": [1.0, 2.0]});
-        let b = serde_json::json!({"n": 5, "ci": [1.0, 2.5]});
-        assert_eq!(
-            first_difference("statistics", &a, &b).unwrap(),
-            "statistics.ci[1]: recorded 2.0, recomputed 2.5"
-        );
-        assert_eq!(first_difference("s", &a, &a), None);
+    fn differences_name_the_line() {
         assert_eq!(
             first_line_difference(b"a\nb\n", b"a\nc\n"),
             "line 2 differs: published `b`, regenerated `c`"

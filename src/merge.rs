@@ -13,6 +13,7 @@ use anyhow::Context;
 use serde::Serialize;
 
 use crate::check::{check_system_dataset, CheckReport};
+use crate::engine::Registry;
 use crate::error::{ConfigError, Error};
 use crate::fsutil::{self, foreign};
 use crate::plan::{system, Plan, SystemSpec};
@@ -35,12 +36,16 @@ impl std::fmt::Display for MergeReport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
             f,
-            "system {}: {} ({} files in {}; {} timing records, {} KAT logs recomputed)",
+            "system {}: {} ({} files in {}; {}{} KAT logs recomputed)",
             self.system,
             self.action,
             self.files,
             self.destination,
-            self.checked.records,
+            self.checked
+                .checked
+                .iter()
+                .map(|c| format!("{} {}, ", c.files, c.noun))
+                .collect::<String>(),
             self.checked.kat_logs
         )?;
         if let Some(i) = &self.site_index {
@@ -71,7 +76,7 @@ fn refuse(message: String, help: &str) -> Error {
     ConfigError::new(message).help(help.to_string()).into()
 }
 
-pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
+pub fn merge(registry: &Registry, plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
     let _lock = crate::pipeline::locks::ProjectLock::acquire(plan, "merge")?;
     // Walked before anything is read from it: no link in it is followed.
     let incoming = dataset_files(dir).map_err(Error::input)?;
@@ -109,7 +114,7 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
     let spec = registered(plan, &id)?;
     check_provenance(&spec, &record)?;
     let mut checked = CheckReport::default();
-    check_system_dataset(dir, &id, &mut checked).map_err(Error::input)?;
+    check_system_dataset(dir, &id, registry, &mut checked).map_err(Error::input)?;
     if !checked.passed() {
         return Err(refuse(
             format!(
@@ -161,7 +166,7 @@ pub fn merge(plan: &Plan, dir: &Path) -> Result<MergeReport, Error> {
         install(plan, &incoming, &dest)?;
         "merged"
     };
-    let rendered = crate::render::render_campaign(plan)?;
+    let rendered = crate::render::render_campaign(plan, &registry.page_sections())?;
     let index = rendered.site.join("index.html");
     Ok(MergeReport {
         system: id,

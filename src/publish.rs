@@ -40,12 +40,13 @@ fn tool_identity(key: &str) -> bool {
     TOOL_IDENTITY_KEYS.contains(&key) || TOOL_IDENTITY_PREFIXES.iter().any(|p| key.starts_with(p))
 }
 
+use crate::engine::Registry;
 use crate::records::layout::{self, TOP_FILES};
 
 /// The published trees: every stage's record tree and the KAT files; the
 /// libraries only with `--with-libraries`.
-fn trees(with_libraries: bool) -> Vec<&'static str> {
-    let mut trees = crate::stages::registry().record_trees();
+fn trees(registry: &Registry, with_libraries: bool) -> Vec<&'static str> {
+    let mut trees = registry.record_trees();
     trees.push(layout::KAT);
     if with_libraries {
         trees.push(layout::LIB);
@@ -87,13 +88,13 @@ fn find_absolute(key: &str, v: &serde_json::Value) -> Option<(String, String)> {
 }
 
 /// Every JSON file a dataset publishes.
-fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+fn json_files(dir: &Path, registry: &Registry) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = TOP_FILES
         .iter()
         .map(|f| dir.join(f))
         .filter(|p| p.is_file())
         .collect();
-    for sub in crate::stages::registry().record_trees() {
+    for sub in registry.record_trees() {
         if dir.join(sub).is_dir() {
             out.extend(dataset::json_files(&dir.join(sub))?);
         }
@@ -103,8 +104,8 @@ fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Refuses a dataset in which any JSON string value is an absolute path,
 /// naming the file and key.
-pub fn refuse_absolute_paths(dir: &Path) -> Result<()> {
-    for file in json_files(dir)? {
+pub fn refuse_absolute_paths(dir: &Path, registry: &Registry) -> Result<()> {
+    for file in json_files(dir, registry)? {
         let text = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         let v: serde_json::Value =
             serde_json::from_slice(&text).with_context(|| format!("parsing {}", file.display()))?;
@@ -228,7 +229,7 @@ pub struct Extras {
 
 /// Copies one system's evidence into `dest/data/<system>/`, replacing an
 /// earlier copy.
-fn copy_dataset(src: &Path, dest: &Path, extras: Extras) -> Result<usize> {
+fn copy_dataset(src: &Path, dest: &Path, extras: Extras, registry: &Registry) -> Result<usize> {
     if dest.exists() {
         std::fs::remove_dir_all(dest).with_context(|| format!("clearing {}", dest.display()))?;
     }
@@ -239,7 +240,7 @@ fn copy_dataset(src: &Path, dest: &Path, extras: Extras) -> Result<usize> {
             n += 1;
         }
     }
-    for tree in trees(extras.libraries) {
+    for tree in trees(registry, extras.libraries) {
         if src.join(tree).is_dir() {
             // Only JSON records carry printed output; KAT files are copied
             // as they are whatever their names.
@@ -261,6 +262,7 @@ pub struct PublishReport {
 /// Publishes the datasets under `campaign_dir` (one system, or all) into
 /// `dest` and renders the site there from every dataset `dest` then holds.
 pub fn publish_from(
+    registry: &Registry,
     campaign_dir: &Path,
     system: Option<&str>,
     dest: &Path,
@@ -286,13 +288,13 @@ pub fn publish_from(
     }
     // Check every source before copying anything.
     for s in &sources {
-        refuse_absolute_paths(s)?;
+        refuse_absolute_paths(s, registry)?;
     }
     let mut files_copied = 0;
     let mut systems = Vec::new();
     for s in &sources {
         let name = s.file_name().context("dataset without a name")?;
-        files_copied += copy_dataset(s, &dest.join("data").join(name), extras)?;
+        files_copied += copy_dataset(s, &dest.join("data").join(name), extras, registry)?;
         systems.push(name.to_string_lossy().into_owned());
     }
     let dest_templates = dest.join("templates");
@@ -309,8 +311,12 @@ pub fn publish_from(
     }
     let all = dataset::dataset_dirs_in(&dest.join("data"))?;
     let used = Some(dest_templates.as_path()).filter(|t| t.is_dir());
-    let render =
-        crate::render::render_dataset_dirs(&all, &dest.join(crate::records::layout::SITE), used)?;
+    let render = crate::render::render_dataset_dirs(
+        &all,
+        &dest.join(crate::records::layout::SITE),
+        used,
+        &registry.page_sections(),
+    )?;
     Ok(PublishReport {
         systems,
         files_copied,
@@ -320,6 +326,7 @@ pub fn publish_from(
 
 /// Publishes the plan's campaign (all systems, or `system`) into `dest`.
 pub fn publish(
+    registry: &Registry,
     plan: &crate::plan::Plan,
     system: Option<&str>,
     dest: &Path,
@@ -333,6 +340,7 @@ pub fn publish(
         .parent()
         .context("the site directory has no parent")?;
     publish_from(
+        registry,
         campaign_dir,
         system,
         dest,

@@ -71,6 +71,10 @@ pub struct RawCampaign {
     pub ct: super::exact::RawCt,
     #[serde(default)]
     pub iccs: RawIccs,
+    /// Tables of stages that own their settings (`[stage.<name>]`): the
+    /// stage of that name validates its table.
+    #[serde(default)]
+    pub stage: BTreeMap<String, Spanned<toml::Table>>,
 }
 
 /// `[iccs]`: the ICCS helpers measured as the baseline of hash candidates.

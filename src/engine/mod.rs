@@ -11,6 +11,7 @@
 //! The engine knows no concrete stage: stages implement [`Stage`] (or
 //! [`CampaignStage`]) and are registered by `stages::registry()`.
 
+mod evidence;
 pub mod freshness;
 pub mod manifest;
 pub mod publication;
@@ -26,6 +27,9 @@ use serde::{de::DeserializeOwned, Deserialize, Serialize};
 
 use crate::context::Cx;
 use crate::plan::Instance;
+use crate::records::campaign::CampaignRecord;
+use crate::records::lock::InstanceLock;
+pub use evidence::{misplaced, operation_files, PageSection, Records, Section, Verdict};
 pub use freshness::{states, Freshness, StageState};
 pub use manifest::Manifest;
 pub use publication::Publication;
@@ -109,10 +113,60 @@ pub trait Stage: Send + Sync + 'static {
         None
     }
 
-    /// The dataset tree (`records::layout`) of the per-operation records
-    /// this stage publishes, if any: `publish`, `merge` and the executors
-    /// carry every tree the registry names.
-    const RECORD_TREE: Option<&'static str> = None;
+    /// Validates the campaign's `[stage.<name>]` table for this stage (see
+    /// [`settings`]): the error names the key at fault. A stage that
+    /// takes no settings refuses any key.
+    fn check_settings(&self, table: &serde_json::Value) -> std::result::Result<(), String> {
+        match table.as_object().and_then(|t| t.keys().next()) {
+            Some(k) => Err(format!(
+                "stage `{}` takes no settings (found `{k}`)",
+                Self::NAME
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The folder of record files this stage publishes, if any: the run
+    /// directory keeps them, `check` recomputes them, and `publish`,
+    /// `merge` and the executors carry every folder the registry names.
+    fn records(&self) -> Option<&dyn Records> {
+        None
+    }
+
+    /// The section this stage adds to each algorithm page, if any.
+    fn page_section(&self) -> Option<&dyn PageSection> {
+        None
+    }
+
+    /// Stages whose verdict this one's replaces when it gives one (the KAT
+    /// verdict says more than the build's).
+    const SUPERSEDES: &'static [&'static str] = &[];
+
+    /// The failure reported when the campaign selects this stage and it
+    /// left no result for an instance; None reports nothing.
+    const MISSING: Option<&'static str> = None;
+
+    /// What the result says about the instance, for the run's summary.
+    fn verdict(&self, _out: &Self::Output) -> Verdict {
+        Verdict::default()
+    }
+
+    /// Its part of the instance's entry in the run's lock file; called
+    /// for every registered stage, with its result when it has one, in
+    /// registry order (a later stage may refine what an earlier one set).
+    fn lock(
+        &self,
+        _cx: &Cx,
+        _inst: &Instance,
+        _out: Option<&Self::Output>,
+        _entry: &mut InstanceLock,
+    ) -> Result<()> {
+        Ok(())
+    }
+
+    /// Its part of `campaign.json`, from every instance's result (in
+    /// instance-key order).
+    fn campaign(&self, _outs: &[&Self::Output], _record: &mut CampaignRecord) {}
 
     /// Called once per run, before any instance, when the campaign runs
     /// the stage: opens the shared files it contributes to.
@@ -146,11 +200,32 @@ pub trait CampaignStage: Send + Sync + 'static {
     const READS: &'static [&'static str];
 
     fn manifest(&self, cx: &Cx, all: &AllResults) -> Result<Option<Manifest>>;
-    fn run(&self, cx: &Cx, all: &AllResults) -> Result<Self::Output>;
+    /// `registry` is the run's (a campaign stage may gather what every
+    /// stage contributes, such as page sections).
+    fn run(&self, cx: &Cx, all: &AllResults, registry: &Registry) -> Result<Self::Output>;
 
     /// Why a stored result no longer stands (e.g. a file it wrote was
     /// changed or deleted), or None when it does.
     fn verify(&self, _cx: &Cx, _out: &Self::Output) -> Option<String> {
         None
+    }
+
+    /// Run before the deferred instances are measured, when the campaign
+    /// runs the stage: what it can give of the rest already (pages marking
+    /// the deferred instances preliminary).
+    fn before_deferred(&self, _cx: &Cx, _registry: &Registry) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A stage's settings: its `[stage.<name>]` table of the campaign, or the
+/// defaults when the campaign has none. `T` should deny unknown fields, so
+/// a misspelt key is an error naming it.
+pub fn settings<T: DeserializeOwned + Default>(plan: &crate::plan::Plan, stage: &str) -> Result<T> {
+    match plan.stage_settings.get(stage) {
+        Some(v) => {
+            serde_json::from_value(v.clone()).map_err(|e| anyhow::anyhow!("[stage.{stage}]: {e}"))
+        }
+        None => Ok(T::default()),
     }
 }

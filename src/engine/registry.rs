@@ -10,8 +10,11 @@ use serde_json::Value;
 
 use super::results::{AllResults, Results};
 use super::{CampaignStage, Job, Lender, Manifest, Policy, Publication, Stage};
+use super::{PageSection, Records, Verdict};
 use crate::context::Cx;
 use crate::plan::Instance;
+use crate::records::campaign::CampaignRecord;
+use crate::records::lock::InstanceLock;
 
 /// What every consumer needs to know about a stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +50,14 @@ pub(crate) trait ErasedStage: Sync {
     fn decode(&self, value: Value) -> Result<Decoded>;
     fn estimate_seconds(&self, job: &Job) -> Option<f64>;
     fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>>;
-    fn record_tree(&self) -> Option<&'static str>;
+    fn records(&self) -> Option<&dyn Records>;
+    fn check_settings(&self, table: &Value) -> std::result::Result<(), String>;
+    fn page_section(&self) -> Option<&dyn PageSection>;
+    fn supersedes(&self) -> &'static [&'static str];
+    fn missing(&self) -> Option<&'static str>;
+    fn verdict(&self, r: &Results) -> Option<Verdict>;
+    fn lock(&self, cx: &Cx, inst: &Instance, r: &Results, entry: &mut InstanceLock) -> Result<()>;
+    fn campaign(&self, all: &AllResults, record: &mut CampaignRecord);
     fn open_publication(&self, p: &mut Publication);
     fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()>;
     fn close_publication(&self, p: &mut Publication) -> Result<()>;
@@ -87,8 +97,34 @@ impl<S: Stage> ErasedStage for Typed<S> {
     fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
         self.0.lender(job, own)
     }
-    fn record_tree(&self) -> Option<&'static str> {
-        S::RECORD_TREE
+    fn records(&self) -> Option<&dyn Records> {
+        self.0.records()
+    }
+    fn check_settings(&self, table: &Value) -> std::result::Result<(), String> {
+        self.0.check_settings(table)
+    }
+    fn page_section(&self) -> Option<&dyn PageSection> {
+        self.0.page_section()
+    }
+    fn supersedes(&self) -> &'static [&'static str] {
+        S::SUPERSEDES
+    }
+    fn missing(&self) -> Option<&'static str> {
+        S::MISSING
+    }
+    fn verdict(&self, r: &Results) -> Option<Verdict> {
+        r.get::<S>().map(|out| self.0.verdict(out))
+    }
+    fn lock(&self, cx: &Cx, inst: &Instance, r: &Results, entry: &mut InstanceLock) -> Result<()> {
+        self.0.lock(cx, inst, r.get::<S>(), entry)
+    }
+    fn campaign(&self, all: &AllResults, record: &mut CampaignRecord) {
+        let outs: Vec<&S::Output> = all
+            .instances
+            .values()
+            .filter_map(|r| r.get::<S>())
+            .collect();
+        self.0.campaign(&outs, record);
     }
     fn open_publication(&self, p: &mut Publication) {
         self.0.open_publication(p);
@@ -111,9 +147,10 @@ impl<S: Stage> ErasedStage for Typed<S> {
 pub(crate) trait ErasedCampaign: Sync {
     fn info(&self) -> StageInfo;
     fn manifest(&self, cx: &Cx, all: &AllResults) -> Result<Option<Manifest>>;
-    fn run(&self, cx: &Cx, all: &AllResults) -> Result<Value>;
+    fn run(&self, cx: &Cx, all: &AllResults, registry: &Registry) -> Result<Value>;
     /// The decoded result, or why it no longer stands.
     fn decode(&self, cx: &Cx, value: Value) -> Result<Result<Slot, String>>;
+    fn before_deferred(&self, cx: &Cx, registry: &Registry) -> Result<()>;
 }
 
 struct TypedCampaign<S>(S);
@@ -131,8 +168,8 @@ impl<S: CampaignStage> ErasedCampaign for TypedCampaign<S> {
     fn manifest(&self, cx: &Cx, all: &AllResults) -> Result<Option<Manifest>> {
         self.0.manifest(cx, all)
     }
-    fn run(&self, cx: &Cx, all: &AllResults) -> Result<Value> {
-        let out = self.0.run(cx, all)?;
+    fn run(&self, cx: &Cx, all: &AllResults, registry: &Registry) -> Result<Value> {
+        let out = self.0.run(cx, all, registry)?;
         serde_json::to_value(&out).context("encoding the stage result")
     }
     fn decode(&self, cx: &Cx, value: Value) -> Result<Result<Slot, String>> {
@@ -142,6 +179,9 @@ impl<S: CampaignStage> ErasedCampaign for TypedCampaign<S> {
             Some(why) => Err(why),
             None => Ok(Arc::new(out)),
         })
+    }
+    fn before_deferred(&self, cx: &Cx, registry: &Registry) -> Result<()> {
+        self.0.before_deferred(cx, registry)
     }
 }
 
@@ -233,12 +273,99 @@ impl Registry {
             .collect()
     }
 
-    /// The per-operation record trees of every registered stage, in
-    /// registry order.
-    pub fn record_trees(&self) -> Vec<&'static str> {
+    /// Validates a campaign's `[stage.<name>]` table: None when no
+    /// instance stage has that name.
+    pub fn check_settings(
+        &self,
+        name: &str,
+        table: &Value,
+    ) -> Option<std::result::Result<(), String>> {
+        self.instance_stage(name).map(|s| s.check_settings(table))
+    }
+
+    /// The record folders of every registered stage, in registry order.
+    pub fn records(&self) -> Vec<&dyn Records> {
+        self.instance_stages().filter_map(|s| s.records()).collect()
+    }
+
+    /// The sections stages add to the algorithm pages, in registry order.
+    pub fn page_sections(&self) -> Vec<&dyn PageSection> {
         self.instance_stages()
-            .filter_map(|s| s.record_tree())
+            .filter_map(|s| s.page_section())
             .collect()
+    }
+
+    /// The dataset folder names of [`Registry::records`].
+    pub fn record_trees(&self) -> Vec<&'static str> {
+        self.records().iter().map(|r| r.dir()).collect()
+    }
+
+    /// Every record file any stage may publish for `inst`.
+    pub fn record_files(&self, inst: &Instance) -> Vec<String> {
+        self.records().iter().flat_map(|r| r.files(inst)).collect()
+    }
+
+    /// The instance's verdict for the run summary: the verdicts of the
+    /// stages with a result for it, or selected without one (when they
+    /// say what that means), less those a later verdict supersedes.
+    pub fn verdict(&self, selected: &[StageInfo], r: &Results) -> Verdict {
+        let given: Vec<(&dyn ErasedStage, Verdict)> = self
+            .instance_stages()
+            .filter_map(|s| {
+                let v = s.verdict(r).or_else(|| {
+                    let chosen = selected.iter().any(|i| i.name == s.info().name);
+                    s.missing()
+                        .filter(|_| chosen)
+                        .map(|m| Verdict::failed(m, None))
+                })?;
+                Some((s, v))
+            })
+            .collect();
+        let superseded: Vec<&str> = given
+            .iter()
+            .flat_map(|(s, _)| s.supersedes())
+            .copied()
+            .collect();
+        let mut out = Verdict {
+            skip_reason: given.iter().find_map(|(_, v)| v.skip_reason.clone()),
+            ..Verdict::default()
+        };
+        for (_, v) in given
+            .into_iter()
+            .filter(|(s, _)| !superseded.contains(&s.info().name))
+        {
+            out.status = out.status.or(v.status);
+            out.skipped |= v.skipped;
+            out.failures.extend(v.failures);
+        }
+        out
+    }
+
+    /// Every stage's part of one instance's lock entry, in registry order.
+    pub fn lock_entry(
+        &self,
+        cx: &Cx,
+        inst: &Instance,
+        r: &Results,
+        entry: &mut InstanceLock,
+    ) -> Result<()> {
+        self.instance_stages()
+            .try_for_each(|s| s.lock(cx, inst, r, entry))
+    }
+
+    /// Every stage's part of `campaign.json`.
+    pub fn campaign_record(&self, all: &AllResults, record: &mut CampaignRecord) {
+        self.instance_stages().for_each(|s| s.campaign(all, record));
+    }
+
+    /// Runs the selected campaign stages' work before deferred instances.
+    pub fn before_deferred(&self, selected: &[StageInfo], cx: &Cx) -> Result<()> {
+        self.entries.iter().try_for_each(|e| match e {
+            Entry::Campaign(s) if selected.iter().any(|i| i.name == s.info().name) => {
+                s.before_deferred(cx, self)
+            }
+            _ => Ok(()),
+        })
     }
 
     /// The instance stages the campaign selects, in registry order.

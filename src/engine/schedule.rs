@@ -52,8 +52,10 @@ pub struct Hooks<'a> {
     /// went through every stage, before the deferred ones are measured
     /// (records and pages of what is done so far).
     pub before_deferred: &'a (dyn Fn(&AllResults, &[String]) -> Result<()> + Sync),
-    /// After the instance stages, before the campaign stages (records).
-    pub before_campaign: &'a (dyn Fn(&AllResults) -> Result<()> + Sync),
+    /// After the instance stages, before the campaign stages (records),
+    /// with the instances `--deferred-only` left without a usable
+    /// measurement (in plan order).
+    pub before_campaign: &'a (dyn Fn(&AllResults, &[String]) -> Result<()> + Sync),
 }
 
 /// One item a stage could not produce.
@@ -185,7 +187,15 @@ pub fn run(
             }
         }
     }
-    (hooks.before_campaign)(&all)?;
+    let not_measured = tally.not_measured_units();
+    let in_plan_order: Vec<String> = cx
+        .plan
+        .instances
+        .iter()
+        .map(|i| i.key())
+        .filter(|k| not_measured.contains(k))
+        .collect();
+    (hooks.before_campaign)(&all, &in_plan_order)?;
     for info in selected.iter().filter(|i| i.policy == Policy::Campaign) {
         run_campaign_stage(cx, registry, *info, &mut all, runner, &tally);
     }
@@ -368,7 +378,7 @@ fn run_campaign_stage(
             }
         }
         cx.progress.job_start(info.name, "campaign");
-        let value = runner.run_campaign(info, &|| stage.run(cx, all))?;
+        let value = runner.run_campaign(info, &|| stage.run(cx, all, registry))?;
         let slot = stage
             .decode(cx, value.clone())?
             .map_err(|why| anyhow!("{why} right after running"))?;

@@ -378,7 +378,7 @@ fn finish(
     };
     if let Some(d) = &run_dir {
         progress.note(&format!("run recorded in {}", plan.display_path(d)));
-        crate::render::render_campaign(plan)?;
+        crate::render::render_campaign(plan, &crate::stages::registry().page_sections())?;
     }
     Ok(RunSummary::from_dataset(
         plan,

@@ -147,6 +147,7 @@ pub fn file_combined_run(
     };
     crate::pipeline::rundir::file_run(
         plan,
+        &crate::stages::registry(),
         cache,
         &mut l,
         &plan.output_dir.join(crate::records::layout::RUNS),

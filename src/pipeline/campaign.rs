@@ -6,13 +6,11 @@ use anyhow::Result;
 
 use super::RunOptions;
 use crate::context::Cx;
-use crate::engine::AllResults;
-use crate::engine::Stage;
+use crate::engine::{AllResults, Registry};
 use crate::host;
 use crate::measure::drbg_cost::{self, DrbgCost};
 use crate::plan::Plan;
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
-use crate::stages::time::TimeStage;
 
 /// The CPUs measurements run on: the command line, else the campaign,
 /// else the last CPU this process may use (CPU 0 takes most interrupts).
@@ -125,31 +123,6 @@ pub fn check_system_host(plan: &Plan, host: &HostState) -> Result<(), crate::err
     Ok(())
 }
 
-/// Instances whose measurements this run left as stored (`--deferred-only`
-/// keeps the others' and measures none of them), though they would be
-/// measured: their pages mark them preliminary.
-pub fn not_measured(cx: &Cx, all: &AllResults) -> Vec<String> {
-    if !cx.deferred_only {
-        return Vec::new();
-    }
-    let timed = crate::stages::registry()
-        .selected(&cx.plan.stages)
-        .iter()
-        .any(|s| s.name == TimeStage::NAME);
-    cx.plan
-        .instances
-        .iter()
-        .filter(|i| !cx.plan.is_deferred(i) && timed)
-        .filter(|i| {
-            let r = all.of(&i.key());
-            let kat = r.get::<crate::stages::kat::KatStage>();
-            r.get::<TimeStage>().is_none()
-                && crate::measure::measured_library(cx.plan, i, kat).is_some()
-        })
-        .map(|i| i.key())
-        .collect()
-}
-
 /// Measuring stages refuse a host that is not fixed unless the campaign
 /// allows it; either way every problem is shown and recorded.
 pub fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
@@ -182,6 +155,7 @@ pub fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
 
 pub fn write_campaign_json(
     cx: &Cx,
+    registry: &Registry,
     all: &AllResults,
     host: &HostState,
     drbg: Option<DrbgCost>,
@@ -189,19 +163,7 @@ pub fn write_campaign_json(
     preliminary: &[String],
 ) -> Result<()> {
     let plan = cx.plan;
-    let timed: Vec<_> = all
-        .instances
-        .values()
-        .filter_map(|r| r.get::<TimeStage>())
-        .collect();
-    let (counter, counter_hz) = timed
-        .iter()
-        .flat_map(|t| t.ops.iter())
-        .find(|o| o.counter.is_some())
-        .map(|o| (o.counter.clone(), o.counter_hz))
-        .unwrap_or((None, None));
-    // UTC stamps in one fixed format compare in time order as strings.
-    let record = CampaignRecord {
+    let mut record = CampaignRecord {
         campaign: plan.campaign.clone(),
         description: plan.description.clone(),
         system: plan.system.clone(),
@@ -209,8 +171,8 @@ pub fn write_campaign_json(
         pqbench_version: env!("CARGO_PKG_VERSION").to_string(),
         start_utc: started.to_string(),
         end_utc: crate::records::utc_now(),
-        measured_from_utc: timed.iter().filter_map(|t| t.started_utc.clone()).min(),
-        measured_to_utc: timed.iter().filter_map(|t| t.finished_utc.clone()).max(),
+        measured_from_utc: None,
+        measured_to_utc: None,
         environment_start: host.environment.clone(),
         environment_end: host::environment(),
         compiler: cx.compiler.clone(),
@@ -220,8 +182,8 @@ pub fn write_campaign_json(
         host_checks: host.checks.clone(),
         host_require_fixed: plan.host.require_fixed,
         host_fingerprint: host.fingerprint.clone(),
-        counter,
-        counter_hz,
+        counter: None,
+        counter_hz: None,
         drbg,
         isolation: Some(crate::sandbox::layers()),
         system_spec: Some(plan.system_spec.clone()),
@@ -234,7 +196,7 @@ pub fn write_campaign_json(
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,
         profile_wraps: plan.profile_wraps.clone(),
-        stages: crate::stages::registry()
+        stages: registry
             .selected(&plan.stages)
             .iter()
             .map(|s| s.name.to_string())
@@ -245,6 +207,8 @@ pub fn write_campaign_json(
             .map(|a| AlgorithmInfo::from_plan(plan, a))
             .collect(),
     };
+    // What the stages measured: counter, first and last measurement.
+    registry.campaign_record(all, &mut record);
     crate::fsutil::write_json(
         &plan.output_dir.join(crate::records::layout::CAMPAIGN),
         &record,

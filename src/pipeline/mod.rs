@@ -13,7 +13,6 @@ pub mod summary;
 use anyhow::{Context, Result};
 
 use crate::context::Cx;
-use crate::engine::CampaignStage;
 use crate::engine::{self, Hooks, Registry, Runner};
 use crate::error::{ConfigError, Error};
 use crate::plan::{self, Plan, Project, ALL_STAGES};
@@ -76,6 +75,19 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
             None => e.in_file(&plan.campaign_file),
         };
         errors.push(e);
+    }
+    for (name, table) in &plan.stage_settings {
+        let problem = match registry.check_settings(name, table) {
+            None => ConfigError::new(format!("[stage.{name}]: no stage `{name}` takes settings"))
+                .help(format!("stages are {}", names.join(", "))),
+            Some(Err(why)) => ConfigError::new(format!("[stage.{name}]: {why}"))
+                .help("fix the key, or remove it to use the stage's default"),
+            Some(Ok(())) => continue,
+        };
+        errors.push(match plan.stage_settings_at.get(name) {
+            Some(loc) => problem.at(loc.clone()),
+            None => problem.in_file(&plan.campaign_file),
+        });
     }
     match errors.len() {
         0 => Ok(()),
@@ -283,12 +295,11 @@ fn run_in_pool(
         drbg.get_or_init(|| campaign::drbg_cost(cx, &host));
         Ok(())
     };
-    let before_campaign = |all: &engine::AllResults| -> Result<()> {
+    let before_campaign = |all: &engine::AllResults, preliminary: &[String]| -> Result<()> {
         let drbg = drbg.get().cloned().flatten();
-        let preliminary = campaign::not_measured(cx, all);
         writing(plan, || {
             evidence::write(cx, registry, all, &started)?;
-            campaign::write_campaign_json(cx, all, &host, drbg, &started, &preliminary)
+            campaign::write_campaign_json(cx, registry, all, &host, drbg, &started, preliminary)
         })
     };
     // Everything but the deferred instances is measured: publish it now
@@ -298,11 +309,9 @@ fn run_in_pool(
         let drbg = drbg.get().cloned().flatten();
         writing(plan, || {
             evidence::write(cx, registry, all, &started)?;
-            campaign::write_campaign_json(cx, all, &host, drbg, &started, pending)
+            campaign::write_campaign_json(cx, registry, all, &host, drbg, &started, pending)
         })?;
-        if plan.selects(crate::stages::render::RenderStage::NAME) {
-            crate::render::render_campaign(plan)?;
-        }
+        registry.before_deferred(&registry.selected(&plan.stages), cx)?;
         cx.progress.note(&format!(
             "every instance but the {} deferred one(s) measured; records and pages written, deferred ones marked preliminary",
             pending.len()
@@ -316,6 +325,6 @@ fn run_in_pool(
     };
     let shards = campaign::shard_cpus(plan, opts);
     let (all, tally) = engine::run(cx, registry, runner, &shards, &hooks)?;
-    let run_dir = rundir::record_run(cx, &all, rec)?;
+    let run_dir = rundir::record_run(cx, registry, &all, rec)?;
     Ok(RunSummary::new(plan, registry, &all, &tally, &run_dir))
 }

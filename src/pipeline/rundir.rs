@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use anyhow::{Context, Result};
 
 use crate::context::Cx;
-use crate::engine::{AllResults, Results};
+use crate::engine::{AllResults, Registry, Results};
 use crate::fsutil;
 use crate::plan::recorded::{config_files, relative_plan};
 use crate::plan::{Instance, Plan};
@@ -20,9 +20,6 @@ use crate::records::lock::{
     compact_utc, free_name, HostLock, InstanceLock, Lock, Seeds, StageLock, LOCK_FILE,
     LOCK_VERSION, RECORDED_ENV,
 };
-use crate::stages::build::{build_manifest, BuildStage};
-use crate::stages::kat::KatStage;
-use crate::stages::time::TimeStage;
 
 /// How the pipeline records a run (`pipeline::run_with`).
 #[derive(Debug, Default)]
@@ -41,14 +38,19 @@ pub struct Recording {
 
 /// Writes the run directory of a finished run (called by the pipeline
 /// after `campaign.json`); returns its path.
-pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf> {
+pub fn record_run(
+    cx: &Cx,
+    registry: &Registry,
+    all: &AllResults,
+    rec: &Recording,
+) -> Result<PathBuf> {
     let plan = cx.plan;
     let campaign: CampaignRecord =
         fsutil::read_json(&plan.output_dir.join(crate::records::layout::CAMPAIGN))?;
     let instances = plan
         .instances
         .iter()
-        .map(|inst| instance_lock(cx, inst, all.of(&inst.key())))
+        .map(|inst| instance_lock(cx, registry, inst, all.of(&inst.key())))
         .collect::<Result<Vec<_>>>()?;
     let runs_dir = rec
         .runs_dir
@@ -93,7 +95,7 @@ pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf>
         files: BTreeMap::new(),
         shards: Vec::new(),
     };
-    let dest = file_run(plan, &cx.cache, &mut lock, &runs_dir)?;
+    let dest = file_run(plan, registry, &cx.cache, &mut lock, &runs_dir)?;
     cx.progress.note(&format!(
         "run {} recorded in {}",
         lock.run_id,
@@ -107,6 +109,7 @@ pub fn record_run(cx: &Cx, all: &AllResults, rec: &Recording) -> Result<PathBuf>
 /// `runs_dir/<run-id>/` (assembled under `.tmp-*`, then renamed).
 pub fn file_run(
     plan: &Plan,
+    registry: &Registry,
     cache: &crate::cache::Cache,
     lock: &mut Lock,
     runs_dir: &Path,
@@ -116,7 +119,7 @@ pub fn file_run(
     let staging = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempdir_in(runs_dir)?;
-    for rel in result_files(plan) {
+    for rel in result_files(plan, registry) {
         let from = plan.output_dir.join(&rel);
         if from.is_file() {
             let sha = place(cache, &from, &staging.path().join(&rel))?;
@@ -134,19 +137,14 @@ pub fn file_run(
     Ok(dest)
 }
 
-fn instance_lock(cx: &Cx, inst: &Instance, r: &Results) -> Result<InstanceLock> {
-    let plan = cx.plan;
-    let built = r.get::<BuildStage>().and_then(|b| b.built());
-    let kat = r.get::<KatStage>().map(|k| k.final_attempt());
-    let profile = kat
-        .map(|a| a.profile.clone())
-        .or_else(|| built.map(|a| a.profile.clone()));
-    let flags = profile
-        .as_ref()
-        .and_then(|p| plan.flag_profiles.iter().find(|f| &f.name == p));
-    let library = kat
-        .and_then(|a| a.library_sha256.clone())
-        .or_else(|| built.and_then(|a| a.library_sha256.clone()));
+/// The instance's lock entry: what every stage says of it, and the flags
+/// of the profile whose library later stages used.
+fn instance_lock(
+    cx: &Cx,
+    registry: &Registry,
+    inst: &Instance,
+    r: &Results,
+) -> Result<InstanceLock> {
     // Every stage that produced a result, as the engine found or stored it.
     let stages = r
         .keys()
@@ -162,57 +160,40 @@ fn instance_lock(cx: &Cx, inst: &Instance, r: &Results) -> Result<InstanceLock> 
             )
         })
         .collect();
-    let time = r.get::<TimeStage>();
-    Ok(InstanceLock {
+    let mut entry = InstanceLock {
         instance: inst.key(),
         algorithm: inst.algorithm.clone(),
         label: inst.label.clone(),
         implementation: inst.implementation.clone(),
-        inputs: build_manifest(cx, inst)?.entries,
-        profile,
-        cflags: flags.map(|f| f.cflags.clone()).unwrap_or_default(),
-        ldflags: flags.map(|f| f.ldflags.clone()).unwrap_or_default(),
-        library_sha256: library,
-        kat_status: kat.map(|a| a.status.to_string()),
-        kat_log_sha256: kat.map(|a| a.log_sha256.clone()),
-        kat_output_sha256: kat.and_then(|a| a.output_sha256.clone()),
-        counter: time.and_then(|t| t.ops.iter().find_map(|o| o.counter.clone())),
-        median_cycles: time
-            .iter()
-            .flat_map(|t| &t.ops)
-            .filter_map(|o| Some((o.op.clone(), o.summary.as_ref()?.median_cycles)))
-            .collect(),
+        inputs: BTreeMap::new(),
+        profile: None,
+        cflags: Vec::new(),
+        ldflags: Vec::new(),
+        library_sha256: None,
+        kat_status: None,
+        kat_log_sha256: None,
+        kat_output_sha256: None,
+        counter: None,
+        median_cycles: BTreeMap::new(),
         stages,
-    })
+    };
+    registry.lock_entry(cx, inst, r, &mut entry)?;
+    let flags = entry
+        .profile
+        .as_ref()
+        .and_then(|p| cx.plan.flag_profiles.iter().find(|f| &f.name == p));
+    entry.cflags = flags.map(|f| f.cflags.clone()).unwrap_or_default();
+    entry.ldflags = flags.map(|f| f.ldflags.clone()).unwrap_or_default();
+    Ok(entry)
 }
 
-/// The run-level records and, per instance of the plan, its operation and
-/// profile records and KAT log (never stale files of removed instances).
-fn result_files(plan: &Plan) -> Vec<String> {
+/// The run-level records and, per instance of the plan, every record file
+/// a stage may publish for it and its KAT log (never stale files of
+/// removed instances).
+fn result_files(plan: &Plan, registry: &Registry) -> Vec<String> {
     let mut files: Vec<String> = crate::records::layout::TOP_FILES.map(String::from).to_vec();
     for inst in &plan.instances {
-        for op in inst.kind.operations() {
-            files.push(crate::records::operation::record_path(
-                &inst.algorithm,
-                &inst.label,
-                op,
-            ));
-            files.push(crate::records::analysis::profile_path(
-                &inst.algorithm,
-                &inst.label,
-                op,
-            ));
-            files.push(crate::records::count::count_path(
-                &inst.algorithm,
-                &inst.label,
-                op,
-            ));
-            files.push(crate::records::ct::ct_path(
-                &inst.algorithm,
-                &inst.label,
-                op,
-            ));
-        }
+        files.extend(registry.record_files(inst));
         files.push(crate::records::layout::kat_log(
             &inst.algorithm,
             &inst.label,

@@ -8,15 +8,9 @@ use std::sync::atomic::Ordering;
 
 use serde::Serialize;
 
-use crate::engine::{AllResults, Registry, RunTally, Stage, StageFailure};
+use crate::engine::{AllResults, Registry, RunTally, StageFailure, Verdict};
 use crate::kat::Status;
-use crate::measure::OpStatus;
 use crate::plan::Plan;
-use crate::stages::build::BuildStage;
-use crate::stages::kat::KatStage;
-use crate::stages::memory::MemoryStage;
-use crate::stages::profile::ProfileStage;
-use crate::stages::time::TimeStage;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
@@ -63,16 +57,15 @@ impl RunSummary {
         tally: &RunTally,
         run_dir: &Path,
     ) -> RunSummary {
-        let selected: Vec<&str> = registry
-            .selected(&plan.stages)
+        let selected = registry.selected(&plan.stages);
+        let verdicts: Vec<(String, Verdict)> = plan
+            .instances
             .iter()
-            .map(|s| s.name)
+            .map(|i| (i.key(), registry.verdict(&selected, all.of(&i.key()))))
             .collect();
         let mut kat = BTreeMap::new();
-        for inst in &plan.instances {
-            if let Some(k) = all.of(&inst.key()).get::<KatStage>() {
-                *kat.entry(k.status().to_string()).or_insert(0) += 1;
-            }
+        for status in verdicts.iter().filter_map(|(_, v)| v.status.clone()) {
+            *kat.entry(status).or_insert(0) += 1;
         }
         let index = plan.site_dir.join("index.html");
         RunSummary {
@@ -82,14 +75,16 @@ impl RunSummary {
             reused: tally.reused.load(Ordering::Relaxed),
             computed: tally.computed.load(Ordering::Relaxed),
             kat,
-            failures: failures(plan, &selected, all),
-            skipped: skipped(plan, all),
+            failures: failures(&verdicts),
+            skipped: skipped(&verdicts),
             errors: tally.failures(),
             pending: Vec::new(),
             not_measured: tally.not_measured_units(),
             records: plan.display_path(&plan.output_dir),
             run_dir: plan.display_path(run_dir),
-            site_index: (selected.contains(&"render") && index.is_file())
+            // Pages are named when a campaign stage (the one rendering
+            // them) ran or was reused in this run.
+            site_index: (!all.campaign.keys().is_empty() && index.is_file())
                 .then(|| plan.display_path(&index)),
         }
     }
@@ -231,94 +226,31 @@ impl RunSummary {
     }
 }
 
-/// Every instance that did not build or pass its KAT, and every operation
-/// whose measurement, memory probe or profile failed.
-fn failures(plan: &Plan, selected: &[&str], all: &AllResults) -> Vec<ItemFailure> {
-    let mut out = Vec::new();
-    for inst in &plan.instances {
-        let r = all.of(&inst.key());
-        let mut fail = |what: String, detail: Option<String>| {
-            out.push(ItemFailure {
-                instance: inst.key(),
-                what,
-                detail,
+/// Every failure of every instance not skipped, in plan order and, within
+/// an instance, in registry order.
+fn failures(verdicts: &[(String, Verdict)]) -> Vec<ItemFailure> {
+    verdicts
+        .iter()
+        .filter(|(_, v)| !v.skipped)
+        .flat_map(|(instance, v)| {
+            v.failures.iter().map(|(what, detail)| ItemFailure {
+                instance: instance.clone(),
+                what: what.clone(),
+                detail: detail.clone(),
             })
-        };
-        if is_skipped(r) {
-            continue;
-        }
-        match r.get::<KatStage>() {
-            Some(k) if !matches!(k.status(), Status::Pass | Status::Skipped) => fail(
-                format!("KAT {}", k.status()),
-                k.final_attempt().detail.clone(),
-            ),
-            Some(_) => {}
-            None if selected.contains(&KatStage::NAME) => fail("no KAT result".into(), None),
-            None => match r.get::<BuildStage>() {
-                Some(b)
-                    if b.built().is_none() && b.attempts.iter().all(|a| a.skipped.is_none()) =>
-                {
-                    fail(
-                        Status::Buildfail.to_string(),
-                        b.attempts.last().map(|a| first_error_line(&a.log)),
-                    )
-                }
-                None if selected.contains(&BuildStage::NAME) => {
-                    fail("no build result".into(), None)
-                }
-                _ => {}
-            },
-        }
-        for o in r.get::<TimeStage>().iter().flat_map(|t| &t.ops) {
-            if !o.status.is_success() {
-                fail(format!("timing {}: {}", o.op, o.status), o.detail.clone());
-            }
-        }
-        for o in r.get::<MemoryStage>().iter().flat_map(|m| &m.ops) {
-            if !o.status.is_ok() {
-                fail(format!("memory {}: {}", o.op, o.status), o.detail.clone());
-            }
-        }
-        if let Some(p) = r.get::<ProfileStage>() {
-            if p.status == OpStatus::RelinkFailed {
-                fail("profile relink: relink-failed".into(), p.detail.clone());
-            }
-            for o in &p.ops {
-                if !matches!(o.status, OpStatus::Ok | OpStatus::NoHelpers) {
-                    fail(format!("profile {}: {}", o.op, o.status), o.detail.clone());
-                }
-            }
-        }
-    }
-    out
-}
-
-/// Whether an instance was not built on this system (code for another
-/// architecture, CPU features this host lacks).
-fn is_skipped(r: &crate::engine::Results) -> bool {
-    match (r.get::<KatStage>(), r.get::<BuildStage>()) {
-        (Some(k), _) => k.status() == Status::Skipped,
-        (None, Some(b)) => b.built().is_none() && b.attempts.iter().all(|a| a.skipped.is_some()),
-        _ => false,
-    }
+        })
+        .collect()
 }
 
 /// Instances this host cannot build, with the reason.
-fn skipped(plan: &Plan, all: &AllResults) -> Vec<ItemFailure> {
-    plan.instances
+fn skipped(verdicts: &[(String, Verdict)]) -> Vec<ItemFailure> {
+    verdicts
         .iter()
-        .filter(|i| is_skipped(all.of(&i.key())))
-        .map(|i| {
-            let r = all.of(&i.key());
-            let why = r
-                .get::<BuildStage>()
-                .and_then(|b| b.attempts.first())
-                .and_then(|a| a.skipped.clone());
-            ItemFailure {
-                instance: i.key(),
-                what: "not built on this host".into(),
-                detail: why,
-            }
+        .filter(|(_, v)| v.skipped)
+        .map(|(instance, v)| ItemFailure {
+            instance: instance.clone(),
+            what: "not built on this host".into(),
+            detail: v.skip_reason.clone(),
         })
         .collect()
 }

@@ -75,6 +75,13 @@ pub struct Plan {
     /// Where each entry of `stages` was written, for error messages.
     #[serde(skip)]
     pub stage_locations: Vec<Option<crate::error::Location>>,
+    /// The campaign's `[stage.<name>]` tables, by stage name: each stage
+    /// reads and validates its own (`engine::Stage::Settings`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub stage_settings: BTreeMap<String, serde_json::Value>,
+    /// Where each of those tables was written, for error messages.
+    #[serde(skip)]
+    pub stage_settings_at: BTreeMap<String, crate::error::Location>,
     pub flag_profiles: Vec<FlagProfile>,
     pub kat: KatSettings,
     pub timing: TimingSettings,

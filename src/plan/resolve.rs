@@ -133,6 +133,22 @@ pub fn resolve_with(
         jobs: c.jobs,
         stages,
         stage_locations,
+        stage_settings: c
+            .stage
+            .iter()
+            .map(|(k, t)| Ok((k.clone(), serde_json::to_value(t.get_ref())?)))
+            .collect::<Result<_, serde_json::Error>>()
+            .map_err(|e| ConfigError::new(format!("a [stage.*] table: {e}")).in_file(&file))?,
+        stage_settings_at: c
+            .stage
+            .iter()
+            .map(|(k, t)| {
+                (
+                    k.clone(),
+                    crate::error::Location::from_span(&raw.path, &raw.text, t.span()),
+                )
+            })
+            .collect(),
         flag_profiles,
         kat: KatSettings {
             timeout_seconds: c.kat.timeout_seconds.unwrap_or(300.0),

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod campaign;
 pub mod count;
 pub mod ct;
+pub mod diff;
 pub mod evidence;
 pub mod host;
 pub mod kat;

@@ -380,5 +380,6 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence,
         exact: super::exact::view(ds, &a.id, &a.labels, ops),
+        sections: Vec::new(),
     }
 }

@@ -92,6 +92,6 @@ pub fn run(instances: usize) -> Result<(std::time::Duration, crate::render::Rend
     bench_dataset(instances).write(&data)?;
     let site = tmp.path().join("site");
     let start = std::time::Instant::now();
-    let report = crate::render::render_dataset_dirs(&[data], &site, None)?;
+    let report = crate::render::render_dataset_dirs(&[data], &site, None, &[])?;
     Ok((start.elapsed(), report))
 }

@@ -46,6 +46,7 @@ use anyhow::{Context, Result};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
+pub use crate::engine::PageSection;
 pub use dataset::Dataset;
 pub use links::check_links;
 pub use site::{anchor, crumb, kind_function, Systems};
@@ -237,10 +238,12 @@ fn render_one<T: Serialize>(env: &Environment, name: &str, page: &T) -> Result<V
 pub fn render_files(
     datasets: &[Dataset],
     templates: Option<&Path>,
+    sections: &[&dyn PageSection],
 ) -> Result<BTreeMap<String, Vec<u8>>> {
     let env = environment(templates);
     let sorted = canonical_order(datasets);
-    let site = site::build(&sorted);
+    let mut site = site::build(&sorted);
+    add_sections(&mut site, &sorted, sections)?;
     let mut files = BTreeMap::new();
     for ext in ["md", "html"] {
         let mut put = |path: String, name: &str, bytes: Result<Vec<u8>>| -> Result<()> {
@@ -302,6 +305,37 @@ pub fn render_files(
         }
     }
     Ok(files)
+}
+
+/// Fills each algorithm page's stage sections from its system's dataset.
+fn add_sections(
+    site: &mut model::Site,
+    datasets: &[Dataset],
+    sections: &[&dyn PageSection],
+) -> Result<()> {
+    if sections.is_empty() {
+        return Ok(());
+    }
+    for s in &mut site.systems {
+        let Some(ds) = datasets.iter().find(|d| d.system() == s.system) else {
+            continue;
+        };
+        for a in &mut s.algorithms {
+            let labels: Vec<String> = ds
+                .build
+                .instances
+                .iter()
+                .filter(|b| b.algorithm == a.id)
+                .map(|b| b.label.clone())
+                .collect();
+            for p in sections {
+                if let Some(sec) = p.section(&ds.dir, &a.id, &labels)? {
+                    a.sections.push(sec);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Generated files are these kinds; only they are pruned when stale.
@@ -402,9 +436,10 @@ pub fn render_dataset_dirs(
     datasets: &[PathBuf],
     site: &Path,
     templates: Option<&Path>,
+    sections: &[&dyn PageSection],
 ) -> Result<RenderReport> {
     let loaded = load_datasets(datasets, site)?;
-    let files = render_files(&loaded, templates)?;
+    let files = render_files(&loaded, templates, sections)?;
     let (written, removed) = write_site(site, &files)?;
     Ok(RenderReport {
         site: site.to_path_buf(),
@@ -417,13 +452,21 @@ pub fn render_dataset_dirs(
 
 /// Renders every system's dataset of the plan's campaign (the sibling
 /// directories of the site holding a `campaign.json`) into `plan.site_dir`.
-pub fn render_campaign(plan: &crate::plan::Plan) -> Result<RenderReport> {
+pub fn render_campaign(
+    plan: &crate::plan::Plan,
+    sections: &[&dyn PageSection],
+) -> Result<RenderReport> {
     let campaign_dir = plan
         .site_dir
         .parent()
         .context("the site directory has no parent")?;
     let datasets = dataset::dataset_dirs_in(campaign_dir)?;
-    render_dataset_dirs(&datasets, &plan.site_dir, plan.templates.as_deref())
+    render_dataset_dirs(
+        &datasets,
+        &plan.site_dir,
+        plan.templates.as_deref(),
+        sections,
+    )
 }
 
 #[cfg(test)]

@@ -238,6 +238,8 @@ pub struct AlgorithmPage {
     pub evidence: Vec<EvidenceRow>,
     /// Instruction counts and the constant-time check (opt-in stages).
     pub exact: super::exact::ExactView,
+    /// Sections of stages that add their own (`engine::PageSection`).
+    pub sections: Vec<crate::engine::Section>,
 }
 
 #[derive(Debug, Clone, Serialize)]

@@ -50,6 +50,44 @@ impl Stage for BuildStage {
     }
 
     /// Every profile tried, and the library of the one built.
+    const MISSING: Option<&'static str> = Some("no build result");
+
+    /// A library that built under no profile is a failure, unless every
+    /// attempt was skipped (code this host cannot run): then it is skipped.
+    fn verdict(&self, out: &BuildOutput) -> crate::engine::Verdict {
+        let skipped = out.built().is_none() && out.attempts.iter().all(|a| a.skipped.is_some());
+        let failed = out.built().is_none() && out.attempts.iter().all(|a| a.skipped.is_none());
+        let mut v = if failed {
+            crate::engine::Verdict::failed(
+                crate::kat::Status::Buildfail.to_string(),
+                out.attempts
+                    .last()
+                    .map(|a| crate::toolchain::diag::detail(&a.log)),
+            )
+        } else {
+            crate::engine::Verdict::default()
+        };
+        v.skipped = skipped;
+        v.skip_reason = out.attempts.first().and_then(|a| a.skipped.clone());
+        v
+    }
+
+    /// The build's inputs, and the profile and library it built.
+    fn lock(
+        &self,
+        cx: &Cx,
+        inst: &Instance,
+        out: Option<&BuildOutput>,
+        entry: &mut crate::records::lock::InstanceLock,
+    ) -> Result<()> {
+        entry.inputs = build_manifest(cx, inst)?.entries;
+        if let Some(built) = out.and_then(|b| b.built()) {
+            entry.profile = Some(built.profile.clone());
+            entry.library_sha256.clone_from(&built.library_sha256);
+        }
+        Ok(())
+    }
+
     fn publish(
         &self,
         p: &mut Publication,

@@ -159,7 +159,9 @@ impl Stage for CountStage {
         Some(2.0 * ops.iter().filter(|op| job.inst.kind.counts(op)).count() as f64)
     }
 
-    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::COUNT);
+    fn records(&self) -> Option<&dyn crate::engine::Records> {
+        Some(&CountRecords)
+    }
 
     fn publish(
         &self,
@@ -270,4 +272,41 @@ fn perf_instructions_available() -> Result<(), String> {
     // SAFETY: closing the descriptor just opened.
     unsafe { libc::close(fd as i32) };
     Ok(())
+}
+
+/// The stage's record folder: one file per operation, recomputed by `check`.
+pub(crate) struct CountRecords;
+
+impl crate::engine::Records for CountRecords {
+    fn dir(&self) -> &'static str {
+        crate::records::layout::COUNT
+    }
+
+    fn noun(&self) -> &'static str {
+        "instruction counts"
+    }
+
+    fn files(&self, inst: &Instance) -> Vec<String> {
+        crate::engine::operation_files(crate::records::layout::COUNT, inst)
+    }
+
+    fn check(
+        &self,
+        file: &std::path::Path,
+        rel: &str,
+        _: &crate::records::campaign::CampaignRecord,
+    ) -> Result<Vec<String>> {
+        // A count record's figures are what its per-call counts give.
+        let r: crate::records::count::CountRecord = crate::fsutil::read_json(file)?;
+        let dir = crate::records::layout::COUNT;
+        let mut problems: Vec<String> =
+            crate::engine::misplaced(rel, dir, &r.algorithm, &r.label, &r.op)
+                .into_iter()
+                .collect();
+        problems.extend(
+            crate::records::diff::differ("instructions", &r.instructions, &r.recomputed())
+                .map(|d| format!("{rel}: {d}")),
+        );
+        Ok(problems)
+    }
 }

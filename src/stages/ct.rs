@@ -165,7 +165,9 @@ impl Stage for CtStage {
         )
     }
 
-    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::CT);
+    fn records(&self) -> Option<&dyn crate::engine::Records> {
+        Some(&CtRecords)
+    }
 
     /// Each record with the algorithm's annotations that apply to the
     /// instance and the sites derived with them (so an edited annotation
@@ -393,4 +395,46 @@ pub fn annotated(rec: &CtRecord, annotations: &[crate::plan::exact::CtAnnotation
     rec.sites = sites;
     rec.other_errors = other;
     rec
+}
+
+/// The stage's record folder: one file per operation, recomputed by `check`.
+pub(crate) struct CtRecords;
+
+impl crate::engine::Records for CtRecords {
+    fn dir(&self) -> &'static str {
+        crate::records::layout::CT
+    }
+
+    fn noun(&self) -> &'static str {
+        "constant-time checks"
+    }
+
+    fn files(&self, inst: &Instance) -> Vec<String> {
+        crate::engine::operation_files(crate::records::layout::CT, inst)
+    }
+
+    fn check(
+        &self,
+        file: &std::path::Path,
+        rel: &str,
+        _: &crate::records::campaign::CampaignRecord,
+    ) -> Result<Vec<String>> {
+        // A record's sites and status are what its raw errors and
+        // annotations give.
+        let r: crate::records::ct::CtRecord = crate::fsutil::read_json(file)?;
+        let dir = crate::records::layout::CT;
+        let mut problems: Vec<String> =
+            crate::engine::misplaced(rel, dir, &r.algorithm, &r.label, &r.op)
+                .into_iter()
+                .collect();
+        let (status, sites, other) = r.recomputed();
+        use crate::records::diff::differ;
+        let fields = [
+            differ("status", &r.status, &status),
+            differ("sites", &r.sites, &sites),
+            differ("other_errors", &r.other_errors, &other),
+        ];
+        problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
+        Ok(problems)
+    }
 }

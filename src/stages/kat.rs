@@ -102,6 +102,46 @@ impl Stage for KatStage {
         Ok(KatOutput { attempts, chosen })
     }
 
+    const SUPERSEDES: &'static [&'static str] = &["build"];
+    const MISSING: Option<&'static str> = Some("no KAT result");
+
+    fn verdict(&self, out: &KatOutput) -> crate::engine::Verdict {
+        let status = out.status();
+        let mut v = if matches!(status, Status::Pass | Status::Skipped) {
+            crate::engine::Verdict::default()
+        } else {
+            crate::engine::Verdict::failed(
+                format!("KAT {status}"),
+                out.final_attempt().detail.clone(),
+            )
+        };
+        v.status = Some(status.to_string());
+        v.skipped = status == Status::Skipped;
+        v
+    }
+
+    /// The verdict of the attempt used, and the profile and library it
+    /// checked (which later stages measured).
+    fn lock(
+        &self,
+        _: &Cx,
+        _: &Instance,
+        out: Option<&KatOutput>,
+        entry: &mut crate::records::lock::InstanceLock,
+    ) -> Result<()> {
+        let Some(kat) = out.map(KatOutput::final_attempt) else {
+            return Ok(());
+        };
+        entry.profile = Some(kat.profile.clone());
+        if kat.library_sha256.is_some() {
+            entry.library_sha256.clone_from(&kat.library_sha256);
+        }
+        entry.kat_status = Some(kat.status.to_string());
+        entry.kat_log_sha256 = Some(kat.log_sha256.clone());
+        entry.kat_output_sha256.clone_from(&kat.output_sha256);
+        Ok(())
+    }
+
     /// The libraries and logs (the generated KAT files can be large; a
     /// missing one is only left out of the evidence).
     fn artifacts(&self, out: &KatOutput) -> Vec<String> {

@@ -31,6 +31,19 @@ impl Stage for MemoryStage {
         Ok(measurement_manifest(job, job.prior.get::<KatStage>()))
     }
 
+    fn verdict(&self, out: &MemoryOutput) -> crate::engine::Verdict {
+        let failures = out
+            .ops
+            .iter()
+            .filter(|o| !o.status.is_ok())
+            .map(|o| (format!("memory {}: {}", o.op, o.status), o.detail.clone()))
+            .collect();
+        crate::engine::Verdict {
+            failures,
+            ..Default::default()
+        }
+    }
+
     fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
         Ok(crate::measure::lender(job, own))
     }

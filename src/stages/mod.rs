@@ -17,6 +17,7 @@ pub mod sizes;
 pub mod sizes_kex;
 pub mod survey;
 pub mod time;
+pub mod time_records;
 pub mod time_steps;
 
 use crate::engine::Registry;

@@ -54,6 +54,25 @@ impl Stage for ProfileStage {
         Ok(Some(m))
     }
 
+    fn verdict(&self, out: &ProfileOutput) -> crate::engine::Verdict {
+        let mut failures = Vec::new();
+        if out.status == OpStatus::RelinkFailed {
+            failures.push((
+                "profile relink: relink-failed".to_string(),
+                out.detail.clone(),
+            ));
+        }
+        for o in &out.ops {
+            if !matches!(o.status, OpStatus::Ok | OpStatus::NoHelpers) {
+                failures.push((format!("profile {}: {}", o.op, o.status), o.detail.clone()));
+            }
+        }
+        crate::engine::Verdict {
+            failures,
+            ..Default::default()
+        }
+    }
+
     fn lender(&self, job: &Job, own: &Manifest) -> Result<Option<Lender>> {
         Ok(crate::measure::lender(job, own))
     }
@@ -136,7 +155,9 @@ impl Stage for ProfileStage {
         Some((s.trial_seconds + 0.2) * ops.len() as f64)
     }
 
-    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::PROFILE);
+    fn records(&self) -> Option<&dyn crate::engine::Records> {
+        Some(&ProfileRecords)
+    }
 
     fn publish(
         &self,
@@ -204,4 +225,59 @@ fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
         .collect();
     p.process = Some(process);
     p
+}
+
+/// The stage's record folder: one file per operation, recomputed by `check`.
+pub(crate) struct ProfileRecords;
+
+impl crate::engine::Records for ProfileRecords {
+    fn dir(&self) -> &'static str {
+        crate::records::layout::PROFILE
+    }
+
+    fn noun(&self) -> &'static str {
+        "profiles"
+    }
+
+    fn files(&self, inst: &Instance) -> Vec<String> {
+        crate::engine::operation_files(crate::records::layout::PROFILE, inst)
+    }
+
+    fn check(
+        &self,
+        file: &std::path::Path,
+        rel: &str,
+        _: &crate::records::campaign::CampaignRecord,
+    ) -> Result<Vec<String>> {
+        // A profile's shares and calls per operation are what its shapes give.
+        let p: crate::records::analysis::ProfileRecord = crate::fsutil::read_json(file)?;
+        let dir = crate::records::layout::PROFILE;
+        let mut problems: Vec<String> =
+            crate::engine::misplaced(rel, dir, &p.algorithm, &p.label, &p.op)
+                .into_iter()
+                .collect();
+        let op = crate::measure::profile::OpProfile {
+            op: p.op.clone(),
+            status: p.status,
+            detail: p.detail.clone(),
+            ops: p.ops,
+            total_ticks: p.total_ticks,
+            tick_hz: p.tick_hz,
+            shapes: p.shapes.clone(),
+            process: None,
+        };
+        use crate::records::diff::differ;
+        let fields = [
+            differ("hash_share", &p.hash_share, &op.hash_share()),
+            differ("drng_share", &p.drng_share, &op.drng_share()),
+            differ("calls_per_op", &p.calls_per_op, &op.calls_per_op()),
+            differ(
+                "share_per_function",
+                &p.share_per_function,
+                &op.share_per_function(),
+            ),
+        ];
+        problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
+        Ok(problems)
+    }
 }

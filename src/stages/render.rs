@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use crate::context::Cx;
-use crate::engine::{AllResults, CampaignStage, Manifest};
+use crate::engine::{AllResults, CampaignStage, Manifest, Registry};
 use crate::fsutil;
 use crate::render;
 
@@ -53,8 +53,8 @@ impl CampaignStage for RenderStage {
         Ok(Some(m))
     }
 
-    fn run(&self, cx: &Cx, _all: &AllResults) -> Result<RenderOutput> {
-        let report = render::render_campaign(cx.plan)?;
+    fn run(&self, cx: &Cx, _all: &AllResults, registry: &Registry) -> Result<RenderOutput> {
+        let report = render::render_campaign(cx.plan, &registry.page_sections())?;
         let mut files = BTreeMap::new();
         for rel in render::site_files(&report.site)? {
             files.insert(rel.clone(), fsutil::sha256_file(&report.site.join(&rel))?);
@@ -63,6 +63,12 @@ impl CampaignStage for RenderStage {
             files,
             systems: report.systems,
         })
+    }
+
+    /// The pages of everything measured so far, the deferred instances
+    /// marked preliminary.
+    fn before_deferred(&self, cx: &Cx, registry: &Registry) -> Result<()> {
+        render::render_campaign(cx.plan, &registry.page_sections()).map(drop)
     }
 
     fn verify(&self, cx: &Cx, out: &RenderOutput) -> Option<String> {

@@ -75,7 +75,59 @@ impl Stage for TimeStage {
         Some(per_op * ops.len() as f64)
     }
 
-    const RECORD_TREE: Option<&'static str> = Some(crate::records::layout::RECORDS);
+    fn records(&self) -> Option<&dyn crate::engine::Records> {
+        Some(&super::time_records::TimeRecords)
+    }
+
+    fn verdict(&self, out: &TimeOutput) -> crate::engine::Verdict {
+        let failures = out
+            .ops
+            .iter()
+            .filter(|o| !o.status.is_success())
+            .map(|o| (format!("timing {}: {}", o.op, o.status), o.detail.clone()))
+            .collect();
+        crate::engine::Verdict {
+            failures,
+            ..Default::default()
+        }
+    }
+
+    /// The counter and each operation's median, so repeated runs compare.
+    fn lock(
+        &self,
+        _: &Cx,
+        _: &Instance,
+        out: Option<&TimeOutput>,
+        entry: &mut crate::records::lock::InstanceLock,
+    ) -> Result<()> {
+        if let Some(t) = out {
+            entry.counter = t.ops.iter().find_map(|o| o.counter.clone());
+            entry.median_cycles = t
+                .ops
+                .iter()
+                .filter_map(|o| Some((o.op.clone(), o.summary.as_ref()?.median_cycles)))
+                .collect();
+        }
+        Ok(())
+    }
+
+    /// The counter and when the measurements ran.
+    fn campaign(
+        &self,
+        outs: &[&TimeOutput],
+        record: &mut crate::records::campaign::CampaignRecord,
+    ) {
+        let first = outs
+            .iter()
+            .flat_map(|t| t.ops.iter())
+            .find(|o| o.counter.is_some());
+        if let Some(o) = first {
+            record.counter.clone_from(&o.counter);
+            record.counter_hz = o.counter_hz;
+        }
+        record.measured_from_utc = outs.iter().filter_map(|t| t.started_utc.clone()).min();
+        record.measured_to_utc = outs.iter().filter_map(|t| t.finished_utc.clone()).max();
+    }
 
     /// One record per measured operation, with the memory stage's figures
     /// for it and the instance's KAT status and known issues.

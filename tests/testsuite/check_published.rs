@@ -31,7 +31,15 @@ fn published(system: Option<&str>) -> (tempfile::TempDir, PathBuf, PathBuf) {
         copy(&fixture().join(s), &campaign.join(s));
     }
     let dest = tmp.path().join("published");
-    publish_from(&campaign, system, &dest, Default::default(), None).unwrap();
+    publish_from(
+        &pqbench::stages::registry(),
+        &campaign,
+        system,
+        &dest,
+        Default::default(),
+        None,
+    )
+    .unwrap();
     (tmp, campaign, dest)
 }
 
@@ -52,7 +60,11 @@ fn check_passes_on_a_published_dataset() {
     let report = check_dataset(&dest).unwrap();
     assert!(report.passed(), "{report}");
     assert_eq!(
-        (report.records, report.profiles, report.kat_logs),
+        (
+            report.files_of("records"),
+            report.files_of("profile"),
+            report.kat_logs
+        ),
         (15, 9, 5)
     );
     assert!(report.pages > 10);
@@ -63,7 +75,15 @@ fn check_passes_on_a_published_dataset() {
 
     // Publishing the second system re-renders both, linking each other.
     let (_tmp2, campaign, dest) = published(Some("x86_1"));
-    publish_from(&campaign, Some("arm_1"), &dest, Default::default(), None).unwrap();
+    publish_from(
+        &pqbench::stages::registry(),
+        &campaign,
+        Some("arm_1"),
+        &dest,
+        Default::default(),
+        None,
+    )
+    .unwrap();
     let md = std::fs::read_to_string(dest.join("site/x86_1/sign-23.md")).unwrap();
     assert!(
         md.lines()
@@ -148,9 +168,16 @@ fn absolute_paths_refuse_publication() {
         },
     );
     let dest = tmp.path().join("published");
-    let err = publish_from(&campaign, None, &dest, Default::default(), None)
-        .unwrap_err()
-        .to_string();
+    let err = publish_from(
+        &pqbench::stages::registry(),
+        &campaign,
+        None,
+        &dest,
+        Default::default(),
+        None,
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         err.contains("FERRY-2__enc.json") && err.contains("processes[0].command[1]"),
         "{err}"
@@ -162,7 +189,7 @@ fn absolute_paths_refuse_publication() {
 fn check_works_on_a_campaign_output_directory() {
     let (_tmp, campaign, _dest) = published(None);
     let data = [campaign.join("x86_1"), campaign.join("arm_1")];
-    pqbench::render::render_dataset_dirs(&data, &campaign.join("site"), None).unwrap();
+    pqbench::render::render_dataset_dirs(&data, &campaign.join("site"), None, &[]).unwrap();
     let report = check_dataset(&campaign).unwrap();
     assert!(report.passed(), "{report}");
     assert_eq!(report.systems, ["arm_1", "x86_1"]);

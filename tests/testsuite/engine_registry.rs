@@ -12,9 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
 use pqbench::engine::testing::MockRunner;
-use pqbench::engine::{Freshness, Job, Manifest, Policy, Publication, Results, Stage};
+use pqbench::engine::{Freshness, Job, Manifest, Policy, Publication, Records, Results, Stage};
+use pqbench::engine::{PageSection, Section};
 use pqbench::pipeline::{self, Recording, RunOptions};
 use pqbench::plan::Project;
+use pqbench::records::campaign::CampaignRecord;
 use pqbench::records::lock;
 use pqbench::stages::build::BuildStage;
 use pqbench::toolchain::Compiler;
@@ -22,8 +24,21 @@ use serde_json::json;
 
 static DUMMY_RUNS: AtomicUsize = AtomicUsize::new(0);
 
-/// Reads the build result and counts its attempts.
+/// Reads the build result and counts its attempts, times its setting.
 struct Dummy;
+
+/// The dummy's `[stage.dummy]` table.
+#[derive(serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+struct DummySettings {
+    factor: usize,
+}
+
+impl Default for DummySettings {
+    fn default() -> Self {
+        DummySettings { factor: 1 }
+    }
+}
 
 impl Stage for Dummy {
     type Output = usize;
@@ -35,20 +50,40 @@ impl Stage for Dummy {
         let Some(b) = job.prior.get::<BuildStage>() else {
             return Ok(None);
         };
+        let settings: DummySettings = pqbench::engine::settings(job.cx.plan, Self::NAME)?;
         let mut m = Manifest::new();
-        m.set("build", b).set("instance", job.inst.key());
+        m.set("build", b)
+            .set("instance", job.inst.key())
+            .set("settings", &settings);
         Ok(Some(m))
     }
 
     fn run(&self, job: &Job) -> Result<usize> {
-        DUMMY_RUNS.fetch_add(1, Ordering::SeqCst);
-        Ok(job
+        let settings: DummySettings = pqbench::engine::settings(job.cx.plan, Self::NAME)?;
+        // Counted for the test that runs it with its default only.
+        if settings.factor == 1 {
+            DUMMY_RUNS.fetch_add(1, Ordering::SeqCst);
+        }
+        let attempts = job
             .prior
             .get::<BuildStage>()
-            .map_or(0, |b| b.attempts.len()))
+            .map_or(0, |b| b.attempts.len());
+        Ok(attempts * settings.factor)
     }
 
-    const RECORD_TREE: Option<&'static str> = Some("dummy");
+    fn check_settings(&self, table: &serde_json::Value) -> Result<(), String> {
+        serde_json::from_value::<DummySettings>(table.clone())
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
+    fn page_section(&self) -> Option<&dyn PageSection> {
+        Some(&DummyRecords)
+    }
+
+    fn records(&self) -> Option<&dyn Records> {
+        Some(&DummyRecords)
+    }
 
     /// Its own record, and a note in the instance's build record.
     fn publish(
@@ -63,6 +98,52 @@ impl Stage for Dummy {
             &format!("dummy/{}/{}__attempts.json", inst.algorithm, inst.label),
             &json!({ "attempts": out }),
         )
+    }
+}
+
+/// The dummy's record folder: one file per instance, whose count `check`
+/// recomputes (it must be a number).
+struct DummyRecords;
+
+impl Records for DummyRecords {
+    fn dir(&self) -> &'static str {
+        "dummy"
+    }
+    fn noun(&self) -> &'static str {
+        "dummy records"
+    }
+    fn files(&self, inst: &pqbench::plan::Instance) -> Vec<String> {
+        vec![format!(
+            "dummy/{}/{}__attempts.json",
+            inst.algorithm, inst.label
+        )]
+    }
+    fn check(&self, file: &Path, shown: &str, _: &CampaignRecord) -> Result<Vec<String>> {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(file)?)?;
+        Ok((!v["attempts"].is_u64())
+            .then(|| format!("{shown}: attempts is not a count"))
+            .into_iter()
+            .collect())
+    }
+}
+
+/// A table on each algorithm page, read back from the dummy's records.
+impl PageSection for DummyRecords {
+    fn section(&self, dir: &Path, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
+        let mut rows = Vec::new();
+        for label in labels {
+            let file = dir.join(format!("dummy/{algorithm}/{label}__attempts.json"));
+            if let Ok(bytes) = std::fs::read(&file) {
+                let v: serde_json::Value = serde_json::from_slice(&bytes)?;
+                rows.push(vec![label.clone(), v["attempts"].to_string()]);
+            }
+        }
+        Ok((!rows.is_empty()).then(|| Section {
+            title: "Dummy <counts>".into(),
+            note: "Build attempts times the factor.".into(),
+            columns: vec!["instance".into(), "attempts".into()],
+            rows,
+        }))
     }
 }
 
@@ -280,15 +361,158 @@ fn the_engine_knows_no_stage_and_records_know_neither() {
         assert!(!text.contains("crate::stages"), "{}", f.display());
         assert!(!text.contains("crate::pipeline"), "{}", f.display());
     }
-    // run, status and the lock all take their stages from one registry.
-    for f in [
-        "pipeline/mod.rs",
-        "pipeline/status.rs",
-        "pipeline/rundir.rs",
-    ] {
-        let text = std::fs::read_to_string(common::repo().join("src").join(f)).unwrap();
-        for stage in ["MemoryStage", "SizesStage", "SurveyStage", "ProfileStage"] {
-            assert!(!text.contains(stage), "{f} names {stage} itself");
-        }
+    // The run layer's pipeline takes every stage from the registry it is
+    // given (the standard one by default) and names none itself.
+    for f in common::files_with_ext(&common::repo().join("src/pipeline"), "rs") {
+        let text = std::fs::read_to_string(&f).unwrap();
+        let named = text
+            .replace("crate::stages::registry()", "")
+            .replace("stages::registry()", "");
+        assert!(
+            !named.contains("stages::") && !named.contains("Stage>"),
+            "{} names a stage",
+            f.display()
+        );
     }
+}
+
+/// A stage registered once, with its own settings table, record folder and
+/// page section, is carried by every command that handles evidence: its
+/// settings are validated (naming the key) and key its results, `check`
+/// recomputes its records and regenerates its section, `publish` and
+/// `merge` carry its folder, and the pages show its table. Nothing outside
+/// the stage's code and its registry line names it.
+#[test]
+fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
+    let p = project();
+    // A registered system, so its dataset can be merged back.
+    p.write(
+        "campaigns/systems.toml",
+        &format!(
+            "[[system]]\nid = \"m1\"\narch = \"{}\"\n",
+            std::env::consts::ARCH
+        ),
+    );
+    let registry = pqbench::stages::registry().stage(Dummy);
+    let campaign = "system = \"m1\"\nalgorithms = [\"sign-1\", \"sign-2\"]\nstages = [\"dummy\", \"render\"]\n[host]\nrequire-fixed = false\n";
+
+    // A misspelt key of its table is an error naming the table, key and line.
+    p.write(
+        "campaigns/t.toml",
+        &format!("{campaign}\n[stage.dummy]\nfator = 3\n"),
+    );
+    let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
+    let err = pipeline::check_stage_names(&plan, &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("[stage.dummy]") && err.contains("fator"),
+        "{err}"
+    );
+    assert!(err.contains("t.toml:7"), "{err}");
+    // A table for a stage that takes no settings, or for no stage, too.
+    p.write(
+        "campaigns/t.toml",
+        &format!("{campaign}\n[stage.build]\nx = 1\n[stage.nope]\n"),
+    );
+    let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
+    let err = pipeline::check_stage_names(&plan, &registry)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("takes no settings (found `x`)"), "{err}");
+    assert!(err.contains("no stage `nope`"), "{err}");
+
+    p.write(
+        "campaigns/t.toml",
+        &format!("{campaign}\n[stage.dummy]\nfactor = 3\n"),
+    );
+    let runner = MockRunner::new(canned_build);
+    let run_dir = run(&p, &registry, &runner);
+    let rec = p.json("output/t/m1/dummy/sign-1/A-1__attempts.json");
+    assert_eq!(rec["attempts"], 3, "{rec}");
+    // The lock keeps its records; a changed setting makes it stale.
+    let lock = lock::load(Path::new(&run_dir)).unwrap();
+    assert!(lock.files.contains_key("dummy/sign-2/A-2__attempts.json"));
+    p.write(
+        "campaigns/t.toml",
+        &format!("{campaign}\n[stage.dummy]\nfactor = 4\n"),
+    );
+    let stale = stale_rows(&p, &registry);
+    assert_eq!(
+        stale.iter().filter(|r| r.1 == "dummy").count(),
+        4,
+        "{stale:?}"
+    );
+    p.write(
+        "campaigns/t.toml",
+        &format!("{campaign}\n[stage.dummy]\nfactor = 3\n"),
+    );
+
+    // Its section is on the pages, escaped like every value.
+    let html = p.read("output/t/site/m1/sign-1.html");
+    assert!(
+        html.contains("<h2 id=\"stage-section-1\">Dummy &lt;counts&gt;</h2>"),
+        "{html}"
+    );
+    assert!(html.contains("<tr><td>A-2</td><td>3</td></tr>"), "{html}");
+    let md = p.read("output/t/site/m1/sign-1.md");
+    assert!(
+        md.contains("## Dummy &lt;counts&gt;\n") && md.contains("| A-1 | 3 |\n"),
+        "{md}"
+    );
+
+    // check recomputes its records and regenerates its section.
+    let out = p.path().join("output/t");
+    let report = pqbench::check::check_dataset_with(&out, &registry).unwrap();
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.files_of("dummy"), 4);
+    assert!(report.to_string().contains("4 dummy records"), "{report}");
+    // Without the stage, its section is a page rendering does not produce.
+    let without = pqbench::check::check_dataset(&out).unwrap();
+    assert!(
+        without.problems.iter().any(|l| l.contains("sign-1.html")),
+        "{without}"
+    );
+
+    // publish carries its folder, and the published copy checks.
+    let dest = p.path().join("published");
+    pqbench::publish::publish_from(&registry, &out, None, &dest, Default::default(), None).unwrap();
+    assert!(dest
+        .join("data/m1/dummy/sign-2/A-1__attempts.json")
+        .is_file());
+    let report = pqbench::check::check_dataset_with(&dest, &registry).unwrap();
+    assert!(report.passed(), "{report}");
+    std::fs::write(
+        dest.join("data/m1/dummy/sign-2/A-1__attempts.json"),
+        "{\"attempts\": \"x\"}",
+    )
+    .unwrap();
+    let report = pqbench::check::check_dataset_with(&dest, &registry).unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|l| l.contains("A-1__attempts.json: attempts is not a count")),
+        "{report}"
+    );
+
+    // merge carries it back: a dataset merged into the campaign keeps its
+    // folder, checks with the stage's check, and the pages show it.
+    let moved = p.path().join("moved");
+    std::fs::rename(out.join("m1"), &moved).unwrap();
+    std::fs::remove_dir_all(out.join("site")).unwrap();
+    // The mock's placeholder compiler names no target; a real one names
+    // this host's, which merge compares with the registration.
+    let record = moved.join("campaign.json");
+    let mut c: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    c["compiler"]["target"] = format!("{}-linux-gnu", std::env::consts::ARCH).into();
+    std::fs::write(&record, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
+    let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
+    let merged = pqbench::merge::merge(&registry, &plan, &moved).unwrap();
+    assert!(merged.to_string().contains("4 dummy records"), "{merged}");
+    assert!(out.join("m1/dummy/sign-1/A-2__attempts.json").is_file());
+    assert!(p
+        .read("output/t/site/m1/sign-2.html")
+        .contains("Dummy &lt;counts&gt;"));
 }

@@ -27,7 +27,8 @@ fn hostile_strings_are_escaped() {
     let tmp = tempfile::tempdir().unwrap();
     s.write(&tmp.path().join("synthetic")).unwrap();
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None).unwrap();
+    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
+        .unwrap();
 
     for page in [
         "index.html",
@@ -69,7 +70,8 @@ fn text_from_a_build_error_is_inert_markdown() {
     let tmp = tempfile::tempdir().unwrap();
     s.write(&tmp.path().join("synthetic")).unwrap();
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None).unwrap();
+    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
+        .unwrap();
     let md = std::fs::read_to_string(site.join("synthetic/sign-0.md")).unwrap();
     let line = md
         .lines()

@@ -281,7 +281,8 @@ fn merge_killed_at_any_moment_leaves_nothing_or_everything(p: &TestProject, thei
             );
         }
         let mut report = pqbench::check::CheckReport::default();
-        pqbench::check::check_system_dataset(&dest, "x86_2", &mut report).unwrap();
+        let registry = pqbench::stages::registry();
+        pqbench::check::check_system_dataset(&dest, "x86_2", &registry, &mut report).unwrap();
         assert!(report.passed(), "try {k}: {:?}", report.problems);
     }
     std::fs::remove_dir_all(&dest).unwrap_or_default();

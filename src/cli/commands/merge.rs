@@ -18,7 +18,11 @@ pub struct Args {
 
 pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
-    let report = pqbench::merge::merge(&plan, &in_project(cli, &a.dir))?;
+    let report = pqbench::merge::merge(
+        &pqbench::stages::registry(),
+        &plan,
+        &in_project(cli, &a.dir),
+    )?;
     output::report(a.format, &report, |r| r.to_string())?;
     Ok(exit::OK)
 }

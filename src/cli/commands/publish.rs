@@ -30,7 +30,13 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
         libraries: a.with_libraries,
         output: a.with_output,
     };
-    pqbench::publish::publish(&plan, a.system.as_deref(), &a.dir, extras)?;
+    pqbench::publish::publish(
+        &pqbench::stages::registry(),
+        &plan,
+        a.system.as_deref(),
+        &a.dir,
+        extras,
+    )?;
     output::text(&format!("published to {}\n", a.dir.display()))?;
     Ok(exit::OK)
 }

@@ -1,0 +1,112 @@
+//! The time stage's records (`records/<id>/<label>__<op>.json`): one per
+//! timed operation, whose statistics `check` recomputes from its raw
+//! trials and whose host must be one its system accepts.
+
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::engine::{misplaced, operation_files, Records};
+use crate::fsutil;
+use crate::plan::Instance;
+use crate::records::campaign::CampaignRecord;
+use crate::records::diff::{differ, first_difference};
+use crate::records::layout::RECORDS;
+use crate::records::operation::OperationRecord;
+use crate::stats::Summary;
+
+pub(crate) struct TimeRecords;
+
+impl Records for TimeRecords {
+    fn dir(&self) -> &'static str {
+        RECORDS
+    }
+
+    fn noun(&self) -> &'static str {
+        "timing records"
+    }
+
+    fn files(&self, inst: &Instance) -> Vec<String> {
+        operation_files(RECORDS, inst)
+    }
+
+    fn check(&self, file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<String>> {
+        let r: OperationRecord = fsutil::read_json(file)?;
+        let mut problems: Vec<String> = misplaced(shown, RECORDS, &r.algorithm, &r.label, &r.op)
+            .into_iter()
+            .collect();
+        check_statistics(shown, &r, &mut problems);
+        check_provenance(shown, &r, campaign, &mut problems);
+        Ok(problems)
+    }
+}
+
+/// The summary's fields in declaration order (a JSON map would sort them),
+/// so the first difference reported is the most basic one.
+fn summary_fields(s: &Summary) -> [(&'static str, serde_json::Value); 17] {
+    use serde_json::json;
+    [
+        ("n", json!(s.n)),
+        ("mean_cycles", json!(s.mean_cycles)),
+        ("mean_seconds", json!(s.mean_seconds)),
+        ("ops_per_sec", json!(s.ops_per_sec)),
+        ("median_trial_cycles", json!(s.median_trial_cycles)),
+        ("median_trial_seconds", json!(s.median_trial_seconds)),
+        ("min_trial_cycles", json!(s.min_trial_cycles)),
+        ("max_trial_cycles", json!(s.max_trial_cycles)),
+        ("p5_cycles", json!(s.p5_cycles)),
+        ("p95_cycles", json!(s.p95_cycles)),
+        ("median_cycles", json!(s.median_cycles)),
+        ("cv", json!(s.cv)),
+        ("ci_mean_cycles", json!(s.ci_mean_cycles)),
+        ("ci_median_cycles", json!(s.ci_median_cycles)),
+        ("outliers_low", json!(s.outliers_low)),
+        ("outliers_high", json!(s.outliers_high)),
+        ("basis", json!(s.basis)),
+    ]
+}
+
+/// A record's statistics are what its raw trials give, field for field.
+fn check_statistics(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
+    let recomputed = crate::stats::summarize(&r.trials);
+    if recomputed == r.statistics {
+        return;
+    }
+    let why = match (&r.statistics, &recomputed) {
+        (Some(a), Some(b)) => summary_fields(a)
+            .iter()
+            .zip(summary_fields(b).iter())
+            .find_map(|((name, x), (_, y))| first_difference(&format!("statistics.{name}"), x, y)),
+        _ => differ("statistics", &r.statistics, &recomputed),
+    };
+    let why = why.unwrap_or_else(|| "statistics differ".into());
+    problems.push(format!("{rel}: {why}"));
+}
+
+/// A record measured on a host other than the one its system accepts.
+fn check_provenance(
+    rel: &str,
+    r: &OperationRecord,
+    campaign: &CampaignRecord,
+    problems: &mut Vec<String>,
+) {
+    let Some(fp) = &r.host_fingerprint else {
+        return;
+    };
+    let registered = campaign
+        .system_spec
+        .as_ref()
+        .map(|s| s.fingerprints.as_slice())
+        .unwrap_or_default();
+    let accepted = if registered.is_empty() {
+        fp == &campaign.host_fingerprint || campaign.accepted_fingerprints.contains(fp)
+    } else {
+        registered.contains(fp)
+    };
+    if !accepted {
+        problems.push(format!(
+            "{rel}: measured on host {fp}, which system {} does not accept (its host is {})",
+            campaign.system, campaign.host_fingerprint
+        ));
+    }
+}
