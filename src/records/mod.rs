@@ -47,7 +47,8 @@ pub struct BuildRecord {
     pub defines: Vec<String>,
     pub sources: Vec<String>,
     /// Where the KAT reference came from: `submitted`, `published`
-    /// (a metadata digest) or `blessed` (pqbench's own earlier output).
+    /// (a metadata digest), `blessed` (pqbench's own earlier output) or
+    /// `built-in` (the ICCS baseline's self-check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kat_reference: Option<String>,
 }

@@ -70,8 +70,10 @@ pub fn grouped(v: u64) -> String {
     out
 }
 
-/// Instructions per call: exact when every call is equal (or the mean is
-/// whole), else the mean to two decimals.
+/// Instructions per call: exact when the mean is whole (every call equal,
+/// or whole on average); else the mean rounded to a whole instruction and
+/// marked `≈`, since a count has no fractions (the spread column gives the
+/// range of the calls).
 pub fn per_call_text(total: u64, calls: u64) -> String {
     if calls == 0 {
         return DASH.into();
@@ -79,9 +81,9 @@ pub fn per_call_text(total: u64, calls: u64) -> String {
     if total % calls == 0 {
         grouped(total / calls)
     } else {
-        // Hundredths rounded half up, in integers: no float on a page.
-        let h = (u128::from(total) * 100 + u128::from(calls) / 2) / u128::from(calls);
-        format!("{}.{:02}", grouped((h / 100) as u64), h % 100)
+        // Rounded half up, in integers: no float on a page.
+        let rounded = (u128::from(total) + u128::from(calls) / 2) / u128::from(calls);
+        format!("≈ {}", grouped(rounded as u64))
     }
 }
 
@@ -400,7 +402,8 @@ mod tests {
         assert_eq!(grouped(1234567), "1,234,567");
         assert_eq!(grouped(123), "123");
         assert_eq!(per_call_text(300, 3), "100");
-        assert_eq!(per_call_text(4370306, 3), "1,456,768.67");
+        assert_eq!(per_call_text(4370306, 3), "≈ 1,456,769");
+        assert_eq!(per_call_text(201, 2), "≈ 101");
         assert_eq!(per_call_text(1, 0), DASH);
     }
 }

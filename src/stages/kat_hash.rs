@@ -34,6 +34,9 @@ pub fn files(cx: &Cx, inst: &Instance) -> Vec<&'static str> {
     }
 }
 
+/// The provenance the ICCS baseline's self-check records.
+pub const BUILT_IN: &str = "built-in";
+
 /// The reference file name of `file` for `label`: `KAT_2_12_<label>.txt`.
 pub fn reference_file(file: &str, label: &str) -> String {
     format!("{file}_{label}.txt")
@@ -175,6 +178,16 @@ pub(super) fn check_files(
         .context("library missing from the cache")?;
     log.kv("format", "hash");
     let all = entries(&alg.kat_manifest, &inst.label)?;
+    // Where the references come from, for build.json and the pages: the
+    // baseline's self-check, else the provenance of the label's lines.
+    attempt.reference = if inst.spec.iccs_helper.is_some() {
+        Some(BUILT_IN.to_string())
+    } else if all.is_empty() {
+        None
+    } else {
+        super::kat::reference_provenance(&alg.kat_manifest, &inst.label)
+            .map(|p| p.as_str().to_string())
+    };
     attempt.status = Status::Pass;
     for file in files(cx, inst) {
         log.kv("file", file);

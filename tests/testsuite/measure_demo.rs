@@ -752,6 +752,8 @@ fn assert_demo_site(p: &TestProject) {
         );
     }
 
+    assert_kat_provenance(p);
+
     let published = tempfile::tempdir().unwrap();
     let dest = published.path().join("dataset");
     p.pqbench(&["publish", "demo", dest.to_str().unwrap()])
@@ -772,5 +774,44 @@ fn assert_demo_site(p: &TestProject) {
     assert!(
         said.contains("records/sign-90/WINTER-128__sign.json"),
         "{said}"
+    );
+}
+
+/// Every passing instance says where its references came from, and the
+/// pages cite only manifests that exist: the hash candidate's references
+/// were blessed (its manifest says so), the ICCS baseline checks itself
+/// against built-in answers and has no manifest.
+fn assert_kat_provenance(p: &TestProject) {
+    let build = p.json("output/demo/local/build.json");
+    for r in build["instances"].as_array().unwrap() {
+        if r["kat_status"] != "PASS" {
+            continue;
+        }
+        let (id, label) = (r["algorithm"].as_str().unwrap(), &r["label"]);
+        let want = match id {
+            "iccs" => "built-in",
+            "hash-95" => "blessed",
+            _ => continue,
+        };
+        assert_eq!(r["kat_reference"], want, "{id}/{label}");
+    }
+    for page in common::files_with_ext(&p.path().join("output/demo/site"), "md") {
+        let text = std::fs::read_to_string(&page).unwrap();
+        for cited in text.split("reference digests in `").skip(1) {
+            let path = cited.split('`').next().unwrap();
+            assert!(
+                p.path().join(path).is_file(),
+                "{} cites {path}, which does not exist",
+                page.display()
+            );
+        }
+    }
+    let iccs = p.read("output/demo/site/local/iccs.md");
+    assert!(!iccs.contains("reference digests in"), "{iccs}");
+    assert!(iccs.contains("built into pqbench"), "{iccs}");
+    let hash = p.read("output/demo/site/local/hash-95.md");
+    assert!(
+        hash.contains("blessed from pqbench's own earlier output"),
+        "{hash}"
     );
 }
