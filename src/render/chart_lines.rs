@@ -48,24 +48,60 @@ fn tick(v: f64) -> String {
     }
 }
 
+/// The plot area's width.
+const PLOT_W: f64 = WIDTH - LEFT - RIGHT;
+
+/// `v` on a log scale spanning decades `d0..d1` over `len` (non-positive
+/// values at the bottom).
+fn log_scale(v: f64, (d0, d1): (i32, i32), len: f64) -> f64 {
+    let v = if v.is_finite() && v > 0.0 {
+        v
+    } else {
+        10f64.powi(d0)
+    };
+    let t = (v.log10() - f64::from(d0)) / f64::from(d1 - d0);
+    len * t.clamp(0.0, 1.0)
+}
+
+/// The decades both axes span, and the mapping of values to coordinates.
+struct Frame {
+    xs: (i32, i32),
+    ys: (i32, i32),
+}
+
+impl Frame {
+    fn of(series: &[Series]) -> Frame {
+        Frame {
+            xs: decades(series.iter().flat_map(|s| s.points.iter().map(|p| p.0))),
+            ys: decades(series.iter().flat_map(|s| s.points.iter().map(|p| p.1))),
+        }
+    }
+
+    fn x(&self, v: f64) -> f64 {
+        LEFT + log_scale(v, self.xs, PLOT_W)
+    }
+
+    fn y(&self, v: f64) -> f64 {
+        TOP + HEIGHT - log_scale(v, self.ys, HEIGHT)
+    }
+}
+
 /// The chart as a standalone SVG document (also valid inline in HTML).
 pub fn svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
-    let xs = decades(series.iter().flat_map(|s| s.points.iter().map(|p| p.0)));
-    let ys = decades(series.iter().flat_map(|s| s.points.iter().map(|p| p.1)));
-    let plot_w = WIDTH - LEFT - RIGHT;
-    let map = |v: f64, (d0, d1): (i32, i32), len: f64| {
-        let v = if v.is_finite() && v > 0.0 {
-            v
-        } else {
-            10f64.powi(d0)
-        };
-        let t = (v.log10() - f64::from(d0)) / f64::from(d1 - d0);
-        len * t.clamp(0.0, 1.0)
-    };
-    let x = |v: f64| LEFT + map(v, xs, plot_w);
-    let y = |v: f64| TOP + HEIGHT - map(v, ys, HEIGHT);
-    let total = TOP + HEIGHT + BOTTOM;
+    let frame = Frame::of(series);
     let mut s = String::new();
+    header(&mut s, title);
+    grid(&mut s, &frame);
+    axis_labels(&mut s, x_label, y_label);
+    for (i, line) in series.iter().enumerate() {
+        draw_line(&mut s, &frame, i, line);
+    }
+    s.push_str("</svg>\n");
+    s
+}
+
+fn header(s: &mut String, title: &str) {
+    let total = TOP + HEIGHT + BOTTOM;
     let _ = write!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH:.0}\" height=\"{total:.0}\" \
@@ -75,13 +111,16 @@ pub fn svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Stri
         escape(title),
         escape(title),
     );
-    // Grid: every power of two on x (the sizes are powers of two), every
-    // decade on y.
-    let (x0, x1) = (10f64.powi(xs.0), 10f64.powi(xs.1));
+}
+
+/// Grid: every power of two on x (the sizes are powers of two), every
+/// decade on y.
+fn grid(s: &mut String, frame: &Frame) {
+    let (x0, x1) = (10f64.powi(frame.xs.0), 10f64.powi(frame.xs.1));
     let mut gx = 1.0;
     while gx <= x1 {
         if gx >= x0 {
-            let px = x(gx);
+            let px = frame.x(gx);
             let _ = writeln!(
                 s,
                 "<line x1=\"{px:.1}\" y1=\"{TOP:.1}\" x2=\"{px:.1}\" y2=\"{:.1}\" stroke=\"#eee\"/>\
@@ -93,77 +132,80 @@ pub fn svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> Stri
         }
         gx *= 4.0;
     }
-    for d in ys.0..=ys.1 {
-        let py = y(10f64.powi(d));
+    for d in frame.ys.0..=frame.ys.1 {
+        let py = frame.y(10f64.powi(d));
         let _ = writeln!(
             s,
             "<line x1=\"{LEFT:.1}\" y1=\"{py:.1}\" x2=\"{:.1}\" y2=\"{py:.1}\" stroke=\"#ccc\"/>\
              <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
-            LEFT + plot_w,
+            LEFT + PLOT_W,
             LEFT - 4.0,
             py + 4.0,
             escape(&super::kinds::short_number(10f64.powi(d)))
         );
     }
+}
+
+fn axis_labels(s: &mut String, x_label: &str, y_label: &str) {
     let _ = writeln!(
         s,
         "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>\
          <text x=\"14\" y=\"{:.1}\" transform=\"rotate(-90 14 {:.1})\" text-anchor=\"middle\">{}</text>",
-        LEFT + plot_w / 2.0,
+        LEFT + PLOT_W / 2.0,
         TOP + HEIGHT + 30.0,
         escape(x_label),
         TOP + HEIGHT / 2.0,
         TOP + HEIGHT / 2.0,
         escape(y_label)
     );
-    for (i, line) in series.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let dash = if line.dashed {
-            " stroke-dasharray=\"5 3\""
-        } else {
-            ""
-        };
-        let path: Vec<String> = line
-            .points
-            .iter()
-            .enumerate()
-            .map(|(k, (px, py))| {
-                format!(
-                    "{}{:.1} {:.1}",
-                    if k == 0 { "M" } else { "L" },
-                    x(*px),
-                    y(*py)
-                )
-            })
-            .collect();
+}
+
+/// Series `i`: its path, a dot per point and its legend entry.
+fn draw_line(s: &mut String, frame: &Frame, i: usize, line: &Series) {
+    let colour = COLOURS[i % COLOURS.len()];
+    let dash = if line.dashed {
+        " stroke-dasharray=\"5 3\""
+    } else {
+        ""
+    };
+    let path: Vec<String> = line
+        .points
+        .iter()
+        .enumerate()
+        .map(|(k, (px, py))| {
+            format!(
+                "{}{:.1} {:.1}",
+                if k == 0 { "M" } else { "L" },
+                frame.x(*px),
+                frame.y(*py)
+            )
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "<path d=\"{}\" stroke=\"{colour}\" stroke-width=\"1.5\" fill=\"none\"{dash}><title>{}</title></path>",
+        path.join(""),
+        escape(&line.name)
+    );
+    for (px, py) in &line.points {
         let _ = writeln!(
             s,
-            "<path d=\"{}\" stroke=\"{colour}\" stroke-width=\"1.5\" fill=\"none\"{dash}><title>{}</title></path>",
-            path.join(""),
-            escape(&line.name)
-        );
-        for (px, py) in &line.points {
-            let _ = writeln!(
-                s,
-                "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{colour}\"/>",
-                x(*px),
-                y(*py)
-            );
-        }
-        let ly = TOP + 14.0 * i as f64;
-        let lx = LEFT + plot_w + 12.0;
-        let _ = writeln!(
-            s,
-            "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>\
-             <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
-            lx + 18.0,
-            lx + 22.0,
-            ly + 4.0,
-            escape(&line.name)
+            "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"2.5\" fill=\"{colour}\"/>",
+            frame.x(*px),
+            frame.y(*py)
         );
     }
-    s.push_str("</svg>\n");
-    s
+    let ly = TOP + 14.0 * i as f64;
+    let lx = LEFT + PLOT_W + 12.0;
+    let _ = writeln!(
+        s,
+        "<line x1=\"{lx:.1}\" y1=\"{ly:.1}\" x2=\"{:.1}\" y2=\"{ly:.1}\" stroke=\"{colour}\" stroke-width=\"2\"{dash}/>\
+         <text x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+        lx + 18.0,
+        lx + 22.0,
+        ly + 4.0,
+        escape(&line.name)
+    );
 }
 
 #[cfg(test)]

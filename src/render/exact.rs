@@ -265,6 +265,22 @@ pub fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec<Eviden
 
 /// The method page's section on both stages (none when neither ran).
 pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
+    let mut bullets = count_bullets(ds);
+    bullets.extend(ct_bullets(ds));
+    if bullets.is_empty() {
+        return Vec::new();
+    }
+    vec![MethodSection {
+        title: "Instruction counts and constant-time check".into(),
+        bullets,
+    }]
+}
+
+/// How instructions were counted (none without count records).
+fn count_bullets(ds: &Dataset) -> Vec<String> {
+    if ds.counts.is_empty() {
+        return Vec::new();
+    }
     let mut bullets = Vec::new();
     let counted: Vec<&CountRecord> = ds
         .counts
@@ -283,92 +299,92 @@ pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
         .collect();
     methods.sort();
     methods.dedup();
-    if !ds.counts.is_empty() {
-        let calls: Vec<u64> = counted.iter().map(|r| r.per_call.len() as u64).collect();
-        let warm: Vec<u32> = counted.iter().map(|r| r.warmup).collect();
-        bullets.push(format!(
-            "Instruction counts: {}. Each operation runs in one process: setup, {} warm-up call(s), then {} counted call(s); collection is switched on only around each counted call, so setup and warm-ups are excluded as for timing.",
-            if methods.is_empty() { "none counted".to_string() } else { methods.join("; ") },
-            range_text(&warm.iter().map(|w| u64::from(*w)).collect::<Vec<_>>()),
-            range_text(&calls)
-        ));
-        bullets.push("Callgrind executes every instruction itself: its counts are exact and repeat from run to run on the same host and library, so `compare` and `reproduce` treat any difference as real. A call's count covers the driver's call into the library too (a few dozen instructions).".into());
-        if counted
-            .iter()
-            .any(|r| r.method.as_deref() == Some(METHOD_PERF))
-        {
-            bullets.push("The hardware `instructions` event counts user-mode instructions retired by the thread; interrupts can add a few instructions to a call.".into());
-        }
-        let skipped: Vec<String> = ds
-            .counts
-            .values()
-            .filter(|r| r.status == ExactStatus::Skipped)
-            .filter_map(|r| r.detail.clone())
-            .collect();
-        if let Some(why) = skipped.first() {
-            bullets.push(format!("Not counted on this system: {why}."));
-        }
+    let calls: Vec<u64> = counted.iter().map(|r| r.per_call.len() as u64).collect();
+    let warm: Vec<u32> = counted.iter().map(|r| r.warmup).collect();
+    bullets.push(format!(
+        "Instruction counts: {}. Each operation runs in one process: setup, {} warm-up call(s), then {} counted call(s); collection is switched on only around each counted call, so setup and warm-ups are excluded as for timing.",
+        if methods.is_empty() { "none counted".to_string() } else { methods.join("; ") },
+        range_text(&warm.iter().map(|w| u64::from(*w)).collect::<Vec<_>>()),
+        range_text(&calls)
+    ));
+    bullets.push("Callgrind executes every instruction itself: its counts are exact and repeat from run to run on the same host and library, so `compare` and `reproduce` treat any difference as real. A call's count covers the driver's call into the library too (a few dozen instructions).".into());
+    if counted
+        .iter()
+        .any(|r| r.method.as_deref() == Some(METHOD_PERF))
+    {
+        bullets.push("The hardware `instructions` event counts user-mode instructions retired by the thread; interrupts can add a few instructions to a call.".into());
     }
-    if !ds.cts.is_empty() {
-        let run: Vec<&CtRecord> = ds
-            .cts
-            .values()
-            .filter(|r| matches!(r.status, CtStatus::Clean | CtStatus::Flagged))
-            .collect();
-        let mut tools: Vec<&str> = run.iter().filter_map(|r| r.tool.as_deref()).collect();
-        tools.sort();
-        tools.dedup();
-        let mut symbols: Vec<&str> = run
-            .iter()
-            .filter_map(|r| r.random_symbol.as_deref())
-            .collect();
-        symbols.sort();
-        symbols.dedup();
-        bullets.push(format!(
-            "Constant-time check: {} on each instance rebuilt with its flag profile plus `-g` (the same code, with line tables). Before each checked operation the secret key (signing, decapsulation) is marked undefined, and so is every byte of randomness the submission draws (`{}`, wrapped at link time); public outputs (public key, signature, ciphertext, lengths) are marked defined after it. A key exchange is checked on its whole `exchange`: both parties' secrets come from marked draws, and what each step sends the other party (public keys, messages, lengths) is marked defined as the step returns.",
-            if tools.is_empty() { "memcheck".to_string() } else { tools.join(", ") },
-            if symbols.is_empty() { "randombytes / get_random_number".to_string() } else { symbols.join("`, `") }
-        ));
-        bullets.push("memcheck reports every conditional branch (`branch`) and every memory address (`memory index`) computed from undefined data while the operation runs; each report belongs to the innermost line of the instance's own code on its stack (reports only in pqbench's driver or adapter are not the instance's). Sites are deduplicated per operation. Statuses: `ct-clean`, `ct-flagged (N sites)`, `ct-error`; an algorithm's TOML may annotate a site with the reason it is acceptable (e.g. rejection sampling on a value that is public by design), shown beside the site, never hiding it.".into());
-        let unchecked: Vec<&str> = ds
-            .campaign
-            .algorithms
-            .iter()
-            .filter(|a| !a.kind.ct_checked())
-            .map(|a| a.id.as_str())
-            .collect();
-        if !unchecked.is_empty() {
-            bullets.push(format!(
-                "Not checked: {} — a hash's message is public input.",
-                unchecked.join(", ")
-            ));
-        }
-        if !run.is_empty() {
-            let secs: f64 = run.iter().filter_map(|r| r.seconds).sum();
-            let calls: Vec<u64> = run.iter().map(|r| r.calls).collect();
-            bullets.push(format!(
-                "Cost: {} checked operations, {} call(s) each, {} per operation on average under memcheck (start-up and setup included).",
-                run.len(),
-                range_text(&calls),
-                crate::format::duration(secs / run.len() as f64)
-            ));
-        }
-        if let Some(why) = ds
-            .cts
-            .values()
-            .find(|r| r.status == CtStatus::Skipped)
-            .and_then(|r| r.detail.clone())
-        {
-            bullets.push(format!("Not checked on this system: {why}."));
-        }
+    let skipped: Vec<String> = ds
+        .counts
+        .values()
+        .filter(|r| r.status == ExactStatus::Skipped)
+        .filter_map(|r| r.detail.clone())
+        .collect();
+    if let Some(why) = skipped.first() {
+        bullets.push(format!("Not counted on this system: {why}."));
     }
-    if bullets.is_empty() {
+    bullets
+}
+
+/// How the constant-time check works and what it cost (none without ct
+/// records).
+fn ct_bullets(ds: &Dataset) -> Vec<String> {
+    if ds.cts.is_empty() {
         return Vec::new();
     }
-    vec![MethodSection {
-        title: "Instruction counts and constant-time check".into(),
-        bullets,
-    }]
+    let mut bullets = Vec::new();
+    let run: Vec<&CtRecord> = ds
+        .cts
+        .values()
+        .filter(|r| matches!(r.status, CtStatus::Clean | CtStatus::Flagged))
+        .collect();
+    let mut tools: Vec<&str> = run.iter().filter_map(|r| r.tool.as_deref()).collect();
+    tools.sort();
+    tools.dedup();
+    let mut symbols: Vec<&str> = run
+        .iter()
+        .filter_map(|r| r.random_symbol.as_deref())
+        .collect();
+    symbols.sort();
+    symbols.dedup();
+    bullets.push(format!(
+        "Constant-time check: {} on each instance rebuilt with its flag profile plus `-g` (the same code, with line tables). Before each checked operation the secret key (signing, decapsulation) is marked undefined, and so is every byte of randomness the submission draws (`{}`, wrapped at link time); public outputs (public key, signature, ciphertext, lengths) are marked defined after it. A key exchange is checked on its whole `exchange`: both parties' secrets come from marked draws, and what each step sends the other party (public keys, messages, lengths) is marked defined as the step returns.",
+        if tools.is_empty() { "memcheck".to_string() } else { tools.join(", ") },
+        if symbols.is_empty() { "randombytes / get_random_number".to_string() } else { symbols.join("`, `") }
+    ));
+    bullets.push("memcheck reports every conditional branch (`branch`) and every memory address (`memory index`) computed from undefined data while the operation runs; each report belongs to the innermost line of the instance's own code on its stack (reports only in pqbench's driver or adapter are not the instance's). Sites are deduplicated per operation. Statuses: `ct-clean`, `ct-flagged (N sites)`, `ct-error`; an algorithm's TOML may annotate a site with the reason it is acceptable (e.g. rejection sampling on a value that is public by design), shown beside the site, never hiding it.".into());
+    let unchecked: Vec<&str> = ds
+        .campaign
+        .algorithms
+        .iter()
+        .filter(|a| !a.kind.ct_checked())
+        .map(|a| a.id.as_str())
+        .collect();
+    if !unchecked.is_empty() {
+        bullets.push(format!(
+            "Not checked: {} — a hash's message is public input.",
+            unchecked.join(", ")
+        ));
+    }
+    if !run.is_empty() {
+        let secs: f64 = run.iter().filter_map(|r| r.seconds).sum();
+        let calls: Vec<u64> = run.iter().map(|r| r.calls).collect();
+        bullets.push(format!(
+            "Cost: {} checked operations, {} call(s) each, {} per operation on average under memcheck (start-up and setup included).",
+            run.len(),
+            range_text(&calls),
+            crate::format::duration(secs / run.len() as f64)
+        ));
+    }
+    if let Some(why) = ds
+        .cts
+        .values()
+        .find(|r| r.status == CtStatus::Skipped)
+        .and_then(|r| r.detail.clone())
+    {
+        bullets.push(format!("Not checked on this system: {why}."));
+    }
+    bullets
 }
 
 /// Limitations of both stages, for the method page.

@@ -5,6 +5,7 @@
 use crate::format;
 use crate::measure::timing::LOST_CPU_SHARE;
 use crate::plan::Kind;
+use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::records::kat::KatStatus as Status;
 
 use super::chart;
@@ -23,140 +24,14 @@ fn yes_no(b: bool) -> &'static str {
 
 pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     let system = ds.system().to_string();
-    let mut tables = Vec::new();
-    for kind in [Kind::Sign, Kind::Kem] {
-        let (heading, sizes): (&str, &[&str]) = match kind {
-            Kind::Sign => ("Digital signatures", &["public key", "signature"]),
-            Kind::Kem => ("Key encapsulation", &["public key", "ciphertext"]),
-            // Their own sections: see `render::kinds`.
-            Kind::Kex | Kind::Hash => continue,
-        };
-        let ops = kind.operations();
-        let mut rows = Vec::new();
-        let mut bars = Vec::new();
-        for a in ds.campaign.algorithms.iter().filter(|a| a.kind == kind) {
-            for label in &a.labels {
-                let mut notes = Vec::new();
-                let build = ds.build_record(&a.id, label);
-                if build.is_none_or(|b| b.kat_status != Status::Pass) {
-                    notes.push(format!("KAT {}", super::rows::kat_status_text(build)));
-                }
-                if issues_for(a, label).iter().any(|k| k.action == "measure") {
-                    notes.push("⚠ known issue".to_string());
-                }
-                if ds
-                    .campaign
-                    .preliminary
-                    .contains(&format!("{}/{label}", a.id))
-                {
-                    notes.push("preliminary (not yet measured by this run)".to_string());
-                }
-                let mut cells = Vec::new();
-                let mut disturbed: Vec<String> = Vec::new();
-                for op in ops {
-                    let cell = match ds.record(&a.id, label, op) {
-                        None => "–".to_string(),
-                        Some(r) => match &r.statistics {
-                            None => {
-                                notes.push(format!("{op} {}", r.status));
-                                r.status.to_string()
-                            }
-                            Some(s) => {
-                                if disturbance(r).is_some() {
-                                    disturbed.push(op.to_string());
-                                }
-                                bars.push(chart::Bar::of(
-                                    chart::Statistic::Mean,
-                                    format!("{label} {op}"),
-                                    s,
-                                    ops.iter().position(|o| o == op).unwrap_or(0),
-                                ));
-                                match ds.profile(&a.id, label, op).filter(|p| p.status.is_ok()) {
-                                    Some(p) => format!(
-                                        "{} ({})",
-                                        format::cycles(s.mean_cycles),
-                                        format::percent(p.hash_share)
-                                    ),
-                                    None => format::cycles(s.mean_cycles),
-                                }
-                            }
-                        },
-                    };
-                    cells.push(cell);
-                }
-                if !disturbed.is_empty() {
-                    notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
-                }
-                let mut lenders: Vec<&str> = ops
-                    .iter()
-                    .filter_map(|op| ds.record(&a.id, label, op)?.measured_by.as_deref())
-                    .collect();
-                lenders.dedup();
-                for by in lenders {
-                    notes.push(format!("taken from campaign {by}"));
-                }
-                let size_row = ds.sizes.as_ref().and_then(|s| {
-                    s.instances
-                        .iter()
-                        .find(|r| r.algorithm == a.id && &r.label == label)
-                });
-                let size_cells = sizes
-                    .iter()
-                    .map(|c| {
-                        size_row
-                            .and_then(|r| r.figures.get(*c))
-                            .and_then(|f| f.shown)
-                            .map_or("–".to_string(), |v| v.to_string())
-                    })
-                    .collect();
-                rows.push(SummaryRow {
-                    algorithm: Link::page(a.id.clone(), a.id.clone()),
-                    name: a.name.clone(),
-                    label: label.clone(),
-                    ops: cells,
-                    sizes: size_cells,
-                    notes: notes.join("; "),
-                    ct: super::exact::summary_cell(ds, &a.id, label, ops).unwrap_or_default(),
-                });
-            }
-        }
-        if rows.is_empty() {
-            continue;
-        }
-        let has_ct = rows.iter().any(|r| !r.ct.is_empty());
-        for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
-            r.ct = "–".into();
-        }
-        tables.push(SummaryTable {
-            has_ct,
-            kind: kind.as_str().into(),
-            heading: heading.into(),
-            ops: ops.iter().map(|o| o.to_string()).collect(),
-            size_columns: sizes.iter().map(|s| s.to_string()).collect(),
-            rows,
-            chart_svg: chart::svg(
-                &format!("{heading} on {system}"),
-                chart::Statistic::Mean,
-                ops,
-                &bars,
-            ),
-            chart_file: format!("summary-{}.svg", kind.as_str()),
-            note: None,
-        });
-    }
+    let mut tables: Vec<SummaryTable> = [Kind::Sign, Kind::Kem]
+        .into_iter()
+        .filter_map(|kind| kind_table(ds, kind, &system))
+        .collect();
     tables.extend(super::kinds::summary_tables(ds, &system));
-    // The parentheses hold every class's share but the DRNG's.
-    let mut share_classes: Vec<String> = Vec::new();
-    for a in &ds.campaign.algorithms {
-        for c in a.helper_classes().into_iter().filter(|c| !c.name.is_drng()) {
-            if !share_classes.contains(&c.title) {
-                share_classes.push(c.title);
-            }
-        }
-    }
     SummaryPage {
         functional_only: functional_only(ds),
-        share_classes: share_classes.join(", "),
+        share_classes: share_classes(ds),
         crumb: crumb(systems, &system, Some("summary"), |o| {
             Some(format!("../{o}/summary"))
         }),
@@ -165,6 +40,180 @@ pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
         system,
         tables,
     }
+}
+
+/// The summary table and chart of signatures or KEMs (none without
+/// instances of the kind).
+fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
+    let (heading, sizes): (&str, &[&str]) = match kind {
+        Kind::Sign => ("Digital signatures", &["public key", "signature"]),
+        Kind::Kem => ("Key encapsulation", &["public key", "ciphertext"]),
+        // Their own sections: see `render::kinds`.
+        Kind::Kex | Kind::Hash => return None,
+    };
+    let ops = kind.operations();
+    let mut rows = Vec::new();
+    let mut bars = Vec::new();
+    for a in ds.campaign.algorithms.iter().filter(|a| a.kind == kind) {
+        for label in &a.labels {
+            rows.push(summary_row(ds, a, label, sizes, &mut bars));
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let has_ct = rows.iter().any(|r| !r.ct.is_empty());
+    for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
+        r.ct = "–".into();
+    }
+    Some(SummaryTable {
+        has_ct,
+        kind: kind.as_str().into(),
+        heading: heading.into(),
+        ops: ops.iter().map(|o| o.to_string()).collect(),
+        size_columns: sizes.iter().map(|s| s.to_string()).collect(),
+        rows,
+        chart_svg: chart::svg(
+            &format!("{heading} on {system}"),
+            chart::Statistic::Mean,
+            ops,
+            &bars,
+        ),
+        chart_file: format!("summary-{}.svg", kind.as_str()),
+        note: None,
+    })
+}
+
+/// One instance's row; its timed operations add their bars to `bars`.
+fn summary_row(
+    ds: &Dataset,
+    a: &AlgorithmInfo,
+    label: &str,
+    sizes: &[&str],
+    bars: &mut Vec<chart::Bar>,
+) -> SummaryRow {
+    let ops = a.kind.operations();
+    let mut notes = instance_notes(ds, a, label);
+    let cells = op_cells(ds, a, label, &mut notes, bars);
+    let mut lenders: Vec<&str> = ops
+        .iter()
+        .filter_map(|op| ds.record(&a.id, label, op)?.measured_by.as_deref())
+        .collect();
+    lenders.dedup();
+    for by in lenders {
+        notes.push(format!("taken from campaign {by}"));
+    }
+    SummaryRow {
+        algorithm: Link::page(a.id.clone(), a.id.clone()),
+        name: a.name.clone(),
+        label: label.to_string(),
+        ops: cells,
+        sizes: size_cells(ds, a, label, sizes),
+        notes: notes.join("; "),
+        ct: super::exact::summary_cell(ds, &a.id, label, ops).unwrap_or_default(),
+    }
+}
+
+/// What the notes column says before any operation: a failed KAT, a known
+/// issue measured anyway, preliminary figures.
+fn instance_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
+    let mut notes = Vec::new();
+    let build = ds.build_record(&a.id, label);
+    if build.is_none_or(|b| b.kat_status != Status::Pass) {
+        notes.push(format!("KAT {}", super::rows::kat_status_text(build)));
+    }
+    if issues_for(a, label).iter().any(|k| k.action == "measure") {
+        notes.push("⚠ known issue".to_string());
+    }
+    if ds
+        .campaign
+        .preliminary
+        .contains(&format!("{}/{label}", a.id))
+    {
+        notes.push("preliminary (not yet measured by this run)".to_string());
+    }
+    notes
+}
+
+/// The mean-cycles cell of each operation (with the helper share when
+/// profiled); untimed and disturbed operations are noted in `notes`.
+fn op_cells(
+    ds: &Dataset,
+    a: &AlgorithmInfo,
+    label: &str,
+    notes: &mut Vec<String>,
+    bars: &mut Vec<chart::Bar>,
+) -> Vec<String> {
+    let ops = a.kind.operations();
+    let mut cells = Vec::new();
+    let mut disturbed: Vec<String> = Vec::new();
+    for op in ops {
+        let cell = match ds.record(&a.id, label, op) {
+            None => "–".to_string(),
+            Some(r) => match &r.statistics {
+                None => {
+                    notes.push(format!("{op} {}", r.status));
+                    r.status.to_string()
+                }
+                Some(s) => {
+                    if disturbance(r).is_some() {
+                        disturbed.push(op.to_string());
+                    }
+                    bars.push(chart::Bar::of(
+                        chart::Statistic::Mean,
+                        format!("{label} {op}"),
+                        s,
+                        ops.iter().position(|o| o == op).unwrap_or(0),
+                    ));
+                    match ds.profile(&a.id, label, op).filter(|p| p.status.is_ok()) {
+                        Some(p) => format!(
+                            "{} ({})",
+                            format::cycles(s.mean_cycles),
+                            format::percent(p.hash_share)
+                        ),
+                        None => format::cycles(s.mean_cycles),
+                    }
+                }
+            },
+        };
+        cells.push(cell);
+    }
+    if !disturbed.is_empty() {
+        notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
+    }
+    cells
+}
+
+/// The size columns of one instance (`–` where `sizes.json` has no figure).
+fn size_cells(ds: &Dataset, a: &AlgorithmInfo, label: &str, sizes: &[&str]) -> Vec<String> {
+    let size_row = ds.sizes.as_ref().and_then(|s| {
+        s.instances
+            .iter()
+            .find(|r| r.algorithm == a.id && r.label == label)
+    });
+    sizes
+        .iter()
+        .map(|c| {
+            size_row
+                .and_then(|r| r.figures.get(*c))
+                .and_then(|f| f.shown)
+                .map_or("–".to_string(), |v| v.to_string())
+        })
+        .collect()
+}
+
+/// The helper classes whose share the parentheses hold: every class but
+/// the DRNG's.
+fn share_classes(ds: &Dataset) -> String {
+    let mut share_classes: Vec<String> = Vec::new();
+    for a in &ds.campaign.algorithms {
+        for c in a.helper_classes().into_iter().filter(|c| !c.name.is_drng()) {
+            if !share_classes.contains(&c.title) {
+                share_classes.push(c.title);
+            }
+        }
+    }
+    share_classes.join(", ")
 }
 
 /// For an emulated system's pages: why no operation has a figure.
@@ -183,7 +232,7 @@ pub fn functional_only(ds: &Dataset) -> Option<String> {
 }
 
 /// The sandbox layers the run had, and what they do not stop.
-fn isolation_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
+fn isolation_bullets(c: &CampaignRecord) -> Vec<String> {
     let mut out = Vec::new();
     match &c.isolation {
         Some(r) => {
@@ -224,7 +273,7 @@ fn drbg_bullet(d: Option<&crate::measure::drbg_cost::DrbgCost>) -> String {
 }
 
 /// Which instances were measured last, and which figures are preliminary.
-fn deferral_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
+fn deferral_bullet(c: &CampaignRecord) -> String {
     if c.deferred.is_empty() {
         return "No instance is deferred: instances are measured in plan order.".into();
     }
@@ -242,7 +291,7 @@ fn deferral_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
 }
 
 /// Whose measurements the pages show.
-fn sharing_bullet(c: &crate::records::campaign::CampaignRecord) -> String {
+fn sharing_bullet(c: &CampaignRecord) -> String {
     match &c.reuse_measurements_from {
         None => "Every measurement belongs to this campaign: another campaign's measurements of the same library are never taken, and `--remeasure` in another campaign changes none of these figures.".into(),
         Some(from) => format!("This campaign reuses the measurements of campaign `{from}` on this system (`reuse-measurements-from`) where that campaign holds one with the same inputs; the rows taken from it say so. A measurement this campaign made itself (when `{from}` had none, or with `--remeasure`) stays its own."),
@@ -272,18 +321,65 @@ fn disturbed_bullet(ds: &Dataset) -> String {
 
 pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     let c = &ds.campaign;
-    let t = &c.timing;
     let system = c.system.clone();
-    let section = |title: &str, bullets: Vec<String>| MethodSection {
+    let mut sections = vec![
+        section("Measuring core and counter", core_bullets(c)),
+        section("Host state", host_bullets(c)),
+        section("Builds and KAT policy", build_bullets(c)),
+        section("Seeding and inputs", seeding_bullets(c)),
+        section("Planning", planning_bullets(c)),
+        section("Statistics", statistics_bullets(ds)),
+    ];
+    sections.extend(super::exact::method_sections(ds));
+    let kinds = super::kinds::method_bullets(c);
+    if !kinds.is_empty() {
+        sections.push(section("Key exchanges and hash functions", kinds));
+    }
+    sections.push(section(
+        "Isolation of submission code",
+        isolation_bullets(c),
+    ));
+    MethodPage {
+        crumb: crumb(systems, &system, Some("method"), |o| {
+            Some(format!("../{o}/method"))
+        }),
+        title: format!("Measurement method — system {system}"),
+        system,
+        sections,
+        flag_profiles: flag_rows(ds),
+        limitations: limitations(ds),
+    }
+}
+
+fn section(title: &str, bullets: Vec<String>) -> MethodSection {
+    MethodSection {
         title: title.into(),
         bullets,
-    };
+    }
+}
+
+/// The measuring CPUs, the cycle counter and whose measurements these are.
+fn core_bullets(c: &CampaignRecord) -> Vec<String> {
     let counter = match (&c.counter, c.counter_hz) {
         (Some(n), Some(hz)) => format!("{n} at {hz:.0} Hz, as measured by the driver"),
         (Some(n), None) => n.clone(),
         _ => "not recorded (no operation was timed)".into(),
     };
     let cpus: Vec<String> = c.cpus.iter().map(|c| c.to_string()).collect();
+    vec![
+        format!(
+            "Measuring CPU(s): {}; never two measurements on one core.",
+            cpus.join(", ")
+        ),
+        format!("Cycle counter: {counter}. Time: CLOCK_MONOTONIC_RAW seconds."),
+        "Each trial runs in a fresh driver process pinned to the measuring CPU.".into(),
+        sharing_bullet(c),
+    ]
+}
+
+/// Each measuring CPU's state and problems, and whether a fixed host was
+/// required.
+fn host_bullets(c: &CampaignRecord) -> Vec<String> {
     let mut host = Vec::new();
     for h in &c.host_checks {
         let ghz = |khz: u64| format!("{:.2} GHz", khz as f64 / 1e6);
@@ -314,66 +410,48 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
         "A fixed host was {}required for measuring.",
         if c.host_require_fixed { "" } else { "not " }
     ));
-    let sections = vec![
-        section(
-            "Measuring core and counter",
-            vec![
-                format!("Measuring CPU(s): {}; never two measurements on one core.", cpus.join(", ")),
-                format!("Cycle counter: {counter}. Time: CLOCK_MONOTONIC_RAW seconds."),
-                "Each trial runs in a fresh driver process pinned to the measuring CPU.".into(),
-                sharing_bullet(c),
-            ],
-        ),
-        section("Host state", host),
-        section(
-            "Builds and KAT policy",
-            vec![
-                format!("Compiler: {} (target {}); build tool: {}.", c.compiler.version, c.compiler.target, c.build_tool),
-                format!("Flag profiles, in order of preference: {}. An instance that does not build or pass its KAT under one profile is retried under the next.", c.flag_profiles.join(", ")),
-                format!("Every library reproduces its known-answer tests before it is timed (digests in each algorithm's KAT manifest); KAT timeout {} per instance.", format::duration(c.kat_timeout_seconds)),
-                "Statuses: PASS, MISMATCH, NOKAT, CRYPTOFAIL, OVERFLOW, LOADFAIL, TIMEOUT, CRASH. A known issue in the algorithm's TOML decides whether a failing instance is still timed (marked ⚠ with its cause) or excluded.".into(),
-            ],
-        ),
-        section(
-            "Seeding and inputs",
-            vec![
-                "The DRNG is seeded once per process with the bytes 00..2f; setup (key generation, one honest signature or encapsulation) precedes the timed calls.".into(),
-                "Signature message: 64 bytes, msg[i] = (131·i + 64) mod 256. A failing signing call is retried inside the timed call (up to 64 attempts) and counted.".into(),
-                drbg_bullet(c.drbg.as_ref()),
-            ],
-        ),
-        section(
-            "Planning",
-            vec![
-                format!("Trials: {} per operation, each in a fresh process, after {} warm-up calls.", t.trials, t.warmup),
-                format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
-                format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
-                format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
-                deferral_bullet(c),
-            ],
-        ),
-        section(
-            "Statistics",
-            vec![
-                "n = Σ calls; mean cycles = Σ cycles / n; mean time = Σ seconds / n; ops/s = n / Σ seconds; median trial = median of the per-trial mean times.".into(),
-                format!("Median, P5/P95 (linear interpolation), CV and Tukey outliers use per-call samples when every trial kept them, else per-trial means; 95 % intervals are percentile bootstraps over {} resamples with a fixed seed, so `pqbench check` can recompute them.", crate::stats::BOOTSTRAP_RESAMPLES),
-                "Charts show the mean cycles of the tables they illustrate, with the 95 % interval of the mean as the whisker.".into(),
-                disturbed_bullet(ds),
-            ],
-        ),
-    ];
-    let mut sections = sections;
-    sections.extend(super::exact::method_sections(ds));
-    let kinds = super::kinds::method_bullets(c);
-    if !kinds.is_empty() {
-        sections.push(section("Key exchanges and hash functions", kinds));
-    }
-    sections.push(section(
-        "Isolation of submission code",
-        isolation_bullets(c),
-    ));
-    let flag_profiles = ds
-        .build
+    host
+}
+
+fn build_bullets(c: &CampaignRecord) -> Vec<String> {
+    vec![
+        format!("Compiler: {} (target {}); build tool: {}.", c.compiler.version, c.compiler.target, c.build_tool),
+        format!("Flag profiles, in order of preference: {}. An instance that does not build or pass its KAT under one profile is retried under the next.", c.flag_profiles.join(", ")),
+        format!("Every library reproduces its known-answer tests before it is timed (digests in each algorithm's KAT manifest); KAT timeout {} per instance.", format::duration(c.kat_timeout_seconds)),
+        "Statuses: PASS, MISMATCH, NOKAT, CRYPTOFAIL, OVERFLOW, LOADFAIL, TIMEOUT, CRASH. A known issue in the algorithm's TOML decides whether a failing instance is still timed (marked ⚠ with its cause) or excluded.".into(),
+    ]
+}
+
+fn seeding_bullets(c: &CampaignRecord) -> Vec<String> {
+    vec![
+        "The DRNG is seeded once per process with the bytes 00..2f; setup (key generation, one honest signature or encapsulation) precedes the timed calls.".into(),
+        "Signature message: 64 bytes, msg[i] = (131·i + 64) mod 256. A failing signing call is retried inside the timed call (up to 64 attempts) and counted.".into(),
+        drbg_bullet(c.drbg.as_ref()),
+    ]
+}
+
+fn planning_bullets(c: &CampaignRecord) -> Vec<String> {
+    let t = &c.timing;
+    vec![
+        format!("Trials: {} per operation, each in a fresh process, after {} warm-up calls.", t.trials, t.warmup),
+        format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
+        format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
+        format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
+        deferral_bullet(c),
+    ]
+}
+
+fn statistics_bullets(ds: &Dataset) -> Vec<String> {
+    vec![
+        "n = Σ calls; mean cycles = Σ cycles / n; mean time = Σ seconds / n; ops/s = n / Σ seconds; median trial = median of the per-trial mean times.".into(),
+        format!("Median, P5/P95 (linear interpolation), CV and Tukey outliers use per-call samples when every trial kept them, else per-trial means; 95 % intervals are percentile bootstraps over {} resamples with a fixed seed, so `pqbench check` can recompute them.", crate::stats::BOOTSTRAP_RESAMPLES),
+        "Charts show the mean cycles of the tables they illustrate, with the 95 % interval of the mean as the whisker.".into(),
+        disturbed_bullet(ds),
+    ]
+}
+
+fn flag_rows(ds: &Dataset) -> Vec<FlagRow> {
+    ds.build
         .flag_profiles
         .iter()
         .map(|p| FlagRow {
@@ -381,7 +459,12 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
             cflags: p.cflags.join(" "),
             ldflags: p.ldflags.join(" "),
         })
-        .collect();
+        .collect()
+}
+
+/// What the figures cannot show on this host, and in general.
+fn limitations(ds: &Dataset) -> Vec<String> {
+    let c = &ds.campaign;
     let mut limitations = Vec::new();
     if let Some(v) = &c.environment_start.virtualization {
         limitations.push(format!("The host is a {v}: the hypervisor may steal time and hides hardware counters; figures are indicative."));
@@ -396,14 +479,5 @@ pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     limitations.push("Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into());
     limitations.push("The helper profile catches only calls that cross an object boundary; wrapper overhead is included in the shares.".into());
     limitations.extend(super::exact::limitations(ds));
-    MethodPage {
-        crumb: crumb(systems, &system, Some("method"), |o| {
-            Some(format!("../{o}/method"))
-        }),
-        title: format!("Measurement method — system {system}"),
-        system,
-        sections,
-        flag_profiles,
-        limitations,
-    }
+    limitations
 }
