@@ -11,6 +11,7 @@ mod common;
 mod ctr_drbg_oracle;
 mod reference;
 
+mod adding_an_algorithm;
 mod analysis_fixtures;
 mod analysis_profile;
 mod analysis_profile_classes;
