@@ -1,7 +1,8 @@
 //! Whether a stored stage result can be reused, and why not: shared by the
 //! scheduler (which reuses or recomputes) and by `plan`/`status` (which only
-//! report). A stage is stale when a stage it depends on is, so one changed
-//! source marks everything downstream of its build.
+//! report). A stage whose own inputs changed is stale; one that depends on
+//! a stale stage waits: the run computes it again only if that stage's new
+//! result differs, which `status` cannot know before the run.
 
 use serde::Serialize;
 
@@ -18,6 +19,11 @@ use crate::context::Cx;
 pub enum Freshness {
     Fresh,
     Stale(Vec<String>),
+    /// Follows the named stages, which are stale or waiting themselves:
+    /// computed again only if their new results differ from the stored
+    /// ones (a rebuilt library with the same bytes leaves it as it is), so
+    /// `status` cannot know yet whether the next run reuses it.
+    Waits(Vec<String>),
     NotApplicable,
 }
 
@@ -181,7 +187,7 @@ pub fn states(cx: &Cx, registry: &Registry, cpus: &[usize]) -> anyhow::Result<Ve
                 Ok((f, None)) => f,
                 Err(e) => Freshness::Stale(vec![format!("{e:#}")]),
             };
-            if matches!(f, Freshness::Stale(_)) {
+            if matches!(f, Freshness::Stale(_) | Freshness::Waits(_)) {
                 stale.push(info.name);
                 any_stale = true;
             }
@@ -198,7 +204,7 @@ pub fn states(cx: &Cx, registry: &Registry, cpus: &[usize]) -> anyhow::Result<Ve
             .campaign_stage_named(info.name)
             .expect("selected stages are registered");
         let f = if any_stale {
-            Freshness::Stale(vec!["instance results are stale".into()])
+            Freshness::Waits(vec!["instance results".into()])
         } else {
             match stage.manifest(cx, &all)? {
                 None => Freshness::NotApplicable,
@@ -238,10 +244,13 @@ fn instance_freshness(
     stale: &[&str],
 ) -> anyhow::Result<(Freshness, Option<Decoded>)> {
     let info: StageInfo = stage.info();
-    let upstream: Vec<&str> = info.depends_on().filter(|d| stale.contains(d)).collect();
+    let upstream: Vec<String> = info
+        .depends_on()
+        .filter(|d| stale.contains(d))
+        .map(String::from)
+        .collect();
     if !upstream.is_empty() {
-        let why = format!("{} stale", upstream.join(", "));
-        return Ok((Freshness::Stale(vec![why]), None));
+        return Ok((Freshness::Waits(upstream), None));
     }
     let Some(m) = stage.manifest(job)? else {
         return Ok((Freshness::NotApplicable, None));

@@ -106,7 +106,7 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     assert!(
         status
             .stdout
-            .contains("render       stale: instance results are stale"),
+            .contains("render       waits on instance results: computed again only if"),
         "{}",
         status.stdout
     );
@@ -142,6 +142,31 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     }
     assert_eq!(redone.iter().filter(|(s, _)| s == "build").count(), 3);
     assert_eq!(redone.iter().filter(|(s, _)| s == "kat").count(), 3);
+
+    // `status` agreed with what the run then did: every stage it called
+    // stale was computed again, and everything computed again was stale or
+    // waiting on a stale stage.
+    let row = |l: &&str| -> Option<(String, String, bool)> {
+        let mut w = l.split_whitespace();
+        let (item, stage, state) = (w.next()?, w.next()?, w.next()?);
+        Some((stage.to_string(), item.to_string(), state == "stale:"))
+    };
+    let shown: Vec<(String, String, bool)> = stale.iter().filter_map(row).collect();
+    for (stage, item, is_stale) in &shown {
+        if *is_stale {
+            assert!(
+                redone.iter().any(|(s, i)| s == stage && i == item),
+                "status called {stage} {item} stale, the run reused it: {redone:?}"
+            );
+        }
+    }
+    for (stage, item) in redone.iter().filter(|(s, _)| s != "render") {
+        assert!(
+            shown.iter().any(|(s, i, _)| s == stage && i == item),
+            "the run computed {stage} {item} again, status did not say so: {}",
+            status.stdout
+        );
+    }
 }
 
 /// Kills a run with SIGKILL at several moments: no JSON file is ever left

@@ -190,6 +190,11 @@ fn stale_rows(
         .into_iter()
         .filter_map(|r| match r.freshness {
             Freshness::Stale(why) => Some((r.instance, r.stage.to_string(), why.join("; "))),
+            Freshness::Waits(on) => Some((
+                r.instance,
+                r.stage.to_string(),
+                format!("waits on {}", on.join(", ")),
+            )),
             _ => None,
         })
         .collect()
@@ -226,7 +231,10 @@ fn a_stage_registered_once_is_planned_run_locked_and_goes_stale_with_its_inputs(
     let before = stale_rows(&p, &registry);
     let dummies: Vec<_> = before.iter().filter(|r| r.1 == "dummy").collect();
     assert_eq!(dummies.len(), 4, "{before:?}");
-    assert!(dummies.iter().all(|r| r.2 == "build stale"), "{dummies:?}");
+    assert!(
+        dummies.iter().all(|r| r.2 == "waits on build"),
+        "{dummies:?}"
+    );
     assert!(before.iter().any(|r| r.1 == "build" && r.2 == "never run"));
 
     let runner = MockRunner::new(canned_build);
@@ -284,9 +292,9 @@ fn a_stage_registered_once_is_planned_run_locked_and_goes_stale_with_its_inputs(
         shown,
         [
             "sign-2/A-1 build sources changed: sign.c",
-            "sign-2/A-1 dummy build stale",
+            "sign-2/A-1 dummy waits on build",
             "sign-2/A-2 build sources changed: sign.c",
-            "sign-2/A-2 dummy build stale",
+            "sign-2/A-2 dummy waits on build",
         ]
     );
     runner.clear();

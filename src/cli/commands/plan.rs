@@ -65,7 +65,7 @@ fn freshness(
     if only_stale {
         report
             .rows
-            .retain(|r| matches!(r.freshness, Freshness::Stale(_)));
+            .retain(|r| matches!(r.freshness, Freshness::Stale(_) | Freshness::Waits(_)));
     }
     output::report(format, &report, |r| text(r, only_stale))?;
     Ok(exit::OK)
@@ -78,6 +78,10 @@ fn text(r: &StatusReport, only_stale: bool) -> String {
             Freshness::Fresh => "fresh".to_string(),
             Freshness::NotApplicable => "not applicable".to_string(),
             Freshness::Stale(why) => format!("stale: {}", why.join("; ")),
+            Freshness::Waits(on) => format!(
+                "waits on {}: computed again only if its new result differs",
+                on.join(", ")
+            ),
         };
         s.push_str(&format!("{:<32} {:<12} {text}\n", row.instance, row.stage));
     }
