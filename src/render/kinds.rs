@@ -275,6 +275,21 @@ fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
     {
         notes.push("⚠ known issue".to_string());
     }
+    // The same rule as every other table: the mean of a disturbed
+    // operation is not to be read as its cost.
+    let disturbed: Vec<&str> = a
+        .kind
+        .operations()
+        .iter()
+        .copied()
+        .filter(|op| {
+            ds.record(&a.id, label, op)
+                .is_some_and(|r| r.statistics.is_some() && super::rows::disturbance(r).is_some())
+        })
+        .collect();
+    if !disturbed.is_empty() {
+        notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
+    }
     notes
 }
 

@@ -52,6 +52,22 @@ fn dataset(dir: &std::path::Path) {
     s.add_operation(&a, "N-1", "verify", trials(50_000, false), 0, None);
     s.records.last_mut().unwrap().repeated_trials = 2;
     s.campaign.algorithms.push(a);
+    // A hash candidate (summarised in a table of its own) with one
+    // disturbed message size.
+    let h = synth::algorithm("hash-1", "Noisy hash", Kind::Hash, &["H-256"]);
+    s.add_instance(&h, "H-256", pqbench::kat::Status::Pass, 1000);
+    for bytes in [32u64, 1024, 65536] {
+        let slow = bytes == 1024;
+        s.add_operation(
+            &h,
+            "H-256",
+            &format!("hash_{bytes}"),
+            trials(1000 * bytes, slow),
+            0,
+            None,
+        );
+    }
+    s.campaign.algorithms.push(h);
     s.write(&dir.join("local")).unwrap();
 }
 
@@ -85,10 +101,13 @@ fn disturbed_operations_are_flagged_and_counted() {
     let summary = read("local/summary.md");
     let line = summary.lines().find(|l| l.contains("`N-1`")).unwrap();
     assert!(line.contains("⚠ disturbed: sign, verify"), "{line}");
+    // The same rule in the hash table.
+    let line = summary.lines().find(|l| l.contains("`H-256`")).unwrap();
+    assert!(line.contains("⚠ disturbed: hash_1024"), "{line}");
 
     let method = read("local/method.md");
     assert!(
-        method.contains("⚠ disturbed on its page and in the summary: 2 of the 3 timed operations here (1 by the mean, 1 with repeated trials)"),
+        method.contains("⚠ disturbed on its page and in the summary: 3 of the 6 timed operations here (2 by the mean, 1 with repeated trials)"),
         "{method}"
     );
 
