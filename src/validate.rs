@@ -1,5 +1,6 @@
-//! `pqbench validate <toml>`: checks an algorithm TOML without building or
-//! running anything, and lists every problem with its position.
+//! `pqbench validate <toml>`: checks an algorithm TOML, compiling and
+//! trial-linking its units but running none of its code, and lists every
+//! problem with its position.
 //!
 //! The file is resolved exactly as a run resolves it
 //! (`plan::check_algorithm`, the one place the rules of an algorithm file
