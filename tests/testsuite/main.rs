@@ -10,6 +10,7 @@ mod reference;
 mod analysis_fixtures;
 mod analysis_profile;
 mod analysis_profile_classes;
+mod analysis_survey_reach;
 mod architecture;
 mod build_cmake;
 mod check_published;
