@@ -2,13 +2,21 @@
 //! relocatable objects: the ICCS helpers the exported API reaches, and the
 //! well-known constant tables in code or data it reaches.
 //!
-//! Reachability is the section graph of [`LinkGraph`]: without
-//! `-ffunction-sections`/`-fdata-sections`, calls inside a section and uses
-//! of static data often carry no relocation naming their target, so sections
-//! are the honest granularity; they over-approximate (a table sharing
-//! `.rodata` with reachable data counts). Traversal starts at the API
-//! symbols' sections; a helper reference is recorded, not followed, and no
-//! section defining a helper is entered (its SM3 is ICCS code).
+//! Reachability is the function graph of [`LinkGraph`]. An API function
+//! reaches what its own code calls or jumps to (tail calls included) or
+//! takes the address of, and, transitively, what those functions' code
+//! does; the data their code refers to is reached too, and data that data
+//! points to. Code is cut into functions by its symbols even without
+//! `-ffunction-sections` (a symbol of size 0, as in assembly without
+//! `.size`, runs to the next one), and the calls the assembler resolved
+//! inside a section, which carry no relocation, are decoded from the
+//! instructions (x86, AArch64; other instruction sets keep a whole code
+//! section as one piece). Data is never followed into code: a function
+//! pointer in a table is no call. Data sections are whole, so they
+//! over-approximate without `-fdata-sections` (a table sharing `.rodata`
+//! with reachable data counts). A helper is reached when reached code
+//! refers to it; it is recorded, not followed, and no function defining a
+//! helper is entered (its SM3 is ICCS code).
 //!
 //! Tables: the leading entries, in little- and big-endian word order, are
 //! searched in `.text*`, `.rodata*`, `.data*` (and data-model variants). As
@@ -23,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-use crate::elf::{LinkGraph, SectionId};
+use crate::elf::{LinkGraph, Node};
 
 /// Helper symbols of the NGCC API, the default for `scan`.
 pub const DEFAULT_HELPERS: [&str; 5] = [
@@ -220,7 +228,7 @@ pub fn scan(objects: &[PathBuf], api: &[String], helpers: &[String]) -> Result<O
             continue;
         };
         ev.api_found.push(name.clone());
-        let seen = |(object, _): SectionId, helper: &str| {
+        let seen = |Node { object, .. }: Node, helper: &str| {
             let use_ = || HelperUse {
                 helper: helper.to_string(),
                 reached_from: name.clone(),
@@ -247,7 +255,8 @@ pub fn scan(objects: &[PathBuf], api: &[String], helpers: &[String]) -> Result<O
                     object: labels[oi].clone(),
                     symbol,
                 };
-                let list = match reachable.contains(&(oi, si)) {
+                let reached = reachable.iter().any(|n: &Node| n.contains(oi, si, off));
+                let list = match reached {
                     true => &mut ev.tables,
                     false => &mut ev.unreachable_tables,
                 };

@@ -15,6 +15,7 @@ mod adding_an_algorithm;
 mod analysis_fixtures;
 mod analysis_profile;
 mod analysis_profile_classes;
+mod analysis_survey_reach;
 mod architecture;
 mod build_cmake;
 mod check_published;

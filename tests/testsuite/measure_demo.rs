@@ -491,6 +491,39 @@ fn demo_campaign_records_every_operation_with_profiles_sizes_and_survey() {
         "{}",
         winter.reason
     );
+    // A helper is cited from a function whose own code leads to it: the
+    // KEX getters return constants and share .text with the callers of
+    // the DRNG, yet reach nothing.
+    for a in survey
+        .algorithms
+        .iter()
+        .filter(|a| a.algorithm.starts_with("kex-"))
+    {
+        for i in &a.instances {
+            for h in &i.evidence.reachable_helpers {
+                let from = &h.reached_from;
+                assert!(
+                    !from.starts_with("kex_get_"),
+                    "{} {}: {h:?}",
+                    a.algorithm,
+                    i.label
+                );
+            }
+        }
+        assert!(
+            a.reason.contains("get_random_number from kex_init_a"),
+            "{}",
+            a.reason
+        );
+    }
+    // The object cited is that of the code calling the helper: PEBBLE's
+    // kem.c calls pseudoXOF only in kem_dec, its keygen through poly.c.
+    let pebble = &survey.algorithms.iter().find(|a| a.algorithm == "kem-91");
+    let reason = &pebble.unwrap().reason;
+    assert!(
+        reason.contains("pseudoXOF from kem_keygen (poly.c)"),
+        "{reason}"
+    );
 
     // ---- Issue 17: instruction counts and the constant-time check of
     // every operation, their cost in the run's output, on the pages.
