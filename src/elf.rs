@@ -282,60 +282,7 @@ pub fn read_relocatable(
     let mut contents = HashMap::new();
     for s in file.sections() {
         let bytes = s.data().unwrap_or_default();
-        let mut relocations = Vec::new();
-        for (offset, r) in s.relocations() {
-            // The place a section-relative or local-symbol relocation names:
-            // the symbol plus the addend (read from the section for REL
-            // formats), plus, for x86 PC-relative fields, the field's width
-            // (the addend counts from the field, the CPU from the next
-            // instruction: `call .text+0x90-4` calls 0x90).
-            let implicit = || {
-                let at = bytes.get(offset as usize..offset as usize + 4)?;
-                Some(i64::from(i32::from_le_bytes(at.try_into().ok()?)))
-            };
-            let addend = match r.has_implicit_addend() && r.size() == 32 {
-                true => implicit().unwrap_or(0),
-                false => r.addend(),
-            };
-            let pc_relative = matches!(
-                r.kind(),
-                RelocationKind::Relative | RelocationKind::PltRelative
-            );
-            let bias = match isa {
-                Some(Isa::X86 { .. }) if pc_relative => i64::from(r.size() / 8),
-                _ => 0,
-            };
-            let RelocationTarget::Symbol(si) = r.target() else {
-                if let RelocationTarget::Section(i) = r.target() {
-                    let at = addend.wrapping_add(bias) as u64;
-                    let target = RelocTarget::Local {
-                        section: i.0,
-                        offset: at,
-                    };
-                    relocations.push(Reloc { offset, target });
-                }
-                continue;
-            };
-            let Ok(sym) = file.symbol_by_index(si) else {
-                continue;
-            };
-            let name = sym.name().unwrap_or("");
-            let target = match sym.section_index() {
-                _ if sym.is_global() && !name.is_empty() => RelocTarget::Global(name.to_string()),
-                Some(i) => {
-                    let at = (sym.address() as i64)
-                        .wrapping_add(addend)
-                        .wrapping_add(bias);
-                    RelocTarget::Local {
-                        section: i.0,
-                        offset: at as u64,
-                    }
-                }
-                None => continue,
-            };
-            relocations.push(Reloc { offset, target });
-        }
-        relocations.sort_by_key(|r| r.offset);
+        let relocations = section_relocations(&file, &s, bytes, isa);
         let name = s.name().unwrap_or("").to_string();
         let is_text = s.kind() == SectionKind::Text;
         if is_text {
@@ -355,6 +302,93 @@ pub fn read_relocatable(
         };
         sections.insert(s.index().0, sec);
     }
+    let symbols = read_symbols(&file, &mut sections);
+    cut_functions(
+        &mut sections,
+        isa,
+        symbols.functions,
+        symbols.mapping,
+        &contents,
+    );
+    Ok((sections, symbols.globals))
+}
+
+/// The relocations of one section, sorted by offset, each resolved to a
+/// global name or a place in a section.
+fn section_relocations<'d>(
+    file: &object::File<'d>,
+    s: &object::Section<'d, '_>,
+    bytes: &[u8],
+    isa: Option<Isa>,
+) -> Vec<Reloc> {
+    let mut relocations = Vec::new();
+    for (offset, r) in s.relocations() {
+        // The place a section-relative or local-symbol relocation names:
+        // the symbol plus the addend (read from the section for REL
+        // formats), plus, for x86 PC-relative fields, the field's width
+        // (the addend counts from the field, the CPU from the next
+        // instruction: `call .text+0x90-4` calls 0x90).
+        let implicit = || {
+            let at = bytes.get(offset as usize..offset as usize + 4)?;
+            Some(i64::from(i32::from_le_bytes(at.try_into().ok()?)))
+        };
+        let addend = match r.has_implicit_addend() && r.size() == 32 {
+            true => implicit().unwrap_or(0),
+            false => r.addend(),
+        };
+        let pc_relative = matches!(
+            r.kind(),
+            RelocationKind::Relative | RelocationKind::PltRelative
+        );
+        let bias = match isa {
+            Some(Isa::X86 { .. }) if pc_relative => i64::from(r.size() / 8),
+            _ => 0,
+        };
+        let RelocationTarget::Symbol(si) = r.target() else {
+            if let RelocationTarget::Section(i) = r.target() {
+                let at = addend.wrapping_add(bias) as u64;
+                let target = RelocTarget::Local {
+                    section: i.0,
+                    offset: at,
+                };
+                relocations.push(Reloc { offset, target });
+            }
+            continue;
+        };
+        let Ok(sym) = file.symbol_by_index(si) else {
+            continue;
+        };
+        let name = sym.name().unwrap_or("");
+        let target = match sym.section_index() {
+            _ if sym.is_global() && !name.is_empty() => RelocTarget::Global(name.to_string()),
+            Some(i) => {
+                let at = (sym.address() as i64)
+                    .wrapping_add(addend)
+                    .wrapping_add(bias);
+                RelocTarget::Local {
+                    section: i.0,
+                    offset: at as u64,
+                }
+            }
+            None => continue,
+        };
+        relocations.push(Reloc { offset, target });
+    }
+    relocations.sort_by_key(|r| r.offset);
+    relocations
+}
+
+/// What the symbol table says of an object: its global definitions, the
+/// functions of each code section (address, size) and the AArch64 mapping
+/// symbols (`$d` data, `$x` code); each section's sized symbols are added
+/// to it.
+struct Symbols {
+    globals: Vec<GlobalDef>,
+    functions: HashMap<usize, Vec<(u64, u64)>>,
+    mapping: HashMap<usize, Vec<(u64, bool)>>,
+}
+
+fn read_symbols(file: &object::File, sections: &mut BTreeMap<usize, RelSection>) -> Symbols {
     let mut globals = Vec::new();
     let mut functions: HashMap<usize, Vec<(u64, u64)>> = HashMap::new();
     let mut mapping: HashMap<usize, Vec<(u64, bool)>> = HashMap::new();
@@ -392,6 +426,23 @@ pub fn read_relocatable(
             });
         }
     }
+    Symbols {
+        globals,
+        functions,
+        mapping,
+    }
+}
+
+/// Cuts each code section into its functions and records the references
+/// the assembler resolved inside it (calls, jumps and addresses taken that
+/// carry no relocation), decoded from the instructions.
+fn cut_functions(
+    sections: &mut BTreeMap<usize, RelSection>,
+    isa: Option<Isa>,
+    functions: HashMap<usize, Vec<(u64, u64)>>,
+    mut mapping: HashMap<usize, Vec<(u64, bool)>>,
+    contents: &HashMap<usize, &[u8]>,
+) {
     for (&i, sec) in sections.iter_mut().filter(|(_, s)| s.is_text) {
         // Without a decoder for the instruction set, calls resolved inside
         // a section are invisible: the whole section is one piece.
@@ -423,7 +474,6 @@ pub fn read_relocatable(
         refs.dedup();
         sec.local_refs = refs;
     }
-    Ok((sections, globals))
 }
 
 /// A piece of a [`LinkGraph`]: a function's code (a region of a code
