@@ -89,3 +89,33 @@ pub trait PageSection: Sync {
     /// the dataset holds nothing of the stage for it.
     fn section(&self, dir: &Path, algorithm: &str, labels: &[String]) -> Result<Option<Section>>;
 }
+
+/// Recomputes one record file: its path, the file as the reader names it,
+/// the dataset's campaign record; every difference, one line each.
+pub type Recompute = fn(&Path, &str, &CampaignRecord) -> Result<Vec<String>>;
+
+/// The usual record folder: one file per operation of each instance
+/// (`records::layout::operation_file`), each recomputed by `recompute`.
+pub struct OperationRecords {
+    pub dir: &'static str,
+    pub noun: &'static str,
+    pub recompute: Recompute,
+}
+
+impl Records for OperationRecords {
+    fn dir(&self) -> &'static str {
+        self.dir
+    }
+
+    fn noun(&self) -> &'static str {
+        self.noun
+    }
+
+    fn files(&self, inst: &Instance) -> Vec<String> {
+        operation_files(self.dir, inst)
+    }
+
+    fn check(&self, file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<String>> {
+        (self.recompute)(file, shown, campaign)
+    }
+}

@@ -160,7 +160,7 @@ impl Stage for CountStage {
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {
-        Some(&CountRecords)
+        Some(&RECORDS)
     }
 
     fn publish(
@@ -275,38 +275,27 @@ fn perf_instructions_available() -> Result<(), String> {
 }
 
 /// The stage's record folder: one file per operation, recomputed by `check`.
-pub(crate) struct CountRecords;
+pub(crate) static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
+    dir: crate::records::layout::COUNT,
+    noun: "instruction counts",
+    recompute: recompute_count,
+};
 
-impl crate::engine::Records for CountRecords {
-    fn dir(&self) -> &'static str {
-        crate::records::layout::COUNT
-    }
-
-    fn noun(&self) -> &'static str {
-        "instruction counts"
-    }
-
-    fn files(&self, inst: &Instance) -> Vec<String> {
-        crate::engine::operation_files(crate::records::layout::COUNT, inst)
-    }
-
-    fn check(
-        &self,
-        file: &std::path::Path,
-        rel: &str,
-        _: &crate::records::campaign::CampaignRecord,
-    ) -> Result<Vec<String>> {
-        // A count record's figures are what its per-call counts give.
-        let r: crate::records::count::CountRecord = crate::fsutil::read_json(file)?;
-        let dir = crate::records::layout::COUNT;
-        let mut problems: Vec<String> =
-            crate::engine::misplaced(rel, dir, &r.algorithm, &r.label, &r.op)
-                .into_iter()
-                .collect();
-        problems.extend(
-            crate::records::diff::differ("instructions", &r.instructions, &r.recomputed())
-                .map(|d| format!("{rel}: {d}")),
-        );
-        Ok(problems)
-    }
+fn recompute_count(
+    file: &std::path::Path,
+    rel: &str,
+    _: &crate::records::campaign::CampaignRecord,
+) -> Result<Vec<String>> {
+    // A count record's figures are what its per-call counts give.
+    let r: crate::records::count::CountRecord = crate::fsutil::read_json(file)?;
+    let dir = crate::records::layout::COUNT;
+    let mut problems: Vec<String> =
+        crate::engine::misplaced(rel, dir, &r.algorithm, &r.label, &r.op)
+            .into_iter()
+            .collect();
+    problems.extend(
+        crate::records::diff::differ("instructions", &r.instructions, &r.recomputed())
+            .map(|d| format!("{rel}: {d}")),
+    );
+    Ok(problems)
 }

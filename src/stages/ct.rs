@@ -166,7 +166,7 @@ impl Stage for CtStage {
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {
-        Some(&CtRecords)
+        Some(&RECORDS)
     }
 
     /// Each record with the algorithm's annotations that apply to the
@@ -398,43 +398,32 @@ pub fn annotated(rec: &CtRecord, annotations: &[crate::plan::exact::CtAnnotation
 }
 
 /// The stage's record folder: one file per operation, recomputed by `check`.
-pub(crate) struct CtRecords;
+pub(crate) static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
+    dir: crate::records::layout::CT,
+    noun: "constant-time checks",
+    recompute: recompute_ct,
+};
 
-impl crate::engine::Records for CtRecords {
-    fn dir(&self) -> &'static str {
-        crate::records::layout::CT
-    }
-
-    fn noun(&self) -> &'static str {
-        "constant-time checks"
-    }
-
-    fn files(&self, inst: &Instance) -> Vec<String> {
-        crate::engine::operation_files(crate::records::layout::CT, inst)
-    }
-
-    fn check(
-        &self,
-        file: &std::path::Path,
-        rel: &str,
-        _: &crate::records::campaign::CampaignRecord,
-    ) -> Result<Vec<String>> {
-        // A record's sites and status are what its raw errors and
-        // annotations give.
-        let r: crate::records::ct::CtRecord = crate::fsutil::read_json(file)?;
-        let dir = crate::records::layout::CT;
-        let mut problems: Vec<String> =
-            crate::engine::misplaced(rel, dir, &r.algorithm, &r.label, &r.op)
-                .into_iter()
-                .collect();
-        let (status, sites, other) = r.recomputed();
-        use crate::records::diff::differ;
-        let fields = [
-            differ("status", &r.status, &status),
-            differ("sites", &r.sites, &sites),
-            differ("other_errors", &r.other_errors, &other),
-        ];
-        problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
-        Ok(problems)
-    }
+fn recompute_ct(
+    file: &std::path::Path,
+    rel: &str,
+    _: &crate::records::campaign::CampaignRecord,
+) -> Result<Vec<String>> {
+    // A record's sites and status are what its raw errors and
+    // annotations give.
+    let r: crate::records::ct::CtRecord = crate::fsutil::read_json(file)?;
+    let dir = crate::records::layout::CT;
+    let mut problems: Vec<String> =
+        crate::engine::misplaced(rel, dir, &r.algorithm, &r.label, &r.op)
+            .into_iter()
+            .collect();
+    let (status, sites, other) = r.recomputed();
+    use crate::records::diff::differ;
+    let fields = [
+        differ("status", &r.status, &status),
+        differ("sites", &r.sites, &sites),
+        differ("other_errors", &r.other_errors, &other),
+    ];
+    problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
+    Ok(problems)
 }

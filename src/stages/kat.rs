@@ -192,7 +192,7 @@ impl Stage for KatStage {
 }
 
 /// Where `label`'s reference line came from (`kat::provenance`).
-pub(super) fn reference_provenance(manifest: &Path, label: &str) -> Option<Provenance> {
+fn reference_provenance(manifest: &Path, label: &str) -> Option<Provenance> {
     let text = std::fs::read_to_string(manifest).ok()?;
     provenance::of_labels(&text).get(label).copied()
 }

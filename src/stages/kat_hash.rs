@@ -20,6 +20,7 @@ use crate::engine::Manifest;
 use crate::fsutil;
 use crate::kat::compare::first_difference;
 use crate::kat::manifest::{self as katman, Entry};
+use crate::kat::provenance::{self, Provenance};
 use crate::kat::{KatAttempt, KatFile, Status};
 use crate::plan::{Algorithm, Instance};
 use crate::sandbox::{self, frame, Channel, Limits, Outcome};
@@ -34,29 +35,34 @@ pub fn files(cx: &Cx, inst: &Instance) -> Vec<&'static str> {
     }
 }
 
-/// The provenance the ICCS baseline's self-check records.
-pub const BUILT_IN: &str = "built-in";
-
 /// The reference file name of `file` for `label`: `KAT_2_12_<label>.txt`.
 pub fn reference_file(file: &str, label: &str) -> String {
     format!("{file}_{label}.txt")
 }
 
-fn entries(manifest: &Path, label: &str) -> Result<Vec<Entry>> {
+/// The manifest's lines for `label`, and where they came from (None when
+/// it has none).
+fn entries(manifest: &Path, label: &str) -> Result<(Vec<Entry>, Option<Provenance>)> {
     if !manifest.is_file() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let text = std::fs::read_to_string(manifest)?;
-    Ok(katman::parse(manifest, &text)?
+    let lines: Vec<Entry> = katman::parse(manifest, &text)?
         .into_iter()
         .filter(|e| e.label == label)
-        .collect())
+        .collect();
+    let provenance = (!lines.is_empty())
+        .then(|| provenance::of_labels(&text).get(label).copied())
+        .flatten();
+    Ok((lines, provenance))
 }
 
 /// The KAT stage's inputs beyond the other kinds': the files generated,
 /// their manifest lines and reference files.
 pub fn manifest(cx: &Cx, inst: &Instance, alg: &Algorithm, m: &mut Manifest) -> Result<()> {
-    let all = entries(&alg.kat_manifest, &inst.label)?;
+    let (all, provenance) = entries(&alg.kat_manifest, &inst.label)?;
+    // A provenance comment edited alone changes what the pages say.
+    m.set("hash-provenance", provenance.map(Provenance::as_str));
     for f in files(cx, inst) {
         let name = reference_file(f, &inst.label);
         let e = all.iter().find(|e| e.file == name);
@@ -177,16 +183,13 @@ pub(super) fn check_files(
         .existing_blob(&lib_sha)
         .context("library missing from the cache")?;
     log.kv("format", "hash");
-    let all = entries(&alg.kat_manifest, &inst.label)?;
+    let (all, provenance) = entries(&alg.kat_manifest, &inst.label)?;
     // Where the references come from, for build.json and the pages: the
     // baseline's self-check, else the provenance of the label's lines.
     attempt.reference = if inst.spec.iccs_helper.is_some() {
-        Some(BUILT_IN.to_string())
-    } else if all.is_empty() {
-        None
+        Some(provenance::BUILT_IN.to_string())
     } else {
-        super::kat::reference_provenance(&alg.kat_manifest, &inst.label)
-            .map(|p| p.as_str().to_string())
+        provenance.map(|p| p.as_str().to_string())
     };
     attempt.status = Status::Pass;
     for file in files(cx, inst) {

@@ -156,7 +156,7 @@ impl Stage for ProfileStage {
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {
-        Some(&ProfileRecords)
+        Some(&RECORDS)
     }
 
     fn publish(
@@ -228,56 +228,45 @@ fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
 }
 
 /// The stage's record folder: one file per operation, recomputed by `check`.
-pub(crate) struct ProfileRecords;
+pub(crate) static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
+    dir: crate::records::layout::PROFILE,
+    noun: "profiles",
+    recompute: recompute_profile,
+};
 
-impl crate::engine::Records for ProfileRecords {
-    fn dir(&self) -> &'static str {
-        crate::records::layout::PROFILE
-    }
-
-    fn noun(&self) -> &'static str {
-        "profiles"
-    }
-
-    fn files(&self, inst: &Instance) -> Vec<String> {
-        crate::engine::operation_files(crate::records::layout::PROFILE, inst)
-    }
-
-    fn check(
-        &self,
-        file: &std::path::Path,
-        rel: &str,
-        _: &crate::records::campaign::CampaignRecord,
-    ) -> Result<Vec<String>> {
-        // A profile's shares and calls per operation are what its shapes give.
-        let p: crate::records::analysis::ProfileRecord = crate::fsutil::read_json(file)?;
-        let dir = crate::records::layout::PROFILE;
-        let mut problems: Vec<String> =
-            crate::engine::misplaced(rel, dir, &p.algorithm, &p.label, &p.op)
-                .into_iter()
-                .collect();
-        let op = crate::measure::profile::OpProfile {
-            op: p.op.clone(),
-            status: p.status,
-            detail: p.detail.clone(),
-            ops: p.ops,
-            total_ticks: p.total_ticks,
-            tick_hz: p.tick_hz,
-            shapes: p.shapes.clone(),
-            process: None,
-        };
-        use crate::records::diff::differ;
-        let fields = [
-            differ("hash_share", &p.hash_share, &op.hash_share()),
-            differ("drng_share", &p.drng_share, &op.drng_share()),
-            differ("calls_per_op", &p.calls_per_op, &op.calls_per_op()),
-            differ(
-                "share_per_function",
-                &p.share_per_function,
-                &op.share_per_function(),
-            ),
-        ];
-        problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
-        Ok(problems)
-    }
+fn recompute_profile(
+    file: &std::path::Path,
+    rel: &str,
+    _: &crate::records::campaign::CampaignRecord,
+) -> Result<Vec<String>> {
+    // A profile's shares and calls per operation are what its shapes give.
+    let p: crate::records::analysis::ProfileRecord = crate::fsutil::read_json(file)?;
+    let dir = crate::records::layout::PROFILE;
+    let mut problems: Vec<String> =
+        crate::engine::misplaced(rel, dir, &p.algorithm, &p.label, &p.op)
+            .into_iter()
+            .collect();
+    let op = crate::measure::profile::OpProfile {
+        op: p.op.clone(),
+        status: p.status,
+        detail: p.detail.clone(),
+        ops: p.ops,
+        total_ticks: p.total_ticks,
+        tick_hz: p.tick_hz,
+        shapes: p.shapes.clone(),
+        process: None,
+    };
+    use crate::records::diff::differ;
+    let fields = [
+        differ("hash_share", &p.hash_share, &op.hash_share()),
+        differ("drng_share", &p.drng_share, &op.drng_share()),
+        differ("calls_per_op", &p.calls_per_op, &op.calls_per_op()),
+        differ(
+            "share_per_function",
+            &p.share_per_function,
+            &op.share_per_function(),
+        ),
+    ];
+    problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
+    Ok(problems)
 }

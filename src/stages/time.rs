@@ -76,7 +76,7 @@ impl Stage for TimeStage {
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {
-        Some(&super::time_records::TimeRecords)
+        Some(&super::time_records::RECORDS)
     }
 
     fn verdict(&self, out: &TimeOutput) -> crate::engine::Verdict {

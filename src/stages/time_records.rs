@@ -6,39 +6,28 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::engine::{misplaced, operation_files, Records};
+use crate::engine::{misplaced, OperationRecords};
 use crate::fsutil;
-use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
 use crate::records::diff::{differ, first_difference};
-use crate::records::layout::RECORDS;
+use crate::records::layout::RECORDS as RECORDS_DIR;
 use crate::records::operation::OperationRecord;
 use crate::stats::Summary;
 
-pub(crate) struct TimeRecords;
+pub(crate) static RECORDS: OperationRecords = OperationRecords {
+    dir: RECORDS_DIR,
+    noun: "timing records",
+    recompute,
+};
 
-impl Records for TimeRecords {
-    fn dir(&self) -> &'static str {
-        RECORDS
-    }
-
-    fn noun(&self) -> &'static str {
-        "timing records"
-    }
-
-    fn files(&self, inst: &Instance) -> Vec<String> {
-        operation_files(RECORDS, inst)
-    }
-
-    fn check(&self, file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<String>> {
-        let r: OperationRecord = fsutil::read_json(file)?;
-        let mut problems: Vec<String> = misplaced(shown, RECORDS, &r.algorithm, &r.label, &r.op)
-            .into_iter()
-            .collect();
-        check_statistics(shown, &r, &mut problems);
-        check_provenance(shown, &r, campaign, &mut problems);
-        Ok(problems)
-    }
+fn recompute(file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<String>> {
+    let r: OperationRecord = fsutil::read_json(file)?;
+    let mut problems: Vec<String> = misplaced(shown, RECORDS_DIR, &r.algorithm, &r.label, &r.op)
+        .into_iter()
+        .collect();
+    check_statistics(shown, &r, &mut problems);
+    check_provenance(shown, &r, campaign, &mut problems);
+    Ok(problems)
 }
 
 /// The summary's fields in declaration order (a JSON map would sort them),
