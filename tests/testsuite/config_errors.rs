@@ -212,6 +212,28 @@ fn unknown_flag_profile_stage_and_component() {
 }
 
 #[test]
+fn stage_tables_are_checked_by_plan_and_status_before_any_run() {
+    let campaign = "algorithms = [\"sign-1\"]\n\n[stage.nope]\nx = 1\n";
+    expect(
+        GOOD_ALG,
+        campaign,
+        &[
+            "[stage.nope]",
+            "no stage `nope` takes settings",
+            "c.toml:3:1",
+        ],
+    );
+    let p = project(GOOD_ALG, campaign);
+    let run = p.pqbench(&["status", "c"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("c.toml:3:1"), "{}", run.stderr);
+    let run = p.pqbench(&["plan", "c", "--nodes", "2", "--cores", "1"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let campaign = "algorithms = [\"sign-1\"]\n[stage.build]\nx = 1\n";
+    expect(GOOD_ALG, campaign, &["takes no settings (found `x`)"]);
+}
+
+#[test]
 fn id_must_match_the_file_name_and_patterns_must_compile() {
     let alg = GOOD_ALG.replace("id = \"sign-1\"", "id = \"sign-2\"");
     expect(

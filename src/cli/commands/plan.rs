@@ -38,6 +38,7 @@ pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
         return freshness(cli, &a.campaign, a.system.as_deref(), a.format, false);
     };
     let plan = pipeline::resolve_for(&project(cli)?, &a.campaign, a.system.as_deref())?;
+    pipeline::check_stage_names(&plan, &pqbench::stages::registry())?;
     let default = match &plan.system_spec.executor {
         Executor::Ssh(c) => c.default_cost_seconds,
         Executor::Slurm(c) => c.default_cost_seconds,
@@ -61,6 +62,8 @@ fn freshness(
     only_stale: bool,
 ) -> Result<i32, Error> {
     let plan = pipeline::resolve_for(&project(cli)?, campaign, system)?;
+    // What `run` would refuse is refused here too, before any stage row.
+    pipeline::check_stage_names(&plan, &pqbench::stages::registry())?;
     let mut report = pqbench::executor::states(&plan)?;
     if only_stale {
         report
