@@ -62,6 +62,84 @@ pub fn version() -> String {
     fsutil::sha256_hex(&all)
 }
 
+/// One part of the support code that a stage's results depend on: the
+/// sources it compiles and, through their `#include "…"` lines, what they
+/// read. A stage keys its results by its parts' versions alone, so editing
+/// the hash KAT runner does not re-time every signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// What an instance library links in: the adapters and their DRBG.
+    Adapters,
+    /// `pqb-kat`.
+    KatRunner,
+    /// `pqb-driver` (timing, memory, count and ct modes).
+    Driver,
+    /// The profiling runtime linked into profiled libraries.
+    ProfileRuntime,
+    /// The Valgrind hooks of the ct stage.
+    CtHooks,
+}
+
+impl Part {
+    /// The sources compiled for this part (their includes follow).
+    fn roots(self) -> &'static [&'static str] {
+        match self {
+            Part::Adapters => &[
+                "adapter_ngcc.c",
+                "adapter_nist.c",
+                "adapter_kex_passes.c",
+                "iccs_crypthash.c",
+                "aes256.c",
+                "ctr_drbg.c",
+            ],
+            Part::KatRunner => &["kat_runner.c", "aes256.c", "ctr_drbg.c"],
+            Part::Driver => &["driver.c", "counter.c"],
+            Part::ProfileRuntime => &["prof_runtime.c"],
+            Part::CtHooks => &["ct_hooks.c"],
+        }
+    }
+
+    /// The part's files: its roots and every support file they include,
+    /// directly or not, in name order.
+    fn files(self) -> std::collections::BTreeSet<&'static str> {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut todo: Vec<&str> = self.roots().to_vec();
+        while let Some(name) = todo.pop() {
+            let Some((name, text)) = FILES.iter().find(|(n, _)| *n == name) else {
+                continue;
+            };
+            if seen.insert(*name) {
+                todo.extend(local_includes(text));
+            }
+        }
+        seen
+    }
+
+    /// sha256 over the part's files, names and contents.
+    pub fn version(self) -> String {
+        let mut all = Vec::new();
+        for name in self.files() {
+            let text = FILES.iter().find(|(n, _)| *n == name).map_or("", |f| f.1);
+            all.extend_from_slice(name.as_bytes());
+            all.push(0);
+            all.extend_from_slice(text.as_bytes());
+            all.push(0);
+        }
+        fsutil::sha256_hex(&all)
+    }
+}
+
+/// The support files named by `#include "…"` lines (system headers and
+/// submission headers such as `auxfunc.h` are not support files and drop
+/// out in `Part::version`).
+fn local_includes(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().filter_map(|l| {
+        let rest = l.trim_start().strip_prefix('#')?.trim_start();
+        let rest = rest.strip_prefix("include")?.trim_start();
+        rest.strip_prefix('"')?.split('"').next()
+    })
+}
+
 /// The support tree written out and the tools compiled for one compiler.
 #[derive(Debug, Clone)]
 pub struct Support {
@@ -164,4 +242,53 @@ fn tool_flags(src: &Path) -> Vec<String> {
     .map(|s| s.to_string())
     .chain([format!("-I{}", src.display())])
     .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARTS: [Part; 5] = [
+        Part::Adapters,
+        Part::KatRunner,
+        Part::Driver,
+        Part::ProfileRuntime,
+        Part::CtHooks,
+    ];
+
+    #[test]
+    fn parts_follow_includes_and_nothing_else() {
+        let runner = Part::KatRunner.files();
+        for f in ["kat_kex.c", "kat_hash.c", "pqb_seal.h", "aes256.h"] {
+            assert!(runner.contains(f), "{f} in {runner:?}");
+        }
+        let driver = Part::Driver.files();
+        for f in [
+            "driver_kex.c",
+            "driver_hash.c",
+            "driver_vg.h",
+            "valgrind_hooks.h",
+        ] {
+            assert!(driver.contains(f), "{f} in {driver:?}");
+        }
+        let adapters = Part::Adapters.files();
+        for f in ["adapter_ngcc_kinds.c", "pqb_iccs.h", "pqb_entry.h"] {
+            assert!(adapters.contains(f), "{f} in {adapters:?}");
+        }
+        for f in ["kat_hash.c", "driver.c", "prof_runtime.c"] {
+            assert!(!adapters.contains(f), "{f} in {adapters:?}");
+        }
+        assert!(!driver.contains("kat_hash.c"));
+    }
+
+    #[test]
+    fn every_support_file_but_the_drbg_tool_belongs_to_a_part() {
+        for (name, _) in FILES {
+            let owned = PARTS.iter().any(|p| p.files().contains(name));
+            assert_eq!(owned, *name != "drbg_tool.c", "{name}");
+        }
+        let versions: std::collections::BTreeSet<String> =
+            PARTS.iter().map(|p| p.version()).collect();
+        assert_eq!(versions.len(), PARTS.len());
+    }
 }

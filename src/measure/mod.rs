@@ -13,6 +13,7 @@ use crate::cache::Cache;
 use crate::engine::{Job, Lender, Manifest};
 use crate::kat::{KatOutput, Status};
 use crate::plan::{Instance, IssueAction, Plan, TimingSettings};
+use crate::support::Part;
 
 pub use crate::records::measure::OpStatus;
 
@@ -117,7 +118,7 @@ pub fn measurement_manifest(job: &Job, kat: Option<&KatOutput>) -> Option<Manife
     let lib = measured_library(cx.plan, job.inst, kat)?;
     let mut m = Manifest::new();
     m.set("library", lib)
-        .set("driver", cx.support_version())
+        .set("driver", Part::Driver.version())
         .set("timing", &cx.plan.timing)
         .set("limits", &cx.plan.limits)
         .set("cpu", job.cpu)

@@ -94,7 +94,7 @@ pub struct HostLock {
     pub counter_hz: Option<f64>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct InstanceLock {
     pub instance: String,
     pub algorithm: String,

@@ -10,9 +10,10 @@ use anyhow::Result;
 use serde_json::Value;
 
 use crate::context::Cx;
+use crate::engine::{Registry, Results};
 use crate::pipeline::HostState;
 use crate::plan::Plan;
-use crate::records::lock::{HostLock, Lock};
+use crate::records::lock::{HostLock, InstanceLock, Lock};
 use crate::toolchain::Compiler;
 
 /// Differences between the lock and the current project, compiler and
@@ -20,11 +21,13 @@ use crate::toolchain::Compiler;
 pub fn differences(
     lock: &Lock,
     plan: &Plan,
+    registry: &Registry,
     compiler: &Compiler,
     host: &HostState,
 ) -> Result<Vec<String>> {
-    // `build_manifest` reads only the plan, the compiler identity and the
-    // support version, so no support code needs compiling here.
+    // The stages' lock pieces with no results are their inputs alone: they
+    // read the plan, the compiler identity and the support sources, so
+    // nothing is compiled here.
     let cx = Cx::new(plan, compiler.clone(), false, true);
     let mut files: BTreeMap<(&str, &str), BTreeSet<String>> = BTreeMap::new();
     let mut out = Vec::new();
@@ -38,7 +41,9 @@ pub fn differences(
         let Some(old) = locked.get(inst.key().as_str()) else {
             continue;
         };
-        let now = crate::stages::build::build_manifest(&cx, inst)?.entries;
+        let mut entry = InstanceLock::default();
+        registry.lock_entry(&cx, inst, &Results::default(), &mut entry)?;
+        let now = entry.inputs;
         let keys: BTreeSet<&String> = now.keys().chain(old.inputs.keys()).collect();
         for key in keys {
             let (a, b) = (old.inputs.get(key), now.get(key));

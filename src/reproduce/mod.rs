@@ -23,6 +23,7 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::{self, Verdict};
+use crate::engine::Registry;
 use crate::error::{exit, Error};
 use crate::pipeline::Recording;
 use crate::pipeline::{self, RunOptions};
@@ -51,7 +52,8 @@ pub struct Prepared {
 }
 
 /// Loads the run's lock and lists what differs now; builds and runs nothing.
-pub fn prepare(project: &Project, run: &str) -> Result<Prepared, Error> {
+/// The registry's stages say which inputs they pinned in the lock.
+pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prepared, Error> {
     let run_dir = lock::find_run(&project.root, run).map_err(Error::input)?;
     if !run_dir.join(lock::LOCK_FILE).is_file() {
         return Err(Error::input(anyhow::anyhow!(
@@ -75,7 +77,7 @@ pub fn prepare(project: &Project, run: &str) -> Result<Prepared, Error> {
         ..Default::default()
     };
     let host = pipeline::host_state(&plan, &opts);
-    let differences = inputs::differences(&lock, &plan, &compiler, &host)?;
+    let differences = inputs::differences(&lock, &plan, registry, &compiler, &host)?;
     Ok(Prepared {
         run_dir,
         lock,

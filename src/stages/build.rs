@@ -13,6 +13,7 @@ use crate::engine::{Publication, Results};
 use crate::fsutil;
 use crate::plan::Instance;
 use crate::records::AttemptRecord;
+use crate::support::Part;
 use crate::toolchain::deps;
 use crate::toolchain::library::{build_profile, units, BuildOutput};
 
@@ -163,7 +164,7 @@ pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
                 cx.compiler.binary_sha256
             ),
         )
-        .set("support", cx.support_version())
+        .set("support", Part::Adapters.version())
         .set("pqbench", crate::STAGE_LOGIC_VERSION)
         .set("target", &cx.compiler.target)
         .set("binding", &inst.binding)

@@ -31,6 +31,7 @@ use crate::records::ct::ct_path;
 use crate::records::ct::{
     derive_sites, other_errors, CtError, CtFrame, CtRecord, CtStatus, FrameOrigin,
 };
+use crate::support::Part;
 use crate::toolchain::library::{build_profile, link_library};
 
 pub struct CtStage;
@@ -66,7 +67,7 @@ impl Stage for CtStage {
         };
         let mut m = Manifest::new();
         m.set("library", lib)
-            .set("support", cx.support_version())
+            .set("support", [Part::Driver.version(), Part::CtHooks.version()])
             .set("compiler", &cx.compiler)
             .set("ct", &cx.plan.ct)
             .set("limits", &cx.plan.limits)

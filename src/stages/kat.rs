@@ -23,6 +23,7 @@ use crate::records::layout;
 use crate::records::AttemptRecord;
 use crate::sandbox::frame;
 use crate::sandbox::{self, Channel, Limits, Outcome};
+use crate::support::Part;
 use crate::toolchain::diag;
 use crate::toolchain::library::{build_profile, BuildAttempt};
 
@@ -55,7 +56,7 @@ impl Stage for KatStage {
             .set("records", inst.kat_records)
             .set("timeout", cx.plan.kat.timeout_seconds)
             .set("limits", &cx.plan.limits)
-            .set("runner", cx.support_version())
+            .set("runner", Part::KatRunner.version())
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         let refs = reference_entry(&alg.kat_manifest, &inst.label)?;
         m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));

@@ -14,6 +14,7 @@ use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::fsutil;
 use crate::measure::{measured_library, OpStatus};
 use crate::plan::{FlagProfile, Instance, Wrap};
+use crate::support::Part;
 use crate::toolchain::library::{build_profile, link_library, ObjectRef};
 use crate::toolchain::BuildEnv;
 
@@ -52,7 +53,7 @@ impl Stage for ProfileLinkStage {
         let mut m = Manifest::new();
         m.set("library", lib)
             .set("wraps", cx.plan.wraps_for(job.inst))
-            .set("support", cx.support_version())
+            .set("support", Part::ProfileRuntime.version())
             .set("compiler", &cx.compiler)
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         Ok(Some(m))

@@ -41,7 +41,8 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
         jobs: a.jobs,
         threshold: a.threshold,
     };
-    let prepared = pqbench::reproduce::prepare(&project(cli)?, &a.run)?;
+    let prepared =
+        pqbench::reproduce::prepare(&project(cli)?, &a.run, &pqbench::stages::registry())?;
     if a.format == ReproduceFormat::Text {
         output::text(&text::start(&prepared.start()))?;
     }
