@@ -27,6 +27,9 @@ pub struct Folder {
     pub path: PathBuf,
     /// Every scanned `.c` and `.h` file.
     pub files: Vec<CFile>,
+    /// Assembly sources (`.S`, `.s`), by path in the folder: part of the
+    /// library like its `.c` files (AVX2 and NEON code ships its NTTs so).
+    pub asm: Vec<String>,
     /// `.c` files left out of the library: (file name, why).
     pub excluded: Vec<(String, String)>,
     pub readme: Option<String>,
@@ -34,9 +37,11 @@ pub struct Folder {
 
 impl Folder {
     pub fn scan(path: &Path) -> Folder {
-        let mut files = Vec::new();
-        scan_into(path, path, 0, &mut files);
+        let mut found = Found::default();
+        scan_into(path, path, 0, &mut found);
+        let Found { mut files, mut asm } = found;
         files.sort_by(|a: &CFile, b| a.rel.cmp(&b.rel));
+        asm.sort();
         let excluded = files
             .iter()
             .filter(|f| !f.is_header())
@@ -48,6 +53,7 @@ impl Folder {
         Folder {
             path: path.to_path_buf(),
             files,
+            asm,
             excluded,
             readme,
         }
@@ -115,25 +121,22 @@ impl Folder {
             .or_else(|| lib.iter().copied().find(|f| hit(f)))
     }
 
-    /// `sources` patterns: `*.c` per directory holding kept `.c` files.
+    /// `sources` patterns: `*.c` per directory holding kept `.c` files,
+    /// and `*.S` / `*.s` per directory holding assembly.
     pub fn source_patterns(&self) -> Vec<String> {
-        let mut dirs: Vec<String> = self
+        let mut patterns: Vec<String> = self
             .library()
             .iter()
             .filter(|f| !f.is_header())
-            .map(|f| dir_of(&f.rel))
+            .map(|f| pattern(&dir_of(&f.rel), "c"))
             .collect();
-        dirs.sort();
-        dirs.dedup();
-        dirs.iter()
-            .map(|d| {
-                if d.is_empty() {
-                    "*.c".to_string()
-                } else {
-                    format!("{d}/*.c")
-                }
-            })
-            .collect()
+        for a in &self.asm {
+            let ext = a.rsplit('.').next().unwrap_or("S");
+            patterns.push(pattern(&dir_of(a), ext));
+        }
+        patterns.sort();
+        patterns.dedup();
+        patterns
     }
 
     /// Subdirectories holding headers (the folder itself is always one).
@@ -183,7 +186,13 @@ fn dir_of(rel: &str) -> String {
         .unwrap_or_default()
 }
 
-fn scan_into(root: &Path, dir: &Path, depth: usize, out: &mut Vec<CFile>) {
+#[derive(Default)]
+struct Found {
+    files: Vec<CFile>,
+    asm: Vec<String>,
+}
+
+fn scan_into(root: &Path, dir: &Path, depth: usize, out: &mut Found) {
     if depth > 4 {
         return;
     }
@@ -196,21 +205,33 @@ fn scan_into(root: &Path, dir: &Path, depth: usize, out: &mut Vec<CFile>) {
         if name.starts_with('.') {
             continue;
         }
+        let rel = || {
+            p.strip_prefix(root)
+                .unwrap_or(&p)
+                .to_string_lossy()
+                .replace('\\', "/")
+        };
         if p.is_dir() {
             let lower = name.to_ascii_lowercase();
             if !SKIP_DIRS.contains(&lower.as_str()) && !lower.starts_with("kat") {
                 scan_into(root, &p, depth + 1, out);
             }
         } else if name.ends_with(".c") || name.ends_with(".h") {
-            let rel = p
-                .strip_prefix(root)
-                .unwrap_or(&p)
-                .to_string_lossy()
-                .replace('\\', "/");
-            if let Ok(f) = CFile::read(&p, &rel) {
-                out.push(f);
+            if let Ok(f) = CFile::read(&p, &rel()) {
+                out.files.push(f);
             }
+        } else if (name.ends_with(".S") || name.ends_with(".s")) && p.is_file() {
+            out.asm.push(rel());
         }
+    }
+}
+
+/// `<dir>/*.<ext>`, or `*.<ext>` for the folder itself.
+fn pattern(dir: &str, ext: &str) -> String {
+    if dir.is_empty() {
+        format!("*.{ext}")
+    } else {
+        format!("{dir}/*.{ext}")
     }
 }
 

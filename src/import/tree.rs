@@ -409,22 +409,26 @@ fn common_uses(
     shared: &mut Shared,
 ) -> Vec<String> {
     let mut uses = Vec::new();
+    // Components are shared by every scheme of the tree: the same text
+    // whichever scheme's import drafts them, so a later import keeps them.
+    let tree_root = cx.layout.root.display().to_string();
     let headers = common.headers_used(&f.folder, include_dirs);
     if shared.symbol.is_none() {
         shared.symbol = common.randombytes_symbol(&headers);
     }
     let link = shared.symbol.as_ref().map(|(s, _)| s.as_str());
-    let sources = common.sources_for(&headers, link);
+    let mut sources = common.sources_for(&headers, link);
+    sources.extend(common.link_sources(&f.folder.library(), &sources, link));
     for src in &sources {
-        let stem = src.trim_end_matches(".c");
-        let comp = cx.component(stem);
+        let stem = src.rsplit_once('.').map_or(src.as_str(), |(s, _)| s);
+        let comp = cx.component(&stem.replace('/', "-"));
         shared.components.entry(comp.clone()).or_insert_with(|| {
             component_toml(
                 &comp,
                 &format!("common/{src} of the public tree {}, compiled with the flags of each implementation that uses it", cx.name),
                 &format!("../{}", cx.rel(&common.dir)),
                 std::slice::from_ref(src),
-                &cx.shown,
+                &tree_root,
             )
         });
         uses.push(comp);
@@ -438,7 +442,7 @@ fn common_uses(
                 &format!("the headers of common/ of the public tree {}", cx.name),
                 &format!("../{}", cx.rel(&common.dir)),
                 &[],
-                &cx.shown,
+                &tree_root,
             )
         });
         uses.push(comp);

@@ -15,30 +15,62 @@ use crate::config::algorithm::InitArgs;
 /// `common/`, scanned once.
 pub struct Common {
     pub dir: PathBuf,
-    /// Every `.c` and `.h` directly in it, by file name.
+    /// Every `.c` and `.h` in it and in its subfolders (`keccak4x/`), by
+    /// path in `common/`.
     pub files: Vec<CFile>,
+    /// Assembly sources (`keccak2x/feat.S`) with the symbols they export.
+    pub asm: Vec<(String, BTreeSet<String>)>,
 }
 
 impl Common {
     pub fn scan(dir: &Path) -> Common {
-        let mut files = Vec::new();
-        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if (name.ends_with(".c") || name.ends_with(".h")) && e.path().is_file() {
-                if let Ok(f) = CFile::read(&e.path(), &name) {
-                    files.push(f);
-                }
-            }
-        }
-        files.sort_by(|a, b| a.rel.cmp(&b.rel));
-        Common {
+        let mut common = Common {
             dir: dir.to_path_buf(),
-            files,
+            files: Vec::new(),
+            asm: Vec::new(),
+        };
+        common.scan_dir(dir, 0);
+        common.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+        common.asm.sort();
+        common
+    }
+
+    fn scan_dir(&mut self, dir: &Path, depth: usize) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = e.path();
+            let rel = path
+                .strip_prefix(&self.dir)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
+            if path.is_dir() && depth < 2 {
+                self.scan_dir(&path, depth + 1);
+            } else if !path.is_file() {
+            } else if rel.ends_with(".c") || rel.ends_with(".h") {
+                if let Ok(f) = CFile::read(&path, &rel) {
+                    self.files.push(f);
+                }
+            } else if rel.ends_with(".S") || rel.ends_with(".s") {
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                self.asm.push((rel, asm_globals(&text)));
+            }
         }
     }
 
     fn file(&self, name: &str) -> Option<&CFile> {
         self.files.iter().find(|f| f.rel == name)
+    }
+
+    /// What `#include "name"` in common file `from` reaches: beside `from`
+    /// first, as the compiler looks, then from `common/` itself.
+    fn resolve(&self, from: &str, name: &str) -> Option<String> {
+        let beside = match from.rsplit_once('/') {
+            Some((dir, _)) => format!("{dir}/{name}"),
+            None => name.to_string(),
+        };
+        [beside, name.to_string()]
+            .into_iter()
+            .find(|n| self.file(n).is_some())
     }
 
     /// The common headers the folder's files include, and the headers
@@ -74,7 +106,7 @@ impl Common {
                 continue;
             }
             if let Some(f) = self.file(&h) {
-                wanted.extend(quoted_includes(f).filter(|n| self.file(n).is_some()));
+                wanted.extend(quoted_includes(f).filter_map(|n| self.resolve(&h, &n)));
             }
         }
         seen
@@ -97,8 +129,8 @@ impl Common {
             if out.contains(&c) || self.provides_randomness(f, symbol) {
                 continue;
             }
-            out.push(c);
-            for n in quoted_includes(f).filter(|n| self.file(n).is_some()) {
+            out.push(c.clone());
+            for n in quoted_includes(f).filter_map(|n| self.resolve(&c, &n)) {
                 if headers_seen.insert(n.clone()) {
                     todo.push(n);
                 }
@@ -106,6 +138,69 @@ impl Common {
         }
         out.sort();
         out
+    }
+
+    /// Common sources reached only by the link, as a Makefile adds them
+    /// (PQClean's AVX2 code calls the 4-way Keccak of `keccak4x/` through a
+    /// `#define` and an `extern`; no header of its names the file): the
+    /// files defining a function the library calls and nothing it compiles
+    /// defines, then what those call in turn. Assembly counts by the
+    /// symbols it exports.
+    pub fn link_sources(
+        &self,
+        library: &[&CFile],
+        chosen: &[String],
+        symbol: Option<&str>,
+    ) -> Vec<String> {
+        let mut files: Vec<&CFile> = library.to_vec();
+        files.extend(chosen.iter().filter_map(|c| self.file(c)));
+        let mut added: Vec<String> = Vec::new();
+        loop {
+            let defined: BTreeSet<&str> = files
+                .iter()
+                .flat_map(|f| f.defs.iter().map(|d| d.name.as_str()))
+                .chain(added.iter().flat_map(|a| self.globals(a)))
+                .collect();
+            let renames = renames(&files);
+            let missing: BTreeSet<&str> = files
+                .iter()
+                .flat_map(|f| f.calls.iter())
+                .map(|c| renames.get(c.as_str()).copied().unwrap_or(c.as_str()))
+                .filter(|c| !defined.contains(c))
+                .collect();
+            let next = missing
+                .iter()
+                .filter_map(|m| self.definer(m, symbol))
+                .find(|n| !added.contains(n) && !chosen.contains(n));
+            let Some(next) = next else { break };
+            if let Some(f) = self.file(&next) {
+                files.push(f);
+            }
+            added.push(next);
+        }
+        added.sort();
+        added
+    }
+
+    /// The common source (not header) defining `name`, C or assembly.
+    fn definer(&self, name: &str, symbol: Option<&str>) -> Option<String> {
+        let c = self
+            .files
+            .iter()
+            .find(|f| !f.is_header() && f.defines_fn(name) && !self.provides_randomness(f, symbol));
+        c.map(|f| f.rel.clone()).or_else(|| {
+            self.asm
+                .iter()
+                .find(|(_, g)| g.contains(name))
+                .map(|(rel, _)| rel.clone())
+        })
+    }
+
+    fn globals<'a>(&'a self, rel: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.asm
+            .iter()
+            .filter(move |(r, _)| r == rel)
+            .flat_map(|(_, g)| g.iter().map(String::as_str))
     }
 
     fn provides_randomness(&self, f: &CFile, symbol: Option<&str>) -> bool {
@@ -127,6 +222,37 @@ impl Common {
             crate::plan::names::is_c_identifier(body).then(|| (body.to_string(), h.clone()))
         })
     }
+}
+
+/// Object-like macros that rename one identifier to another
+/// (`#define KeccakF1600_StatePermute4x KeccakP1600times4_PermuteAll_24rounds`).
+fn renames<'a>(files: &[&'a CFile]) -> std::collections::BTreeMap<&'a str, &'a str> {
+    files
+        .iter()
+        .flat_map(|f| f.macros.iter())
+        .filter(|m| m.params.is_none())
+        .map(|m| (m.name.as_str(), m.body.trim()))
+        .filter(|(_, body)| crate::plan::names::is_c_identifier(body))
+        .collect()
+}
+
+/// The symbols an assembly file exports: `.global`/`.globl` names, with a
+/// naming macro such as `cdecl(NAME)` unwrapped to `NAME`.
+fn asm_globals(text: &str) -> BTreeSet<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let rest = l
+                .strip_prefix(".globl")
+                .or_else(|| l.strip_prefix(".global"))?;
+            let name = rest.trim().trim_end_matches(';');
+            let name = match name.split_once('(') {
+                Some((_, inner)) => inner.trim_end_matches(')'),
+                None => name,
+            };
+            crate::plan::names::is_c_identifier(name).then(|| name.to_string())
+        })
+        .collect()
 }
 
 /// The `"name"` includes of a file (system `<...>` ones left out).

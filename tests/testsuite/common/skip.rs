@@ -13,7 +13,7 @@ fn test_name() -> String {
         .to_string()
 }
 
-fn under_ci() -> bool {
+pub fn under_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true")
 }
 
