@@ -136,14 +136,19 @@ pub fn run_fed(
     let scratch = cx.cache.scratch()?;
     // The job's own copy of the library: its uid may not reach the cache.
     let local = stage_library(lib, scratch.path())?;
-    let mut full = vec!["--results-fd".to_string(), sandbox::RESULTS_FD.to_string()];
-    let mut command = Vec::new();
+    let mut command = vec!["--lib".to_string(), "<library>".to_string()];
+    command.extend(args.iter().cloned());
     if settings.is_some() {
-        command = vec!["--inputs-fd".to_string(), sandbox::INPUT_FD.to_string()];
-        full.extend(command.iter().cloned());
+        // The settings themselves travel on the descriptor, never in argv.
+        command.extend(["--inputs-fd".to_string(), sandbox::INPUT_FD.to_string()]);
     }
-    full.extend(["--lib".to_string(), local]);
-    full.extend(args.iter().cloned());
+    let mut full = vec![
+        "--results-fd".to_string(),
+        sandbox::RESULTS_FD.to_string(),
+        "--lib".to_string(),
+        local,
+    ];
+    full.extend(command[2..].iter().cloned());
     let mut spec = cx.submission_spec(&cx.support()?.driver, full, scratch.path())?;
     spec.timeout = timeout;
     spec.limits = Limits::from_plan(&cx.plan.limits);
@@ -167,8 +172,6 @@ pub fn run_fed(
     let samples = take("samples");
     let outputs = take("outputs");
     lines.truncate(MAX_LINES);
-    command.extend(["--lib".to_string(), "<library>".to_string()]);
-    command.extend(args.iter().cloned());
     let proc = ProcessRecord {
         command,
         cpu,
