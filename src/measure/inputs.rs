@@ -35,8 +35,12 @@ pub const POOL_SHARE: f64 = 0.5;
 /// Timed calls of each kept trial recomputed by a separate process.
 pub const CHECKED_CALLS: usize = 3;
 /// Timed calls on inputs seen before whose median is below this share of
-/// the first pass's are a cache, not the operation.
-pub const DROP_RATIO: f64 = 0.5;
+/// the first pass's are a cache, not the operation. A remembered answer
+/// costs orders of magnitude less than the operation; honest calls vary
+/// far less between passes, but not by a factor of two only: a library
+/// whose calls write to a pipe was seen 8.5 times faster once the reader
+/// caught up.
+pub const DROP_RATIO: f64 = 0.05;
 /// Samples each pass needs before the two are compared.
 pub const MIN_PASS_SAMPLES: usize = 5;
 
@@ -324,9 +328,13 @@ mod tests {
     #[test]
     fn a_second_pass_much_cheaper_than_the_first_is_a_cache() {
         let mut samples = vec![1000u64; 8];
-        samples.extend([100u64; 10]);
+        samples.extend([10u64; 10]);
         let why = cache_drop(&samples, &walk(10, 2)).expect("flagged");
-        assert!(why.contains("median 100 cycles"), "{why}");
+        assert!(why.contains("median 10 cycles"), "{why}");
+        // A tenfold drop is not (calls blocked on a pipe early on).
+        let mut samples = vec![1000u64; 8];
+        samples.extend([100u64; 10]);
+        assert_eq!(cache_drop(&samples, &walk(10, 2)), None);
         // Noise on both passes is not.
         let samples: Vec<u64> = (0..20).map(|i| 1000 + (i % 3) * 200).collect();
         assert_eq!(cache_drop(&samples, &walk(10, 2)), None);

@@ -30,8 +30,10 @@
  *   outputs h0 h1 ...
  * holds a 64-bit hash of each timed call's input and output (the secret,
  * the accept/reject answer, the digest), and
- *   inputs seed=<hex> pool=K warm=W wraps=R
- * says how the pool was walked (R: passes beyond the first). In replay
+ *   inputs seed=<hex> pool=K warm=W wraps=R pool_sign_retries=F
+ * says how the pool was walked (R: passes beyond the first; F: failed
+ * signing attempts of verify's pool beyond its first signature, whose own
+ * stay the trial line's setup_sign_retries). In replay
  * mode a fresh process builds the same pool from the same seed, makes only
  * the named timed calls (untimed) and prints for each
  *   replay call=<i> hash=<h> agrees=1|0|na
@@ -57,6 +59,7 @@ static unsigned long long *g_entry_hash;
 static unsigned long long g_base_hash; /* the keys every entry goes with */
 static long g_call_no;                 /* calls made so far (warm-ups included) */
 static long g_entry_now;
+static unsigned long long g_pool_sign_retries; /* verify: beyond the first entry */
 
 
 static unsigned long long mix64(unsigned long long h, unsigned long long w)
@@ -273,6 +276,7 @@ static size_t inputs_entry_bytes(void)
 static void inputs_setup(void)
 {
     long cap, k;
+    unsigned long long first_retries = 0;
     double t0 = pqb_now_seconds();
     if (!inputs_pooled())
         return;
@@ -295,10 +299,17 @@ static void inputs_setup(void)
     for (k = 0; k < cap; k++) {
         inputs_build(k);
         g_pool_k = k + 1;
+        if (k == 0)
+            first_retries = g_sign_retries;
         /* Two entries at least, so that no call repeats the one before. */
         if (g_pool_exact < 1 && k >= 1 && pqb_now_seconds() - t0 >= g_pool_seconds)
             break;
     }
+    /* The setup's retries stay those of its one honest signature, as
+     * without a pool (the figure pages show); the pool's other signatures
+     * are counted apart, on the inputs line. */
+    g_pool_sign_retries = g_sign_retries - first_retries;
+    g_sign_retries = first_retries;
 }
 
 /* The hash of the call just made: its input entry and its output. */
@@ -332,8 +343,8 @@ static void inputs_report(long warm, long iters, unsigned long long *outs)
         return;
     for (i = 0; i < INPUT_SEED_BYTES; i++)
         snprintf(hex + 2 * i, 3, "%02x", g_in_seed[i]);
-    line("inputs seed=%s pool=%ld warm=%ld wraps=%ld", hex, g_pool_k, warm,
-         (warm + iters - 1) / g_pool_k);
+    line("inputs seed=%s pool=%ld warm=%ld wraps=%ld pool_sign_retries=%llu", hex, g_pool_k, warm,
+         (warm + iters - 1) / g_pool_k, g_pool_sign_retries);
     if (outs) {
         char num[32];
         long c;
