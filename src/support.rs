@@ -48,6 +48,7 @@ support_files!(
     "driver_ext.h",
     "driver_kex.c",
     "driver_hash.c",
+    "driver_inputs.c",
 );
 
 /// sha256 over every support file: part of every build and measurement key.

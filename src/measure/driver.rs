@@ -111,48 +111,86 @@ pub fn run(
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<(ProcessRecord, Vec<u64>)> {
+    let r = run_fed(cx, lib, args, None, cpu, timeout)?;
+    Ok((r.proc, r.samples))
+}
+
+/// What one driver process gave. Its per-call samples and output hashes
+/// (one number per timed call each) are kept out of its record.
+pub struct Ran {
+    pub proc: ProcessRecord,
+    pub samples: Vec<u64>,
+    pub outputs: Vec<u64>,
+}
+
+/// `run`, with `settings` (a line of `key=value` words) on the driver's
+/// input descriptor, which it reads only once the library is loaded.
+pub fn run_fed(
+    cx: &Cx,
+    lib: &Path,
+    args: &[String],
+    settings: Option<&str>,
+    cpu: Option<usize>,
+    timeout: Duration,
+) -> Result<Ran> {
     let scratch = cx.cache.scratch()?;
     // The job's own copy of the library: its uid may not reach the cache.
     let local = stage_library(lib, scratch.path())?;
+    let mut command = vec!["--lib".to_string(), "<library>".to_string()];
+    command.extend(args.iter().cloned());
+    if settings.is_some() {
+        // The settings themselves travel on the descriptor, never in argv.
+        command.extend(["--inputs-fd".to_string(), sandbox::INPUT_FD.to_string()]);
+    }
     let mut full = vec![
         "--results-fd".to_string(),
         sandbox::RESULTS_FD.to_string(),
         "--lib".to_string(),
         local,
     ];
-    full.extend(args.iter().cloned());
+    full.extend(command[2..].iter().cloned());
     let mut spec = cx.submission_spec(&cx.support()?.driver, full, scratch.path())?;
     spec.timeout = timeout;
     spec.limits = Limits::from_plan(&cx.plan.limits);
     spec.cpu = cpu;
+    if let Some(s) = settings {
+        spec.inputs.push(sandbox::Input {
+            fd: sandbox::INPUT_FD,
+            bytes: format!("{s}\n").into_bytes(),
+        });
+    }
     let out = sandbox::run(&spec)?;
     let (text, results_error) = read_results(&out);
     let mut lines = parse_lines(&text);
-    let samples = lines
-        .iter()
-        .position(|l| l.tag == "samples")
-        .map(|i| lines.remove(i).values)
-        .unwrap_or_default();
+    let mut take = |tag: &str| {
+        lines
+            .iter()
+            .position(|l| l.tag == tag)
+            .map(|i| lines.remove(i).values)
+            .unwrap_or_default()
+    };
+    let samples = take("samples");
+    let outputs = take("outputs");
     lines.truncate(MAX_LINES);
-    let mut command = vec!["--lib".to_string(), "<library>".to_string()];
-    command.extend(args.iter().cloned());
-    Ok((
-        ProcessRecord {
-            command,
-            cpu,
-            outcome: out.outcome,
-            wall_seconds: out.wall.as_secs_f64(),
-            lines,
-            stderr_tail: short_tail(&out.stderr),
-            sandbox: ProcessFacts {
-                rusage: out.rusage,
-                stdout_bytes: out.stdout_bytes,
-                stdout_tail: short_tail(&out.stdout),
-                results_error,
-            },
+    let proc = ProcessRecord {
+        command,
+        cpu,
+        outcome: out.outcome,
+        wall_seconds: out.wall.as_secs_f64(),
+        lines,
+        stderr_tail: short_tail(&out.stderr),
+        sandbox: ProcessFacts {
+            rusage: out.rusage,
+            stdout_bytes: out.stdout_bytes,
+            stdout_tail: short_tail(&out.stdout),
+            results_error,
         },
+    };
+    Ok(Ran {
+        proc,
         samples,
-    ))
+        outputs,
+    })
 }
 
 /// The last 8 lines of a stream's tail, at most 2 KiB of them: a record

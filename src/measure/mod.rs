@@ -3,6 +3,7 @@
 
 pub mod drbg_cost;
 pub mod driver;
+pub mod inputs;
 pub mod memory;
 pub mod profile;
 pub mod timing;
@@ -28,6 +29,7 @@ impl OpStatus {
             OpStatus::NoHelpers => "no-helpers",
             OpStatus::RelinkFailed => "relink-failed",
             OpStatus::Emulated => "emulated",
+            OpStatus::Inconsistent => "inconsistent",
         }
     }
 

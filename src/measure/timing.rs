@@ -46,6 +46,9 @@ pub struct OpTiming {
     /// KEX steps only: how the step was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepTiming>,
+    /// Timed calls whose outputs a separate process recomputed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_checks: Vec<crate::records::measure::OutputCheck>,
 }
 
 pub use crate::records::measure::StepTiming;

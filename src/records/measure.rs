@@ -25,6 +25,54 @@ pub enum OpStatus {
     /// The system is emulated: the operation ran (a functional check) but
     /// was not timed.
     Emulated,
+    /// What the timed calls returned differs from what a separate process
+    /// of the same library recomputes for the same inputs (or the timed
+    /// calls got cheaper once their inputs repeated): no figures.
+    Inconsistent,
+}
+
+/// One timed call whose output was checked after the trial: the trial's
+/// seed and pool say what its input was, `timed_hash` is what the trial
+/// reported for it and `replay_hash` what a separate process of the same
+/// library computed for it, untimed (hashes of input and output, 16 hex
+/// digits). `check` recomputes the verdict from these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutputCheck {
+    /// The kept trial, from 1.
+    pub trial: u32,
+    /// The trial's seed (64 hex digits) and pool of distinct inputs.
+    pub seed: String,
+    pub pool: u64,
+    pub warmup: u64,
+    /// Passes over the pool beyond the first.
+    pub wraps: u64,
+    /// The timed call, from 0.
+    pub call: u64,
+    pub timed_hash: String,
+    /// None when the replay process failed.
+    pub replay_hash: Option<String>,
+    /// dec: the replayed secret equals the one enc gave; verify: the
+    /// replayed signature was accepted; None for a hash.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agrees: Option<bool>,
+}
+
+impl OutputCheck {
+    /// Why this call is inconsistent, or None.
+    pub fn problem(&self) -> Option<String> {
+        let call = format!("timed call {} of trial {}", self.call, self.trial);
+        match &self.replay_hash {
+            None => Some(format!("{call}: its replay failed")),
+            Some(h) if *h != self.timed_hash => Some(format!(
+                "{call} returned output hash {}, a separate process recomputed {h}",
+                self.timed_hash
+            )),
+            _ if self.agrees == Some(false) => Some(format!(
+                "{call}: the recomputed output disagrees with the honest setup's"
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// Iterations of one trial, from a warm per-call time `t1`.

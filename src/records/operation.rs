@@ -55,6 +55,9 @@ pub struct OperationRecord {
     /// KEX steps: timed inside protocol runs, planned from the exchange.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<super::measure::StepTiming>,
+    /// Timed calls whose outputs a separate process recomputed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_checks: Vec<super::measure::OutputCheck>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

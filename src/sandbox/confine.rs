@@ -391,7 +391,8 @@ fn filters(channels: &[i32]) -> Result<Vec<BpfProgram>, seccompiler::BackendErro
 /// can be duplicated onto one (`dup2`, `dup3`), and none can be closed
 /// (`close`, `close_range` over it), so a library loaded by the job cannot
 /// put a pipe of its own in a channel's place and rewrite what the tool
-/// writes. (`fcntl(F_DUPFD)` only takes free numbers, which an open
+/// writes; nor can it `tee` an input channel (read the bytes pqbench
+/// gave the tool without consuming them). (`fcntl(F_DUPFD)` only takes free numbers, which an open
 /// channel is not; the process's exit closes the channels.)
 fn channel_guard(
     rules: &mut BTreeMap<i64, Vec<SeccompRule>>,
@@ -403,6 +404,7 @@ fn channel_guard(
             (libc::SYS_dup2, 1),
             (libc::SYS_dup3, 1),
             (libc::SYS_close, 0),
+            (libc::SYS_tee, 0),
         ] {
             rules
                 .entry(sys)

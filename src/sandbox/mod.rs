@@ -47,6 +47,8 @@ pub use layers::{layers, name as layer, Layer, LayerReport};
 pub const RESULTS_FD: i32 = 3;
 /// Descriptor of the KAT runner's KAT-file channel.
 pub const KAT_FD: i32 = 4;
+/// Descriptor of the driver's settings input (`Input`).
+pub const INPUT_FD: i32 = 5;
 /// A results channel above this is an error, never a silent truncation.
 pub const RESULTS_CAP: usize = 512 << 20;
 /// The KAT file channel's cap (the largest NIST KAT files are a few
@@ -124,6 +126,19 @@ impl Channel {
     }
 }
 
+/// A pipe the job reads from at a fixed descriptor, holding `bytes` and
+/// then end of file. pqbench writes it before the job starts, so it must
+/// fit in a pipe's buffer (`INPUT_CAP`); the descriptor is guarded like a
+/// channel (the job cannot put a pipe of its own in its place).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Input {
+    pub fd: i32,
+    pub bytes: Vec<u8>,
+}
+
+/// The most an `Input` holds (below Linux's smallest pipe buffer).
+pub const INPUT_CAP: usize = 4096;
+
 #[derive(Debug, Clone)]
 pub struct Spec {
     pub program: PathBuf,
@@ -139,6 +154,8 @@ pub struct Spec {
     pub isolation: Isolation,
     /// Pipes beyond stdout and stderr, at fixed descriptors (3 and up).
     pub channels: Vec<Channel>,
+    /// Pipes the job reads, at fixed descriptors distinct from the channels.
+    pub inputs: Vec<Input>,
     /// How much of stdout and stderr is kept (their last bytes).
     pub tail_bytes: usize,
 }
@@ -162,6 +179,7 @@ impl Spec {
                 readable: Vec::new(),
             },
             channels: vec![Channel::results()],
+            inputs: Vec::new(),
             tail_bytes: TAIL_BYTES,
         }
     }
@@ -187,6 +205,7 @@ impl Spec {
                 readable: Vec::new(),
             },
             channels: Vec::new(),
+            inputs: Vec::new(),
             // Compiler diagnostics are the build log: keep a long tail.
             tail_bytes: 1 << 20,
         }

@@ -61,7 +61,10 @@ impl Plumbing {
             )?);
             placed.push((high(w)?, c.fd));
         }
-        let status_fd = spec.channels.iter().map(|c| c.fd).max().unwrap_or(2) + 1;
+        for input in &spec.inputs {
+            placed.push((high(filled_pipe(&input.bytes)?)?, input.fd));
+        }
+        let status_fd = guarded_fds(spec).into_iter().max().unwrap_or(2) + 1;
         if status {
             let (r, w) = pipe()?;
             readers.push(Reader::new(
@@ -81,6 +84,26 @@ impl Plumbing {
             status_fd,
         })
     }
+}
+
+/// The read end of a pipe holding `bytes` and then end of file (its write
+/// end is closed here, before the job exists).
+fn filled_pipe(bytes: &[u8]) -> std::io::Result<OwnedFd> {
+    if bytes.len() > super::INPUT_CAP {
+        return Err(std::io::Error::other(format!(
+            "an input of {} bytes does not fit in a pipe",
+            bytes.len()
+        )));
+    }
+    let (r, w) = pipe()?;
+    std::io::Write::write_all(&mut std::fs::File::from(w), bytes)?;
+    Ok(r)
+}
+
+/// The descriptors the job keeps and may not replace: channels and inputs.
+fn guarded_fds(spec: &Spec) -> Vec<i32> {
+    let channels = spec.channels.iter().map(|c| c.fd);
+    channels.chain(spec.inputs.iter().map(|i| i.fd)).collect()
 }
 
 /// Limits applied in the forked child before exec when there is no
@@ -166,7 +189,7 @@ fn config(
         limits: spec.limits,
         cpu: spec.cpu,
         status_fd: plumbing.status_fd,
-        keep_fds: spec.channels.iter().map(|c| c.fd).collect(),
+        keep_fds: guarded_fds(spec),
         reads,
         writes,
         job_ids,

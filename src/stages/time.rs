@@ -14,6 +14,7 @@ use crate::context::Cx;
 use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
+use crate::measure::inputs::{self, PoolPlan};
 use crate::measure::timing::{lost_cpu, Attempts, Calibration, Next, OpTiming, TimeOutput};
 use crate::measure::{
     measured_library_path, measurement_manifest, plan_iterations, IterationPlan, OpStatus,
@@ -181,6 +182,7 @@ impl Stage for TimeStage {
                 statistics: t.summary.clone(),
                 measured_by: r.lent_by(Self::NAME),
                 step: t.step.clone(),
+                output_checks: t.output_checks.clone(),
             };
             p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
         }
@@ -275,6 +277,7 @@ pub(super) fn failed(
         lengths: BTreeMap::new(),
         summary: None,
         step: None,
+        output_checks: Vec::new(),
     }
 }
 
@@ -283,7 +286,9 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     let timeout = Duration::from_secs_f64(s.timeout_seconds);
     let started_utc = Some(crate::records::utc_now_millis());
     let calibrate = driver_args(op, "calibrate", s.warmup);
-    let (calib_proc, _) = driver::run(cx, lib, &calibrate, cpu, timeout)?;
+    let seed = inputs::fresh_seed()?;
+    let settings = PoolPlan::calibration(op).map(|p| p.settings(&seed));
+    let calib_proc = driver::run_fed(cx, lib, &calibrate, settings.as_deref(), cpu, timeout)?.proc;
     if let Some((status, detail)) = calib_proc.failure() {
         let mut t = failed(
             op,
@@ -296,6 +301,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     }
     let calibration = calibration(&calib_proc)?;
     let plan = plan_iterations(calibration.seconds_per_call, s);
+    let pool = PoolPlan::trial(op, plan.iterations, s.warmup, calibration.seconds_per_call);
     let run = TrialRun {
         cx,
         lib,
@@ -307,8 +313,11 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             warmup: s.warmup,
             samples: s.samples,
             calibration_cpu: calib_proc.sandbox.rusage.map(|r| r.cpu_seconds()),
-            untimed_per_call: 0.0,
+            untimed_per_call: pool
+                .as_ref()
+                .map_or(0.0, |p| p.untimed_per_call(plan.iterations)),
         },
+        pool,
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     timing.processes.push(calib_proc);
@@ -323,6 +332,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             }
             TrialEnd::Failed => return Ok(finish(timing)),
             TrialEnd::Implausible(why) => return Ok(implausible_timing(timing, why)),
+            TrialEnd::Inconsistent(why) => return Ok(inconsistent_timing(timing, why)),
         }
     }
     Ok(finish(timing))
@@ -402,6 +412,7 @@ pub(super) fn planned(
         lengths: BTreeMap::new(),
         summary: None,
         step: None,
+        output_checks: Vec::new(),
     }
 }
 
@@ -429,6 +440,9 @@ pub(super) struct TrialRun<'a> {
     pub cpu: Option<usize>,
     pub timeout: Duration,
     pub expected: Expected,
+    /// Distinct inputs per call (`measure::inputs`), for the operations
+    /// that take them.
+    pub pool: Option<PoolPlan>,
 }
 
 /// How one trial ended.
@@ -439,6 +453,8 @@ pub(super) enum TrialEnd<X> {
     Failed,
     /// None of the operation's trials can be used, for this reason.
     Implausible(String),
+    /// What the timed calls returned does not hold up (`measure::inputs`).
+    Inconsistent(String),
 }
 
 /// Runs one trial, again while it lost the CPU or was disturbed
@@ -451,7 +467,18 @@ pub(super) fn trial<X>(
 ) -> Result<TrialEnd<X>> {
     let mut attempts = Attempts::default();
     loop {
-        let (proc, samples) = driver::run(run.cx, run.lib, &run.args, run.cpu, run.timeout)?;
+        // A fresh seed per process: no input is known before it runs.
+        let seed = inputs::fresh_seed()?;
+        let settings = run.pool.as_ref().map(|p| p.settings(&seed));
+        let ran = driver::run_fed(
+            run.cx,
+            run.lib,
+            &run.args,
+            settings.as_deref(),
+            run.cpu,
+            run.timeout,
+        )?;
+        let (proc, samples, outputs) = (ran.proc, ran.samples, ran.outputs);
         if let Some((status, detail)) = proc.failure() {
             timing.status = status;
             timing.detail = Some(format!("trial {}: {detail}", timing.trials.len() + 1));
@@ -468,7 +495,12 @@ pub(super) fn trial<X>(
         let extra = read(&proc)?;
         timing.processes.push(proc);
         match attempts.judge(lost, disturbed) {
-            Next::Keep => return Ok(TrialEnd::Kept(trial, extra)),
+            Next::Keep => {
+                if let Some(why) = check_outputs(run, timing, &trial, &seed, &outputs)? {
+                    return Ok(TrialEnd::Inconsistent(why));
+                }
+                return Ok(TrialEnd::Kept(trial, extra));
+            }
             Next::Repeat => timing.repeated_trials += 1,
             Next::Implausible(why) => return Ok(TrialEnd::Implausible(why)),
         }
@@ -628,6 +660,45 @@ pub fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
 /// are used.
 pub(super) fn implausible_timing(mut timing: OpTiming, why: String) -> OpTiming {
     timing.status = OpStatus::Implausible;
+    timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
+    timing.trials.clear();
+    timing.sign_retries = 0;
+    timing.setup_sign_retries = 0;
+    timing.verify_rejects = 0;
+    finish(timing)
+}
+
+/// A kept trial's inputs and outputs checked (`measure::inputs`): why its
+/// figures cannot stand, or None. The checks and the replay process are
+/// added to `timing`.
+fn check_outputs(
+    run: &TrialRun,
+    timing: &mut OpTiming,
+    trial: &Trial,
+    seed: &str,
+    outputs: &[u64],
+) -> Result<Option<String>> {
+    let (Some(pool), Some(proc)) = (&run.pool, timing.processes.last()) else {
+        return Ok(None);
+    };
+    let timed = inputs::Timed {
+        proc,
+        seed_sent: seed,
+        samples: &trial.samples,
+        outputs,
+        trial: timing.trials.len() as u32 + 1,
+        iterations: run.expected.iterations,
+    };
+    let c = inputs::check_trial(run.cx, run.lib, pool, &timed, run.cpu, run.timeout)?;
+    timing.output_checks.extend(c.checks);
+    timing.processes.extend(c.replay);
+    Ok(c.problem)
+}
+
+/// Timed calls whose outputs or costs do not hold up: none of this
+/// operation's figures are used.
+pub(super) fn inconsistent_timing(mut timing: OpTiming, why: String) -> OpTiming {
+    timing.status = OpStatus::Inconsistent;
     timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
     timing.trials.clear();
     timing.sign_retries = 0;

@@ -26,6 +26,7 @@ fn recompute(file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<
         .into_iter()
         .collect();
     check_statistics(shown, &r, &mut problems);
+    check_outputs(shown, &r, &mut problems);
     check_provenance(shown, &r, campaign, &mut problems);
     Ok(problems)
 }
@@ -72,6 +73,20 @@ fn check_statistics(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) 
     problems.push(format!("{rel}: {why}"));
 }
 
+/// A record whose output checks show a timed call that differs from its
+/// recomputation must be `inconsistent`, with no figures.
+fn check_outputs(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
+    let Some(why) = crate::measure::inputs::verdict(&r.output_checks) else {
+        return;
+    };
+    if r.status != crate::measure::OpStatus::Inconsistent || r.statistics.is_some() {
+        problems.push(format!(
+            "{rel}: status {} with figures, but its output checks show: {why}",
+            r.status
+        ));
+    }
+}
+
 /// A record measured on a host other than the one its system accepts.
 fn check_provenance(
     rel: &str,
@@ -97,5 +112,45 @@ fn check_provenance(
             "{rel}: measured on host {fp}, which system {} does not accept (its host is {})",
             campaign.system, campaign.host_fingerprint
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::measure::OpStatus;
+    use crate::records::measure::OutputCheck;
+
+    #[test]
+    fn an_output_check_that_differs_needs_an_inconsistent_record() {
+        let mut r = crate::records::testutil::record("dec", "tsc", &[vec![100, 110, 120]]);
+        r.statistics = crate::stats::summarize(&r.trials);
+        let check = OutputCheck {
+            trial: 1,
+            seed: "00".repeat(32),
+            pool: 3,
+            warmup: 1,
+            wraps: 1,
+            call: 2,
+            timed_hash: "0000000000000001".into(),
+            replay_hash: Some("0000000000000001".into()),
+            agrees: Some(true),
+        };
+        r.output_checks = vec![check.clone()];
+        let mut problems = Vec::new();
+        check_outputs("x.json", &r, &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        r.output_checks[0].replay_hash = Some("0000000000000002".into());
+        check_outputs("x.json", &r, &mut problems);
+        assert!(
+            problems[0].contains("timed call 2 of trial 1"),
+            "{problems:?}"
+        );
+        problems.clear();
+        r.status = OpStatus::Inconsistent;
+        r.trials.clear();
+        r.statistics = None;
+        check_outputs("x.json", &r, &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
     }
 }

@@ -12,8 +12,8 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::time::{
-    failed, finish, implausible_timing, planned, trial, trial_args, trial_timeout, Expected,
-    TrialEnd, TrialRun,
+    failed, finish, implausible_timing, inconsistent_timing, planned, trial, trial_args,
+    trial_timeout, Expected, TrialEnd, TrialRun,
 };
 use crate::context::Cx;
 use crate::measure::driver::ProcessRecord;
@@ -58,6 +58,8 @@ pub fn time_step(
             // The rest of each protocol runs untimed around the step.
             untimed_per_call: protocol,
         },
+        // A step's inputs are the protocol's, fresh every run.
+        pool: None,
     };
     let started_utc = Some(crate::records::utc_now());
     let mut timing = planned(op, started_utc, calibration, plan, s);
@@ -70,6 +72,7 @@ pub fn time_step(
             }
             TrialEnd::Failed => return Ok(finish(timing)),
             TrialEnd::Implausible(why) => return Ok(implausible_timing(timing, why)),
+            TrialEnd::Inconsistent(why) => return Ok(inconsistent_timing(timing, why)),
         }
     }
     timing.step = Some(StepTiming {

@@ -45,6 +45,7 @@ mod measure_deferral;
 mod measure_demo;
 mod measure_faults;
 mod measure_fixtures;
+mod measure_inputs;
 mod measure_lost_trials;
 mod measure_sharing;
 mod render_disturbed;

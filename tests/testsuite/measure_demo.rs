@@ -87,7 +87,20 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
     }
     let trial_processes = modes.iter().filter(|m| **m == "trial").count();
     assert_eq!(trial_processes, 5 + r.repeated_trials as usize, "{what}");
-    assert_eq!(modes.len(), usize::from(!step) + trial_processes, "{what}");
+    // One replay per kept trial of an operation whose outputs are checked.
+    let replays = modes.iter().filter(|m| **m == "replay").count();
+    let checked = pqbench::measure::inputs::checked(op);
+    assert_eq!(replays, if checked { 5 } else { 0 }, "{what}");
+    assert_eq!(r.output_checks.len(), replays * 3, "{what}");
+    assert!(
+        r.output_checks.iter().all(|c| c.problem().is_none()),
+        "{what}"
+    );
+    assert_eq!(
+        modes.len(),
+        usize::from(!step) + trial_processes + replays,
+        "{what}"
+    );
     for p in &r.processes {
         assert_eq!(p.command[..2], ["--lib", "<library>"], "{what}");
         assert!(p.command.windows(2).any(|w| w == ["--op", op]), "{what}");

@@ -3,10 +3,12 @@
  *
  * One process measures one operation of one instance library:
  *
- *   pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec|
+ *   pqb-driver [--results-fd N] [--inputs-fd N] --lib PATH
+ *              --op keygen|sign|verify|enc|dec|
  *              hash_<bytes>|exchange|init_a|init_b|pass<k>|derive_a|derive_b
  *              (key exchange and hash: driver_ext.h)
- *              --mode calibrate|trial|memory|count|ct
+ *              --mode calibrate|trial|memory|count|ct|replay
+ *              (--inputs-fd and replay: distinct inputs, driver_inputs.c)
  *              [--warmup W] [--iters I] [--samples] [--profile]
  *
  * Built by pqbench as
@@ -42,7 +44,9 @@
  *
  * Setup (never timed): seed the library once with bytes 0x00..0x2f, keygen;
  * for verify one honest signature, for dec one honest encapsulation whose
- * secret dec must return. Warm-ups: calibrate 3, trial 2 (--warmup W);
+ * secret dec must return. With --inputs-fd the seed comes from pqbench's
+ * settings and sign, verify, dec and hash_<n> walk a pool of distinct
+ * inputs (driver_inputs.c). Warm-ups: calibrate 3, trial 2 (--warmup W);
  * memory runs exactly one call and no warm-up.
  */
 #ifndef _GNU_SOURCE
@@ -420,9 +424,12 @@ static int do_sign(void)
     return 0;
 }
 
+static int g_verify_rc;
+
 static int do_verify(void)
 {
-    if (E->verify(g_sig, g_sig_len, g_msg, MSG_BYTES, g_pk, g_pk_len) != 0)
+    g_verify_rc = E->verify(g_sig, g_sig_len, g_msg, MSG_BYTES, g_pk, g_pk_len);
+    if (g_verify_rc != 0)
         g_verify_rejects++;
     return 0;
 }
@@ -456,10 +463,11 @@ static int do_dec_into(size_t *len)
     return 0;
 }
 
+static size_t g_dec_len;
+
 static int do_dec(void)
 {
-    size_t len;
-    return do_dec_into(&len);
+    return do_dec_into(&g_dec_len);
 }
 
 /* One timed call of the chosen operation: 0, or -1 with g_err set. */
@@ -496,6 +504,19 @@ static unsigned char *buffer(size_t n)
     return p;
 }
 
+/* Distinct inputs per call (driver_inputs.c, included at the end). */
+static int g_in_fd = -1;
+static int g_inputs;
+static void inputs_read(void);
+static void inputs_library_seed(unsigned char *seed);
+static int inputs_pooled(void);
+static void inputs_setup(void);
+static void inputs_next(void);
+static unsigned long long inputs_output_hash(void);
+static unsigned long long *inputs_outputs_alloc(long iters);
+static void inputs_report(long warm, long iters, unsigned long long *outs);
+static void mode_replay(long warm);
+
 static void setup(void)
 {
     unsigned char seed[SEED_BYTES];
@@ -504,10 +525,13 @@ static void setup(void)
 
     if (g_op == OP_EXT) {
         ext_setup();
+        inputs_setup();
         return;
     }
     for (i = 0; i < SEED_BYTES; i++)
         seed[i] = (unsigned char)i;
+    if (g_inputs)
+        inputs_library_seed(seed);
     g_msg = buffer(MSG_BYTES);
     for (i = 0; i < MSG_BYTES; i++)
         g_msg[i] = (unsigned char)((131 * i + 64) % 256);
@@ -527,6 +551,11 @@ static void setup(void)
         fail("setup", "seed_returned_%d", rc);
     if (do_keygen() != 0)
         fail("setup", "%s", g_err);
+    if (inputs_pooled()) {
+        /* The pool's first entry makes the honest signature or round trip. */
+        inputs_setup();
+        return;
+    }
     if (g_op == OP_VERIFY && do_sign() != 0)
         fail("setup", "%s", g_err);
     if (g_op == OP_DEC) {
@@ -654,8 +683,10 @@ static pqb_counter C;
 static void warmups(long n)
 {
     long i;
-    for (i = 0; i < n; i++)
+    for (i = 0; i < n; i++) {
+        inputs_next();
         call_or_die();
+    }
 }
 
 static void mode_calibrate(long warm)
@@ -667,6 +698,7 @@ static void mode_calibrate(long warm)
     warmups(warm);
     start = pqb_now_seconds();
     for (;;) {
+        inputs_next();
         t0 = pqb_now_seconds();
         c0 = pqb_counter_read(&C);
         call_or_die();
@@ -686,7 +718,7 @@ static void mode_calibrate(long warm)
 
 static void mode_trial(long warm, long iters, int want_samples, int profile)
 {
-    unsigned long long *samples = NULL;
+    unsigned long long *samples = NULL, *outs = inputs_outputs_alloc(iters);
     unsigned long long cycles = 0, start, c0, c1, p0 = 0, p1 = 0, prof_ticks = 0;
     double seconds = 0.0, t0, t1, cpu0, cpu1, tick_hz = 0.0;
     long i;
@@ -713,6 +745,7 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
     t0 = pqb_now_seconds();
     start = pqb_counter_read(&C);
     for (i = 0; i < iters; i++) {
+        inputs_next(); /* outside the call's counter reads */
         c0 = pqb_counter_read(&C);
         if (profile) {
             P.enable(1);
@@ -727,6 +760,8 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
         c1 = pqb_counter_read(&C);
         if (samples)
             samples[i] = c1 - c0;
+        if (outs)
+            outs[i] = inputs_output_hash();
     }
     cycles = pqb_counter_read(&C) - start;
     t1 = pqb_now_seconds();
@@ -737,6 +772,8 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
          "verify_rejects=%llu setup_sign_retries=%llu",
          iters, seconds, cycles, cpu1 - cpu0, g_sign_retries, g_verify_rejects,
          g_setup_sign_retries);
+    inputs_report(warm, iters, outs);
+    free(outs);
     if (samples) {
         char num[32];
         out_write("samples", 7);
@@ -1033,6 +1070,11 @@ int main(int argc, char **argv)
                 usage("--results-fd names no open descriptor");
             g_out = f;
             g_out_fd = fd;
+        } else if (strcmp(a, "--inputs-fd") == 0 && has_value) {
+            g_in_fd = (int)parse_count(a, argv[i + 1], 3, 1 << 20);
+            i++;
+            if (fcntl(g_in_fd, F_SETFD, FD_CLOEXEC) != 0)
+                usage("--inputs-fd names no open descriptor");
         } else if (strcmp(a, "--samples") == 0)
             want_samples = 1;
         else if (strcmp(a, "--profile") == 0)
@@ -1068,8 +1110,11 @@ int main(int argc, char **argv)
     if (g_op == OP_EXT && ext_is_step() && (strcmp(mode, "calibrate") == 0 || profile))
         usage("a KEX step is planned from the exchange and never profiled");
     if (strcmp(mode, "calibrate") != 0 && strcmp(mode, "trial") != 0 &&
-        strcmp(mode, "memory") != 0 && strcmp(mode, "count") != 0 && strcmp(mode, "ct") != 0)
-        usage("--mode must be calibrate, trial, memory, count or ct");
+        strcmp(mode, "memory") != 0 && strcmp(mode, "count") != 0 && strcmp(mode, "ct") != 0 &&
+        strcmp(mode, "replay") != 0)
+        usage("--mode must be calibrate, trial, memory, count, ct or replay");
+    if (strcmp(mode, "replay") == 0 && g_in_fd < 0)
+        usage("--mode replay reads its calls from --inputs-fd");
     if (profile && strcmp(mode, "trial") != 0)
         usage("--profile goes with --mode trial");
     if (want_samples && strcmp(mode, "trial") != 0)
@@ -1078,6 +1123,8 @@ int main(int argc, char **argv)
     if (pqb_counter_open(&C, err, sizeof err) != 0)
         fail("load", "counter:%s", err);
     lib = load(lib_path);
+    /* Only now: nothing the library ran while loading could see it. */
+    inputs_read();
     /* From here on the library cannot create executable memory (see
      * pqb_seal.h); under Valgrind, whose translator needs it, it can. */
     if (strcmp(mode, "count") == 0 || strcmp(mode, "ct") == 0)
@@ -1109,6 +1156,8 @@ int main(int argc, char **argv)
         mode_count(warm < 0 ? 1 : warm, iters);
     else if (strcmp(mode, "ct") == 0)
         mode_ct(lib, iters);
+    else if (strcmp(mode, "replay") == 0)
+        mode_replay(warm < 0 ? 2 : warm);
     else
         mode_memory();
 
@@ -1122,3 +1171,4 @@ int main(int argc, char **argv)
 /* Key exchange and hash operations (driver_ext.h). */
 #include "driver_hash.c"
 #include "driver_kex.c"
+#include "driver_inputs.c"

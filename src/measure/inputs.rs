@@ -1,0 +1,389 @@
+//! Distinct, unpredictable inputs for the timed calls, and the check of
+//! what those calls returned (the driver's side: `driver_inputs.c`).
+//!
+//! A deterministic operation timed on one repeated input can remember its
+//! last answer, and an operation whose timed outputs nobody reads can stop
+//! working once the KAT runner is done with it. So every calibration and
+//! trial process of sign, verify, dec and hash_<n> gets a fresh random seed
+//! on its input descriptor, read by the driver only once the library is
+//! loaded; the driver builds a pool of distinct inputs from it in the
+//! untimed setup and walks it. For dec, verify and hash_<n> the driver
+//! reports a hash of every timed call's input and output; once the trial
+//! process has ended (so nothing in it could know them) pqbench picks a
+//! few timed calls at random and has a separate driver process of the same
+//! library recompute exactly those, untimed, from the same seed. A
+//! difference makes the operation `inconsistent`.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::driver::{self, ProcessRecord};
+use crate::context::Cx;
+use crate::records::measure::OutputCheck;
+
+/// A calibration process's pool: at most this many inputs, and no longer
+/// to build than the calibration's own minimum (50 ms of calls).
+pub const CALIBRATION_POOL: u64 = 64;
+pub const CALIBRATION_POOL_SECONDS: f64 = 0.05;
+/// A trial's pool is built in at most this share of its planned timed
+/// seconds (the driver also stops at 64 MiB of inputs and at one input
+/// per call): building an input costs about a call (enc for dec) or more
+/// (sign for verify), so the pool is what the trial can afford untimed.
+pub const POOL_SHARE: f64 = 0.5;
+/// Timed calls of each kept trial recomputed by a separate process.
+pub const CHECKED_CALLS: usize = 3;
+/// Timed calls on inputs seen before whose median is below this share of
+/// the first pass's are a cache, not the operation. A remembered answer
+/// costs orders of magnitude less than the operation; honest calls vary
+/// far less between passes, but not by a factor of two only: a library
+/// whose calls write to a pipe was seen 8.5 times faster once the reader
+/// caught up.
+pub const DROP_RATIO: f64 = 0.05;
+/// Samples each pass needs before the two are compared.
+pub const MIN_PASS_SAMPLES: usize = 5;
+
+/// Whether `op` walks a pool of distinct inputs.
+pub fn pooled(op: &str) -> bool {
+    matches!(op, "sign" | "verify" | "dec") || op.starts_with("hash_")
+}
+
+/// Whether `op`'s timed outputs are recomputed (sign's signatures depend
+/// on the library's randomness at the moment of the call, which only a
+/// replay of every earlier call could reproduce).
+pub fn checked(op: &str) -> bool {
+    pooled(op) && op != "sign"
+}
+
+/// `n` bytes from the operating system's random source.
+fn os_random(n: usize) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let mut b = vec![0u8; n];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .context("reading /dev/urandom")?;
+    Ok(b)
+}
+
+/// 32 bytes from the operating system, as 64 hex digits.
+pub fn fresh_seed() -> Result<String> {
+    Ok(hex::encode(os_random(32)?))
+}
+
+/// How the driver builds one process's pool.
+#[derive(Debug, Clone)]
+pub struct PoolPlan {
+    pub op: String,
+    pub pool_max: u64,
+    pub pool_seconds: f64,
+}
+
+impl PoolPlan {
+    pub fn calibration(op: &str) -> Option<PoolPlan> {
+        pooled(op).then(|| PoolPlan {
+            op: op.to_string(),
+            pool_max: CALIBRATION_POOL,
+            pool_seconds: CALIBRATION_POOL_SECONDS,
+        })
+    }
+
+    /// For a trial of `iterations` calls after `warmup`, each taking about
+    /// `seconds_per_call`.
+    pub fn trial(
+        op: &str,
+        iterations: u64,
+        warmup: u32,
+        seconds_per_call: f64,
+    ) -> Option<PoolPlan> {
+        pooled(op).then(|| PoolPlan {
+            op: op.to_string(),
+            pool_max: iterations + u64::from(warmup),
+            pool_seconds: POOL_SHARE * iterations as f64 * seconds_per_call,
+        })
+    }
+
+    /// The driver's settings line for `seed`.
+    pub fn settings(&self, seed: &str) -> String {
+        format!(
+            "seed={seed} pool_max={} pool_seconds={:.6}",
+            self.pool_max, self.pool_seconds
+        )
+    }
+
+    /// The pool's building time spread over the timed calls (untimed CPU a
+    /// trial process may use beyond its calls).
+    pub fn untimed_per_call(&self, iterations: u64) -> f64 {
+        self.pool_seconds / iterations.max(1) as f64
+    }
+}
+
+/// How a process walked its pool (its `inputs` line).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Walk {
+    pub seed: String,
+    pub pool: u64,
+    pub warmup: u64,
+    pub wraps: u64,
+}
+
+pub fn walk(proc: &ProcessRecord) -> Option<Walk> {
+    let l = proc.line("inputs")?;
+    Some(Walk {
+        seed: l.get("seed")?.to_string(),
+        pool: l.u64("pool")?.max(1),
+        warmup: l.u64("warm")?,
+        wraps: l.u64("wraps").unwrap_or(0),
+    })
+}
+
+/// Why a trial's timed calls got cheaper once their inputs repeated, or
+/// None. Timed call i is call `warmup + i` and uses input (that mod pool):
+/// calls from `pool` on see inputs seen before.
+pub fn cache_drop(samples: &[u64], w: &Walk) -> Option<String> {
+    let (mut first, mut later): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+    for (i, &s) in samples.iter().enumerate() {
+        if w.warmup + (i as u64) < w.pool {
+            first.push(s);
+        } else {
+            later.push(s);
+        }
+    }
+    if first.len() < MIN_PASS_SAMPLES || later.len() < MIN_PASS_SAMPLES {
+        return None;
+    }
+    let (a, b) = (median(&mut first), median(&mut later));
+    (b < DROP_RATIO * a).then(|| {
+        format!(
+            "its timed calls on inputs seen before took a median {b} cycles, on new inputs {a} (a pool of {})",
+            w.pool
+        )
+    })
+}
+
+fn median(v: &mut [u64]) -> f64 {
+    v.sort_unstable();
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2] as f64
+    } else {
+        (v[n / 2 - 1] as f64 + v[n / 2] as f64) / 2.0
+    }
+}
+
+/// The first inconsistent call of `checks`, in words.
+pub fn verdict(checks: &[OutputCheck]) -> Option<String> {
+    checks.iter().find_map(OutputCheck::problem)
+}
+
+/// One kept trial process and what it reported beside its record.
+pub struct Timed<'a> {
+    pub proc: &'a ProcessRecord,
+    pub seed_sent: &'a str,
+    pub samples: &'a [u64],
+    pub outputs: &'a [u64],
+    /// The kept trial, from 1.
+    pub trial: u32,
+    pub iterations: u64,
+}
+
+/// What checking one trial found.
+#[derive(Default)]
+pub struct TrialCheck {
+    pub checks: Vec<OutputCheck>,
+    /// The replay process (to keep with the operation's processes).
+    pub replay: Option<ProcessRecord>,
+    /// Why the trial's figures cannot stand.
+    pub problem: Option<String>,
+}
+
+/// Checks one kept trial of `plan.op`: it walked the pool of the seed it
+/// was sent, did not get cheaper on repeated inputs, and (dec, verify,
+/// hash) a few of its timed calls, picked now, recompute to the same
+/// output in a separate process.
+pub fn check_trial(
+    cx: &Cx,
+    lib: &Path,
+    plan: &PoolPlan,
+    t: &Timed,
+    cpu: Option<usize>,
+    timeout: Duration,
+) -> Result<TrialCheck> {
+    let mut out = TrialCheck::default();
+    let Some(w) = walk(t.proc) else {
+        out.problem = Some("the driver reported no pool of inputs".into());
+        return Ok(out);
+    };
+    if w.seed != t.seed_sent {
+        out.problem = Some(format!(
+            "the driver walked inputs of seed {}, pqbench sent {}",
+            w.seed, t.seed_sent
+        ));
+        return Ok(out);
+    }
+    if let Some(why) = cache_drop(t.samples, &w) {
+        out.problem = Some(why);
+        return Ok(out);
+    }
+    if !checked(&plan.op) {
+        return Ok(out);
+    }
+    if t.outputs.len() as u64 != t.iterations {
+        out.problem = Some(format!(
+            "the driver reported {} output hashes for {} timed calls",
+            t.outputs.len(),
+            t.iterations
+        ));
+        return Ok(out);
+    }
+    let calls = pick_calls(t.iterations)?;
+    let replayed = replay(cx, lib, plan, &w, &calls, cpu, timeout)?;
+    out.checks = calls
+        .iter()
+        .map(|&call| OutputCheck {
+            trial: t.trial,
+            seed: w.seed.clone(),
+            pool: w.pool,
+            warmup: w.warmup,
+            wraps: w.wraps,
+            call,
+            timed_hash: format!("{:016x}", t.outputs[call as usize]),
+            replay_hash: replayed
+                .lines
+                .iter()
+                .find(|l| l.tag == "replay" && l.u64("call") == Some(call))
+                .and_then(|l| l.u64("hash"))
+                .map(|h| format!("{h:016x}")),
+            agrees: replayed
+                .lines
+                .iter()
+                .find(|l| l.tag == "replay" && l.u64("call") == Some(call))
+                .and_then(|l| match l.get("agrees") {
+                    Some("1") => Some(true),
+                    Some("0") => Some(false),
+                    _ => None,
+                }),
+        })
+        .collect();
+    out.problem = verdict(&out.checks).map(|why| match replayed.failure() {
+        Some((_, detail)) => format!("{why} ({detail})"),
+        None => why,
+    });
+    out.replay = Some(replayed);
+    Ok(out)
+}
+
+/// `CHECKED_CALLS` distinct timed calls drawn at random (the last one
+/// always among them: a library that stops working after N calls shows it
+/// there), in ascending order.
+fn pick_calls(iterations: u64) -> Result<Vec<u64>> {
+    let n = iterations.max(1);
+    let want = CHECKED_CALLS.min(n as usize);
+    let mut calls: Vec<u64> = vec![n - 1];
+    while calls.len() < want {
+        let b = os_random(8)?;
+        let c = u64::from_le_bytes(b.try_into().expect("8 bytes")) % n;
+        if !calls.contains(&c) {
+            calls.push(c);
+        }
+    }
+    calls.sort_unstable();
+    Ok(calls)
+}
+
+/// A separate driver process recomputing `calls` of a trial that walked
+/// `w`, untimed.
+fn replay(
+    cx: &Cx,
+    lib: &Path,
+    plan: &PoolPlan,
+    w: &Walk,
+    calls: &[u64],
+    cpu: Option<usize>,
+    timeout: Duration,
+) -> Result<ProcessRecord> {
+    let list: Vec<String> = calls.iter().map(u64::to_string).collect();
+    let settings = format!("seed={} pool={} calls={}", w.seed, w.pool, list.join(","));
+    let args: Vec<String> = ["--op", &plan.op, "--mode", "replay", "--warmup"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain([w.warmup.to_string()])
+        .collect();
+    Ok(driver::run_fed(cx, lib, &args, Some(&settings), cpu, timeout)?.proc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn walk(pool: u64, warmup: u64) -> Walk {
+        Walk {
+            seed: "00".into(),
+            pool,
+            warmup,
+            wraps: 1,
+        }
+    }
+
+    #[test]
+    fn a_second_pass_much_cheaper_than_the_first_is_a_cache() {
+        let mut samples = vec![1000u64; 8];
+        samples.extend([10u64; 10]);
+        let why = cache_drop(&samples, &walk(10, 2)).expect("flagged");
+        assert!(why.contains("median 10 cycles"), "{why}");
+        // A tenfold drop is not (calls blocked on a pipe early on).
+        let mut samples = vec![1000u64; 8];
+        samples.extend([100u64; 10]);
+        assert_eq!(cache_drop(&samples, &walk(10, 2)), None);
+        // Noise on both passes is not.
+        let samples: Vec<u64> = (0..20).map(|i| 1000 + (i % 3) * 200).collect();
+        assert_eq!(cache_drop(&samples, &walk(10, 2)), None);
+        // Too few repeated calls to compare.
+        assert_eq!(
+            cache_drop(&[1000, 1000, 1000, 1000, 1000, 1], &walk(5, 0)),
+            None
+        );
+    }
+
+    #[test]
+    fn picked_calls_are_distinct_sorted_and_include_the_last() {
+        for n in [1, 2, 3, 10, 1000] {
+            let c = pick_calls(n).unwrap();
+            assert_eq!(c.len(), CHECKED_CALLS.min(n as usize));
+            assert_eq!(*c.last().unwrap(), n - 1);
+            assert!(c.windows(2).all(|w| w[0] < w[1]));
+        }
+    }
+
+    #[test]
+    fn a_check_names_the_call_that_differs() {
+        let ok = OutputCheck {
+            trial: 2,
+            seed: "ab".into(),
+            pool: 10,
+            warmup: 2,
+            wraps: 0,
+            call: 7,
+            timed_hash: "00000000000000aa".into(),
+            replay_hash: Some("00000000000000aa".into()),
+            agrees: Some(true),
+        };
+        assert_eq!(verdict(std::slice::from_ref(&ok)), None);
+        let bad = OutputCheck {
+            replay_hash: Some("00000000000000bb".into()),
+            ..ok.clone()
+        };
+        let why = verdict(&[ok.clone(), bad]).unwrap();
+        assert!(why.contains("timed call 7 of trial 2"), "{why}");
+        let disagrees = OutputCheck {
+            agrees: Some(false),
+            ..ok
+        };
+        assert!(verdict(&[disagrees]).is_some());
+        assert_eq!(
+            PoolPlan::trial("keygen", 10, 2, 1e-3).map(|p| p.pool_max),
+            None
+        );
+        assert!(checked("hash_64") && pooled("sign") && !checked("sign"));
+    }
+}

@@ -1,0 +1,382 @@
+/*
+ * driver_inputs.c - distinct, unpredictable inputs for the timed calls and
+ * a record of what they returned. Included by driver.c (one translation
+ * unit: it shares the entry table, buffers and output).
+ *
+ * Why: a deterministic operation timed on one repeated input can remember
+ * its last answer, and one that is never checked can stop working once
+ * timed. So, with --inputs-fd N, the driver reads one settings line from
+ * descriptor N *after* the library is loaded (the library's constructors
+ * cannot see it in argv or memory, and the sandbox keeps it from replacing
+ * or tee-ing the descriptor):
+ *
+ *   seed=<64 hex> pool_max=<K> pool_seconds=<S>      calibrate, trial
+ *   seed=<64 hex> pool=<K> calls=<i>,<j>,...         replay
+ *
+ * and derives everything from the seed: the 48 bytes seeding the library's
+ * randombytes (so its keys and encapsulations follow the seed) and every
+ * message. The untimed setup builds a pool of up to K distinct inputs,
+ * stopping early once building took S seconds or the pool would pass
+ * INPUT_BUDGET bytes (two entries at least, budget permitting):
+ *   dec     K honest encapsulations (ciphertext and the secret enc gave)
+ *   verify  K signatures over K distinct messages
+ *   sign    K distinct messages
+ *   hash_n  K distinct n-byte messages
+ * Call number c (warm-ups first, then the timed calls) uses entry c mod K.
+ * keygen, enc and KEX operations keep the fixed single input: each call
+ * draws fresh randomness from the library's own randombytes.
+ *
+ * After a trial, for dec, verify and hash_n, the line
+ *   outputs h0 h1 ...
+ * holds a 64-bit hash of each timed call's input and output (the secret,
+ * the accept/reject answer, the digest), and
+ *   inputs seed=<hex> pool=K warm=W wraps=R pool_sign_retries=F
+ * says how the pool was walked (R: passes beyond the first; F: failed
+ * signing attempts of verify's pool beyond its first signature, whose own
+ * stay the trial line's setup_sign_retries). In replay
+ * mode a fresh process builds the same pool from the same seed, makes only
+ * the named timed calls (untimed) and prints for each
+ *   replay call=<i> hash=<h> agrees=1|0|na
+ * agrees: dec's secret equals the one enc gave, verify accepted (na: hash).
+ */
+
+#define INPUT_BUDGET ((size_t)64 << 20)
+#define INPUT_SEED_BYTES 32
+#define REPLAY_MAX 64
+
+/* g_inputs (declared in driver.c): a settings line was read. */
+static unsigned char g_in_seed[INPUT_SEED_BYTES];
+static long g_pool_max = 1, g_pool_exact;      /* exact: replay */
+static double g_pool_seconds;
+static long g_replay[REPLAY_MAX];
+static int g_replay_n;
+
+/* The pool: K entries of g_entry_bytes, each with the hash of its input. */
+static unsigned char *g_pool;
+static size_t g_entry_bytes;
+static long g_pool_k;
+static unsigned long long *g_entry_hash;
+static unsigned long long g_base_hash; /* the keys every entry goes with */
+static long g_call_no;                 /* calls made so far (warm-ups included) */
+static long g_entry_now;
+static unsigned long long g_pool_sign_retries; /* verify: beyond the first entry */
+
+
+static unsigned long long mix64(unsigned long long h, unsigned long long w)
+{
+    h = (h ^ w) * 0x9E3779B97F4A7C15ULL;
+    return h ^ (h >> 29);
+}
+
+/* A quick 64-bit hash, word by word: it runs beside every timed call, so
+ * it must cost a few cycles, not be cryptographic. */
+static unsigned long long hash_bytes(unsigned long long h, const unsigned char *p, size_t n)
+{
+    size_t i;
+    for (i = 0; i + 8 <= n; i += 8) {
+        unsigned long long w;
+        memcpy(&w, p + i, 8);
+        h = mix64(h, w);
+    }
+    if (i < n) {
+        unsigned long long w = 0;
+        memcpy(&w, p + i, n - i);
+        h = mix64(h, w);
+    }
+    return mix64(h, (unsigned long long)n);
+}
+
+/* Bytes derived from the seed for `label` and `index` (splitmix64 over a
+ * state keyed by all of the seed). */
+static void derive(unsigned long long label, unsigned long long index, unsigned char *out,
+                   size_t n)
+{
+    unsigned long long s = hash_bytes(mix64(label, index), g_in_seed, INPUT_SEED_BYTES);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        unsigned long long z;
+        if (i % 8 == 0)
+            s += 0x9E3779B97F4A7C15ULL;
+        z = s;
+        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+        z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+        z ^= z >> 31;
+        out[i] = (unsigned char)(z >> (8 * (i % 8)));
+    }
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+static void inputs_parse_token(char *tok)
+{
+    char *eq = strchr(tok, '=');
+    const char *v;
+    if (!eq)
+        fail("setup", "inputs_token_without_value");
+    *eq = '\0';
+    v = eq + 1;
+    if (strcmp(tok, "seed") == 0) {
+        int i;
+        if (strlen(v) != 2 * INPUT_SEED_BYTES)
+            fail("setup", "inputs_seed_wants_64_hex_digits");
+        for (i = 0; i < INPUT_SEED_BYTES; i++) {
+            int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
+            if (hi < 0 || lo < 0)
+                fail("setup", "inputs_seed_is_not_hex");
+            g_in_seed[i] = (unsigned char)(hi << 4 | lo);
+        }
+        g_inputs = 1;
+    } else if (strcmp(tok, "pool_max") == 0)
+        g_pool_max = strtol(v, NULL, 10);
+    else if (strcmp(tok, "pool") == 0)
+        g_pool_exact = strtol(v, NULL, 10);
+    else if (strcmp(tok, "pool_seconds") == 0)
+        g_pool_seconds = strtod(v, NULL);
+    else if (strcmp(tok, "calls") == 0) {
+        char *end = (char *)v;
+        while (*end && g_replay_n < REPLAY_MAX) {
+            g_replay[g_replay_n++] = strtol(end, &end, 10);
+            if (*end == ',')
+                end++;
+            else if (*end)
+                fail("setup", "inputs_calls_malformed");
+        }
+    } else
+        fail("setup", "inputs_unknown_setting");
+}
+
+/* Reads the settings line (called once the library is loaded). */
+static void inputs_read(void)
+{
+    char buf[1024], *tok, *save = NULL;
+    size_t n = 0;
+    if (g_in_fd < 0)
+        return;
+    for (;;) {
+        ssize_t r = read(g_in_fd, buf + n, sizeof buf - 1 - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            fail("setup", "inputs_unreadable_errno_%d", errno);
+        if (r == 0 || (n += (size_t)r) == sizeof buf - 1)
+            break;
+    }
+    buf[n] = '\0';
+    for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+        inputs_parse_token(tok);
+    if (!g_inputs)
+        fail("setup", "inputs_without_a_seed");
+    if (g_pool_max < 1)
+        g_pool_max = 1;
+}
+
+/* The 48 bytes seeding the library's randombytes. */
+static void inputs_library_seed(unsigned char *seed)
+{
+    derive(1, 0, seed, SEED_BYTES);
+}
+
+/* Whether the operation walks a pool, and whether its outputs are hashed. */
+static int inputs_pooled(void)
+{
+    return g_inputs && (g_op == OP_SIGN || g_op == OP_VERIFY || g_op == OP_DEC ||
+                        (g_op == OP_EXT && g_hash_bytes));
+}
+
+static int inputs_checked(void)
+{
+    return inputs_pooled() && g_op != OP_SIGN;
+}
+
+static unsigned char *entry_at(long k)
+{
+    return g_pool + (size_t)k * g_entry_bytes;
+}
+
+/* Points the operation's inputs at entry k. */
+static void inputs_select(long k)
+{
+    unsigned char *e = entry_at(k);
+    g_entry_now = k;
+    if (g_op == OP_DEC) {
+        memcpy(&g_ct_len, e, sizeof g_ct_len);
+        g_ct = e + sizeof(size_t);
+    } else if (g_op == OP_VERIFY) {
+        memcpy(&g_sig_len, e, sizeof g_sig_len);
+        g_msg = e + sizeof(size_t);
+        g_sig = g_msg + MSG_BYTES;
+    } else if (g_op == OP_SIGN) {
+        g_msg = e;
+    } else {
+        g_hash_msg = e;
+    }
+}
+
+/* Before each call (warm-up, calibration or timed): the next entry. */
+static void inputs_next(void)
+{
+    if (g_pool_k > 0)
+        inputs_select(g_call_no++ % g_pool_k);
+}
+
+/* Builds entry k (the library's randomness follows the seed, so a replay
+ * that builds entries 0..k in order gets the same bytes). */
+static void inputs_build(long k)
+{
+    unsigned char *e = entry_at(k);
+    if (g_op == OP_DEC) {
+        size_t len;
+        g_ct = e + sizeof(size_t);
+        if (do_enc() != 0)
+            fail("setup", "%s", g_err);
+        memcpy(e, &g_ct_len, sizeof g_ct_len);
+        memcpy(g_ct + E->ct_bytes, g_ss, g_ss_len); /* the secret enc gave */
+        if (k == 0) {
+            /* One honest round trip, as without a pool. */
+            if (do_dec_into(&len) != 0)
+                fail("setup", "%s", g_err);
+            if (len != g_ss_len || memcmp(g_ss, g_ss2, len) != 0)
+                fail("setup", "dec_secret_differs_from_enc_secret");
+        }
+        g_entry_hash[k] = hash_bytes(g_base_hash, g_ct, g_ct_len);
+    } else if (g_op == OP_VERIFY) {
+        g_msg = e + sizeof(size_t);
+        g_sig = g_msg + MSG_BYTES;
+        derive(2, (unsigned long long)k, g_msg, MSG_BYTES);
+        if (do_sign() != 0)
+            fail("setup", "%s", g_err);
+        memcpy(e, &g_sig_len, sizeof g_sig_len);
+        g_entry_hash[k] = hash_bytes(hash_bytes(g_base_hash, g_msg, MSG_BYTES), g_sig, g_sig_len);
+    } else {
+        size_t n = g_op == OP_SIGN ? MSG_BYTES : (size_t)g_hash_bytes;
+        derive(2, (unsigned long long)k, e, n);
+        g_entry_hash[k] = hash_bytes(g_base_hash, e, n);
+    }
+}
+
+static size_t inputs_entry_bytes(void)
+{
+    if (g_op == OP_DEC)
+        return sizeof(size_t) + E->ct_bytes + E->ss_bytes;
+    if (g_op == OP_VERIFY)
+        return sizeof(size_t) + MSG_BYTES + g_sig_cap;
+    if (g_op == OP_SIGN)
+        return MSG_BYTES;
+    return (size_t)g_hash_bytes;
+}
+
+/* The untimed pool, after keygen (or the hash's setup). */
+static void inputs_setup(void)
+{
+    long cap, k;
+    unsigned long long first_retries = 0;
+    double t0 = pqb_now_seconds();
+    if (!inputs_pooled())
+        return;
+    g_entry_bytes = inputs_entry_bytes() + BUF_SLACK;
+    cap = (long)(INPUT_BUDGET / g_entry_bytes);
+    if (cap < 1)
+        cap = 1;
+    if (g_pool_exact > cap)
+        fail("setup", "replay_pool_%ld_beyond_the_input_budget", g_pool_exact);
+    if (g_pool_exact < 1 && cap > g_pool_max)
+        cap = g_pool_max;
+    if (g_pool_exact > 0)
+        cap = g_pool_exact;
+    g_pool = buffer((size_t)cap * g_entry_bytes);
+    g_entry_hash = calloc((size_t)cap, sizeof *g_entry_hash);
+    if (!g_entry_hash)
+        fail("setup", "out_of_memory");
+    g_base_hash = g_op == OP_EXT ? hash_bytes(0, (const unsigned char *)"hash", 4)
+                                 : hash_bytes(hash_bytes(0, g_pk, g_pk_len), g_sk, g_sk_len);
+    for (k = 0; k < cap; k++) {
+        inputs_build(k);
+        g_pool_k = k + 1;
+        if (k == 0)
+            first_retries = g_sign_retries;
+        /* Two entries at least, so that no call repeats the one before. */
+        if (g_pool_exact < 1 && k >= 1 && pqb_now_seconds() - t0 >= g_pool_seconds)
+            break;
+    }
+    /* The setup's retries stay those of its one honest signature, as
+     * without a pool (the figure pages show); the pool's other signatures
+     * are counted apart, on the inputs line. */
+    g_pool_sign_retries = g_sign_retries - first_retries;
+    g_sign_retries = first_retries;
+}
+
+/* The hash of the call just made: its input entry and its output. */
+static unsigned long long inputs_output_hash(void)
+{
+    unsigned long long h = g_entry_hash[g_entry_now];
+    if (g_op == OP_DEC)
+        return hash_bytes(h, g_ss2, g_dec_len);
+    if (g_op == OP_VERIFY)
+        return mix64(h, (unsigned long long)(long long)g_verify_rc);
+    return hash_bytes(h, g_hash_digest, g_hash_digest_len);
+}
+
+/* Storage for the timed calls' output hashes (NULL: not checked). */
+static unsigned long long *inputs_outputs_alloc(long iters)
+{
+    unsigned long long *p;
+    if (!inputs_checked())
+        return NULL;
+    p = calloc((size_t)iters, sizeof *p);
+    if (!p)
+        fail("setup", "out_of_memory_for_output_hashes");
+    return p;
+}
+
+static void inputs_report(long warm, long iters, unsigned long long *outs)
+{
+    char hex[2 * INPUT_SEED_BYTES + 1];
+    int i;
+    if (g_pool_k < 1)
+        return;
+    for (i = 0; i < INPUT_SEED_BYTES; i++)
+        snprintf(hex + 2 * i, 3, "%02x", g_in_seed[i]);
+    line("inputs seed=%s pool=%ld warm=%ld wraps=%ld pool_sign_retries=%llu", hex, g_pool_k, warm,
+         (warm + iters - 1) / g_pool_k, g_pool_sign_retries);
+    if (outs) {
+        char num[32];
+        long c;
+        out_write("outputs", 7);
+        for (c = 0; c < iters; c++) {
+            int n = snprintf(num, sizeof num, " %llu", outs[c]);
+            out_write(num, (size_t)n);
+        }
+        out_write("\n", 1);
+        fflush(g_out);
+    }
+}
+
+/* replay: the named timed calls of a trial with `warm` warm-ups, untimed,
+ * on the pool the same seed builds. */
+static void mode_replay(long warm)
+{
+    int i;
+    if (!inputs_checked() || g_pool_exact < 1 || g_replay_n < 1)
+        fail("setup", "replay_wants_a_checked_operation_a_pool_and_calls");
+    for (i = 0; i < g_replay_n; i++) {
+        long c = warm + g_replay[i];
+        const char *agrees = "na";
+        if (g_replay[i] < 0)
+            fail("setup", "replay_call_negative");
+        inputs_select(c % g_pool_k);
+        call_or_die();
+        if (g_op == OP_DEC) {
+            const unsigned char *ss = g_ct + E->ct_bytes;
+            agrees = g_dec_len <= E->ss_bytes && memcmp(ss, g_ss2, g_dec_len) == 0 ? "1" : "0";
+        } else if (g_op == OP_VERIFY)
+            agrees = g_verify_rc == 0 ? "1" : "0";
+        line("replay call=%ld hash=%llu agrees=%s", g_replay[i], inputs_output_hash(), agrees);
+    }
+}

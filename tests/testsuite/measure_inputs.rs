@@ -1,0 +1,121 @@
+//! Figures the measured code cannot fake with its inputs or outputs
+//! (tests/fixtures/inputs/cheat.c, the demo KEM Pebble with a cheating
+//! dec): a dec that remembers its last ciphertext gains nothing once every
+//! timed call gets a ciphertext of its own, and a dec that returns wrong
+//! secrets once the KAT run is over is caught by a separate process
+//! recomputing timed calls picked after the trial. The honest control
+//! beside them is measured as usual.
+
+use crate::common;
+use common::*;
+
+use pqbench::records::operation::OperationRecord;
+
+const ID: &str = "inp-97";
+
+/// Pebble's KAT (kat/kem-91/kat.sha256, PEBBLE-2): every kind passes it.
+const PEBBLE_2_KAT: &str = "74194395821be605c3927b8be903931eb6be03848c4a7205d39bd78a34054350";
+
+fn inputs_project() -> TestProject {
+    let p = TestProject::bare();
+    p.copy("algorithms/kem-91", "algorithms/inputs");
+    p.copy("tests/fixtures/inputs/cheat.c", "algorithms/inputs/cheat.c");
+    let mut toml = format!(
+        "id = \"{ID}\"\nname = \"Inputs fixture\"\nkind = \"kem\"\napi = \"ngcc\"\n\
+         uses = [\"iccs-standin\"]\n\n[ngcc]\nheaders = [\"api.h\", \"drng.h\"]\n\n\
+         [[implementation]]\nname = \"reference\"\nroot = \"inputs\"\nsources = [\"cheat.c\", \"poly.c\"]\n"
+    );
+    let mut manifest = String::new();
+    for (label, kind) in [("HONEST", 0), ("MEMO", 1), ("LAZY", 2)] {
+        toml += &format!(
+            "\n[[parameter-set]]\nlabel = \"{label}\"\ndefines = {{ PEBBLE_K = 2, INPUTS_KIND = {kind} }}\n"
+        );
+        manifest += &format!("{PEBBLE_2_KAT} strict {label}/KAT_KEM.txt\n");
+    }
+    p.write(&format!("algorithms/{ID}.toml"), &toml);
+    p.write(&format!("kat/{ID}/kat.sha256"), &manifest);
+    // Trials long enough that the lazy dec's 300 honest calls run out
+    // inside every one of them (each trial: 600 timed calls).
+    let timing = [
+        ("trials", "3"),
+        ("trial-seconds", "10.0"),
+        ("budget-seconds", "600.0"),
+        ("min-iterations", "600"),
+        ("max-iterations", "600"),
+        ("timeout-seconds", "120"),
+    ];
+    p.write(
+        "campaigns/t.toml",
+        &measure_campaign(&[ID], &["build", "kat", "time"], &timing, ""),
+    );
+    p
+}
+
+fn dec_of(p: &TestProject, label: &str) -> OperationRecord {
+    op_record(p, "t", ID, label, "dec")
+}
+
+fn median_dec(r: &OperationRecord) -> f64 {
+    assert_eq!(r.status, "ok", "{}: {:?}", r.label, r.detail);
+    r.statistics.as_ref().expect("statistics").median_cycles
+}
+
+#[test]
+fn memoised_and_lazy_decapsulation_get_no_forged_figures() {
+    let p = inputs_project();
+    let run = p.pqbench(&["run", "t"]);
+    let build = p.json("output/t/local/build.json");
+    for inst in build["instances"].as_array().unwrap() {
+        assert_eq!(inst["kat_status"], "PASS", "{}", inst["label"]);
+    }
+
+    // The control: ok, every trial's timed calls on distinct inputs and a
+    // few of them recomputed to the same secret by a separate process.
+    let honest = dec_of(&p, "HONEST");
+    let control = median_dec(&honest);
+    assert_statistics_recompute(&honest);
+    assert_eq!(honest.trials.len(), 3);
+    assert!(
+        honest.output_checks.len() >= 3,
+        "{:?}",
+        honest.output_checks
+    );
+    assert!(honest.output_checks.iter().all(|c| c.problem().is_none()));
+    let walked = honest
+        .processes
+        .iter()
+        .filter_map(|pr| pr.line("inputs"))
+        .map(|l| l.u64("pool").unwrap())
+        .collect::<Vec<_>>();
+    assert!(
+        walked.len() >= 3 && walked.iter().all(|&k| k >= 2),
+        "{walked:?}"
+    );
+
+    // The memoising dec never sees a repeat in a row: its figure is the
+    // operation's, in the control's order (a forged one would be thousands
+    // of times smaller).
+    let memo = dec_of(&p, "MEMO");
+    let ratio = median_dec(&memo) / control;
+    eprintln!("memoising dec / control dec = {ratio:.3}");
+    assert!((0.33..3.0).contains(&ratio), "memo/control = {ratio}");
+
+    // The lazy dec: inconsistent, no figures, the detail naming the call.
+    let lazy = dec_of(&p, "LAZY");
+    assert_eq!(lazy.status, "inconsistent", "{:?}", lazy.detail);
+    assert!(lazy.trials.is_empty() && lazy.statistics.is_none());
+    let detail = lazy.detail.clone().unwrap_or_default();
+    assert!(detail.contains("timed call"), "{detail}");
+    assert!(lazy.output_checks.iter().any(|c| c.problem().is_some()));
+    // The campaign says so (exit 1).
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+
+    // The other operations (keygen, enc) are measured as before.
+    for label in ["HONEST", "MEMO", "LAZY"] {
+        for op in ["keygen", "enc"] {
+            let r = op_record(&p, "t", ID, label, op);
+            assert_eq!(r.status, "ok", "{label} {op}: {:?}", r.detail);
+            assert!(r.output_checks.is_empty());
+        }
+    }
+}
