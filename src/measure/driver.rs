@@ -149,6 +149,7 @@ pub fn run(
                 stdout_bytes: out.stdout_bytes,
                 stdout_tail: short_tail(&out.stdout),
                 results_error,
+                cpu_witness: out.cpu_witness.clone(),
             },
         },
         samples,

@@ -46,7 +46,12 @@ pub struct OpTiming {
     /// KEX steps only: how the step was timed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<StepTiming>,
+    /// The trial processes' CPU time as the kernel witnessed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<CpuFit>,
 }
+
+pub use crate::records::measure::CpuFit;
 
 pub use crate::records::measure::StepTiming;
 

@@ -55,6 +55,10 @@ pub struct OperationRecord {
     /// KEX steps: timed inside protocol runs, planned from the exchange.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub step: Option<super::measure::StepTiming>,
+    /// The trial processes' CPU time as the kernel's task-clock witnessed
+    /// it, fitted per call and per process; `pqbench check` recomputes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<super::measure::CpuFit>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -85,6 +85,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         processes: vec![],
         statistics: stats::summarize(&trials),
         step: None,
+        witness: None,
         trials,
         repeated_trials: 0,
         sign_failures_retried: 0,

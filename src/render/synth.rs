@@ -387,6 +387,7 @@ impl Synth {
             processes: vec![process(op, "trial", cpu)],
             statistics: crate::stats::summarize(&trials),
             step: None,
+            witness: None,
             trials,
             repeated_trials: 0,
             sign_failures_retried: retries,

@@ -15,6 +15,7 @@ use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::timing::{lost_cpu, Attempts, Calibration, Next, OpTiming, TimeOutput};
+use crate::measure::witness;
 use crate::measure::{
     measured_library_path, measurement_manifest, plan_iterations, IterationPlan, OpStatus,
 };
@@ -181,6 +182,7 @@ impl Stage for TimeStage {
                 statistics: t.summary.clone(),
                 measured_by: r.lent_by(Self::NAME),
                 step: t.step.clone(),
+                witness: t.witness.clone(),
             };
             p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
         }
@@ -275,6 +277,7 @@ pub(super) fn failed(
         lengths: BTreeMap::new(),
         summary: None,
         step: None,
+        witness: None,
     }
 }
 
@@ -296,12 +299,16 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     }
     let calibration = calibration(&calib_proc)?;
     let plan = plan_iterations(calibration.seconds_per_call, s);
-    let run = TrialRun {
+    // Trials of different call counts, so the kernel's witness of their
+    // CPU time separates per-call cost from set-up (`measure::witness`).
+    let counts = witness::spread_counts(plan.iterations, s.trials);
+    let longest = counts.iter().copied().max().unwrap_or(plan.iterations);
+    let mut run = TrialRun {
         cx,
         lib,
         args: trial_args(op, plan.iterations, s),
         cpu,
-        timeout: trial_timeout(plan.iterations, calibration.seconds_per_call, s),
+        timeout: trial_timeout(longest, calibration.seconds_per_call, s),
         expected: Expected {
             iterations: plan.iterations,
             warmup: s.warmup,
@@ -312,7 +319,9 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     timing.processes.push(calib_proc);
-    for _ in 0..s.trials {
+    for &calls in &counts {
+        run.args = trial_args(op, calls, s);
+        run.expected.iterations = calls;
         match trial(&run, &mut timing, retries)? {
             TrialEnd::Kept(trial, r) => {
                 // Counted for kept trials only, so they refer to the same calls as n.
@@ -324,6 +333,20 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             TrialEnd::Failed => return Ok(finish(timing)),
             TrialEnd::Implausible(why) => return Ok(implausible_timing(timing, why)),
         }
+    }
+    timing.witness = witness::fit(&timing.processes);
+    let below = timing.witness.as_ref().and_then(|f| {
+        let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
+        witness::claims_below_witness(&timing.trials, counter, hz, f)
+    });
+    if let Some(why) = below {
+        // Named after the trial the check found; every trial is dropped.
+        timing.status = OpStatus::Implausible;
+        timing.detail = Some(why);
+        timing.trials.clear();
+        timing.sign_retries = 0;
+        timing.setup_sign_retries = 0;
+        timing.verify_rejects = 0;
     }
     Ok(finish(timing))
 }
@@ -402,6 +425,7 @@ pub(super) fn planned(
         lengths: BTreeMap::new(),
         summary: None,
         step: None,
+        witness: None,
     }
 }
 
