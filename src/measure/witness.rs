@@ -17,8 +17,8 @@ use crate::stats::Trial;
 /// A claim is evidence only below this share of the witness's lower
 /// bound (`STDERRS` standard errors under the fitted per-call CPU): on
 /// honest runs of the demo on a loaded 2-core VM the witnessed per-call
-/// CPU came out up to 1.75 times the claimed time, its lower bound up to
-/// 1.15 times (docs: measurement.md, "The CPU witness"); halving it
+/// CPU came out up to 2.7 times the claimed time, its lower bound up to
+/// 1.46 times (docs: measurement.md, "The CPU witness"); halving it
 /// leaves room for that, and a library must claim less than about half
 /// its calls' true cost to be named.
 pub const BELOW_SHARE: f64 = 0.5;
