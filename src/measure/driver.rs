@@ -184,6 +184,7 @@ pub fn run_fed(
             stdout_bytes: out.stdout_bytes,
             stdout_tail: short_tail(&out.stdout),
             results_error,
+            cpu_witness: out.cpu_witness.clone(),
         },
     };
     Ok(Ran {

@@ -9,6 +9,7 @@ pub mod profile;
 pub mod timing;
 pub mod valgrind;
 pub mod vgxml;
+pub mod witness;
 
 use crate::cache::Cache;
 use crate::engine::{Job, Lender, Manifest};

@@ -49,7 +49,12 @@ pub struct OpTiming {
     /// Timed calls whose outputs a separate process recomputed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_checks: Vec<crate::records::measure::OutputCheck>,
+    /// The trial processes' CPU time as the kernel witnessed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness: Option<CpuFit>,
 }
+
+pub use crate::records::measure::CpuFit;
 
 pub use crate::records::measure::StepTiming;
 

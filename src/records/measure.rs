@@ -107,6 +107,30 @@ pub struct StepTiming {
     pub counter_overhead_cycles: Option<f64>,
 }
 
+/// An operation's trial processes' CPU time as the kernel witnessed it
+/// (task-clock, counted from outside the process), fitted over trials of
+/// different call counts as set-up + calls × per call: CPU burnt in set-up
+/// lands in the intercept, never in the per-call figure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CpuFit {
+    /// Trial processes with a witness: the fit's points.
+    pub processes: u32,
+    /// Least-squares CPU seconds per timed call; absent with fewer than
+    /// two distinct call counts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_call_seconds: Option<f64>,
+    /// The per-call figure's standard error (from the residuals; three
+    /// points or more).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_call_stderr_seconds: Option<f64>,
+    /// Its intercept: CPU seconds of everything a trial does once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup_seconds: Option<f64>,
+    /// Why there is no witness (the first trial process's reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
 /// The DRBG cost measured at campaign start.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DrbgCost {

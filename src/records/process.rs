@@ -36,6 +36,10 @@ pub struct ProcessFacts {
     /// Why the results channel was rejected (overflow, not what the
     /// driver wrote, cut short).
     pub results_error: Option<String>,
+    /// The process's CPU time as the kernel's task-clock counter saw it
+    /// (opened by the launcher, not by the process), or why it could not.
+    #[serde(default, skip_serializing_if = "CpuWitness::is_empty")]
+    pub cpu_witness: CpuWitness,
 }
 
 /// One line of driver output: its tag and fields.
@@ -62,4 +66,27 @@ pub struct Rusage {
     pub user_seconds: f64,
     pub system_seconds: f64,
     pub max_rss_kib: u64,
+}
+
+/// What init saw of the job's CPU time: nanoseconds of task-clock, or why
+/// there is no witness.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuWitness {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_clock_ns: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<String>,
+}
+
+impl CpuWitness {
+    pub fn is_empty(&self) -> bool {
+        *self == CpuWitness::default()
+    }
+
+    pub fn missing(why: impl Into<String>) -> CpuWitness {
+        CpuWitness {
+            task_clock_ns: None,
+            missing: Some(why.into()),
+        }
+    }
 }

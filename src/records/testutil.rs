@@ -86,6 +86,7 @@ pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecor
         statistics: stats::summarize(&trials),
         step: None,
         output_checks: Vec::new(),
+        witness: None,
         trials,
         repeated_trials: 0,
         sign_failures_retried: 0,

@@ -188,6 +188,20 @@ pub fn toml_link(key: &str, value: &str) -> Bullet {
     }
 }
 
+/// The kernel's figure beside the claimed ones: the per-call CPU time
+/// the trial processes' task-clock gives, or why there is none.
+fn witness_note(rec: &OperationRecord) -> Option<String> {
+    let w = rec.witness.as_ref()?;
+    match (w.per_call_seconds, &w.missing) {
+        (Some(per_call), _) => Some(format!(
+            "kernel-witnessed CPU {} per call",
+            format::duration(per_call)
+        )),
+        (None, Some(why)) => Some(format!("no CPU witness: {why}")),
+        (None, None) => None,
+    }
+}
+
 pub fn op_rows(
     inst: &Inst,
     op: &str,
@@ -216,6 +230,7 @@ pub fn op_rows(
     if let Some(by) = &rec.measured_by {
         notes.push(format!("taken from campaign {by}"));
     }
+    notes.extend(witness_note(rec));
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {
         let row = PerfRow {

@@ -388,6 +388,7 @@ impl Synth {
             statistics: crate::stats::summarize(&trials),
             step: None,
             output_checks: Vec::new(),
+            witness: None,
             trials,
             repeated_trials: 0,
             sign_failures_retried: retries,

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Layer, Limits, Outcome, Rusage};
+use super::{CpuWitness, Layer, Limits, Outcome, Rusage};
 
 /// The hidden first argument that turns pqbench's binary into the launcher.
 pub const JAIL_ARG: &str = "__pqbench-jail";
@@ -63,6 +63,8 @@ pub enum Report {
         outcome: Outcome,
         rusage: Rusage,
         wall_seconds: f64,
+        #[serde(default)]
+        cpu_witness: CpuWitness,
     },
     /// The job could not be started: the launcher's setup failed or the
     /// program could not be executed.

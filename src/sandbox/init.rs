@@ -206,6 +206,9 @@ fn run_job(
     argv_p.push(std::ptr::null());
     let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|c| c.as_ptr()).collect();
     envp_p.push(std::ptr::null());
+    // Opened on init before the fork, close-on-exec: the job inherits the
+    // counter (enabled at its exec), never the descriptor.
+    let clock = super::witness::TaskClock::open_for_children();
     let start = Instant::now();
     // SAFETY: init is single-threaded, so the child may allocate.
     let pid = unsafe { libc::fork() };
@@ -217,6 +220,8 @@ fn run_job(
     }
     let (st, ru, timed_out) = wait_job(pid, Duration::from_millis(cfg.timeout_ms));
     let wall_seconds = start.elapsed().as_secs_f64();
+    let cpu_witness = super::witness::witness(&clock);
+    drop(clock);
     if !ns.pid {
         sweep(own_uid && cfg.job_ids.is_some());
     }
@@ -236,6 +241,7 @@ fn run_job(
             max_rss_kib: ru.ru_maxrss.max(0) as u64,
         },
         wall_seconds,
+        cpu_witness,
     })
 }
 

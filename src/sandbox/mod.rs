@@ -31,6 +31,7 @@ mod mounts;
 mod pipes;
 mod spawn;
 mod uids;
+mod witness;
 
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use jail::{jail_entry, jail_entry_from};
 pub use layers::{layers, name as layer, Layer, LayerReport};
+pub use witness::CpuWitness;
 
 /// Descriptor of the results channel in every pqbench tool.
 pub const RESULTS_FD: i32 = 3;
@@ -276,6 +278,9 @@ pub struct Output {
     pub rusage: Option<Rusage>,
     /// The isolation layers this job ran under.
     pub layers: Vec<Layer>,
+    /// The job's CPU time as the kernel's task-clock counted it, or why
+    /// it could not be counted.
+    pub cpu_witness: CpuWitness,
 }
 
 impl Output {

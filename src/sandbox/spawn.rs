@@ -356,6 +356,7 @@ pub fn run(spec: &Spec) -> Result<Output, SandboxError> {
         wall: ended.elapsed,
         rusage: None,
         layers: Vec::new(),
+        cpu_witness: super::CpuWitness::missing("the job ran without the launcher"),
     };
     if s.jailed {
         let status = readers.next().map(|r| r.buf).unwrap_or_default();
@@ -393,14 +394,16 @@ fn jailed_outcome(
             outcome,
             rusage,
             wall_seconds,
-        } => Some((*outcome, *rusage, *wall_seconds)),
+            cpu_witness,
+        } => Some((*outcome, *rusage, *wall_seconds, cpu_witness.clone())),
         _ => None,
     });
     match exit {
-        Some((outcome, rusage, wall)) => {
+        Some((outcome, rusage, wall, witness)) => {
             out.outcome = outcome;
             out.rusage = Some(rusage);
             out.wall = Duration::from_secs_f64(wall);
+            out.cpu_witness = witness;
         }
         // pqbench's own deadline: the launcher did not end in time.
         None if ended.timed_out => out.outcome = Outcome::TimedOut,
@@ -491,6 +494,7 @@ pub fn probe(spec: &Spec) -> Result<Vec<Layer>, SandboxError> {
         wall: ended.elapsed,
         rusage: None,
         layers: Vec::new(),
+        cpu_witness: super::CpuWitness::default(),
     };
     jailed_outcome(spec, &reports, &ended, &mut out)?;
     if out.layers.is_empty() {

@@ -16,6 +16,7 @@ use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::inputs::{self, PoolPlan};
 use crate::measure::timing::{lost_cpu, Attempts, Calibration, Next, OpTiming, TimeOutput};
+use crate::measure::witness;
 use crate::measure::{
     measured_library_path, measurement_manifest, plan_iterations, IterationPlan, OpStatus,
 };
@@ -183,6 +184,7 @@ impl Stage for TimeStage {
                 measured_by: r.lent_by(Self::NAME),
                 step: t.step.clone(),
                 output_checks: t.output_checks.clone(),
+                witness: t.witness.clone(),
             };
             p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
         }
@@ -278,6 +280,7 @@ pub(super) fn failed(
         summary: None,
         step: None,
         output_checks: Vec::new(),
+        witness: None,
     }
 }
 
@@ -301,13 +304,19 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     }
     let calibration = calibration(&calib_proc)?;
     let plan = plan_iterations(calibration.seconds_per_call, s);
-    let pool = PoolPlan::trial(op, plan.iterations, s.warmup, calibration.seconds_per_call);
-    let run = TrialRun {
+    // Trials of different call counts, so the kernel's witness of their
+    // CPU time separates per-call cost from set-up (`measure::witness`).
+    let counts = witness::spread_counts(plan.iterations, s.trials);
+    let longest = counts.iter().copied().max().unwrap_or(plan.iterations);
+    // One pool size for every trial: its building is then set-up the
+    // witness fit puts in its intercept.
+    let pool = PoolPlan::trial(op, longest, s.warmup, calibration.seconds_per_call);
+    let mut run = TrialRun {
         cx,
         lib,
         args: trial_args(op, plan.iterations, s),
         cpu,
-        timeout: trial_timeout(plan.iterations, calibration.seconds_per_call, s),
+        timeout: trial_timeout(longest, calibration.seconds_per_call, s),
         expected: Expected {
             iterations: plan.iterations,
             warmup: s.warmup,
@@ -321,7 +330,11 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     timing.processes.push(calib_proc);
-    for _ in 0..s.trials {
+    for &calls in &counts {
+        run.args = trial_args(op, calls, s);
+        run.expected.iterations = calls;
+        run.expected.untimed_per_call =
+            run.pool.as_ref().map_or(0.0, |p| p.untimed_per_call(calls));
         match trial(&run, &mut timing, retries)? {
             TrialEnd::Kept(trial, r) => {
                 // Counted for kept trials only, so they refer to the same calls as n.
@@ -334,6 +347,20 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
             TrialEnd::Implausible(why) => return Ok(implausible_timing(timing, why)),
             TrialEnd::Inconsistent(why) => return Ok(inconsistent_timing(timing, why)),
         }
+    }
+    timing.witness = witness::fit(&timing.processes);
+    let below = timing.witness.as_ref().and_then(|f| {
+        let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
+        witness::claims_below_witness(&timing.trials, counter, hz, f)
+    });
+    if let Some(why) = below {
+        // Named after the trial the check found; every trial is dropped.
+        timing.status = OpStatus::Implausible;
+        timing.detail = Some(why);
+        timing.trials.clear();
+        timing.sign_retries = 0;
+        timing.setup_sign_retries = 0;
+        timing.verify_rejects = 0;
     }
     Ok(finish(timing))
 }
@@ -413,6 +440,7 @@ pub(super) fn planned(
         summary: None,
         step: None,
         output_checks: Vec::new(),
+        witness: None,
     }
 }
 

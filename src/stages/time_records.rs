@@ -27,6 +27,7 @@ fn recompute(file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<
         .collect();
     check_statistics(shown, &r, &mut problems);
     check_outputs(shown, &r, &mut problems);
+    check_witness(shown, &r, &mut problems);
     check_provenance(shown, &r, campaign, &mut problems);
     Ok(problems)
 }
@@ -84,6 +85,38 @@ fn check_outputs(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
             "{rel}: status {} with figures, but its output checks show: {why}",
             r.status
         ));
+    }
+}
+
+/// The witness fit is what the processes' task-clock figures give, and an
+/// operation with figures claims no less per call than the kernel saw
+/// (`measure::witness`). A KEX step carries no fit: its witness would be
+/// whole protocols.
+fn check_witness(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
+    use crate::measure::witness;
+    let witnessed = r
+        .processes
+        .iter()
+        .any(|p| p.sandbox.cpu_witness.task_clock_ns.is_some());
+    let recomputed = witness::fit(&r.processes);
+    match &r.witness {
+        None if witnessed && r.step.is_none() && r.status.is_ok() => problems.push(format!(
+            "{rel}: its trial processes were witnessed but it carries no witness fit"
+        )),
+        None => {}
+        Some(w) => {
+            if recomputed.as_ref() != Some(w) {
+                let why = differ("witness", &r.witness, &recomputed)
+                    .unwrap_or_else(|| "witness differs".into());
+                problems.push(format!("{rel}: {why}"));
+            }
+            if r.status.is_ok() {
+                let (counter, hz) = (r.counter.as_deref(), r.counter_hz);
+                if let Some(why) = witness::claims_below_witness(&r.trials, counter, hz, w) {
+                    problems.push(format!("{rel}: status ok, but {why}"));
+                }
+            }
+        }
     }
 }
 

@@ -194,3 +194,66 @@ fn check_works_on_a_campaign_output_directory() {
     assert!(report.passed(), "{report}");
     assert_eq!(report.systems, ["arm_1", "x86_1"]);
 }
+
+/// A record whose claimed cycles are far below the CPU time the kernel's
+/// task-clock witnessed for its trial processes is named by `check`, with
+/// both figures, even though its statistics recompute: claims that were
+/// scaled down (as a library rewriting the driver's figures would) cannot
+/// hide behind consistent arithmetic.
+#[test]
+fn a_claim_below_the_kernels_witness_is_named() {
+    let (_tmp, _campaign, dest) = published(None);
+    let rec = dest.join("data/x86_1/records/sign-23/SHUTTLE-128__keygen.json");
+    edit_json(&rec, |v| {
+        let hz = v["counter_hz"].as_f64().unwrap();
+        let t = &v["trials"][0];
+        let claimed = t["cycles"].as_f64().unwrap() / t["calls"].as_f64().unwrap() / hz;
+        // The processes really spent ten times the claimed time per call,
+        // with set-ups of slightly different cost.
+        let processes: Vec<serde_json::Value> = [400u64, 500, 609, 700, 800]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| {
+                let cpu = 0.02 + 0.001 * i as f64 + n as f64 * claimed * 10.0;
+                serde_json::json!({
+                    "command": ["--lib", "<library>", "--op", "keygen", "--mode", "trial",
+                                "--warmup", "2", "--iters", n.to_string()],
+                    "cpu": 1,
+                    "outcome": {"kind": "exited", "value": 0},
+                    "wall_seconds": cpu * 1.1,
+                    "lines": [{"tag": "done", "fields": {}, "values": []}],
+                    "stderr_tail": "",
+                    "sandbox": {
+                        "rusage": null, "stdout_bytes": 0, "stdout_tail": "",
+                        "results_error": null,
+                        "cpu_witness": {"task_clock_ns": (cpu * 1e9) as u64}
+                    }
+                })
+            })
+            .collect();
+        let records: Vec<pqbench::records::process::ProcessRecord> = processes
+            .iter()
+            .map(|p| serde_json::from_value(p.clone()).unwrap())
+            .collect();
+        let fit = pqbench::measure::witness::fit(&records).unwrap();
+        v["processes"] = serde_json::json!(processes);
+        v["witness"] = serde_json::to_value(fit).unwrap();
+    });
+    let report = check_dataset(&dest).unwrap();
+    assert!(!report.passed());
+    let named: Vec<&String> = report
+        .problems
+        .iter()
+        .filter(|p| p.contains("SHUTTLE-128__keygen.json: status ok, but trial 1 claims"))
+        .collect();
+    assert_eq!(named.len(), 1, "{report}");
+    assert!(
+        named[0].contains("the kernel's task-clock witnessed"),
+        "{report}"
+    );
+    // The fit itself is what the processes give: no other record problem.
+    assert!(
+        !report.problems.iter().any(|p| p.contains("witness:")),
+        "{report}"
+    );
+}

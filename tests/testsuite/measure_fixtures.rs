@@ -22,7 +22,7 @@ fn assert_complete(r: &OperationRecord, trials: u32) {
     let plan = r.plan.as_ref().expect("plan");
     assert_eq!(r.trials.len(), trials as usize, "{what}");
     for t in &r.trials {
-        assert_eq!(t.calls, plan.iterations, "{what}");
+        assert!(within_spread(t.calls, plan.iterations), "{what}");
         assert_eq!(t.samples.len() as u64, t.calls, "{what}");
         // The trial's cycles span the whole timed loop: its calls plus a
         // counter read or two per call, never less than the calls.

@@ -351,8 +351,8 @@ fn prints_and_floods_on_stdout_change_no_figure_or_verdict() {
             assert_eq!(r.trials.len(), 2, "{label} {op}");
             let planned = r.plan.as_ref().unwrap().iterations;
             for t in &r.trials {
-                assert_eq!(t.calls, planned, "{label} {op}");
-                assert_eq!(t.samples.len() as u64, planned, "{label} {op}");
+                assert!(within_spread(t.calls, planned), "{label} {op}");
+                assert_eq!(t.samples.len() as u64, t.calls, "{label} {op}");
                 assert!(t.cycles > 1.0 && t.seconds > 1e-9, "{label} {op}");
             }
             assert_eq!(r.lengths, ok.lengths, "{label} {op}");

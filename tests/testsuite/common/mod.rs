@@ -363,3 +363,9 @@ pub fn gap_allowed(
         500.0 * t.calls as f64 + 0.05 * t.cycles
     }
 }
+
+/// Whether a trial's call count is one the time stage spreads around the
+/// planned count (from half to one and a half times it).
+pub fn within_spread(calls: u64, planned: u64) -> bool {
+    calls >= 1 && 2 * calls + 1 >= planned && 2 * calls <= 3 * planned + 1
+}

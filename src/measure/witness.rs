@@ -1,0 +1,289 @@
+//! The kernel's word on an operation's CPU time, checked against the
+//! driver's. Every trial process runs under a task-clock counter the
+//! launcher opened (`sandbox::witness`); the trials of an operation run
+//! different numbers of calls (`spread_counts`), so a least-squares fit of
+//! witnessed CPU time over call count separates what a trial costs per
+//! call from what it costs once (loading, set-up, warm-ups). A library
+//! that burns CPU on purpose outside its calls moves the intercept, not
+//! the slope; one that makes the driver claim fewer cycles than its calls
+//! took is caught by `claims_below_witness`.
+
+use std::hash::{BuildHasher, Hasher};
+
+use crate::records::measure::CpuFit;
+use crate::records::process::ProcessRecord;
+use crate::stats::Trial;
+
+/// A claim is evidence only below this share of the witness's lower
+/// bound (`STDERRS` standard errors under the fitted per-call CPU): on
+/// honest runs of the demo on a loaded 2-core VM the witnessed per-call
+/// CPU came out up to 2.7 times the claimed time, its lower bound up to
+/// 1.46 times (docs: measurement.md, "The CPU witness"); halving it
+/// leaves room for that, and a library must claim less than about half
+/// its calls' true cost to be named.
+pub const BELOW_SHARE: f64 = 0.5;
+/// Standard errors of the fitted slope taken off before comparing.
+pub const STDERRS: f64 = 3.0;
+/// ... minus this many seconds per call (the driver's untimed per-call
+/// work: writing each per-call sample).
+pub const BELOW_SECONDS: f64 = 0.5e-6;
+/// User-mode cycles leave kernel time out and follow the clock frequency,
+/// so against them only a claim below this share of the witness counts.
+pub const BELOW_SHARE_USER_CYCLES: f64 = 0.25;
+
+/// Spreads the trials' call counts around `planned`: `trials` counts from
+/// half to one and a half times it, evenly, in an order pqbench draws at
+/// random, adding up to `trials × planned` so the budget and the number
+/// of calls stay the plan's. Every count is at least 1.
+pub fn spread_counts(planned: u64, trials: u32) -> Vec<u64> {
+    let t = u64::from(trials);
+    let mut counts: Vec<u64> = (0..t)
+        .map(|k| {
+            // Offsets symmetric around the middle trial, so they cancel.
+            let f = if t > 1 {
+                (k as f64 - (t - 1) as f64 / 2.0) / (t - 1) as f64
+            } else {
+                0.0
+            };
+            // Capped alike both ways, so every count is at least 1 and
+            // the offsets still cancel.
+            let cap = planned.saturating_sub(1) as f64;
+            let d = (planned as f64 * f).round().clamp(-cap, cap) as i64;
+            (planned as i64 + d) as u64
+        })
+        .collect();
+    // Fisher–Yates with a seed the process cannot predict or choose.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    for i in (1..counts.len()).rev() {
+        h.write_usize(i);
+        let j = (h.finish() % (i as u64 + 1)) as usize;
+        counts.swap(i, j);
+    }
+    counts
+}
+
+/// The call count pqbench asked a process for (`--iters` on the command it
+/// recorded), never what the process says it did.
+fn asked_calls(p: &ProcessRecord) -> Option<u64> {
+    let c = &p.command;
+    let mode = c.windows(2).find(|w| w[0] == "--mode")?;
+    if mode[1] != "trial" {
+        return None;
+    }
+    c.windows(2)
+        .find(|w| w[0] == "--iters")
+        .and_then(|w| w[1].parse().ok())
+}
+
+/// Least squares of `y = a + b·x`: (a, b, standard error of b, None
+/// below three points); None without two distinct `x`.
+pub fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>)> {
+    let n = points.len() as f64;
+    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (points.len() >= 2 && sxx > 0.0).then(|| {
+        let b = sxy / sxx;
+        let a = my - b * mx;
+        let se = (points.len() >= 3).then(|| {
+            let rss: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
+            (rss / (n - 2.0) / sxx).sqrt()
+        });
+        (a, b, se)
+    })
+}
+
+/// The fit over an operation's trial processes that ran to the end (kept
+/// or repeated: CPU time is CPU time, whoever else had the CPU), or None
+/// when the operation ran no trial process.
+pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
+    let trials: Vec<(&ProcessRecord, u64)> = processes
+        .iter()
+        .filter(|p| p.ok())
+        .filter_map(|p| Some((p, asked_calls(p)?)))
+        .collect();
+    if trials.is_empty() {
+        return None;
+    }
+    let points: Vec<(f64, f64)> = trials
+        .iter()
+        .filter_map(|(p, calls)| {
+            let ns = p.sandbox.cpu_witness.task_clock_ns?;
+            Some((*calls as f64, ns as f64 * 1e-9))
+        })
+        .collect();
+    let missing = points.is_empty().then(|| {
+        trials
+            .iter()
+            .find_map(|(p, _)| p.sandbox.cpu_witness.missing.clone())
+            .unwrap_or_else(|| "no trial process was witnessed".into())
+    });
+    let line = least_squares(&points);
+    Some(CpuFit {
+        processes: points.len() as u32,
+        per_call_seconds: line.map(|l| l.1),
+        per_call_stderr_seconds: line.and_then(|l| l.2),
+        setup_seconds: line.map(|l| l.0),
+        missing,
+    })
+}
+
+/// Why the trials claim less time per call than the kernel saw their
+/// processes spend per call, or None. One-sided: time off the CPU makes a
+/// claim (wall time on the counter) longer than the CPU time, never
+/// shorter, so a loaded honest run is never flagged.
+pub fn claims_below_witness(
+    trials: &[Trial],
+    counter: Option<&str>,
+    counter_hz: Option<f64>,
+    fit: &CpuFit,
+) -> Option<String> {
+    let witnessed = fit.per_call_seconds?;
+    let lower = witnessed - STDERRS * fit.per_call_stderr_seconds?;
+    let hz = counter_hz.filter(|h| *h > 0.0)?;
+    let share = match counter {
+        Some("perf-user-cycles") => BELOW_SHARE_USER_CYCLES,
+        _ => BELOW_SHARE,
+    };
+    let floor = lower * share - BELOW_SECONDS;
+    trials.iter().enumerate().find_map(|(i, t)| {
+        let claimed = t.cycles / t.calls.max(1) as f64 / hz;
+        (t.calls > 0 && claimed < floor).then(|| {
+            format!(
+                "trial {} claims {claimed:.4e} s per call ({} cycles / {} calls at {hz:.4e} Hz), the kernel's task-clock witnessed {witnessed:.4e} s of CPU per call (at least {lower:.4e} s; fit over {} processes, set-up {:.4} s): below {share} of it",
+                i + 1,
+                t.cycles,
+                t.calls,
+                fit.processes,
+                fit.setup_seconds.unwrap_or(0.0)
+            )
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::process::{CpuWitness, Outcome, ProcessFacts};
+
+    fn process(calls: u64, ns: Option<u64>) -> ProcessRecord {
+        let lines = crate::measure::driver::parse_lines(&format!(
+            "trial calls={calls} seconds=1 cycles=1\ndone\n"
+        ));
+        ProcessRecord {
+            command: ["--mode", "trial", "--warmup", "2", "--iters"]
+                .iter()
+                .map(|s| s.to_string())
+                .chain([calls.to_string()])
+                .collect(),
+            cpu: None,
+            outcome: Outcome::Exited(0),
+            wall_seconds: 1.0,
+            lines,
+            stderr_tail: String::new(),
+            sandbox: ProcessFacts {
+                cpu_witness: match ns {
+                    Some(n) => CpuWitness {
+                        task_clock_ns: Some(n),
+                        missing: None,
+                    },
+                    None => CpuWitness::missing("perf_event_open task-clock: EACCES"),
+                },
+                ..Default::default()
+            },
+        }
+    }
+
+    fn trial(calls: u64, cycles: f64) -> Trial {
+        Trial {
+            calls,
+            seconds: 0.0,
+            cycles,
+            samples: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn counts_spread_around_the_plan_and_keep_its_total() {
+        for (planned, trials) in [(100, 5), (1000, 7), (3, 5), (1, 5), (10, 1), (2, 2)] {
+            let c = spread_counts(planned, trials);
+            assert_eq!(c.len(), trials as usize);
+            assert!(c.iter().all(|&n| n >= 1));
+            assert_eq!(c.iter().sum::<u64>(), planned * u64::from(trials));
+            assert!(c
+                .iter()
+                .all(|&n| 2 * n + 1 >= planned && 2 * n <= 3 * planned + 1));
+        }
+        let mut c = spread_counts(100, 5);
+        c.sort();
+        assert_eq!(c, vec![50, 75, 100, 125, 150]);
+    }
+
+    #[test]
+    fn set_up_burnt_on_purpose_lands_in_the_intercept() {
+        // 2 ms per call; every process burns a second in its set-up (as a
+        // library that sees itself measured would): the slope stays.
+        let procs: Vec<ProcessRecord> = [50u64, 75, 100, 125, 150]
+            .iter()
+            .map(|&n| process(n, Some(((1.3 + n as f64 * 2e-3) * 1e9) as u64)))
+            .collect();
+        let f = fit(&procs).unwrap();
+        assert_eq!(f.processes, 5);
+        assert!((f.per_call_seconds.unwrap() - 2e-3).abs() < 1e-9);
+        assert!((f.setup_seconds.unwrap() - 1.3).abs() < 1e-6);
+        assert!(f.per_call_stderr_seconds.unwrap() < 1e-9);
+    }
+
+    #[test]
+    fn no_witness_is_recorded_with_its_reason_and_checks_nothing() {
+        let procs = vec![process(50, None), process(150, None)];
+        let f = fit(&procs).unwrap();
+        assert_eq!(f.processes, 0);
+        assert_eq!(f.per_call_seconds, None);
+        assert!(f.missing.as_deref().unwrap().contains("EACCES"));
+        let t = [trial(50, 1.0)];
+        assert_eq!(claims_below_witness(&t, Some("tsc"), Some(1e9), &f), None);
+        // One call count only: no slope.
+        let f = fit(&[process(100, Some(1)), process(100, Some(2))]).unwrap();
+        assert_eq!((f.processes, f.per_call_seconds), (2, None));
+    }
+
+    #[test]
+    fn a_claim_below_the_witness_is_named_and_a_slower_one_never() {
+        let f = CpuFit {
+            processes: 5,
+            per_call_seconds: Some(1.1e-3),
+            per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
+            setup_seconds: Some(0.02),
+            missing: None,
+        };
+        let hz = Some(1e9);
+        // Honest: 1 ms per call, or slower (preempted, loaded).
+        let honest = [trial(100, 1e8), trial(50, 0.5e8 * 3.0)];
+        assert_eq!(claims_below_witness(&honest, Some("tsc"), hz, &f), None);
+        // Within the tolerance.
+        let near = [trial(100, 1e8 * BELOW_SHARE * 1.01)];
+        assert_eq!(claims_below_witness(&near, Some("tsc"), hz, &f), None);
+        // Scaled down by a third: named, with both figures.
+        let forged = [trial(100, 1e8), trial(300, 1e8)];
+        let why = claims_below_witness(&forged, Some("tsc"), hz, &f).unwrap();
+        assert!(
+            why.starts_with("trial 2 claims 3.3333e-4 s per call"),
+            "{why}"
+        );
+        assert!(why.contains("witnessed 1.1000e-3 s"), "{why}");
+        assert!(why.contains("at least 1.0000e-3 s"), "{why}");
+        // Without a standard error (two points) nothing is concluded.
+        let two = CpuFit {
+            per_call_stderr_seconds: None,
+            ..f.clone()
+        };
+        assert_eq!(claims_below_witness(&forged, Some("tsc"), hz, &two), None);
+        // User-mode cycles get the wider margin.
+        assert_eq!(
+            claims_below_witness(&forged, Some("perf-user-cycles"), hz, &f),
+            None
+        );
+    }
+}
