@@ -110,6 +110,25 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
     );
     assert!(!md.contains("| SCAN-OK |"), "{md}");
 
+    // The summary flags the suspicious rows, not the control's.
+    let summary = p.read("output/t/site/local/summary.md");
+    let row = |label: &str| {
+        summary
+            .lines()
+            .find(|l| l.contains(&format!("| `{label}` |")))
+            .unwrap_or_else(|| panic!("no row of {label}:\n{summary}"))
+            .to_string()
+    };
+    for label in ["SCAN-CTOR", "SCAN-RAW", "SCAN-PROC"] {
+        assert!(row(label).contains("⚠ suspicious"), "{}", row(label));
+        assert!(
+            row(label).contains("left out of the chart"),
+            "{}",
+            row(label)
+        );
+    }
+    assert!(!row("SCAN-OK").contains("suspicious"), "{}", row("SCAN-OK"));
+
     // check recomputes the records, and sees a status the findings do
     // not give.
     p.pqbench(&["check", "output/t"]).expect(0);
@@ -133,6 +152,12 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
     p.pqbench(&["run", "t"]).expect(1);
     let (status, _) = findings(&p, "SCAN-CTOR");
     assert_eq!(status, "clean");
+    let summary = p.read("output/t/site/local/summary.md");
+    let ctor = summary
+        .lines()
+        .find(|l| l.contains("| `SCAN-CTOR` |"))
+        .unwrap();
+    assert!(!ctor.contains("suspicious"), "{ctor}");
     let md = p.read(&format!("output/t/site/local/{ID}.md"));
     assert!(md.contains("| SCAN-CTOR | allowed | constructor | .init_array | scan_grab | tamper.c | opens its own pipe at load |"), "{md}");
     p.pqbench(&["check", "output/t"]).expect(0);
