@@ -75,10 +75,32 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
         run.stdout,
         run.stderr
     );
+    each_class_is_named(&p);
+    pages_flag_the_suspicious(&p);
 
-    let (status, found) = findings(&p, "SCAN-OK");
+    // check recomputes the records, and sees a status the findings do
+    // not give.
+    p.pqbench(&["check", "output/t"]).expect(0);
+    let rec = format!("output/t/local/scan/{ID}/SCAN-RAW.json");
+    let edited = p.read(&rec).replace("\"suspicious\"", "\"clean\"");
+    p.write(&rec, &edited);
+    let bad = p.pqbench(&["check", "output/t"]);
+    assert_ne!(bad.code, 0);
+    assert!(
+        bad.stdout
+            .contains("status clean but its findings give suspicious"),
+        "{}\n{}",
+        bad.stdout,
+        bad.stderr
+    );
+    allowances_clear_the_flag(&p);
+}
+
+/// The record of each fixture instance: class, detail and symbol.
+fn each_class_is_named(p: &TestProject) {
+    let (status, found) = findings(p, "SCAN-OK");
     assert_eq!((status.as_str(), found.len()), ("clean", 0), "{found:?}");
-    let (status, found) = findings(&p, "SCAN-CTOR");
+    let (status, found) = findings(p, "SCAN-CTOR");
     assert_eq!(status, "suspicious");
     for want in [
         "constructor .init_array scan_grab",
@@ -87,7 +109,7 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
     ] {
         assert!(found.iter().any(|f| f == want), "{want} not in {found:?}");
     }
-    let (status, found) = findings(&p, "SCAN-RAW");
+    let (status, found) = findings(p, "SCAN-RAW");
     assert_eq!(status, "suspicious");
     let raw = if cfg!(target_arch = "aarch64") {
         "syscall svc scan_raw"
@@ -95,11 +117,14 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
         "syscall syscall scan_raw"
     };
     assert_eq!(found, [raw]);
-    let (status, found) = findings(&p, "SCAN-PROC");
+    let (status, found) = findings(p, "SCAN-PROC");
     assert_eq!(status, "suspicious");
     assert_eq!(found, ["proc-path /proc/self/mem scan_where"]);
+}
 
-    // The algorithm page lists the findings; the control has no row.
+/// The algorithm page lists the findings; the control has no row; the
+/// summary flags the suspicious rows, not the control's.
+fn pages_flag_the_suspicious(p: &TestProject) {
     let md = p.read(&format!("output/t/site/local/{ID}.md"));
     assert!(md.contains("## Static scan\n"), "{md}");
     assert!(
@@ -128,29 +153,15 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
         );
     }
     assert!(!row("SCAN-OK").contains("suspicious"), "{}", row("SCAN-OK"));
+}
 
-    // check recomputes the records, and sees a status the findings do
-    // not give.
-    p.pqbench(&["check", "output/t"]).expect(0);
-    let rec = format!("output/t/local/scan/{ID}/SCAN-RAW.json");
-    let edited = p.read(&rec).replace("\"suspicious\"", "\"clean\"");
-    p.write(&rec, &edited);
-    let bad = p.pqbench(&["check", "output/t"]);
-    assert_ne!(bad.code, 0);
-    assert!(
-        bad.stdout
-            .contains("status clean but its findings give suspicious"),
-        "{}\n{}",
-        bad.stdout,
-        bad.stderr
-    );
-
+fn allowances_clear_the_flag(p: &TestProject) {
     // An allowance with a reason clears the constructor instance; its
     // reason is on the page.
     let allow = "\n[stage.scan]\nallow = [\n  { algorithm = \"scan-97\", finding = \"constructor\", symbol = \"scan_grab\", reason = \"opens its own pipe at load\" },\n  { algorithm = \"scan-97\", finding = \"call\", symbol = \"scan_grab\", reason = \"the constructor's pipe\" },\n]\n";
     p.write("campaigns/t.toml", &campaign(allow));
     p.pqbench(&["run", "t"]).expect(1);
-    let (status, _) = findings(&p, "SCAN-CTOR");
+    let (status, _) = findings(p, "SCAN-CTOR");
     assert_eq!(status, "clean");
     let summary = p.read("output/t/site/local/summary.md");
     let ctor = summary
@@ -161,7 +172,11 @@ fn tampering_is_found_named_and_flagged_and_an_allowance_clears_it() {
     let md = p.read(&format!("output/t/site/local/{ID}.md"));
     assert!(md.contains("| SCAN-CTOR | allowed | constructor | .init_array | scan_grab | tamper.c | opens its own pipe at load |"), "{md}");
     p.pqbench(&["check", "output/t"]).expect(0);
+}
 
+#[test]
+fn a_misspelt_or_unreasoned_allowance_is_refused() {
+    let p = project();
     // A misspelt key names the key and its line.
     p.write("campaigns/t.toml", &campaign("\n[stage.scan]\nallow = [{ algorithm = \"scan-97\", finding = \"call\", reson = \"x\" }]\n"));
     let err = p.pqbench(&["run", "t"]);
