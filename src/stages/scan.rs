@@ -268,3 +268,60 @@ impl PageSection for ScanRecords {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(class: FindingClass, detail: &str, symbol: &str) -> Finding {
+        Finding {
+            class,
+            detail: detail.into(),
+            symbol: Some(symbol.into()),
+            file: "x.c".into(),
+            allowed: None,
+        }
+    }
+
+    #[test]
+    fn an_allowance_covers_its_algorithm_class_detail_and_symbol_only() {
+        let table = serde_json::json!({"allow": [
+            {"algorithm": "kem-91", "finding": "constructor", "symbol": "init_tables",
+             "reason": "fills its tables at load"},
+            {"algorithm": "kem-91", "finding": "call", "detail": "mmap", "reason": "maps its buffer"},
+        ]});
+        let allow = parse_settings(&table).unwrap().allow;
+        let mut found = vec![
+            finding(FindingClass::Constructor, ".init_array", "init_tables"),
+            finding(FindingClass::Call, "mmap", "setup"),
+        ];
+        assert_eq!(apply("kem-91", &mut found, &allow), ScanStatus::Clean);
+        assert_eq!(
+            found[0].allowed.as_deref(),
+            Some("fills its tables at load")
+        );
+        // Another algorithm, symbol or detail is not covered.
+        assert_eq!(apply("sign-90", &mut found, &allow), ScanStatus::Suspicious);
+        let mut other = vec![
+            finding(FindingClass::Constructor, ".init_array", "steal"),
+            finding(FindingClass::Call, "dup2", "setup"),
+        ];
+        assert_eq!(apply("kem-91", &mut other, &allow), ScanStatus::Suspicious);
+        assert!(other.iter().all(|f| f.allowed.is_none()));
+    }
+
+    #[test]
+    fn settings_name_a_misspelt_key_an_unknown_class_and_an_empty_reason() {
+        let bad = |v: serde_json::Value| parse_settings(&v).unwrap_err();
+        let e = bad(serde_json::json!({"alow": []}));
+        assert!(e.contains("alow"), "{e}");
+        let e = bad(
+            serde_json::json!({"allow": [{"algorithm": "a", "finding": "ctor", "reason": "r"}]}),
+        );
+        assert!(e.contains("ctor") && e.contains("constructor"), "{e}");
+        let e = bad(
+            serde_json::json!({"allow": [{"algorithm": "a", "finding": "call", "reason": ""}]}),
+        );
+        assert!(e.contains("`reason` is empty"), "{e}");
+    }
+}
