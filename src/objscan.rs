@@ -33,6 +33,8 @@ use anyhow::Result;
 
 use crate::elf::{LinkGraph, Node};
 
+pub mod tamper;
+
 /// Helper symbols of the NGCC API, the default for `scan`.
 pub const DEFAULT_HELPERS: [&str; 5] = [
     "pseudohash",

@@ -29,6 +29,8 @@ pub const PROFILE: &str = "profile";
 pub const COUNT: &str = "count";
 /// Constant-time checks, one per instance and operation.
 pub const CT: &str = "ct";
+/// Static scans, one per instance.
+pub const SCAN: &str = "scan";
 /// KAT logs and generated KAT files.
 pub const KAT: &str = "kat";
 /// The measured libraries.
@@ -42,6 +44,11 @@ pub const SITE: &str = "site";
 /// relative to the dataset.
 pub fn operation_file(tree: &str, algorithm: &str, label: &str, op: &str) -> String {
     format!("{tree}/{algorithm}/{label}__{op}.json")
+}
+
+/// An instance's static scan, relative to the dataset.
+pub fn scan_file(algorithm: &str, label: &str) -> String {
+    format!("{SCAN}/{algorithm}/{label}.json")
 }
 
 /// An instance's KAT log, relative to the dataset.

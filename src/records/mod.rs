@@ -19,6 +19,7 @@ pub mod lock;
 pub mod measure;
 pub mod operation;
 pub mod process;
+pub mod scan;
 pub mod settings;
 pub mod system;
 #[cfg(test)]

@@ -31,6 +31,8 @@ pub struct Dataset {
     /// Instruction counts and constant-time checks (opt-in stages).
     pub counts: BTreeMap<OpKey, crate::records::count::CountRecord>,
     pub cts: BTreeMap<OpKey, crate::records::ct::CtRecord>,
+    /// Static scans, keyed with an empty operation (one per instance).
+    pub scans: BTreeMap<OpKey, crate::records::scan::ScanRecord>,
 }
 
 impl Dataset {
@@ -82,6 +84,12 @@ impl Dataset {
             &dir.join(crate::records::layout::CT),
             |r: &crate::records::ct::CtRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
         )?;
+        let scans = load_tree(
+            &dir.join(crate::records::layout::SCAN),
+            |r: &crate::records::scan::ScanRecord| {
+                (r.algorithm.clone(), r.label.clone(), String::new())
+            },
+        )?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
@@ -93,6 +101,7 @@ impl Dataset {
             profiles,
             counts,
             cts,
+            scans,
         })
     }
 
@@ -115,6 +124,14 @@ impl Dataset {
     pub fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
         self.profiles
             .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
+    }
+
+    /// Whether the static scan found in the instance what the campaign
+    /// does not allow: its figures are flagged and compared with none.
+    pub fn suspicious(&self, algorithm: &str, label: &str) -> bool {
+        self.scans
+            .get(&(algorithm.to_string(), label.to_string(), String::new()))
+            .is_some_and(|r| r.status == crate::records::scan::ScanStatus::Suspicious)
     }
 
     pub fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {

@@ -275,6 +275,9 @@ fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
     {
         notes.push("⚠ known issue".to_string());
     }
+    if ds.suspicious(&a.id, label) {
+        notes.push(super::SUSPICIOUS_NOTE.to_string());
+    }
     // The same rule as every other table: the mean of a disturbed
     // operation is not to be read as its cost.
     let disturbed: Vec<&str> = a

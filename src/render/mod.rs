@@ -47,6 +47,10 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior};
 use serde::Serialize;
 
 pub use crate::engine::PageSection;
+
+/// The flag of a suspicious instance's summary row (see `records::scan`).
+pub const SUSPICIOUS_NOTE: &str =
+    "⚠ suspicious: the static scan found what the campaign does not allow (see its page)";
 pub use dataset::Dataset;
 pub use links::check_links;
 pub use site::{anchor, crumb, kind_function, Systems};

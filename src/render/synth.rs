@@ -196,8 +196,9 @@ pub fn sizes_row(
 /// The stages a campaign without `stages` runs, as its `campaign.json`
 /// lists them (no opt-in ones: the synthetic dataset has no count or ct
 /// records). The stage registry's test keeps this list in step with it.
-pub const DEFAULT_STAGES: [&str; 9] = [
+pub const DEFAULT_STAGES: [&str; 10] = [
     "build",
+    "scan",
     "kat",
     "profile-link",
     "time",

@@ -94,7 +94,14 @@ fn summary_row(
 ) -> SummaryRow {
     let ops = a.kind.operations();
     let mut notes = instance_notes(ds, a, label);
-    let cells = op_cells(ds, a, label, &mut notes, bars);
+    // A suspicious instance's figures stay in its row, flagged, but its
+    // bars leave the chart: the chart is the summary's comparison.
+    let mut left_out = Vec::new();
+    let chart = match ds.suspicious(&a.id, label) {
+        true => &mut left_out,
+        false => bars,
+    };
+    let cells = op_cells(ds, a, label, &mut notes, chart);
     let mut lenders: Vec<&str> = ops
         .iter()
         .filter_map(|op| ds.record(&a.id, label, op)?.measured_by.as_deref())
@@ -124,6 +131,9 @@ fn instance_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
     }
     if issues_for(a, label).iter().any(|k| k.action == "measure") {
         notes.push("⚠ known issue".to_string());
+    }
+    if ds.suspicious(&a.id, label) {
+        notes.push(format!("{}; left out of the chart", super::SUSPICIOUS_NOTE));
     }
     if ds
         .campaign

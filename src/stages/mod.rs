@@ -13,6 +13,7 @@ pub mod memory;
 pub mod profile;
 pub mod profile_link;
 pub mod render;
+pub mod scan;
 pub mod sizes;
 pub mod sizes_kex;
 pub mod survey;
@@ -26,6 +27,7 @@ use crate::engine::Registry;
 pub fn registry() -> Registry {
     Registry::new()
         .stage(build::BuildStage)
+        .stage(scan::ScanStage)
         .stage(kat::KatStage)
         .stage(profile_link::ProfileLinkStage)
         .stage(time::TimeStage)

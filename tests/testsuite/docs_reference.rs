@@ -345,12 +345,33 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
+/// What a campaign accepts: its own tables, and the `[stage.<name>]`
+/// table of each stage that owns its settings, traced from the stage's
+/// settings type.
+fn campaign_schema() -> Schema {
+    let mut schema = traced::<campaign::RawCampaign>();
+    let stages = [("scan", traced::<pqbench::stages::scan::ScanSettings>())];
+    for (stage, settings) in stages {
+        let at = |p: &str| match p {
+            "" => format!("stage.{stage}"),
+            p => format!("stage.{stage}.{p}"),
+        };
+        for (p, keys) in settings.tables {
+            schema.tables.insert(at(&p), keys);
+        }
+        for (p, values) in settings.enums {
+            schema.enums.insert(at(&p), values);
+        }
+    }
+    schema
+}
+
 /// Each reference page with what its file accepts.
 fn pages() -> Vec<(&'static str, Schema)> {
     vec![
         ("algorithm.md", traced::<algorithm::RawAlgorithm>()),
         ("component.md", traced::<algorithm::RawComponent>()),
-        ("campaign.md", traced::<campaign::RawCampaign>()),
+        ("campaign.md", campaign_schema()),
         ("systems.md", traced::<systems::RawSystems>()),
     ]
 }

@@ -56,5 +56,6 @@ mod render_reference_001;
 mod reproduce_changes;
 mod reproduce_demo;
 mod sandbox_hostile;
+mod scan_static;
 mod systems;
 mod validate_cli;
