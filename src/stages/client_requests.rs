@@ -17,11 +17,7 @@ pub fn found(job: &Job) -> Result<Option<String>> {
     };
     let mut sites = Vec::new();
     for attempt in build.attempts.iter().filter(|a| a.ok) {
-        let own: Vec<_> = attempt.objects.iter().filter(|o| o.submission).collect();
-        let paths: Vec<_> = own
-            .iter()
-            .map(|o| job.cx.cache.object_path(&o.key))
-            .collect();
+        let (own, paths) = attempt.own_objects(&job.cx.cache);
         for r in crate::objscan::client_requests(&paths)? {
             let source = &own[r.object].source;
             let file = source.rsplit('/').next().unwrap_or(source);

@@ -115,8 +115,7 @@ impl Stage for ScanStage {
             .get::<BuildStage>()
             .and_then(|b| b.built())
             .context("nothing built")?;
-        let own: Vec<_> = a.objects.iter().filter(|o| o.submission).collect();
-        let paths: Vec<_> = own.iter().map(|o| cx.cache.object_path(&o.key)).collect();
+        let (own, paths) = a.own_objects(&cx.cache);
         let names: Vec<String> = own.iter().map(|o| file_name(&o.source)).collect();
         let from_objects = tamper::scan_objects(&paths, &names)?;
         let from_library = match &a.library_sha256 {

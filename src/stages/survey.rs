@@ -52,8 +52,7 @@ impl Stage for SurveyStage {
             .get::<BuildStage>()
             .and_then(|b| b.built())
             .context("nothing built")?;
-        let own: Vec<_> = a.objects.iter().filter(|o| o.submission).collect();
-        let paths: Vec<_> = own.iter().map(|o| cx.cache.object_path(&o.key)).collect();
+        let (own, paths) = a.own_objects(&cx.cache);
         let mut evidence = objscan::scan(&paths, &api_symbols(inst), &helpers())?;
         // Name objects by their source file rather than by cache key.
         let rename = |s: &mut String| {

@@ -353,16 +353,11 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
         witness::claims_below_witness(&timing.trials, counter, hz, f)
     });
-    if let Some(why) = below {
+    Ok(match below {
         // Named after the trial the check found; every trial is dropped.
-        timing.status = OpStatus::Implausible;
-        timing.detail = Some(why);
-        timing.trials.clear();
-        timing.sign_retries = 0;
-        timing.setup_sign_retries = 0;
-        timing.verify_rejects = 0;
-    }
-    Ok(finish(timing))
+        Some(why) => without_figures(timing, OpStatus::Implausible, why),
+        None => finish(timing),
+    })
 }
 
 /// The driver's arguments for `op` in `mode`, up to its warm-up calls.
@@ -686,9 +681,15 @@ pub fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
 /// A process whose claims the sandbox's own measurements contradict lied
 /// (or was disturbed in every repetition): none of this operation's trials
 /// are used.
-pub(super) fn implausible_timing(mut timing: OpTiming, why: String) -> OpTiming {
-    timing.status = OpStatus::Implausible;
-    timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
+pub(super) fn implausible_timing(timing: OpTiming, why: String) -> OpTiming {
+    let why = format!("trial {}: {why}", timing.trials.len() + 1);
+    without_figures(timing, OpStatus::Implausible, why)
+}
+
+/// `timing` with `status` and `detail` and none of its trials or counts.
+fn without_figures(mut timing: OpTiming, status: OpStatus, detail: String) -> OpTiming {
+    timing.status = status;
+    timing.detail = Some(detail);
     timing.trials.clear();
     timing.sign_retries = 0;
     timing.setup_sign_retries = 0;
@@ -725,14 +726,9 @@ fn check_outputs(
 
 /// Timed calls whose outputs or costs do not hold up: none of this
 /// operation's figures are used.
-pub(super) fn inconsistent_timing(mut timing: OpTiming, why: String) -> OpTiming {
-    timing.status = OpStatus::Inconsistent;
-    timing.detail = Some(format!("trial {}: {why}", timing.trials.len() + 1));
-    timing.trials.clear();
-    timing.sign_retries = 0;
-    timing.setup_sign_retries = 0;
-    timing.verify_rejects = 0;
-    finish(timing)
+pub(super) fn inconsistent_timing(timing: OpTiming, why: String) -> OpTiming {
+    let why = format!("trial {}: {why}", timing.trials.len() + 1);
+    without_figures(timing, OpStatus::Inconsistent, why)
 }
 
 pub(super) fn finish(mut t: OpTiming) -> OpTiming {

@@ -110,6 +110,17 @@ pub struct ObjectRef {
     pub submission: bool,
 }
 
+impl BuildAttempt {
+    /// The submission's own objects (its sources and components, not
+    /// pqbench's adapter and DRBG), with their paths in `cache`: what the
+    /// survey, the scan and the client-request check read.
+    pub fn own_objects(&self, cache: &crate::cache::Cache) -> (Vec<&ObjectRef>, Vec<PathBuf>) {
+        let own: Vec<&ObjectRef> = self.objects.iter().filter(|o| o.submission).collect();
+        let paths = own.iter().map(|o| cache.object_path(&o.key)).collect();
+        (own, paths)
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildOutput {
     /// Profiles tried in fallback order until one compiled.
