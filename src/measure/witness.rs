@@ -146,6 +146,13 @@ pub fn claims_below_witness(
         Some("perf-user-cycles") => BELOW_SHARE_USER_CYCLES,
         _ => BELOW_SHARE,
     };
+    // Where the smallest trial's calls witness less CPU than the set-up's
+    // size (its noise on a loaded machine: library loading, keygen, the
+    // input pool), the slope is not evidence: no verdict either way.
+    let fewest = trials.iter().map(|t| t.calls).filter(|c| *c > 0).min()?;
+    if witnessed * (fewest as f64) < fit.setup_seconds.unwrap_or(0.0).abs() {
+        return None;
+    }
     let floor = lower * share - BELOW_SECONDS;
     trials.iter().enumerate().find_map(|(i, t)| {
         let claimed = t.cycles / t.calls.max(1) as f64 / hz;
@@ -280,6 +287,13 @@ mod tests {
             ..f.clone()
         };
         assert_eq!(claims_below_witness(&forged, Some("tsc"), hz, &two), None);
+        // Set-up larger than the fewest calls' CPU: its noise could make
+        // the slope, so nothing is concluded (an honest loaded verify).
+        let noisy = CpuFit {
+            setup_seconds: Some(0.2),
+            ..f.clone()
+        };
+        assert_eq!(claims_below_witness(&forged, Some("tsc"), hz, &noisy), None);
         // User-mode cycles get the wider margin.
         assert_eq!(
             claims_below_witness(&forged, Some("perf-user-cycles"), hz, &f),
