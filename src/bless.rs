@@ -15,7 +15,7 @@ use crate::plan::{ApiFamily, Kind, Plan};
 use crate::records::BuildJson;
 
 /// The reference file name an instance's KAT is stored under.
-pub fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
+pub(crate) fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
     match (api, kind) {
         (ApiFamily::Nist, Kind::Sign) => "PQCsignKAT.rsp",
         (ApiFamily::Nist, Kind::Kem) => "PQCkemKAT.rsp",
@@ -31,7 +31,7 @@ pub fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
 /// the reference file name). One for signatures, KEMs and key exchanges
 /// (`KAT_KEX_<label>.txt`), one per hash KAT file for a hash
 /// (`KAT_2_12_<label>.txt`, ...).
-pub fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, String)> {
+pub(crate) fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, String)> {
     let dir = crate::records::layout::kat_folder(&inst.algorithm);
     match inst.kind {
         Kind::Hash => plan

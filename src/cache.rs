@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fsutil;
@@ -20,7 +20,7 @@ pub struct Cache {
 
 /// What the cache holds for one stage key.
 #[derive(Debug)]
-pub enum Lookup<T> {
+pub(crate) enum Lookup<T> {
     Hit {
         value: T,
         sha256: String,
@@ -39,7 +39,7 @@ struct Entry {
 
 /// sha256 of a value's canonical (compact, key-sorted) JSON: the digest the
 /// lock records for a stage result.
-pub fn value_digest(value: &Value) -> String {
+pub(crate) fn value_digest(value: &Value) -> String {
     fsutil::sha256_hex(&serde_json::to_vec(value).expect("JSON values serialise"))
 }
 
@@ -50,7 +50,7 @@ impl Cache {
         }
     }
 
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -63,7 +63,7 @@ impl Cache {
     }
 
     /// The stored value for `key`, checked against its digest.
-    pub fn lookup(&self, stage: &str, key: &str) -> Lookup<Value> {
+    pub(crate) fn lookup(&self, stage: &str, key: &str) -> Lookup<Value> {
         let path = self.result_path(stage, key);
         let bytes = match std::fs::read(&path) {
             Ok(b) => b,
@@ -83,17 +83,8 @@ impl Cache {
         }
     }
 
-    /// A stored, intact result decoded as `T` (None when missing, corrupt
-    /// or of another shape).
-    pub fn get<T: DeserializeOwned>(&self, stage: &str, key: &str) -> Option<T> {
-        match self.lookup(stage, key) {
-            Lookup::Hit { value, .. } => serde_json::from_value(value).ok(),
-            _ => None,
-        }
-    }
-
     /// Stores a result and returns its digest.
-    pub fn put<T: Serialize>(&self, stage: &str, key: &str, value: &T) -> Result<String> {
+    pub(crate) fn put<T: Serialize>(&self, stage: &str, key: &str, value: &T) -> Result<String> {
         let value = serde_json::to_value(value).context("encoding a stage result")?;
         let sha256 = value_digest(&value);
         let entry = Entry {
@@ -104,20 +95,20 @@ impl Cache {
         Ok(sha256)
     }
 
-    pub fn object_path(&self, key: &str) -> PathBuf {
+    pub(crate) fn object_path(&self, key: &str) -> PathBuf {
         self.dir
             .join("objects")
             .join(&key[..2])
             .join(format!("{key}.o"))
     }
 
-    pub fn blob_path(&self, sha: &str) -> PathBuf {
+    pub(crate) fn blob_path(&self, sha: &str) -> PathBuf {
         self.dir.join("blobs").join(&sha[..2]).join(sha)
     }
 
     /// Stores bytes by content and returns their sha256. A blob already
     /// present is rewritten when it no longer holds those bytes.
-    pub fn put_blob(&self, bytes: &[u8]) -> Result<String> {
+    pub(crate) fn put_blob(&self, bytes: &[u8]) -> Result<String> {
         let sha = fsutil::sha256_hex(bytes);
         let path = self.blob_path(&sha);
         if fsutil::sha256_file(&path).ok().as_deref() != Some(sha.as_str()) {
@@ -126,20 +117,20 @@ impl Cache {
         Ok(sha)
     }
 
-    pub fn put_blob_file(&self, file: &Path) -> Result<String> {
+    pub(crate) fn put_blob_file(&self, file: &Path) -> Result<String> {
         let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
         self.put_blob(&bytes)
     }
 
     /// A blob's path, checking it is still there and intact.
-    pub fn existing_blob(&self, sha: &str) -> Option<PathBuf> {
+    pub(crate) fn existing_blob(&self, sha: &str) -> Option<PathBuf> {
         let path = self.blob_path(sha);
         let ok = fsutil::sha256_file(&path).ok()? == sha;
         ok.then_some(path)
     }
 
     /// A scratch directory for one job, removed when dropped.
-    pub fn scratch(&self) -> Result<tempfile::TempDir> {
+    pub(crate) fn scratch(&self) -> Result<tempfile::TempDir> {
         let base = self.dir.join("tmp");
         std::fs::create_dir_all(&base).with_context(|| format!("creating {}", base.display()))?;
         tempfile::Builder::new()

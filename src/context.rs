@@ -34,7 +34,7 @@ pub struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    pub fn new(plan: &'a Plan, compiler: Compiler, remeasure: bool, quiet: bool) -> Cx<'a> {
+    pub(crate) fn new(plan: &'a Plan, compiler: Compiler, remeasure: bool, quiet: bool) -> Cx<'a> {
         Cx {
             plan,
             cache: Cache::new(&plan.cache_dir),
@@ -50,7 +50,7 @@ impl<'a> Cx<'a> {
     }
 
     /// The support tools, written out and compiled on first use.
-    pub fn support(&self) -> Result<&Support> {
+    pub(crate) fn support(&self) -> Result<&Support> {
         self.support
             .get_or_init(|| {
                 Support::prepare(&self.cache, &self.compiler).map_err(|e| format!("{e:#}"))
@@ -61,7 +61,7 @@ impl<'a> Cx<'a> {
 
     /// The support sources written out, nothing compiled (the adapters'
     /// include directory, for listing a build's dependencies).
-    pub fn support_sources(&self) -> Result<&std::path::Path> {
+    pub(crate) fn support_sources(&self) -> Result<&std::path::Path> {
         self.support_sources
             .get_or_init(|| {
                 Support::sources(&self.cache, &self.compiler).map_err(|e| format!("{e:#}"))
@@ -72,14 +72,14 @@ impl<'a> Cx<'a> {
     }
 
     /// The version of the embedded support code (no compilation needed).
-    pub fn support_version(&self) -> String {
+    pub(crate) fn support_version(&self) -> String {
         support::version()
     }
 
     /// The sandbox spec of a submission job running `program` (a support
     /// tool) in `job_dir`: directly, or under the system's emulator with its
     /// own copy of the tool (the job's uid may not reach the cache).
-    pub fn submission_spec(
+    pub(crate) fn submission_spec(
         &self,
         program: &std::path::Path,
         args: Vec<String>,
@@ -108,12 +108,12 @@ impl<'a> Cx<'a> {
 
     /// Whether programs of this system run under an emulator (functional
     /// checks only: nothing is timed).
-    pub fn emulated(&self) -> bool {
+    pub(crate) fn emulated(&self) -> bool {
         self.plan.system_spec.emulated()
     }
 
     /// What the build helpers need.
-    pub fn build_env(&self) -> Result<crate::toolchain::BuildEnv<'_>> {
+    pub(crate) fn build_env(&self) -> Result<crate::toolchain::BuildEnv<'_>> {
         Ok(crate::toolchain::BuildEnv {
             compiler: &self.compiler,
             support: self.support()?,

@@ -16,9 +16,9 @@ pub mod exit {
     /// or a check found differences.
     pub const ITEM_FAILURES: i32 = 1;
     /// The input (TOML, command line, dataset) is wrong; nothing ran.
-    pub const BAD_INPUT: i32 = 2;
+    pub(crate) const BAD_INPUT: i32 = 2;
     /// An environment or internal failure stopped the run.
-    pub const FAILURE: i32 = 3;
+    pub(crate) const FAILURE: i32 = 3;
 }
 
 /// A position inside a configuration file.
@@ -36,7 +36,7 @@ pub struct Location {
 
 impl Location {
     /// Turns a byte span inside `source` into a line/column location.
-    pub fn from_span(file: &Path, source: &str, span: std::ops::Range<usize>) -> Location {
+    pub(crate) fn from_span(file: &Path, source: &str, span: std::ops::Range<usize>) -> Location {
         let start = span.start.min(source.len());
         let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
         let line_end = source[start..]
@@ -78,12 +78,12 @@ impl ConfigError {
         }
     }
 
-    pub fn in_file(mut self, file: &Path) -> Self {
+    pub(crate) fn in_file(mut self, file: &Path) -> Self {
         self.file = Some(Box::new(file.to_path_buf()));
         self
     }
 
-    pub fn at(mut self, location: Location) -> Self {
+    pub(crate) fn at(mut self, location: Location) -> Self {
         self.file = Some(Box::new(location.file.clone()));
         self.location = Some(Box::new(location));
         self
@@ -180,8 +180,6 @@ impl From<Vec<ConfigError>> for Error {
         }
     }
 }
-
-pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@
 //! `10000`), so no page ever shows a mantissa outside its unit's range.
 
 /// C `printf("%.*g", precision, v)`.
-pub fn g(v: f64, precision: usize) -> String {
+pub(crate) fn g(v: f64, precision: usize) -> String {
     if v.is_nan() {
         return if v.is_sign_negative() { "-nan" } else { "nan" }.to_string();
     }
@@ -47,12 +47,12 @@ fn strip_fraction_zeros(s: &str) -> &str {
 }
 
 /// C `printf("%.3g", v)`.
-pub fn g3(v: f64) -> String {
+pub(crate) fn g3(v: f64) -> String {
     g(v, 3)
 }
 
 /// Cycle counts: `%.2f G`, `%.2f M`, `%.1f k` or a plain integer.
-pub fn cycles(v: f64) -> String {
+pub(crate) fn cycles(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".to_string();
     }
@@ -105,7 +105,7 @@ pub fn ops_per_sec(v: f64) -> String {
 }
 
 /// A share given as a fraction: whole percent from 9.5 % on, one decimal below.
-pub fn percent(share: f64) -> String {
+pub(crate) fn percent(share: f64) -> String {
     if !share.is_finite() {
         return "n/a".to_string();
     }
@@ -120,13 +120,13 @@ pub fn percent(share: f64) -> String {
 }
 
 /// Helper calls per operation, `%.3g`.
-pub fn calls_per_op(v: f64) -> String {
+pub(crate) fn calls_per_op(v: f64) -> String {
     g3(v)
 }
 
 /// Timed-call count with its trial structure: `3045 (5 × 609)`, or
 /// `3047 (5 trials of 609–610)` when trials differ in length.
-pub fn count_n(per_trial_calls: &[u64]) -> String {
+pub(crate) fn count_n(per_trial_calls: &[u64]) -> String {
     let (Some(&lo), Some(&hi)) = (per_trial_calls.iter().min(), per_trial_calls.iter().max())
     else {
         return "0".to_string();
@@ -141,7 +141,7 @@ pub fn count_n(per_trial_calls: &[u64]) -> String {
 }
 
 /// Suffix appended to `n` when signing needed retries.
-pub fn retries_suffix(retries: u64) -> String {
+pub(crate) fn retries_suffix(retries: u64) -> String {
     match retries {
         0 => String::new(),
         1 => "; 1 failed signing attempt retried".to_string(),
@@ -150,13 +150,13 @@ pub fn retries_suffix(retries: u64) -> String {
 }
 
 /// Memory sizes already in KiB.
-pub fn kib(v: u64) -> String {
+pub(crate) fn kib(v: u64) -> String {
     format!("{v} KiB")
 }
 
 /// Abbreviated digest: the first 16 hex digits and an ellipsis; short input
 /// is returned whole since nothing was cut.
-pub fn hex_prefix(hex: &str) -> String {
+pub(crate) fn hex_prefix(hex: &str) -> String {
     let mut chars = hex.chars();
     let head: String = chars.by_ref().take(16).collect();
     if chars.next().is_some() {
@@ -169,7 +169,7 @@ pub fn hex_prefix(hex: &str) -> String {
 /// Our own output is always a valid number; a failure would be a bug here.
 /// Orders names as a reader does: runs of digits by their value, so
 /// `hash_128` comes before `hash_1024` and `LARCH-3` before `LARCH-10`.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     use std::cmp::Ordering;
     let (mut x, mut y) = (a.as_bytes(), b.as_bytes());
     loop {

@@ -7,7 +7,7 @@ use std::path::Path;
 pub use crate::records::host::HostCheck;
 
 impl HostCheck {
-    pub fn fixed(&self) -> bool {
+    pub(crate) fn fixed(&self) -> bool {
         self.problems.is_empty()
     }
 }
@@ -87,7 +87,7 @@ pub fn check(cpu: usize) -> HostCheck {
 
 /// Opens (and closes) a user-mode CPU-cycles perf event for this thread,
 /// exactly as the driver would.
-pub fn perf_cycles_available() -> Result<(), String> {
+pub(crate) fn perf_cycles_available() -> Result<(), String> {
     // perf_event_attr, version 5 layout (112 bytes); only the fields we set.
     let mut attr = [0u8; 112];
     attr[0..4].copy_from_slice(&0u32.to_ne_bytes()); // PERF_TYPE_HARDWARE
@@ -116,7 +116,7 @@ pub fn perf_cycles_available() -> Result<(), String> {
 }
 
 /// "0-3,6" → [0,1,2,3,6].
-pub fn parse_cpu_list(s: &str) -> Vec<usize> {
+pub(crate) fn parse_cpu_list(s: &str) -> Vec<usize> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.split_once('-') {
@@ -147,7 +147,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 pub use crate::records::host::Environment;
 
-pub fn environment() -> Environment {
+pub(crate) fn environment() -> Environment {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| {
         cpuinfo
@@ -216,7 +216,7 @@ pub fn environment() -> Environment {
 
 /// What measurements depend on: the same fingerprint means a stored
 /// measurement is still valid.
-pub fn fingerprint(env: &Environment, checks: &[HostCheck], counter: &str) -> String {
+pub(crate) fn fingerprint(env: &Environment, checks: &[HostCheck], counter: &str) -> String {
     let state: Vec<String> = checks
         .iter()
         .map(|c| {

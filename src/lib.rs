@@ -21,6 +21,10 @@
 //! | 8 | export | `export` | the exporters of compare and reproduce reports |
 //! | 9 | authoring | `import`, `validate` | drafting algorithm files from trees, validating them |
 
+// The library's API is what `main.rs` and the tests name; the rest is
+// `pub(crate)`, and a `pub` that nothing outside can reach is reported.
+#![warn(unreachable_pub)]
+
 pub mod bless;
 pub mod cache;
 pub mod check;

@@ -33,7 +33,7 @@ use anyhow::Result;
 
 use crate::elf::{LinkGraph, Node};
 
-pub mod tamper;
+pub(crate) mod tamper;
 
 /// Helper symbols of the NGCC API, the default for `scan`.
 pub const DEFAULT_HELPERS: [&str; 5] = [
@@ -46,14 +46,14 @@ pub const DEFAULT_HELPERS: [&str; 5] = [
 
 /// DRNG helpers do not count as hashing: a submission may draw from the ICCS
 /// DRNG and still bring its own hash.
-pub fn is_drng_helper(name: &str) -> bool {
+pub(crate) fn is_drng_helper(name: &str) -> bool {
     name.contains("random")
 }
 
 /// What the survey stage found for one instance: its own objects (by
 /// source file) and the evidence drawn from them.
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct SurveyOutput {
+pub(crate) struct SurveyOutput {
     pub objects: Vec<String>,
     pub evidence: ObjectEvidence,
 }
@@ -293,7 +293,7 @@ const CLIENT_REQUEST_PREAMBLES: [&[u8]; 2] = [
 /// Where a Valgrind client request sits: the object (by index into the
 /// scanned list) and the function around it, when the object names one.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientRequest {
+pub(crate) struct ClientRequest {
     pub object: usize,
     pub symbol: Option<String>,
 }
@@ -301,7 +301,7 @@ pub struct ClientRequest {
 /// Every Valgrind client request in the executable sections of `objects`,
 /// whatever their names (a section of its own is as executable as
 /// `.text`).
-pub fn client_requests(objects: &[PathBuf]) -> Result<Vec<ClientRequest>> {
+pub(crate) fn client_requests(objects: &[PathBuf]) -> Result<Vec<ClientRequest>> {
     let graph = LinkGraph::load(objects, |_| true)?;
     let mut found = Vec::new();
     for (object, secs) in graph.objects.iter().enumerate() {
@@ -373,7 +373,7 @@ fn describe(instances: &[&ObjectEvidence]) -> String {
 /// `bypass`; helpers only (the DRNG alone suffices) → `ICCS-only`; neither →
 /// `none`. Instances that disagree give `instance-dependent`, listing each
 /// instance's verdict and evidence; no instance gives `none`.
-pub fn verdict(evidence_per_instance: &[ObjectEvidence]) -> (String, String) {
+pub(crate) fn verdict(evidence_per_instance: &[ObjectEvidence]) -> (String, String) {
     let all: Vec<&ObjectEvidence> = evidence_per_instance.iter().collect();
     let verdicts: Vec<&str> = all.iter().map(|e| instance_verdict(e)).collect();
     match verdicts.first() {

@@ -28,7 +28,7 @@ struct StageProgress {
 }
 
 impl Progress {
-    pub fn new(quiet: bool) -> Progress {
+    pub(crate) fn new(quiet: bool) -> Progress {
         Progress {
             quiet,
             started: Instant::now(),
@@ -46,7 +46,7 @@ impl Progress {
     /// A stage over `jobs` instances begins; `estimate` is the planned
     /// seconds of its work (0 when unknown). Nothing is printed until a job
     /// actually runs: a stage whose results are all reused stays silent.
-    pub fn begin_stage(&self, name: &str, jobs: usize, estimate: f64, measuring: bool) {
+    pub(crate) fn begin_stage(&self, name: &str, jobs: usize, estimate: f64, measuring: bool) {
         let mut s = self.stage.lock().expect("progress lock");
         *s = StageProgress {
             name: name.to_string(),
@@ -61,7 +61,7 @@ impl Progress {
 
     /// A job is computed (not reused): the stage header the first time, and
     /// for measuring stages, which take long, a line per job.
-    pub fn job_start(&self, stage: &str, item: &str) {
+    pub(crate) fn job_start(&self, stage: &str, item: &str) {
         let mut s = self.stage.lock().expect("progress lock");
         let header = (!s.announced && s.name == stage).then(|| {
             s.announced = true;
@@ -86,7 +86,7 @@ impl Progress {
     }
 
     /// A job computed its result (reused results are not listed).
-    pub fn job_done(&self, stage: &str, item: &str, k: usize, n: usize, took: Duration) {
+    pub(crate) fn job_done(&self, stage: &str, item: &str, k: usize, n: usize, took: Duration) {
         let mut s = self.stage.lock().expect("progress lock");
         s.computed += 1;
         let left = s.began.map(|b| s.estimate - b.elapsed().as_secs_f64());
@@ -101,7 +101,7 @@ impl Progress {
         ));
     }
 
-    pub fn end_stage(&self, name: &str) {
+    pub(crate) fn end_stage(&self, name: &str) {
         let s = self.stage.lock().expect("progress lock");
         if s.name == name && s.computed > 0 {
             let took = s.began.map(|b| b.elapsed().as_secs_f64()).unwrap_or(0.0);
@@ -112,22 +112,22 @@ impl Progress {
     }
 
     /// One measured operation of the current job.
-    pub fn operation(&self, stage: &str, item: &str, op: &str, text: &str) {
+    pub(crate) fn operation(&self, stage: &str, item: &str, op: &str, text: &str) {
         self.line(&format!("{stage:<8} {item} {op}: {text}"));
     }
 
-    pub fn note(&self, text: &str) {
+    pub(crate) fn note(&self, text: &str) {
         self.line(text);
     }
 
     /// Errors are shown even when quiet.
-    pub fn error(&self, text: &str) {
+    pub(crate) fn error(&self, text: &str) {
         let _ = writeln!(std::io::stderr().lock(), "error: {text}");
     }
 }
 
 /// `45 s`, `12 min`, `3.5 h`.
-pub fn duration_words(seconds: f64) -> String {
+pub(crate) fn duration_words(seconds: f64) -> String {
     if seconds < 90.0 {
         format!("{:.0} s", seconds.max(0.0))
     } else if seconds < 5400.0 {

@@ -31,7 +31,7 @@ use crate::render::dataset;
 
 /// Keys whose absolute values identify a host tool and are allowed: the
 /// compiler, and an emulated system's emulator command and target root.
-pub const TOOL_IDENTITY_KEYS: &[&str] = &["compiler.path", "system_spec.sysroot"];
+pub(crate) const TOOL_IDENTITY_KEYS: &[&str] = &["compiler.path", "system_spec.sysroot"];
 
 /// Prefixes of keys (array items included) allowed like `TOOL_IDENTITY_KEYS`.
 const TOOL_IDENTITY_PREFIXES: &[&str] = &["system_spec.runner.command["];
@@ -104,7 +104,7 @@ fn json_files(dir: &Path, registry: &Registry) -> Result<Vec<PathBuf>> {
 
 /// Refuses a dataset in which any JSON string value is an absolute path,
 /// naming the file and key.
-pub fn refuse_absolute_paths(dir: &Path, registry: &Registry) -> Result<()> {
+pub(crate) fn refuse_absolute_paths(dir: &Path, registry: &Registry) -> Result<()> {
     for file in json_files(dir, registry)? {
         let text = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
         let v: serde_json::Value =

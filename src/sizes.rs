@@ -48,7 +48,7 @@ pub fn read_catalog(path: &Path) -> Result<BTreeMap<(String, String), CatalogEnt
 }
 
 /// One data line of a `;`-separated catalog keyed by `ID;Instance`.
-pub struct CatalogLine<'a> {
+pub(crate) struct CatalogLine<'a> {
     fields: Vec<&'a str>,
     what: &'a str,
     format: &'a str,
@@ -57,12 +57,12 @@ pub struct CatalogLine<'a> {
 
 impl CatalogLine<'_> {
     /// The `i`-th field after `ID;Instance`, trimmed.
-    pub fn field(&self, i: usize) -> &str {
+    pub(crate) fn field(&self, i: usize) -> &str {
         self.fields[i + 2]
     }
 
     /// The `i`-th field as a byte count; an empty cell is `None`.
-    pub fn bytes(&self, i: usize) -> Result<Option<u64>, ConfigError> {
+    pub(crate) fn bytes(&self, i: usize) -> Result<Option<u64>, ConfigError> {
         let s = self.field(i);
         if s.is_empty() {
             return Ok(None);
@@ -73,7 +73,7 @@ impl CatalogLine<'_> {
     }
 
     /// An error positioned on this line, with the expected format as help.
-    pub fn error(&self, message: &str) -> ConfigError {
+    pub(crate) fn error(&self, message: &str) -> ConfigError {
         ConfigError::new(format!("bad {} line: {message}", self.what))
             .at(self.location.clone())
             .help(format!("write `{}`, empty cells allowed", self.format))
@@ -82,7 +82,7 @@ impl CatalogLine<'_> {
 
 /// Reads a catalog `ID;Instance;<columns>` (a header line starting `ID;`
 /// and `#` comments skipped), each data line turned into a value by `row`.
-pub fn read_semicolon_catalog<V>(
+pub(crate) fn read_semicolon_catalog<V>(
     path: &Path,
     what: &str,
     columns: &[&str],
@@ -125,7 +125,7 @@ pub fn read_semicolon_catalog<V>(
 pub use crate::records::evidence::SizeFigure;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SizesOutput {
+pub(crate) struct SizesOutput {
     /// `public key`, `secret key`, `signature` | `ciphertext`, `shared secret`.
     pub figures: BTreeMap<String, SizeFigure>,
     pub basis: Option<String>,
@@ -136,7 +136,7 @@ pub struct SizesOutput {
 /// Decides the shown figure of each size and lists disagreements: an
 /// observed length above the API cap, or a catalog figure different from
 /// the API (encoded basis) or above it (variable bases).
-pub fn combine(
+pub(crate) fn combine(
     rows: impl Iterator<Item = (String, Option<u64>, Option<u64>, Option<u64>)>,
     basis: Option<String>,
 ) -> SizesOutput {

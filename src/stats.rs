@@ -24,11 +24,11 @@
 use serde::{Deserialize, Serialize};
 
 /// Number of bootstrap replicates; part of the published method.
-pub const BOOTSTRAP_RESAMPLES: usize = 2000;
+pub(crate) const BOOTSTRAP_RESAMPLES: usize = 2000;
 /// Most values drawn per bootstrap replicate.
-pub const MAX_RESAMPLE: usize = 20_000;
+pub(crate) const MAX_RESAMPLE: usize = 20_000;
 /// Seed of every bootstrap; changing it changes published intervals.
-pub const BOOTSTRAP_SEED: u64 = 0x7071_6265_6e63_6801;
+pub(crate) const BOOTSTRAP_SEED: u64 = 0x7071_6265_6e63_6801;
 
 /// One timed trial (one process): `calls` timed calls taking `cycles` and
 /// `seconds` in total, optionally with per-call cycle samples.
@@ -71,7 +71,7 @@ pub struct Summary {
 
 /// Comparison of two cycle samples (e.g. a past and a repeated run).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub struct Comparison {
+pub(crate) struct Comparison {
     /// median(b) / median(a).
     pub ratio_of_medians: f64,
     /// 95 % bootstrap percentile interval of the ratio.
@@ -115,7 +115,7 @@ pub fn median(v: &[f64]) -> f64 {
 
 /// Percentile `p` (in percent, clamped to 0..=100) of ascending `sorted`
 /// values by linear interpolation between order statistics; NaN when empty.
-pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     let n = sorted.len();
     if n == 0 {
         return f64::NAN;
@@ -293,7 +293,7 @@ fn mann_whitney(a: &[f64], b: &[f64]) -> (f64, f64) {
 /// interval (each side resampled independently, fixed seeds, same capping
 /// as `summarize`) and a Mann–Whitney test. `None` when a side is empty or
 /// the median of `a` is zero.
-pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
+pub(crate) fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
     if a.is_empty() || b.is_empty() {
         return None;
     }

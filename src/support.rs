@@ -52,7 +52,7 @@ support_files!(
 );
 
 /// sha256 over every support file: part of every build and measurement key.
-pub fn version() -> String {
+pub(crate) fn version() -> String {
     let mut all = Vec::new();
     for (name, text) in FILES {
         all.extend_from_slice(name.as_bytes());
@@ -68,7 +68,7 @@ pub fn version() -> String {
 /// read. A stage keys its results by its parts' versions alone, so editing
 /// the hash KAT runner does not re-time every signature.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Part {
+pub(crate) enum Part {
     /// What an instance library links in: the adapters and their DRBG.
     Adapters,
     /// `pqb-kat`.
@@ -117,7 +117,7 @@ impl Part {
     }
 
     /// sha256 over the part's files, names and contents.
-    pub fn version(self) -> String {
+    pub(crate) fn version(self) -> String {
         let mut all = Vec::new();
         for name in self.files() {
             let text = FILES.iter().find(|(n, _)| *n == name).map_or("", |f| f.1);
@@ -202,7 +202,7 @@ impl Support {
     /// The support sources written out (nothing compiled): the include
     /// directory of the adapters, whose arguments name it, so a build's
     /// dependencies can be listed before anything is built.
-    pub fn sources(cache: &Cache, cc: &Compiler) -> Result<PathBuf> {
+    pub(crate) fn sources(cache: &Cache, cc: &Compiler) -> Result<PathBuf> {
         let key = fsutil::sha256_hex(
             format!("{}|{}|{}", version(), cc.binary_sha256, cc.version).as_bytes(),
         );
@@ -223,7 +223,7 @@ impl Support {
         self.kat_runner.with_file_name("pqb-drbg")
     }
 
-    pub fn file(&self, name: &str) -> PathBuf {
+    pub(crate) fn file(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
 }

@@ -16,7 +16,7 @@ use crate::records::count::{CountRecord, ExactStatus, METHOD_PERF};
 
 /// Relative difference the hardware instruction counter may show between
 /// runs of the same library.
-pub const PERF_NOISE: f64 = 1e-4;
+pub(crate) const PERF_NOISE: f64 = 1e-4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum CountVerdict {
@@ -33,7 +33,7 @@ pub enum CountVerdict {
 }
 
 impl CountVerdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             CountVerdict::Identical => "identical",
             CountVerdict::More => "more instructions",
@@ -63,7 +63,7 @@ pub struct CountComparison {
 }
 
 /// Every `count/*/*.json` under `dir`, keyed by (`<id>/<label>`, op).
-pub fn load(dir: &Path) -> Result<BTreeMap<(String, String), CountRecord>> {
+pub(crate) fn load(dir: &Path) -> Result<BTreeMap<(String, String), CountRecord>> {
     let mut out = BTreeMap::new();
     let pattern = format!(
         "{}/count/*/*.json",
@@ -80,7 +80,7 @@ pub fn load(dir: &Path) -> Result<BTreeMap<(String, String), CountRecord>> {
     Ok(out)
 }
 
-pub fn compare(
+pub(crate) fn compare(
     a: &BTreeMap<(String, String), CountRecord>,
     b: &BTreeMap<(String, String), CountRecord>,
 ) -> Vec<CountComparison> {
@@ -101,7 +101,7 @@ fn figures(r: &CountRecord) -> Option<(u64, u64)> {
     (i.calls > 0).then_some((i.total, i.calls))
 }
 
-pub fn compare_op(a: Option<&CountRecord>, b: Option<&CountRecord>) -> CountComparison {
+pub(crate) fn compare_op(a: Option<&CountRecord>, b: Option<&CountRecord>) -> CountComparison {
     let any = a.or(b).expect("a count from one of the runs");
     let mut c = CountComparison {
         instance: format!("{}/{}", any.algorithm, any.label),

@@ -34,9 +34,9 @@
 //! shift), which is why the interval and t carry the verdict. With trial
 //! means and few trials it is exact (`exact_mann_whitney_p`).
 
-pub mod counts;
-pub mod noise;
-pub mod threshold;
+pub(crate) mod counts;
+pub(crate) mod noise;
+pub(crate) mod threshold;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,11 +48,11 @@ use crate::error::{ConfigError, Error};
 use crate::records::campaign::CampaignRecord;
 use crate::records::operation::OperationRecord;
 use crate::stats;
-pub use noise::{exact_mann_whitney_p, t975, trial_cv, trial_dispersion};
+pub(crate) use noise::{exact_mann_whitney_p, t975, trial_cv, trial_dispersion};
 use noise::{resolution, timed_trials};
 pub use threshold::Threshold;
 
-pub const ALPHA: f64 = 0.01;
+pub(crate) const ALPHA: f64 = 0.01;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Verdict {
@@ -67,7 +67,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
@@ -79,7 +79,7 @@ impl Verdict {
 
 /// One run's timing records, from a run directory or a dataset directory.
 #[derive(Debug, Clone)]
-pub struct RunData {
+pub(crate) struct RunData {
     pub dir: PathBuf,
     pub info: RunInfo,
     /// Keyed by (`<id>/<label>`, operation).
@@ -103,7 +103,7 @@ pub struct RunInfo {
 impl RunData {
     /// Reads `campaign.json`, `lock.json` (for the run id) and every
     /// `records/<id>/<label>__<op>.json` under `dir`.
-    pub fn load(dir: &Path) -> Result<RunData> {
+    pub(crate) fn load(dir: &Path) -> Result<RunData> {
         let campaign: Option<CampaignRecord> =
             crate::fsutil::read_json(&dir.join(crate::records::layout::CAMPAIGN)).ok();
         let lock = crate::records::lock::load(dir).ok();
@@ -205,11 +205,11 @@ pub struct CompareReport {
 }
 
 impl CompareReport {
-    pub fn any(&self, v: Verdict) -> bool {
+    pub(crate) fn any(&self, v: Verdict) -> bool {
         self.operations.iter().any(|o| o.verdict == v)
     }
 
-    pub fn any_count(&self, v: counts::CountVerdict) -> bool {
+    pub(crate) fn any_count(&self, v: counts::CountVerdict) -> bool {
         self.instructions.iter().any(|o| o.verdict == v)
     }
 
@@ -236,7 +236,7 @@ pub fn rule_text(t: f64) -> String {
 
 /// The threshold `given`, else the default from the runs and the history
 /// of runs near them (never the two runs themselves).
-pub fn choose_threshold(given: Option<f64>, a: &RunData, b: &RunData) -> Threshold {
+pub(crate) fn choose_threshold(given: Option<f64>, a: &RunData, b: &RunData) -> Threshold {
     match given {
         Some(t) => Threshold::given(t),
         None => {
@@ -257,7 +257,7 @@ pub(crate) fn natural_key_cmp(x: &(String, String), y: &(String, String)) -> std
 }
 
 /// Compares every operation found in either run.
-pub fn compare_runs(a: &RunData, b: &RunData, threshold: Threshold) -> CompareReport {
+pub(crate) fn compare_runs(a: &RunData, b: &RunData, threshold: Threshold) -> CompareReport {
     let host = match (&a.info.host_fingerprint, &b.info.host_fingerprint) {
         (Some(x), Some(y)) if x == y => Ok(()),
         (Some(_), Some(_)) => Err("different host fingerprint".to_string()),
@@ -309,7 +309,7 @@ fn values(r: &OperationRecord, samples: bool) -> Vec<f64> {
     }
 }
 
-pub fn compare_op(
+pub(crate) fn compare_op(
     a: Option<&OperationRecord>,
     b: Option<&OperationRecord>,
     host: &Result<(), String>,
@@ -511,7 +511,7 @@ fn summarize_algorithms(ops: &[OpComparison], t: f64) -> Vec<AlgorithmSummary> {
 }
 
 /// Runs resolved by `lock::find_run` and loaded.
-pub fn load_run(root: &Path, arg: &str) -> Result<(PathBuf, RunData)> {
+pub(crate) fn load_run(root: &Path, arg: &str) -> Result<(PathBuf, RunData)> {
     let dir = crate::records::lock::find_run(root, arg)?;
     let data = RunData::load(&dir)?;
     Ok((dir, data))

@@ -4,13 +4,13 @@
 use crate::records::operation::OperationRecord;
 use crate::stats;
 
-pub fn timed_trials(r: &OperationRecord) -> Vec<&stats::Trial> {
+pub(crate) fn timed_trials(r: &OperationRecord) -> Vec<&stats::Trial> {
     r.trials.iter().filter(|t| t.calls > 0).collect()
 }
 
 /// Sample standard deviation over the mean of the per-trial mean cycles:
 /// everything that disturbs a trial, preemption included.
-pub fn trial_cv(r: &OperationRecord) -> f64 {
+pub(crate) fn trial_cv(r: &OperationRecord) -> f64 {
     let means: Vec<f64> = timed_trials(r)
         .iter()
         .map(|t| t.cycles / t.calls as f64)
@@ -21,7 +21,7 @@ pub fn trial_cv(r: &OperationRecord) -> f64 {
 /// The CV across trials of the statistic that is compared: each trial's
 /// median call when samples were kept (robust to the preempted calls that
 /// dominate trial means on a loaded host), else each trial's mean.
-pub fn trial_dispersion(r: &OperationRecord, samples: bool) -> f64 {
+pub(crate) fn trial_dispersion(r: &OperationRecord, samples: bool) -> f64 {
     if !samples {
         return trial_cv(r);
     }
@@ -47,7 +47,7 @@ fn cv(v: &[f64]) -> f64 {
 /// the dispersions come from a handful of trials, so 1.96 would claim
 /// more than they show. Exact to three decimals up to 30, then the first
 /// Cornish–Fisher term.
-pub fn t975(df: usize) -> f64 {
+pub(crate) fn t975(df: usize) -> f64 {
     const T: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
@@ -75,7 +75,7 @@ pub(super) fn resolution(v: &[f64]) -> f64 {
 /// Exact two-sided Mann–Whitney p for small samples without ties (the
 /// normal approximation cannot go below 0.012 for 5 against 5 trials, so
 /// a trial-means comparison could never pass α = 0.01); None otherwise.
-pub fn exact_mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
+pub(crate) fn exact_mann_whitney_p(a: &[f64], b: &[f64]) -> Option<f64> {
     let (m, n) = (a.len(), b.len());
     if m == 0 || n == 0 || m + n > 40 {
         return None;

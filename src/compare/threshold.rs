@@ -36,13 +36,13 @@ use crate::records::lock::{self, Lock};
 use crate::records::operation::OperationRecord;
 use crate::stats;
 
-pub const THRESHOLD_FLOOR: f64 = 0.02;
-pub const THRESHOLD_CAP: f64 = 0.75;
-pub const CV_MULTIPLIER: f64 = 3.0;
-pub const UNFIXED_HOST_THRESHOLD: f64 = 0.6;
+pub(crate) const THRESHOLD_FLOOR: f64 = 0.02;
+pub(crate) const THRESHOLD_CAP: f64 = 0.75;
+pub(crate) const CV_MULTIPLIER: f64 = 3.0;
+pub(crate) const UNFIXED_HOST_THRESHOLD: f64 = 0.6;
 /// Used when no record has two trials and the hosts were fixed.
-pub const FALLBACK_THRESHOLD: f64 = 0.10;
-pub const MIN_HISTORY_PAIRS: usize = 10;
+pub(crate) const FALLBACK_THRESHOLD: f64 = 0.10;
+pub(crate) const MIN_HISTORY_PAIRS: usize = 10;
 /// Most recent runs of a runs directory read for history.
 const HISTORY_RUNS: usize = 50;
 
@@ -59,7 +59,7 @@ pub struct Threshold {
 }
 
 impl Threshold {
-    pub fn given(value: f64) -> Threshold {
+    pub(crate) fn given(value: f64) -> Threshold {
         Threshold {
             value,
             source: "given".into(),
@@ -71,7 +71,7 @@ impl Threshold {
 
     /// The default for comparing `a` with `b` (see the module comment);
     /// `history` are other runs' locks.
-    pub fn default_for(a: &RunData, b: &RunData, history: &[Lock]) -> Threshold {
+    pub(crate) fn default_for(a: &RunData, b: &RunData, history: &[Lock]) -> Threshold {
         let fp = a.info.host_fingerprint.as_deref();
         if let Some(t) = fp.and_then(|fp| from_history(history, fp)) {
             return t;
@@ -84,7 +84,7 @@ impl Threshold {
 }
 
 /// Rule 2: the runs' own trial dispersion, raised on unfixed hosts.
-pub fn from_trials<'a>(
+pub(crate) fn from_trials<'a>(
     records: impl Iterator<Item = &'a OperationRecord>,
     unfixed_host: bool,
 ) -> Threshold {
@@ -130,7 +130,7 @@ pub fn from_trials<'a>(
 }
 
 /// Rule 1: repeated independent measurements of identical libraries.
-pub fn from_history(history: &[Lock], fingerprint: &str) -> Option<Threshold> {
+pub(crate) fn from_history(history: &[Lock], fingerprint: &str) -> Option<Threshold> {
     // (instance, op, library, counter) → time-result digest → median.
     type Key<'a> = (&'a str, &'a str, &'a str, Option<&'a str>);
     let mut groups: BTreeMap<Key, BTreeMap<&str, f64>> = BTreeMap::new();
@@ -180,7 +180,7 @@ pub fn from_history(history: &[Lock], fingerprint: &str) -> Option<Threshold> {
 /// Locks of other runs near `dirs`: the `runs/` directory a run directory
 /// sits in, or a dataset's own `runs/`; at most the 50 most recent of
 /// each, never the runs named in `exclude`.
-pub fn history_near(dirs: &[&Path], exclude: &[&str]) -> Vec<Lock> {
+pub(crate) fn history_near(dirs: &[&Path], exclude: &[&str]) -> Vec<Lock> {
     let mut runs_dirs: Vec<PathBuf> = Vec::new();
     for d in dirs {
         let candidate = if d.join(lock::LOCK_FILE).is_file() {

@@ -16,7 +16,7 @@ impl Kind {
     /// Every operation of the kind, in the order pages list them (for a
     /// KEX all 16 passes: an instance has only its own, see
     /// `instance_operations`).
-    pub fn operations(self) -> &'static [&'static str] {
+    pub(crate) fn operations(self) -> &'static [&'static str] {
         match self {
             Kind::Sign => &["keygen", "sign", "verify"],
             Kind::Kem => &["keygen", "enc", "dec"],
@@ -27,7 +27,7 @@ impl Kind {
 
     /// The operations one instance has: a KEX's passes up to its own pass
     /// count (`None`: not known, no pass).
-    pub fn instance_operations(self, kex_passes: Option<u32>) -> Vec<&'static str> {
+    pub(crate) fn instance_operations(self, kex_passes: Option<u32>) -> Vec<&'static str> {
         match self {
             Kind::Kex => super::kinds::kex_operations(kex_passes.unwrap_or(0)),
             _ => self.operations().to_vec(),
@@ -36,7 +36,7 @@ impl Kind {
 
     /// Whether the profile stage profiles `op`: every operation of a
     /// signature or KEM, a KEX's `exchange` only, no hash operation.
-    pub fn profiles(self, op: &str) -> bool {
+    pub(crate) fn profiles(self, op: &str) -> bool {
         match self {
             Kind::Sign | Kind::Kem => true,
             Kind::Kex => op == "exchange",
@@ -46,7 +46,7 @@ impl Kind {
 
     /// Whether the count stage counts `op`: a KEX's `exchange` only (its
     /// steps need the rest of the protocol run around each call).
-    pub fn counts(self, op: &str) -> bool {
+    pub(crate) fn counts(self, op: &str) -> bool {
         self != Kind::Kex || op == "exchange"
     }
 
@@ -54,7 +54,7 @@ impl Kind {
     /// signature's or KEM's secret key and every random draw (a KEX's
     /// long-term and ephemeral secrets all come from draws); a hash has no
     /// secret input. It checks the operations that are counted.
-    pub fn ct_checked(self) -> bool {
+    pub(crate) fn ct_checked(self) -> bool {
         matches!(self, Kind::Sign | Kind::Kem | Kind::Kex)
     }
 
@@ -71,7 +71,7 @@ impl Kind {
 pub use crate::records::kinds::ApiFamily;
 
 impl ApiFamily {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ApiFamily::Ngcc => "ngcc",
             ApiFamily::Nist => "nist",
@@ -176,7 +176,7 @@ pub enum InitArgs {
 }
 
 impl InitArgs {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             InitArgs::Classic => "classic",
             InitArgs::Entropy => "entropy",
@@ -315,7 +315,7 @@ impl serde::de::Visitor<'_> for DefineVisitor {
 
 impl DefineValue {
     /// The `-D` argument for this define, or None when `false` (not defined).
-    pub fn flag(&self, name: &str) -> Option<String> {
+    pub(crate) fn flag(&self, name: &str) -> Option<String> {
         match self {
             DefineValue::Int(v) => Some(format!("-D{name}={v}")),
             DefineValue::Bool(true) => Some(format!("-D{name}")),

@@ -9,19 +9,16 @@
 
 /// The most passes a KEX may have (the adapter resolves pass functions by
 /// name up to this number).
-pub const KEX_MAX_PASSES: u32 = 16;
+pub(crate) const KEX_MAX_PASSES: u32 = 16;
 
 /// Every KEX operation in protocol order, for the largest protocol.
-pub const KEX_OPERATIONS: &[&str] = &[
+pub(crate) const KEX_OPERATIONS: &[&str] = &[
     "exchange", "init_a", "init_b", "pass1", "pass2", "pass3", "pass4", "pass5", "pass6", "pass7",
     "pass8", "pass9", "pass10", "pass11", "pass12", "pass13", "pass14", "pass15", "pass16",
     "derive_a", "derive_b",
 ];
 
-/// Message sizes S1–S8 of the hash timing, in bytes.
-pub const HASH_SIZES: [u64; 8] = [32, 128, 512, 1024, 4096, 8192, 16384, 65536];
-
-/// `hash_<bytes>` for each of `HASH_SIZES`.
+/// `hash_<bytes>` for each message size S1–S8 of the hash timing.
 pub const HASH_OPERATIONS: &[&str] = &[
     "hash_32",
     "hash_128",
@@ -34,12 +31,12 @@ pub const HASH_OPERATIONS: &[&str] = &[
 ];
 
 /// The message size of a hash operation (`hash_4096` → 4096).
-pub fn hash_bytes(op: &str) -> Option<u64> {
+pub(crate) fn hash_bytes(op: &str) -> Option<u64> {
     op.strip_prefix("hash_")?.parse().ok()
 }
 
 /// The pass of a KEX step (`pass3` → 3).
-pub fn kex_pass(op: &str) -> Option<u32> {
+pub(crate) fn kex_pass(op: &str) -> Option<u32> {
     op.strip_prefix("pass")?.parse().ok()
 }
 
@@ -75,6 +72,6 @@ mod tests {
             .iter()
             .filter_map(|o| hash_bytes(o))
             .collect();
-        assert_eq!(sizes, HASH_SIZES);
+        assert_eq!(sizes, [32, 128, 512, 1024, 4096, 8192, 16384, 65536]);
     }
 }

@@ -9,11 +9,11 @@
 pub mod algorithm;
 pub mod campaign;
 mod de;
-pub mod exact;
+pub(crate) mod exact;
 pub mod kinds;
 pub mod systems;
-pub mod tree;
-pub mod values;
+pub(crate) mod tree;
+pub(crate) mod values;
 
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -22,7 +22,7 @@ use serde::de::DeserializeOwned;
 use toml::Spanned;
 
 use crate::error::{ConfigError, Error, Location};
-pub use tree::{Node, Step};
+pub(crate) use tree::{Node, Step};
 
 /// A parsed file together with its text and spans, so later validation can
 /// still point at lines.
@@ -37,13 +37,21 @@ pub struct Loaded<T> {
 
 impl<T> Loaded<T> {
     /// An error positioned at a spanned value of this file.
-    pub fn error_at<V>(&self, spanned: &Spanned<V>, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error_at<V>(
+        &self,
+        spanned: &Spanned<V>,
+        message: impl Into<String>,
+    ) -> ConfigError {
         self.error_at_span(spanned.span(), message)
     }
 
     /// An error at a byte span; a default value (empty span at 0) has no
     /// text to point at, so the error names the file only.
-    pub fn error_at_span(&self, span: Range<usize>, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error_at_span(
+        &self,
+        span: Range<usize>,
+        message: impl Into<String>,
+    ) -> ConfigError {
         let err = ConfigError::new(message);
         if span.is_empty() && span.start == 0 {
             err.in_file(&self.path)
@@ -53,25 +61,25 @@ impl<T> Loaded<T> {
     }
 
     /// An error at the value found at `path` (the file when it is absent).
-    pub fn error_at_value(&self, path: &[Step], message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error_at_value(&self, path: &[Step], message: impl Into<String>) -> ConfigError {
         let span = self.tree.find(path).map_or(0..0, |n| n.span.clone());
         self.error_at_span(span, message)
     }
 
     /// An error at the key ending `path` (the file when it is absent).
-    pub fn error_at_key(&self, path: &[Step], message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error_at_key(&self, path: &[Step], message: impl Into<String>) -> ConfigError {
         let span = self.tree.key_span(path).unwrap_or(0..0);
         self.error_at_span(span, message)
     }
 
-    pub fn error(&self, message: impl Into<String>) -> ConfigError {
+    pub(crate) fn error(&self, message: impl Into<String>) -> ConfigError {
         ConfigError::new(message).in_file(&self.path)
     }
 }
 
 /// Reads and deserializes a file, adding every problem to `problems`.
 /// Returns the value unless a problem other than an unknown key was found.
-pub fn read<T: DeserializeOwned>(
+pub(crate) fn read<T: DeserializeOwned>(
     path: &Path,
     problems: &mut Vec<ConfigError>,
 ) -> Option<Loaded<T>> {
@@ -92,7 +100,7 @@ pub fn read<T: DeserializeOwned>(
 }
 
 /// `read` for text already in memory.
-pub fn parse_into<T: DeserializeOwned>(
+pub(crate) fn parse_into<T: DeserializeOwned>(
     path: &Path,
     text: &str,
     problems: &mut Vec<ConfigError>,
@@ -127,7 +135,7 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>, Error> {
 }
 
 /// `load` for text already in memory.
-pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Error> {
+pub(crate) fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Error> {
     let mut problems = Vec::new();
     match parse_into(path, text, &mut problems) {
         Some((value, _)) if problems.is_empty() => Ok(value),

@@ -40,7 +40,7 @@ pub struct Entry {
 /// One step of a path into the tree: a key, or an index into an array
 /// (arrays of tables included).
 #[derive(Debug, Clone, Copy)]
-pub enum Step<'a> {
+pub(crate) enum Step<'a> {
     Key(&'a str),
     Index(usize),
 }
@@ -53,7 +53,7 @@ impl From<&'static str> for Step<'static> {
 
 impl Node {
     /// Parses `text`; a syntax error comes back as toml_edit reported it.
-    pub fn parse(text: &str) -> Result<Node, toml_edit::TomlError> {
+    pub(crate) fn parse(text: &str) -> Result<Node, toml_edit::TomlError> {
         let doc = ImDocument::parse(text)?;
         // The top level has no text of its own: its problems name the file.
         let mut root = table_node(doc.as_table(), 0..0);
@@ -62,13 +62,13 @@ impl Node {
     }
 
     /// The value at `path`, if present.
-    pub fn find(&self, path: &[Step]) -> Option<&Node> {
+    pub(crate) fn find(&self, path: &[Step]) -> Option<&Node> {
         self.find_entry(path).map(|(_, n)| n)
     }
 
     /// The span of the key at the end of `path` (the value's span when the
     /// path ends in an index), for errors about the key rather than its value.
-    pub fn key_span(&self, path: &[Step]) -> Option<Range<usize>> {
+    pub(crate) fn key_span(&self, path: &[Step]) -> Option<Range<usize>> {
         match self.find_entry(path)? {
             (Some(e), _) => Some(e.key_span.clone()),
             (None, n) => Some(n.span.clone()),

@@ -13,13 +13,13 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, Error, Unexpected, Visitor};
 
 /// Longest timeout or budget: 10^7 s (about 115 days).
-pub const MAX_SECONDS: f64 = 1e7;
+pub(crate) const MAX_SECONDS: f64 = 1e7;
 /// Largest memory or file limit: 2^24 MiB (16 TiB), so the byte count fits.
-pub const MAX_MIB: u64 = 1 << 24;
+pub(crate) const MAX_MIB: u64 = 1 << 24;
 /// `cpu_set_t` holds CPUs 0..1023.
-pub const MAX_CPU: u64 = 1023;
+pub(crate) const MAX_CPU: u64 = 1023;
 /// The profiling wrapper passes on six integer arguments (0..5).
-pub const MAX_ARG_INDEX: u64 = 5;
+pub(crate) const MAX_ARG_INDEX: u64 = 5;
 
 struct Int {
     min: u64,
@@ -73,22 +73,22 @@ fn int<'de, D: Deserializer<'de>>(d: D, min: u64, max: u64) -> Result<u64, D::Er
 }
 
 /// A count that must be at least 1 (trials, records, iterations).
-pub fn count_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+pub(crate) fn count_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     int(d, 1, u32::MAX.into()).map(|v| Some(v as u32))
 }
 
 /// A count that must be at least 1, 64-bit.
-pub fn count_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn count_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     int(d, 1, u64::MAX).map(Some)
 }
 
 /// A memory or file-size limit in MiB.
-pub fn mib<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn mib<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     int(d, 1, MAX_MIB).map(Some)
 }
 
 /// The index of a C function argument the profiling wrapper reads.
-pub fn arg_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+pub(crate) fn arg_index<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     int(d, 0, MAX_ARG_INDEX).map(|v| Some(v as u32))
 }
 
@@ -101,7 +101,7 @@ impl<'de> Deserialize<'de> for Cpu {
 }
 
 /// A list of CPU numbers.
-pub fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<usize>>, D::Error> {
+pub(crate) fn cpus<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<usize>>, D::Error> {
     let list = Vec::<Cpu>::deserialize(d)?;
     Ok(Some(list.into_iter().map(|c| c.0).collect()))
 }
@@ -138,6 +138,6 @@ impl<'de> Visitor<'de> for Seconds {
 }
 
 /// A duration in seconds: finite, > 0 and at most `MAX_SECONDS`.
-pub fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+pub(crate) fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     d.deserialize_f64(Seconds).map(Some)
 }

@@ -26,7 +26,7 @@ pub(super) fn isa(arch: Architecture) -> Option<Isa> {
 /// assembly without `.size` leaves it), then the code no function covers
 /// (padding, code before the first symbol), each gap a piece of its own.
 /// `functions` are (address, size). Aliases give one piece.
-pub fn code_regions(size: u64, functions: &[(u64, u64)]) -> Vec<(u64, u64)> {
+pub(crate) fn code_regions(size: u64, functions: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let mut starts: Vec<u64> = functions.iter().map(|f| f.0).collect();
     starts.sort_unstable();
     let next_start = |a: u64| {

@@ -11,7 +11,7 @@ use anyhow::Result;
 /// A piece of a [`LinkGraph`]: a function's code (a region of a code
 /// section) or a whole data section, as (object, section, start, end).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Node {
+pub(crate) struct Node {
     pub object: usize,
     pub section: usize,
     pub start: u64,
@@ -19,7 +19,7 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn contains(&self, object: usize, section: usize, offset: u64) -> bool {
+    pub(crate) fn contains(&self, object: usize, section: usize, offset: u64) -> bool {
         (self.object, self.section) == (object, section) && (self.start..self.end).contains(&offset)
     }
 }
@@ -31,13 +31,16 @@ type Place = (usize, usize, u64);
 /// cut into functions, data sections whole, the references between them
 /// (relocations, and the direct calls and jumps the assembler resolved
 /// inside a section), and where each global name is defined.
-pub struct LinkGraph {
+pub(crate) struct LinkGraph {
     pub objects: Vec<BTreeMap<usize, RelSection>>,
     defs: HashMap<String, Vec<(Place, bool)>>,
 }
 
 impl LinkGraph {
-    pub fn load(paths: &[PathBuf], keep_data: impl Fn(&str) -> bool + Copy) -> Result<LinkGraph> {
+    pub(crate) fn load(
+        paths: &[PathBuf],
+        keep_data: impl Fn(&str) -> bool + Copy,
+    ) -> Result<LinkGraph> {
         let mut graph = LinkGraph {
             objects: Vec::new(),
             defs: HashMap::new(),
@@ -56,7 +59,7 @@ impl LinkGraph {
     /// The node holding `offset` of a section: in code, the smallest region
     /// covering it (none past the end: an empty node there); data sections
     /// are whole.
-    pub fn node_at(&self, object: usize, section: usize, offset: u64) -> Node {
+    pub(crate) fn node_at(&self, object: usize, section: usize, offset: u64) -> Node {
         let node = |start, end| Node {
             object,
             section,
@@ -81,7 +84,7 @@ impl LinkGraph {
 
     /// The node defining global `name` as a static link binds it: the
     /// referring object's own definition, else a strong one, else a weak one.
-    pub fn resolve(&self, name: &str, from: Option<usize>) -> Option<Node> {
+    pub(crate) fn resolve(&self, name: &str, from: Option<usize>) -> Option<Node> {
         let c = self.defs.get(name)?;
         let same_object = c.iter().find(|(d, _)| Some(d.0) == from);
         let strong = || c.iter().find(|(_, weak)| !weak);
@@ -145,7 +148,7 @@ impl LinkGraph {
     /// referring to it (by name, or by a resolved call into its definition)
     /// and not followed; nodes defining such a name are never entered
     /// (except `root` itself).
-    pub fn reach(
+    pub(crate) fn reach(
         &self,
         root: Node,
         stop: impl Fn(&str) -> bool,

@@ -10,9 +10,8 @@ mod decode;
 mod graph;
 mod relocatable;
 
-pub use decode::code_regions;
-pub use graph::{LinkGraph, Node};
-pub use relocatable::{read_relocatable, GlobalDef, RelSection, Reloc, RelocTarget};
+pub(crate) use graph::{LinkGraph, Node};
+pub(crate) use relocatable::{RelSection, RelocTarget};
 
 use std::path::Path;
 
@@ -43,7 +42,7 @@ fn load_sum<H: FileHeader<Endian = Endianness>>(data: &[u8], path: &Path) -> Res
 
 /// Static memory proxy of a library: Σ `p_memsz` over its `PT_LOAD`
 /// segments (32- or 64-bit, either byte order).
-pub fn load_segment_bytes(path: &Path) -> Result<u64> {
+pub(crate) fn load_segment_bytes(path: &Path) -> Result<u64> {
     let data = read(path)?;
     match FileKind::parse(&*data) {
         Ok(FileKind::Elf32) => load_sum::<FileHeader32<Endianness>>(&data, path),
@@ -78,7 +77,7 @@ fn symbols_where(path: &Path, keep: impl Fn(&object::Symbol) -> bool) -> Result<
 }
 
 /// Global (including weak) defined function and data symbols, sorted.
-pub fn defined_symbols(path: &Path) -> Result<Vec<String>> {
+pub(crate) fn defined_symbols(path: &Path) -> Result<Vec<String>> {
     symbols_where(path, |s| {
         !s.is_undefined()
             && s.is_global()
@@ -90,7 +89,7 @@ pub fn defined_symbols(path: &Path) -> Result<Vec<String>> {
 }
 
 /// Symbols the file needs from elsewhere, sorted.
-pub fn undefined_symbols(path: &Path) -> Result<Vec<String>> {
+pub(crate) fn undefined_symbols(path: &Path) -> Result<Vec<String>> {
     symbols_where(path, |s| s.is_undefined() && s.is_global())
 }
 
@@ -303,9 +302,9 @@ pub(crate) mod tests {
             (0x40, 0x50),
             (0x40, 0x60),
         ];
-        assert_eq!(code_regions(0x60, &symbols), want);
-        assert_eq!(code_regions(0x60, &[]), [(0, 0x60)]);
-        assert_eq!(code_regions(0, &[(0, 0)]), []);
+        assert_eq!(decode::code_regions(0x60, &symbols), want);
+        assert_eq!(decode::code_regions(0x60, &[]), [(0, 0x60)]);
+        assert_eq!(decode::code_regions(0, &[(0, 0)]), []);
     }
 
     #[test]

@@ -15,21 +15,21 @@ use object::{
 /// (a local or section symbol plus addend) or a global symbol, to be
 /// resolved by name at link time.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum RelocTarget {
+pub(crate) enum RelocTarget {
     Local { section: usize, offset: u64 },
     Global(String),
 }
 
 /// A relocation at `offset` in its section.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Reloc {
+pub(crate) struct Reloc {
     pub offset: u64,
     pub target: RelocTarget,
 }
 
 /// One section of a relocatable object as a reachability analysis sees it.
 #[derive(Clone, Debug, Default)]
-pub struct RelSection {
+pub(crate) struct RelSection {
     pub name: String,
     pub is_text: bool,
     pub size: u64,
@@ -51,7 +51,7 @@ pub struct RelSection {
 impl RelSection {
     /// The smallest sized symbol covering `offset`, naming what a match in
     /// the section's bytes belongs to.
-    pub fn symbol_at(&self, offset: u64) -> Option<&str> {
+    pub(crate) fn symbol_at(&self, offset: u64) -> Option<&str> {
         let covering = self
             .symbols
             .iter()
@@ -64,7 +64,7 @@ impl RelSection {
 
 /// A global (or weak) symbol definition.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GlobalDef {
+pub(crate) struct GlobalDef {
     pub name: String,
     pub section: usize,
     pub address: u64,
@@ -73,7 +73,7 @@ pub struct GlobalDef {
 
 /// Sections (by section index) and global definitions of a relocatable
 /// object; `keep_data` selects, by section name, whose contents are read.
-pub fn read_relocatable(
+pub(crate) fn read_relocatable(
     path: &Path,
     keep_data: impl Fn(&str) -> bool,
 ) -> Result<(BTreeMap<usize, RelSection>, Vec<GlobalDef>)> {

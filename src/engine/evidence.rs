@@ -27,7 +27,7 @@ pub struct Verdict {
 
 impl Verdict {
     /// A verdict of one failure.
-    pub fn failed(what: impl Into<String>, detail: Option<String>) -> Verdict {
+    pub(crate) fn failed(what: impl Into<String>, detail: Option<String>) -> Verdict {
         Verdict {
             failures: vec![(what.into(), detail)],
             ..Verdict::default()

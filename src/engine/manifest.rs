@@ -26,13 +26,13 @@ impl Manifest {
     }
 
     /// The cache key: sha256 of the canonical JSON (keys sorted by the map).
-    pub fn key(&self) -> String {
+    pub(crate) fn key(&self) -> String {
         let text = serde_json::to_vec(&self.entries).expect("manifest serialises");
         crate::fsutil::sha256_hex(&text)
     }
 
     /// Why `self` (current) differs from `old`, e.g. `sources changed: sign.c`.
-    pub fn reasons(&self, old: &Manifest) -> Vec<String> {
+    pub(crate) fn reasons(&self, old: &Manifest) -> Vec<String> {
         let mut groups: BTreeMap<(String, &'static str), Vec<String>> = BTreeMap::new();
         let keys = self.entries.keys().chain(old.entries.keys());
         let mut seen = std::collections::BTreeSet::new();

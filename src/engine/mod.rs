@@ -12,13 +12,13 @@
 //! [`CampaignStage`]) and are registered by `stages::registry()`.
 
 mod evidence;
-pub mod freshness;
-pub mod manifest;
-pub mod publication;
-pub mod registry;
-pub mod results;
-pub mod schedule;
-pub mod shards;
+pub(crate) mod freshness;
+pub(crate) mod manifest;
+pub(crate) mod publication;
+pub(crate) mod registry;
+pub(crate) mod results;
+pub(crate) mod schedule;
+pub(crate) mod shards;
 mod state;
 pub mod testing;
 
@@ -194,7 +194,7 @@ pub trait Stage: Send + Sync + 'static {
 }
 
 /// A stage run once for the whole campaign, after the instance stages.
-pub trait CampaignStage: Send + Sync + 'static {
+pub(crate) trait CampaignStage: Send + Sync + 'static {
     type Output: Serialize + DeserializeOwned + Clone + Send + Sync + 'static;
     const NAME: &'static str;
     /// Instance stages whose results (or records) it reads.

@@ -27,7 +27,7 @@ pub struct Publication<'a> {
 }
 
 impl<'a> Publication<'a> {
-    pub fn new(cx: &'a Cx<'a>) -> Publication<'a> {
+    pub(crate) fn new(cx: &'a Cx<'a>) -> Publication<'a> {
         Publication {
             cx,
             instances: Vec::new(),
@@ -45,7 +45,7 @@ impl<'a> Publication<'a> {
 
     /// Where `rel` (a dataset path from `records::layout`) lives in this
     /// run's dataset.
-    pub fn path(&self, rel: &str) -> PathBuf {
+    pub(crate) fn path(&self, rel: &str) -> PathBuf {
         self.cx.plan.output_dir.join(rel)
     }
 

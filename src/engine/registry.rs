@@ -29,7 +29,7 @@ pub struct StageInfo {
 
 impl StageInfo {
     /// Every stage this one depends on, needed or read.
-    pub fn depends_on(&self) -> impl Iterator<Item = &'static str> + '_ {
+    pub(crate) fn depends_on(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.requires.iter().chain(self.reads).copied()
     }
 }
@@ -191,7 +191,7 @@ pub(crate) enum Entry {
 }
 
 impl Entry {
-    pub fn info(&self) -> StageInfo {
+    pub(crate) fn info(&self) -> StageInfo {
         match self {
             Entry::Instance(s) => s.info(),
             Entry::Campaign(s) => s.info(),
@@ -206,7 +206,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub fn new() -> Registry {
+    pub(crate) fn new() -> Registry {
         Registry::default()
     }
 
@@ -219,7 +219,7 @@ impl Registry {
     }
 
     /// Adds a campaign stage (run after every instance stage).
-    pub fn campaign_stage<S: CampaignStage>(mut self, stage: S) -> Registry {
+    pub(crate) fn campaign_stage<S: CampaignStage>(mut self, stage: S) -> Registry {
         self.check_dependencies(S::NAME, S::READS.iter());
         self.entries
             .push(Entry::Campaign(Box::new(TypedCampaign(stage))));
@@ -238,15 +238,15 @@ impl Registry {
         assert!(self.info(name).is_none(), "stage {name} registered twice");
     }
 
-    pub fn stages(&self) -> Vec<StageInfo> {
+    pub(crate) fn stages(&self) -> Vec<StageInfo> {
         self.entries.iter().map(Entry::info).collect()
     }
 
-    pub fn names(&self) -> Vec<&'static str> {
+    pub(crate) fn names(&self) -> Vec<&'static str> {
         self.entries.iter().map(|e| e.info().name).collect()
     }
 
-    pub fn info(&self, name: &str) -> Option<StageInfo> {
+    pub(crate) fn info(&self, name: &str) -> Option<StageInfo> {
         self.entries
             .iter()
             .map(Entry::info)
@@ -256,7 +256,7 @@ impl Registry {
     /// The stages a campaign runs: those it selects plus everything they
     /// require, in registry order. `*` selects every stage that is not
     /// opt-in; opt-in stages run only when named.
-    pub fn selected(&self, wanted: &[String]) -> Vec<StageInfo> {
+    pub(crate) fn selected(&self, wanted: &[String]) -> Vec<StageInfo> {
         let mut keep: Vec<&str> = wanted.iter().map(String::as_str).collect();
         if wanted.iter().any(|w| w == crate::plan::ALL_STAGES) {
             keep.extend(self.stages().iter().filter(|i| !i.opt_in).map(|i| i.name));
@@ -275,7 +275,7 @@ impl Registry {
 
     /// Validates a campaign's `[stage.<name>]` table: None when no
     /// instance stage has that name.
-    pub fn check_settings(
+    pub(crate) fn check_settings(
         &self,
         name: &str,
         table: &Value,
@@ -284,7 +284,7 @@ impl Registry {
     }
 
     /// The record folders of every registered stage, in registry order.
-    pub fn records(&self) -> Vec<&dyn Records> {
+    pub(crate) fn records(&self) -> Vec<&dyn Records> {
         self.instance_stages().filter_map(|s| s.records()).collect()
     }
 
@@ -301,14 +301,14 @@ impl Registry {
     }
 
     /// Every record file any stage may publish for `inst`.
-    pub fn record_files(&self, inst: &Instance) -> Vec<String> {
+    pub(crate) fn record_files(&self, inst: &Instance) -> Vec<String> {
         self.records().iter().flat_map(|r| r.files(inst)).collect()
     }
 
     /// The instance's verdict for the run summary: the verdicts of the
     /// stages with a result for it, or selected without one (when they
     /// say what that means), less those a later verdict supersedes.
-    pub fn verdict(&self, selected: &[StageInfo], r: &Results) -> Verdict {
+    pub(crate) fn verdict(&self, selected: &[StageInfo], r: &Results) -> Verdict {
         let given: Vec<(&dyn ErasedStage, Verdict)> = self
             .instance_stages()
             .filter_map(|s| {
@@ -342,7 +342,7 @@ impl Registry {
     }
 
     /// Every stage's part of one instance's lock entry, in registry order.
-    pub fn lock_entry(
+    pub(crate) fn lock_entry(
         &self,
         cx: &Cx,
         inst: &Instance,
@@ -354,12 +354,12 @@ impl Registry {
     }
 
     /// Every stage's part of `campaign.json`.
-    pub fn campaign_record(&self, all: &AllResults, record: &mut CampaignRecord) {
+    pub(crate) fn campaign_record(&self, all: &AllResults, record: &mut CampaignRecord) {
         self.instance_stages().for_each(|s| s.campaign(all, record));
     }
 
     /// Runs the selected campaign stages' work before deferred instances.
-    pub fn before_deferred(&self, selected: &[StageInfo], cx: &Cx) -> Result<()> {
+    pub(crate) fn before_deferred(&self, selected: &[StageInfo], cx: &Cx) -> Result<()> {
         self.entries.iter().try_for_each(|e| match e {
             Entry::Campaign(s) if selected.iter().any(|i| i.name == s.info().name) => {
                 s.before_deferred(cx, self)
@@ -385,20 +385,24 @@ impl Registry {
     }
 
     /// Opens the publication of every selected stage.
-    pub fn open_publication(&self, selected: &[StageInfo], p: &mut Publication) {
+    pub(crate) fn open_publication(&self, selected: &[StageInfo], p: &mut Publication) {
         self.selected_instance_stages(selected)
             .for_each(|s| s.open_publication(p));
     }
 
     /// Publishes one instance: every stage that has a result for it, in
     /// registry order (so a stage may complete what an earlier one began).
-    pub fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()> {
+    pub(crate) fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()> {
         self.instance_stages()
             .try_for_each(|s| s.publish(p, inst, r))
     }
 
     /// Closes the publication of every selected stage.
-    pub fn close_publication(&self, selected: &[StageInfo], p: &mut Publication) -> Result<()> {
+    pub(crate) fn close_publication(
+        &self,
+        selected: &[StageInfo],
+        p: &mut Publication,
+    ) -> Result<()> {
         self.selected_instance_stages(selected)
             .try_for_each(|s| s.close_publication(p))
     }

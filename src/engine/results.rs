@@ -5,7 +5,7 @@ use std::any::Any;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::{CampaignStage, Stage};
+use super::Stage;
 
 type Slot = Arc<dyn Any + Send + Sync>;
 
@@ -40,18 +40,6 @@ impl Results {
         self.slots.get(S::NAME)?.downcast_ref()
     }
 
-    pub fn get_campaign<S: CampaignStage>(&self) -> Option<&S::Output> {
-        self.slots.get(S::NAME)?.downcast_ref()
-    }
-
-    pub fn set<S: Stage>(&mut self, out: S::Output) {
-        self.slots.insert(S::NAME, Arc::new(out));
-    }
-
-    pub fn has(&self, stage: &str) -> bool {
-        self.slots.contains_key(stage)
-    }
-
     pub(crate) fn put_slot(&mut self, stage: &'static str, slot: Slot) {
         self.slots.insert(stage, slot);
     }
@@ -61,12 +49,12 @@ impl Results {
     }
 
     /// Key and result digest of every stage that produced a result.
-    pub fn keys(&self) -> &BTreeMap<&'static str, StageKey> {
+    pub(crate) fn keys(&self) -> &BTreeMap<&'static str, StageKey> {
         &self.keys
     }
 
     /// The campaign whose result of `stage` this run took, if it took one.
-    pub fn lent_by(&self, stage: &str) -> Option<String> {
+    pub(crate) fn lent_by(&self, stage: &str) -> Option<String> {
         self.keys.get(stage).and_then(|k| k.lent_by.clone())
     }
 }
@@ -81,7 +69,7 @@ pub struct AllResults {
 
 impl AllResults {
     /// The results of `key`; an instance nothing ran for has empty results.
-    pub fn of(&self, key: &str) -> &Results {
+    pub(crate) fn of(&self, key: &str) -> &Results {
         static EMPTY: std::sync::OnceLock<Results> = std::sync::OnceLock::new();
         self.instances
             .get(key)

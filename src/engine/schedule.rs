@@ -107,7 +107,7 @@ impl RunTally {
         self.failures.lock().expect("tally lock").push(f);
     }
 
-    pub fn failures(&self) -> Vec<StageFailure> {
+    pub(crate) fn failures(&self) -> Vec<StageFailure> {
         self.failures.lock().expect("tally lock").clone()
     }
 
@@ -119,7 +119,7 @@ impl RunTally {
     }
 
     /// Instances `--deferred-only` left without a usable measurement.
-    pub fn not_measured_units(&self) -> Vec<String> {
+    pub(crate) fn not_measured_units(&self) -> Vec<String> {
         self.not_measured.lock().expect("tally lock").clone()
     }
 }

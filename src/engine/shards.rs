@@ -46,7 +46,7 @@ pub(super) fn passes(cx: &Cx) -> Vec<Vec<usize>> {
 }
 
 /// Splits instance indices into `n` shards, whole algorithms at a time.
-pub fn shard_by_algorithm(instances: &[Instance], n: usize) -> Vec<Vec<usize>> {
+pub(crate) fn shard_by_algorithm(instances: &[Instance], n: usize) -> Vec<Vec<usize>> {
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, inst) in instances.iter().enumerate() {
         groups.entry(inst.algorithm.as_str()).or_default().push(i);

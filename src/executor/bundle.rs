@@ -12,17 +12,17 @@ use crate::cache::Cache;
 use crate::fsutil;
 
 /// The trees a run reads its inputs from.
-pub const TREES: [&str; 3] = ["campaigns", "algorithms", "kat"];
+pub(crate) const TREES: [&str; 3] = ["campaigns", "algorithms", "kat"];
 
 #[derive(Debug, Clone)]
-pub struct Bundle {
+pub(crate) struct Bundle {
     /// Project-relative path → sha256.
     pub files: BTreeMap<String, String>,
 }
 
 impl Bundle {
     /// The `<sha256> <path>` list, one line per file.
-    pub fn list(&self) -> String {
+    pub(crate) fn list(&self) -> String {
         self.files
             .iter()
             .map(|(p, s)| format!("{s} {p}\n"))
@@ -30,13 +30,13 @@ impl Bundle {
     }
 
     /// Identifies the inputs: equal digests, equal projects.
-    pub fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         fsutil::sha256_hex(self.list().as_bytes())
     }
 }
 
 /// Every file of the input trees, stored in `cache` as blobs.
-pub fn bundle(root: &Path, cache: &Cache) -> Result<Bundle> {
+pub(crate) fn bundle(root: &Path, cache: &Cache) -> Result<Bundle> {
     fn walk(
         root: &Path,
         dir: &Path,

@@ -19,14 +19,14 @@ use crate::records::campaign::CampaignRecord;
 use crate::records::BuildJson;
 
 /// A shard's fetched dataset.
-pub struct ShardData {
+pub(crate) struct ShardData {
     pub index: usize,
     pub dir: PathBuf,
     pub campaign: CampaignRecord,
 }
 
 impl ShardData {
-    pub fn load(index: usize, dir: &Path) -> Result<ShardData> {
+    pub(crate) fn load(index: usize, dir: &Path) -> Result<ShardData> {
         let campaign = fsutil::read_json(&dir.join(crate::records::layout::CAMPAIGN))
             .with_context(|| format!("shard {index} left no campaign.json"))?;
         Ok(ShardData {
@@ -38,7 +38,7 @@ impl ShardData {
 }
 
 /// Refuses a shard whose host the system's registration does not list.
-pub fn check_host(plan: &Plan, shard: &ShardData) -> Result<()> {
+pub(crate) fn check_host(plan: &Plan, shard: &ShardData) -> Result<()> {
     let pinned = &plan.system_spec.fingerprints;
     let fp = &shard.campaign.host_fingerprint;
     if !pinned.is_empty() && !pinned.contains(fp) {
@@ -63,7 +63,7 @@ pub fn check_host(plan: &Plan, shard: &ShardData) -> Result<()> {
 }
 
 /// Writes the combined dataset into `plan.output_dir`.
-pub fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
+pub(crate) fn combine(plan: &Plan, shards: &[ShardData]) -> Result<()> {
     crate::pipeline::writing(plan, || combine_into(plan, shards))
 }
 

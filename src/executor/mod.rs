@@ -10,8 +10,8 @@
 //! missing.
 
 pub mod bundle;
-pub mod combine;
-pub mod remote;
+pub(crate) mod combine;
+pub(crate) mod remote;
 pub mod shards;
 mod slurm;
 mod ssh;
@@ -33,7 +33,7 @@ use state::ExecState;
 
 /// How a shard ended.
 #[derive(Debug, Clone)]
-pub enum ShardEnd {
+pub(crate) enum ShardEnd {
     /// It finished (its items may still have failed); the project-relative
     /// run directory of its own run, from its summary.
     Done(Option<String>),
@@ -149,7 +149,7 @@ pub fn states(plan: &Plan) -> Result<crate::pipeline::StatusReport> {
     crate::pipeline::status::states(plan, shards)
 }
 
-pub fn status(plan: &Plan) -> Result<crate::engine::Freshness> {
+pub(crate) fn status(plan: &Plan) -> Result<crate::engine::Freshness> {
     use crate::engine::Freshness;
     let cache = Cache::new(&plan.cache_dir);
     let digest = bundle::bundle(&plan.project_root, &cache)?.digest();
@@ -165,7 +165,7 @@ pub fn status(plan: &Plan) -> Result<crate::engine::Freshness> {
 
 /// What `status` says of a system's executor: the shards finished and a
 /// submitted Slurm job's tasks still queued, or None when there is nothing.
-pub fn job_status(plan: &Plan) -> Option<String> {
+pub(crate) fn job_status(plan: &Plan) -> Option<String> {
     let st = ExecState::load(plan)?;
     let done = format!("{} of {} shard(s) finished", st.done.len(), st.shards.len());
     let Some(job) = &st.job else {

@@ -15,13 +15,13 @@ use crate::cache::Cache;
 use crate::plan::system::SshExecutor;
 
 /// A command's outcome on the other side.
-pub struct Ran {
+pub(crate) struct Ran {
     pub code: Option<i32>,
     pub stdout: String,
     pub stderr: String,
 }
 
-pub trait Remote: Sync {
+pub(crate) trait Remote: Sync {
     /// Words a person recognises: `root@host:/path`, `/shared/dir`.
     fn describe(&self) -> String;
     /// Blobs already in the work directory's store.
@@ -40,7 +40,7 @@ pub trait Remote: Sync {
 }
 
 /// Quotes a word for a POSIX shell.
-pub fn sh_quote(s: &str) -> String {
+pub(crate) fn sh_quote(s: &str) -> String {
     if !s.is_empty()
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@".contains(c))
@@ -51,7 +51,7 @@ pub fn sh_quote(s: &str) -> String {
 }
 
 /// The work directory on a machine reached with `ssh`.
-pub struct Ssh {
+pub(crate) struct Ssh {
     pub cfg: SshExecutor,
 }
 
@@ -65,7 +65,7 @@ impl Ssh {
 
     /// `ssh` with the configured port, key and options; batch mode, so a
     /// missing key fails at once instead of prompting.
-    pub fn ssh(&self) -> Command {
+    pub(crate) fn ssh(&self) -> Command {
         let mut c = Command::new("ssh");
         c.args(["-o", "BatchMode=yes", "-o", "ConnectTimeout=20"]);
         c.args([
@@ -245,7 +245,7 @@ impl Remote for Ssh {
 }
 
 /// A directory this machine shares with the nodes that run the shards.
-pub struct SharedDir {
+pub(crate) struct SharedDir {
     pub dir: PathBuf,
 }
 

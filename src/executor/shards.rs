@@ -13,7 +13,7 @@ use crate::plan::Plan;
 use crate::records::operation::OperationRecord;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Shard {
+pub(crate) struct Shard {
     pub index: usize,
     /// Instance keys (`<id>/<label>`), in plan order.
     pub instances: Vec<String>,
@@ -24,7 +24,7 @@ pub struct Shard {
 /// Expected seconds per instance key, from the records of every dataset of
 /// the campaign (this system's first, then the others'); None when no
 /// dataset measured it.
-pub fn prior_costs(plan: &Plan) -> BTreeMap<String, f64> {
+pub(crate) fn prior_costs(plan: &Plan) -> BTreeMap<String, f64> {
     let mut costs = BTreeMap::new();
     let Some(campaign_dir) = plan.site_dir.parent() else {
         return costs;
@@ -66,7 +66,7 @@ fn dataset_costs(dir: &Path) -> BTreeMap<String, f64> {
 /// Longest-processing-time-first over `n` shards. `items` are (key, cost)
 /// in plan order; ties in cost keep plan order, ties in load the lowest
 /// shard index, so the same inputs always give the same shards.
-pub fn assign(items: &[(String, f64)], n: usize) -> Vec<Shard> {
+pub(crate) fn assign(items: &[(String, f64)], n: usize) -> Vec<Shard> {
     let n = n.max(1);
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by(|&a, &b| items[b].1.total_cmp(&items[a].1).then(a.cmp(&b)));

@@ -61,7 +61,7 @@ fn script(plan: &Plan, remote: &dyn Remote, bin: &str, tasks: &[usize]) -> Strin
 }
 
 #[allow(clippy::too_many_arguments)]
-pub fn run_shards(
+pub(super) fn run_shards(
     plan: &Plan,
     cfg: &SlurmExecutor,
     remote: &dyn Remote,
@@ -147,7 +147,7 @@ pub fn run_shards(
 }
 
 /// Array tasks still in the queue (pending or running), by task index.
-pub fn queued(cfg: &SlurmExecutor, job: &SlurmJob) -> Result<Vec<(usize, String)>> {
+pub(super) fn queued(cfg: &SlurmExecutor, job: &SlurmJob) -> Result<Vec<(usize, String)>> {
     let mut c = command(cfg, "squeue");
     c.args(["-h", "-r", "-j", &job.id, "-o", "%K %T"]);
     let out = output(c, "squeue")?;

@@ -15,7 +15,7 @@ use crate::plan::Plan;
 use crate::progress::Progress;
 
 /// The `pqbench run` of one shard, as arguments.
-pub fn shard_command(plan: &Plan, bin: &str, k: usize, cpu: Option<usize>) -> Vec<String> {
+pub(super) fn shard_command(plan: &Plan, bin: &str, k: usize, cpu: Option<usize>) -> Vec<String> {
     let dir = shard_dir(plan, k);
     let mut argv = vec![
         bin.to_string(),
@@ -39,12 +39,12 @@ pub fn shard_command(plan: &Plan, bin: &str, k: usize, cpu: Option<usize>) -> Ve
 }
 
 /// The run directory a shard's JSON summary names.
-pub fn summary_run_dir(stdout: &str) -> Option<String> {
+pub(super) fn summary_run_dir(stdout: &str) -> Option<String> {
     let v: serde_json::Value = serde_json::from_str(stdout).ok()?;
     v["run_dir"].as_str().map(String::from)
 }
 
-pub fn run_shards(
+pub(super) fn run_shards(
     plan: &Plan,
     cfg: &SshExecutor,
     remote: &dyn Remote,

@@ -19,7 +19,7 @@ use crate::plan::Plan;
 use crate::records::lock::{self, Lock, ShardLock};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ExecState {
+pub(super) struct ExecState {
     pub bundle: String,
     pub shards: Vec<Shard>,
     /// Shards whose datasets were fetched.
@@ -30,7 +30,7 @@ pub struct ExecState {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SlurmJob {
+pub(super) struct SlurmJob {
     pub id: String,
     /// Shard indices, in array-task order.
     pub tasks: Vec<usize>,
@@ -43,7 +43,7 @@ fn dir(plan: &Plan) -> PathBuf {
 impl ExecState {
     /// The saved state when it is for these inputs and instances, else a new
     /// shard plan over `n` shards from the prior costs.
-    pub fn load_or_plan(
+    pub(super) fn load_or_plan(
         plan: &Plan,
         bundle: &Bundle,
         default_cost: f64,
@@ -69,17 +69,17 @@ impl ExecState {
         })
     }
 
-    pub fn save(&self, plan: &Plan) -> Result<()> {
+    pub(super) fn save(&self, plan: &Plan) -> Result<()> {
         fsutil::write_json(&dir(plan).join("state.json"), self)
     }
 
     /// Where shard `k`'s fetched dataset is kept.
-    pub fn shard_data_dir(&self, plan: &Plan, k: usize) -> PathBuf {
+    pub(super) fn shard_data_dir(&self, plan: &Plan, k: usize) -> PathBuf {
         dir(plan).join("shards").join(k.to_string())
     }
 
     /// The saved state, if any (for `status`).
-    pub fn load(plan: &Plan) -> Option<ExecState> {
+    pub(super) fn load(plan: &Plan) -> Option<ExecState> {
         fsutil::read_json(&dir(plan).join("state.json")).ok()
     }
 }
@@ -91,7 +91,7 @@ fn shard_lock(plan: &Plan, st: &ExecState, k: usize) -> Option<Lock> {
 
 /// Files the combined run here: a lock built from the plan, the shards'
 /// hosts and where each ran, with this side's copies of the records.
-pub fn file_combined_run(
+pub(super) fn file_combined_run(
     plan: &Plan,
     cache: &Cache,
     st: &ExecState,

@@ -22,7 +22,7 @@ pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod text;
-pub mod view;
+pub(crate) mod view;
 
 use std::path::Path;
 
@@ -69,7 +69,7 @@ fn cell_filter(s: String) -> String {
 /// values, the same whitespace rules and filters) with these templates
 /// added. A campaign's template directory does not apply: these reports
 /// are not pages of a campaign.
-pub fn environment() -> Environment<'static> {
+pub(crate) fn environment() -> Environment<'static> {
     let mut env = crate::render::environment(None);
     for (name, source) in TEMPLATES {
         env.add_template(name, source)

@@ -12,7 +12,7 @@ use crate::reproduce::{Reproduction, RunStart};
 pub struct Text;
 
 /// Why a reproduction with changed inputs stopped.
-pub const STOPPED: &str =
+pub(crate) const STOPPED: &str =
     "nothing was run; give --allow-changed to reproduce with the changed inputs";
 
 /// The run and whether its inputs still match the lock.

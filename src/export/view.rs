@@ -15,7 +15,7 @@ use crate::reproduce::Reproduction;
 const NONE: &str = "–";
 
 /// `0.0123`, `4.5e-07`, `<1e-300` for a p that underflowed.
-pub fn p_value(p: f64) -> String {
+pub(crate) fn p_value(p: f64) -> String {
     if p <= 0.0 {
         "<1e-300".into()
     } else if p < 1e-3 {
@@ -39,7 +39,7 @@ fn interval(ci: Option<(f64, f64)>) -> String {
 }
 
 /// The verdict as shown in tables, with the reason of an incomparable one.
-pub fn verdict_text(o: &OpComparison) -> String {
+pub(crate) fn verdict_text(o: &OpComparison) -> String {
     match (&o.verdict, &o.reason) {
         (Verdict::Incomparable, Some(r)) => format!("incomparable ({r})"),
         (v, _) => v.as_str().to_string(),
@@ -59,13 +59,13 @@ pub fn counts_text(c: &BTreeMap<String, usize>) -> String {
 
 /// A label and a value (a run-table row has two values).
 #[derive(Debug, Serialize)]
-pub struct Pair {
+pub(crate) struct Pair {
     pub key: String,
     pub value: String,
 }
 
 #[derive(Debug, Serialize)]
-pub struct RunRow {
+pub(crate) struct RunRow {
     pub key: &'static str,
     pub a: String,
     pub b: String,
@@ -73,7 +73,7 @@ pub struct RunRow {
 
 /// One row of the per-operation table.
 #[derive(Debug, Serialize)]
-pub struct OpRow {
+pub(crate) struct OpRow {
     pub instance: String,
     pub op: String,
     pub median_a: String,
@@ -86,7 +86,7 @@ pub struct OpRow {
     pub marked: bool,
 }
 
-pub fn op_rows(ops: &[OpComparison]) -> Vec<OpRow> {
+pub(crate) fn op_rows(ops: &[OpComparison]) -> Vec<OpRow> {
     ops.iter()
         .map(|o| OpRow {
             instance: o.instance.clone(),
@@ -104,7 +104,7 @@ pub fn op_rows(ops: &[OpComparison]) -> Vec<OpRow> {
 
 /// One row of the instruction-count table.
 #[derive(Debug, Serialize)]
-pub struct InstrRow {
+pub(crate) struct InstrRow {
     pub instance: String,
     pub op: String,
     pub method: String,
@@ -125,7 +125,7 @@ fn per_call(v: Option<f64>) -> String {
     }
 }
 
-pub fn instr_rows(v: &[CountComparison]) -> Vec<InstrRow> {
+pub(crate) fn instr_rows(v: &[CountComparison]) -> Vec<InstrRow> {
     v.iter()
         .map(|c| InstrRow {
             instance: c.instance.clone(),
@@ -157,7 +157,7 @@ pub fn instr_rows(v: &[CountComparison]) -> Vec<InstrRow> {
 }
 
 /// `3 identical, 1 more instructions`.
-pub fn instr_counts_text(v: &[CountComparison]) -> String {
+pub(crate) fn instr_counts_text(v: &[CountComparison]) -> String {
     let mut c = BTreeMap::new();
     for x in v {
         *c.entry(x.verdict.as_str().to_string()).or_insert(0) += 1;
@@ -166,7 +166,7 @@ pub fn instr_counts_text(v: &[CountComparison]) -> String {
 }
 
 #[derive(Debug, Serialize)]
-pub struct GeomeanRow {
+pub(crate) struct GeomeanRow {
     pub algorithm: String,
     pub compared: usize,
     pub ratio: String,
@@ -177,7 +177,7 @@ pub struct GeomeanRow {
 
 /// `compare.md` / `compare.html`.
 #[derive(Debug, Serialize)]
-pub struct CompareView {
+pub(crate) struct CompareView {
     pub runs: Vec<RunRow>,
     pub threshold: String,
     pub rule: String,
@@ -211,7 +211,7 @@ fn run_rows(a: &RunInfo, b: &RunInfo) -> Vec<RunRow> {
 }
 
 impl CompareView {
-    pub fn new(r: &CompareReport) -> CompareView {
+    pub(crate) fn new(r: &CompareReport) -> CompareView {
         CompareView {
             runs: run_rows(&r.a, &r.b),
             threshold: r.threshold.explanation.clone(),
@@ -237,7 +237,7 @@ impl CompareView {
 }
 
 #[derive(Debug, Serialize)]
-pub struct InstanceRow {
+pub(crate) struct InstanceRow {
     pub instance: String,
     pub library: String,
     pub kat: String,
@@ -246,7 +246,7 @@ pub struct InstanceRow {
 /// `reproduction.md` / `reproduction.html`: a reproduction that ran, or one
 /// stopped before anything ran (then only the summary).
 #[derive(Debug, Serialize)]
-pub struct ReproductionView {
+pub(crate) struct ReproductionView {
     pub original: String,
     pub summary: Vec<Pair>,
     pub ran: bool,
@@ -306,7 +306,7 @@ fn inputs_text(differences: &[String], ran: bool) -> String {
 }
 
 impl ReproductionView {
-    pub fn new(r: &ReproductionReport) -> ReproductionView {
+    pub(crate) fn new(r: &ReproductionReport) -> ReproductionView {
         let result = if r.failures.is_empty() {
             "reproduced".to_string()
         } else {
@@ -364,7 +364,7 @@ impl ReproductionView {
     }
 
     /// The report of a reproduction, or the summary of one that stopped.
-    pub fn of(r: &Reproduction) -> ReproductionView {
+    pub(crate) fn of(r: &Reproduction) -> ReproductionView {
         if let Some(report) = &r.report {
             return ReproductionView::new(report);
         }

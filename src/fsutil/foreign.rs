@@ -12,7 +12,7 @@ use anyhow::{bail, Context, Result};
 
 /// How much of a foreign tree pqbench reads.
 #[derive(Debug, Clone, Copy)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Folders below the root.
     pub depth: usize,
     /// Files and folders in all.
@@ -23,7 +23,7 @@ pub struct Limits {
 
 /// A dataset: records and KAT files are small, a library or a hash KAT
 /// file is at most a few hundred MiB.
-pub const DATASET: Limits = Limits {
+pub(crate) const DATASET: Limits = Limits {
     depth: 8,
     entries: 500_000,
     file_bytes: 1 << 30,
@@ -32,7 +32,7 @@ pub const DATASET: Limits = Limits {
 /// A source tree to import: a public collection of schemes (thousands of
 /// files, a few folders deep) whose largest files are KAT responses of
 /// schemes with megabyte keys.
-pub const TREE: Limits = Limits {
+pub(crate) const TREE: Limits = Limits {
     depth: 24,
     entries: 500_000,
     file_bytes: 1 << 30,
@@ -42,7 +42,7 @@ pub const TREE: Limits = Limits {
 /// sorted), leaving out entries whose name `skip` matches. A symbolic link,
 /// or anything but a regular file or a folder, is an error naming it; so is
 /// a tree beyond `limits`.
-pub fn regular_files(
+pub(crate) fn regular_files(
     root: &Path,
     limits: Limits,
     skip: &dyn Fn(&str) -> bool,
@@ -130,7 +130,7 @@ fn walk(
 
 /// Reads a regular file through a descriptor opened without following a
 /// link, at most `max` bytes (checked on the open file, before reading).
-pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>> {
     let mut f = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
@@ -156,7 +156,7 @@ pub fn read_regular(path: &Path, max: u64) -> Result<Vec<u8>> {
 }
 
 /// Copies a foreign regular file into place atomically (see `read_regular`).
-pub fn copy_regular(from: &Path, to: &Path, max: u64) -> Result<()> {
+pub(crate) fn copy_regular(from: &Path, to: &Path, max: u64) -> Result<()> {
     let bytes = read_regular(from, max)?;
     if std::fs::read(to).is_ok_and(|old| old == bytes) {
         return Ok(());

@@ -1,7 +1,7 @@
 //! File writes that never leave a half-written file behind, and reading
 //! trees that come from outside (`foreign`).
 
-pub mod foreign;
+pub(crate) mod foreign;
 
 use std::io::Write;
 use std::path::Path;
@@ -12,7 +12,7 @@ use sha2::{Digest, Sha256};
 /// The mode a plain `open(O_CREAT, 0666)` would give: 0666 less the umask.
 /// Temporary files are created 0600, which would leave published records
 /// and pages unreadable to a web server running as another user.
-pub fn file_mode() -> u32 {
+pub(crate) fn file_mode() -> u32 {
     static MODE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *MODE.get_or_init(|| {
         // Reading the umask through /proc leaves it untouched (umask(2)
@@ -30,7 +30,7 @@ pub fn file_mode() -> u32 {
 }
 
 /// Gives a freshly written temporary file the usual mode.
-pub fn set_file_mode(file: &std::fs::File) -> std::io::Result<()> {
+pub(crate) fn set_file_mode(file: &std::fs::File) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     file.set_permissions(std::fs::Permissions::from_mode(file_mode()))
 }
@@ -38,7 +38,7 @@ pub fn set_file_mode(file: &std::fs::File) -> std::io::Result<()> {
 /// A write failed for want of space or of a larger file-size limit: no
 /// later write of the run can succeed, so the run stops with this error.
 #[derive(Debug)]
-pub struct StorageFull(pub &'static str);
+pub(crate) struct StorageFull(pub &'static str);
 
 impl std::fmt::Display for StorageFull {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -50,7 +50,7 @@ impl std::error::Error for StorageFull {}
 
 /// Says what to do when a write fails for want of space or of a larger
 /// file-size limit, instead of a bare OS error.
-pub fn explain_write_error(e: std::io::Error, path: &Path) -> anyhow::Error {
+pub(crate) fn explain_write_error(e: std::io::Error, path: &Path) -> anyhow::Error {
     use std::io::ErrorKind;
     let hint = match (e.kind(), e.raw_os_error()) {
         (ErrorKind::StorageFull, _) | (_, Some(libc::ENOSPC)) => Some(
@@ -72,7 +72,7 @@ pub fn explain_write_error(e: std::io::Error, path: &Path) -> anyhow::Error {
 }
 
 /// Whether `e` (or a cause of it) is a [`StorageFull`] write failure.
-pub fn is_storage_full(e: &anyhow::Error) -> bool {
+pub(crate) fn is_storage_full(e: &anyhow::Error) -> bool {
     // anyhow finds a context value through every layer of context.
     e.downcast_ref::<StorageFull>().is_some()
 }
@@ -101,27 +101,27 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// Flushes a directory's entries (a rename into it, the files created in
 /// it) to storage, so they outlast a crash of the machine, not only of
 /// pqbench.
-pub fn sync_dir(dir: &Path) -> Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
     std::fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .with_context(|| format!("flushing {}", dir.display()))
 }
 
 /// Serialises `value` as pretty JSON (with a final newline) atomically.
-pub fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+pub(crate) fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut text = serde_json::to_vec_pretty(value)?;
     text.push(b'\n');
     write_atomic(path, &text)
 }
 
-pub fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     serde_json::from_slice(&text).with_context(|| format!("parsing {}", path.display()))
 }
 
 /// Copies a file atomically (the destination appears complete or not at all).
 /// A destination that already holds the same bytes is left alone.
-pub fn copy_atomic(from: &Path, to: &Path) -> Result<()> {
+pub(crate) fn copy_atomic(from: &Path, to: &Path) -> Result<()> {
     let bytes = std::fs::read(from).with_context(|| format!("reading {}", from.display()))?;
     if std::fs::read(to).is_ok_and(|old| old == bytes) {
         return Ok(());
@@ -133,7 +133,7 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
 
-pub fn sha256_file(path: &Path) -> Result<String> {
+pub(crate) fn sha256_file(path: &Path) -> Result<String> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     Ok(sha256_hex(&bytes))
 }

@@ -12,7 +12,7 @@ use crate::config::algorithm::{Kind, LengthType};
 const ICCS: &[&str] = &["pseudohash", "pseudoXOF", "sm3hash", "get_random_number"];
 
 /// `uses`, its note, and `[ngcc] headers`.
-pub fn ngcc(
+pub(super) fn ngcc(
     main: &Folder,
     alg_dir: &Path,
     todos: &mut Vec<String>,
@@ -51,7 +51,7 @@ pub fn ngcc(
     (vec!["iccs-standin".into()], Some(note), headers)
 }
 
-pub fn nist(
+pub(super) fn nist(
     main: &Folder,
     kind: Kind,
     common_ns: Option<String>,

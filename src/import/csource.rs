@@ -6,11 +6,11 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-pub use super::macros::expansions;
+pub(crate) use super::macros::expansions;
 
 /// One scanned C source or header.
 #[derive(Debug, Clone, Default)]
-pub struct CFile {
+pub(crate) struct CFile {
     /// Path relative to the scanned folder, `/`-separated.
     pub rel: String,
     /// The text with comments blanked (same length and line breaks), so
@@ -29,7 +29,7 @@ pub struct CFile {
 /// A function definition at file scope: `name(...) {`, or
 /// `via(name)(...) {` when a namespacing macro wraps the name.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Def {
+pub(crate) struct Def {
     pub name: String,
     pub via: Option<String>,
     pub line: usize,
@@ -38,14 +38,14 @@ pub struct Def {
 /// A prototype at file scope with its parameter text (tokens joined by
 /// single spaces), used to tell `size_t` from `unsigned long long` lengths.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Decl {
+pub(crate) struct Decl {
     pub name: String,
     pub via: Option<String>,
     pub params: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Macro {
+pub(crate) struct Macro {
     pub name: String,
     /// Parameter names of a function-like macro.
     pub params: Option<Vec<String>>,
@@ -54,7 +54,7 @@ pub struct Macro {
 
 /// `#<kind> <rest>` with continuation lines joined.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Directive {
+pub(crate) struct Directive {
     pub line: usize,
     pub kind: String,
     pub rest: String,
@@ -84,12 +84,12 @@ const KEYWORDS: &[&str] = &[
 ];
 
 impl CFile {
-    pub fn read(path: &Path, rel: &str) -> std::io::Result<CFile> {
+    pub(crate) fn read(path: &Path, rel: &str) -> std::io::Result<CFile> {
         let bytes = std::fs::read(path)?;
         Ok(CFile::parse(rel, &String::from_utf8_lossy(&bytes)))
     }
 
-    pub fn parse(rel: &str, text: &str) -> CFile {
+    pub(crate) fn parse(rel: &str, text: &str) -> CFile {
         let (code, comments) = strip_comments(text);
         let mut f = CFile {
             rel: rel.to_string(),
@@ -102,16 +102,16 @@ impl CFile {
         f
     }
 
-    pub fn is_header(&self) -> bool {
+    pub(crate) fn is_header(&self) -> bool {
         self.rel.ends_with(".h")
     }
 
     /// The file name without directories.
-    pub fn name(&self) -> &str {
+    pub(crate) fn name(&self) -> &str {
         self.rel.rsplit('/').next().unwrap_or(&self.rel)
     }
 
-    pub fn defines_fn(&self, name: &str) -> bool {
+    pub(crate) fn defines_fn(&self, name: &str) -> bool {
         self.defs.iter().any(|d| d.name == name)
     }
 

@@ -8,7 +8,7 @@ use crate::config::algorithm::{ApiFamily, InitArgs, Kind, LengthType};
 use super::params::SetGuess;
 
 #[derive(Debug, Clone)]
-pub struct Draft {
+pub(super) struct Draft {
     pub id: String,
     pub name: String,
     pub kind: Kind,
@@ -26,7 +26,7 @@ pub struct Draft {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct NistDraft {
+pub(super) struct NistDraft {
     pub header: String,
     pub namespace: Option<String>,
     pub randombytes: String,
@@ -39,7 +39,7 @@ pub struct NistDraft {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct ImplDraft {
+pub(super) struct ImplDraft {
     pub name: String,
     pub root: String,
     pub notes: Vec<String>,
@@ -58,7 +58,7 @@ pub struct ImplDraft {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct SetDraft {
+pub(super) struct SetDraft {
     pub guess: SetGuess,
     pub implementations: Option<Vec<String>>,
     pub root: Option<String>,
@@ -73,7 +73,7 @@ impl Draft {
     /// Every instance label with the parameter-set label it derives from:
     /// the first implementation's instances carry the set's label, the
     /// others `<label>.<implementation>` (as `plan::resolve` names them).
-    pub fn labels(&self) -> Vec<(String, String)> {
+    pub(super) fn labels(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();
         let enabled = self.implementations.iter().filter(|i| i.disabled.is_none());
         for (k, imp) in enabled.enumerate() {
@@ -119,7 +119,7 @@ fn todo(out: &mut String, lines: &[String]) {
 }
 
 /// Renders the draft as TOML text.
-pub fn render(d: &Draft) -> String {
+pub(super) fn render(d: &Draft) -> String {
     let mut o = String::new();
     comment(&mut o, &d.header);
     todo(&mut o, &d.todos);
@@ -260,7 +260,7 @@ fn sets(o: &mut String, d: &Draft) {
 /// The TODO lines of a drafted file: every line with a comment that opens
 /// with `TODO`, wherever on the line the comment starts (the count import
 /// reports).
-pub fn todo_lines(text: &str) -> usize {
+pub(super) fn todo_lines(text: &str) -> usize {
     text.lines()
         .filter(|l| {
             l.split('#')

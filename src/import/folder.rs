@@ -23,7 +23,7 @@ const SKIP_DIRS: &[&str] = &[
 ];
 
 #[derive(Debug, Clone)]
-pub struct Folder {
+pub(super) struct Folder {
     pub path: PathBuf,
     /// Every scanned `.c` and `.h` file.
     pub files: Vec<CFile>,
@@ -36,7 +36,7 @@ pub struct Folder {
 }
 
 impl Folder {
-    pub fn scan(path: &Path) -> Folder {
+    pub(super) fn scan(path: &Path) -> Folder {
         let mut found = Found::default();
         scan_into(path, path, 0, &mut found);
         let Found { mut files, mut asm } = found;
@@ -59,24 +59,24 @@ impl Folder {
         }
     }
 
-    pub fn is_excluded(&self, f: &CFile) -> bool {
+    pub(super) fn is_excluded(&self, f: &CFile) -> bool {
         self.excluded.iter().any(|(n, _)| n == f.name())
     }
 
     /// Files that go into the library: kept `.c` files and every header.
-    pub fn library(&self) -> Vec<&CFile> {
+    pub(super) fn library(&self) -> Vec<&CFile> {
         self.files
             .iter()
             .filter(|f| f.is_header() || !self.is_excluded(f))
             .collect()
     }
 
-    pub fn macros(&self) -> Vec<&Macro> {
+    pub(super) fn macros(&self) -> Vec<&Macro> {
         self.files.iter().flat_map(|f| f.macros.iter()).collect()
     }
 
     /// Every name the library defines, with namespacing macros expanded.
-    pub fn defined(&self) -> BTreeSet<String> {
+    pub(super) fn defined(&self) -> BTreeSet<String> {
         let macros = self.macros();
         self.library()
             .iter()
@@ -86,7 +86,7 @@ impl Folder {
     }
 
     /// Every name the library defines or declares (prototypes included).
-    pub fn known(&self) -> BTreeSet<String> {
+    pub(super) fn known(&self) -> BTreeSet<String> {
         let macros = self.macros();
         let mut out = self.defined();
         for f in self.library() {
@@ -98,7 +98,7 @@ impl Folder {
     }
 
     /// Functions the kept `.c` files call.
-    pub fn calls(&self) -> BTreeSet<String> {
+    pub(super) fn calls(&self) -> BTreeSet<String> {
         self.library()
             .iter()
             .filter(|f| !f.is_header())
@@ -107,7 +107,7 @@ impl Folder {
     }
 
     /// The header that declares `name` (else the file that defines it).
-    pub fn declaring(&self, name: &str) -> Option<&CFile> {
+    pub(super) fn declaring(&self, name: &str) -> Option<&CFile> {
         let macros = self.macros();
         let hit = |f: &&CFile| {
             f.decls
@@ -123,7 +123,7 @@ impl Folder {
 
     /// `sources` patterns: `*.c` per directory holding kept `.c` files,
     /// and `*.S` / `*.s` per directory holding assembly.
-    pub fn source_patterns(&self) -> Vec<String> {
+    pub(super) fn source_patterns(&self) -> Vec<String> {
         let mut patterns: Vec<String> = self
             .library()
             .iter()
@@ -140,7 +140,7 @@ impl Folder {
     }
 
     /// Subdirectories holding headers (the folder itself is always one).
-    pub fn include_dirs(&self) -> Vec<String> {
+    pub(super) fn include_dirs(&self) -> Vec<String> {
         let mut dirs: Vec<String> = self
             .files
             .iter()
@@ -154,7 +154,7 @@ impl Folder {
     }
 
     /// CPU features implied by the intrinsics the kept code uses.
-    pub fn cpu_features(&self) -> Vec<String> {
+    pub(super) fn cpu_features(&self) -> Vec<String> {
         let marks: &[(&str, &str)] = &[
             ("_mm512_", "avx512f"),
             ("_mm256_", "avx2"),
@@ -175,7 +175,7 @@ impl Folder {
         out
     }
 
-    pub fn uses_neon(&self) -> bool {
+    pub(super) fn uses_neon(&self) -> bool {
         self.library().iter().any(|f| f.code.contains("arm_neon.h"))
     }
 }
@@ -236,7 +236,7 @@ fn pattern(dir: &str, ext: &str) -> String {
 }
 
 /// Why a `.c` file is not part of the library, if it is not.
-pub fn exclusion(f: &CFile) -> Option<&'static str> {
+pub(super) fn exclusion(f: &CFile) -> Option<&'static str> {
     let n = f.name().to_ascii_lowercase();
     if n.starts_with("pqcgenkat") {
         return Some("NIST KAT generator");
@@ -266,7 +266,7 @@ pub fn exclusion(f: &CFile) -> Option<&'static str> {
 }
 
 /// Whether a directory holds `.c` files (within two levels).
-pub fn has_c(dir: &Path, depth: usize) -> bool {
+pub(super) fn has_c(dir: &Path, depth: usize) -> bool {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return false;
     };

@@ -9,7 +9,7 @@ use super::yaml::{KatDigests, Meta, MetaImpl, Scheme};
 use crate::bless::reference_name;
 use crate::config::algorithm::{ApiFamily, Kind};
 
-pub struct MetaImport {
+pub(super) struct MetaImport {
     pub draft: Draft,
     /// `ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis`
     /// rows, keyed by label.
@@ -24,7 +24,7 @@ fn cell(v: Option<u64>) -> String {
     v.map(|n| n.to_string()).unwrap_or_default()
 }
 
-pub fn convert(
+pub(super) fn convert(
     meta: &Meta,
     id: &str,
     forced: Option<ApiFamily>,

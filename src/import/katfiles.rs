@@ -11,7 +11,7 @@ use crate::kat::manifest::{self as katman, Mode};
 
 /// A reference KAT file for one label.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KatRef {
+pub(crate) struct KatRef {
     pub source: PathBuf,
     pub label: String,
     /// File name under `kat/<id>/<label>/`.
@@ -24,7 +24,7 @@ pub struct KatRef {
 }
 
 /// Default records generated per API family (see `plan::resolve`).
-pub fn default_records(api: ApiFamily) -> usize {
+pub(crate) fn default_records(api: ApiFamily) -> usize {
     match api {
         ApiFamily::Nist => 100,
         ApiFamily::Ngcc => 10,
@@ -33,7 +33,7 @@ pub fn default_records(api: ApiFamily) -> usize {
 
 /// A set the KAT files may belong to: its label and the folder names that
 /// identify it (the per-set source folder, if any).
-pub struct SetKey {
+pub(crate) struct SetKey {
     pub label: String,
     pub folders: Vec<String>,
 }
@@ -41,7 +41,7 @@ pub struct SetKey {
 /// Finds KAT files under `dir` and assigns each to a set. Returns the
 /// references (one per label, the first by path order) and notes about
 /// files it could not place.
-pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Vec<String>) {
+pub(crate) fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Vec<String>) {
     let mut files = Vec::new();
     walk(dir, 0, &mut files);
     files.sort_by_key(|p| (!is_reference_path(p), p.clone()));
@@ -126,7 +126,7 @@ pub fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatRef>, Ve
 /// Warnings about a manifest against an algorithm's labels: a missing
 /// manifest, labels without a line (their KAT is NOKAT) and lines naming
 /// no label. `shown` is how to name the manifest in messages.
-pub fn coverage(
+pub(crate) fn coverage(
     manifest: &Path,
     shown: &str,
     labels: &[String],
@@ -182,7 +182,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 
 /// The kind of an NGCC hash KAT file, from its name: `KAT_2_12_X.txt` →
 /// `KAT_2_12` (also `KAT_2_23`, `KAT_2_33`, `KAT_Loop`).
-pub fn hash_kind(path: &Path) -> Option<&'static str> {
+pub(crate) fn hash_kind(path: &Path) -> Option<&'static str> {
     let name = path.file_name()?.to_string_lossy().to_ascii_lowercase();
     ["KAT_2_12", "KAT_2_23", "KAT_2_33", "KAT_Loop"]
         .into_iter()
@@ -202,7 +202,7 @@ fn named_instance(path: &Path) -> Option<String> {
 }
 
 /// The digest width a hash KAT file states (its first `Dst_Len`).
-pub fn digest_bits(path: &Path) -> Option<u32> {
+pub(crate) fn digest_bits(path: &Path) -> Option<u32> {
     let text = std::fs::read(path).ok()?;
     let head = String::from_utf8_lossy(&text[..text.len().min(1 << 16)]).into_owned();
     head.lines()
@@ -214,7 +214,7 @@ pub fn digest_bits(path: &Path) -> Option<u32> {
 /// NIST: `.rsp` with `count = ` records. NGCC: a text file with
 /// `Count = ` records and `_Len = ` fields, or a hash KAT file
 /// (`KAT_2_12_*`, ...) with `Msg_Len` and `Dst_Len` fields.
-pub fn is_kat(path: &Path, bytes: &[u8], api: ApiFamily) -> bool {
+pub(crate) fn is_kat(path: &Path, bytes: &[u8], api: ApiFamily) -> bool {
     let ext = path
         .extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())

@@ -12,7 +12,7 @@ use super::csource::Macro;
 /// NS(keypair)`), and namespacing wrappers (`NS(crypto_sign)` with
 /// `#define NS(x) PREFIX_##x`). Alternative definitions of a macro (under
 /// different `#if` branches) each give a candidate.
-pub fn expansions(name: &str, via: Option<&str>, macros: &[&Macro]) -> BTreeSet<String> {
+pub(crate) fn expansions(name: &str, via: Option<&str>, macros: &[&Macro]) -> BTreeSet<String> {
     let start = match via {
         Some(m) => format!("{m}({name})"),
         None => name.to_string(),

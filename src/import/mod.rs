@@ -10,15 +10,15 @@
 //! `force`; all conflicts are found before anything is written.
 
 mod binding;
-pub mod csource;
+pub(crate) mod csource;
 mod emit;
 mod folder;
 mod from_meta;
-pub mod katfiles;
+pub(crate) mod katfiles;
 mod macros;
 mod params;
 mod submission;
-pub mod symbols;
+pub(crate) mod symbols;
 mod tree;
 mod tree_common;
 mod tree_plan;
@@ -30,10 +30,11 @@ use crate::config::algorithm::{ApiFamily, RawAlgorithm};
 use crate::error::{ConfigError, Error};
 use crate::fsutil;
 
-pub use submission::sanitize;
+pub(crate) use submission::sanitize;
 
 /// The catalog's header line, as `stages::sizes::read_catalog` reads it.
-pub const CATALOG_HEADER: &str = "ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis";
+pub(crate) const CATALOG_HEADER: &str =
+    "ID;Instance;PublicKeyBytes;CiphertextBytes;SignatureBytes;Basis";
 
 #[derive(Debug, Clone)]
 pub struct ImportOptions {

@@ -14,7 +14,7 @@ use super::csource::CFile;
 
 /// A parameter set as the importer understood it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct SetGuess {
+pub(super) struct SetGuess {
     pub label: String,
     pub defines: Vec<(String, toml::Value)>,
     pub namespace: Option<String>,
@@ -25,7 +25,7 @@ pub struct SetGuess {
 }
 
 /// `(namespace, label)` pairs from `<NS>CRYPTO_ALGNAME "LABEL"`.
-pub fn algnames(files: &[CFile]) -> Vec<(String, String)> {
+pub(super) fn algnames(files: &[CFile]) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for f in files {
         for m in &f.macros {
@@ -42,7 +42,7 @@ pub fn algnames(files: &[CFile]) -> Vec<(String, String)> {
 
 /// The parameter sets of one folder. `readme` is the folder's README text
 /// (hint tables there are used when the sources carry none).
-pub fn define_selected(
+pub(super) fn define_selected(
     files: &[CFile],
     readme: Option<&str>,
     names: &[(String, String)],
@@ -166,7 +166,7 @@ fn collect_hints(lines: &[(String, String)], used: &dyn Fn(&str) -> bool) -> Vec
 }
 
 /// A define's TOML value: integers stay integers, a bare `-DX` is `true`.
-pub fn value(v: &str) -> toml::Value {
+pub(super) fn value(v: &str) -> toml::Value {
     if v.is_empty() {
         return toml::Value::Boolean(true);
     }
@@ -178,7 +178,7 @@ pub fn value(v: &str) -> toml::Value {
 
 /// Labels compare equal ignoring case and punctuation (`Dilithium2` and
 /// `dilithium-2` name the same set).
-pub fn same_name(a: &str, b: &str) -> bool {
+pub(super) fn same_name(a: &str, b: &str) -> bool {
     let norm = |s: &str| {
         s.chars()
             .filter(|c| c.is_ascii_alphanumeric())

@@ -13,7 +13,7 @@ use super::katfiles::{self, KatRef, SetKey};
 use super::params::{self, SetGuess};
 use crate::config::algorithm::{ApiFamily, Kind};
 
-pub struct Analysis {
+pub(super) struct Analysis {
     pub draft: Draft,
     pub kats: Vec<KatRef>,
     /// Trees to copy into the algorithms directory: (from, to relative to
@@ -91,7 +91,7 @@ pub(super) fn subdirs(dir: &Path) -> Vec<(String, PathBuf)> {
 }
 
 /// Letters, digits and `-_.+`, as labels and ids allow.
-pub fn sanitize(s: &str) -> String {
+pub(crate) fn sanitize(s: &str) -> String {
     s.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.+".contains(c) {
@@ -200,7 +200,7 @@ fn display_name(readme: Option<&str>, labels: &[String], dir: &Path) -> String {
 
 /// Analyses `dir` for algorithm `id`. `alg_dir` is the project's
 /// algorithms directory (roots are written relative to it).
-pub fn analyse(
+pub(super) fn analyse(
     alg_dir: &Path,
     dir: &Path,
     shown: &str,

@@ -10,14 +10,14 @@ use crate::plan::Instance;
 
 /// An API function no source defines, and where it was expected.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Missing {
+pub(crate) struct Missing {
     pub symbol: String,
     /// `expected in <file>…` / `declared in <file>…`, plus a namespace hint.
     pub detail: String,
 }
 
 /// Scanned files, shared between the instances of one algorithm.
-pub type Cache = BTreeMap<PathBuf, CFile>;
+pub(crate) type Cache = BTreeMap<PathBuf, CFile>;
 
 fn scan<'a>(cache: &'a mut Cache, p: &Path) -> Option<&'a CFile> {
     if !cache.contains_key(p) {
@@ -40,7 +40,11 @@ const NIST_FUNCTIONS: [&str; 6] = [
 /// The API functions (`stages::build::api_symbols`) that no source of
 /// `inst` defines. Macros come from the sources and the headers of every
 /// include directory. `show` renders a path for the message.
-pub fn missing(inst: &Instance, cache: &mut Cache, show: &dyn Fn(&Path) -> String) -> Vec<Missing> {
+pub(crate) fn missing(
+    inst: &Instance,
+    cache: &mut Cache,
+    show: &dyn Fn(&Path) -> String,
+) -> Vec<Missing> {
     let mut files: Vec<PathBuf> = inst.sources.iter().map(|s| s.path.clone()).collect();
     for d in &inst.include_dirs {
         let mut hs: Vec<PathBuf> = std::fs::read_dir(d)

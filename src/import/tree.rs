@@ -28,7 +28,7 @@ const KINDS: [&str; 2] = ["crypto_kem", "crypto_sign"];
 
 /// A tree (its root) and the scheme folders to import from it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Layout {
+pub(super) struct Layout {
     pub root: PathBuf,
     pub schemes: Vec<PathBuf>,
 }
@@ -36,7 +36,7 @@ pub struct Layout {
 /// Whether `path` is a public tree (its root or `crypto_kem/`,
 /// `crypto_sign/`), a scheme folder in one (with `META.yml` and
 /// implementation folders), or that scheme's `META.yml`.
-pub fn detect(path: &Path) -> Option<Layout> {
+pub(super) fn detect(path: &Path) -> Option<Layout> {
     let dir = if path.is_file() && path.file_name().is_some_and(|n| n == "META.yml") {
         path.parent()?.to_path_buf()
     } else {
@@ -88,7 +88,7 @@ fn is_scheme(dir: &Path) -> bool {
 }
 
 /// What importing one scheme produces.
-pub struct SchemeImport {
+pub(super) struct SchemeImport {
     pub draft: Draft,
     /// Manifest lines keyed by label, provenance comment first (key "").
     pub manifest: Vec<(String, String)>,
@@ -98,7 +98,7 @@ pub struct SchemeImport {
 }
 
 /// Where the tree is, as the drafted files name it.
-pub struct TreeCx<'a> {
+pub(super) struct TreeCx<'a> {
     pub layout: &'a Layout,
     /// The tree root relative to `algorithms/` (roots are written under it).
     pub base: String,
@@ -130,7 +130,7 @@ impl TreeCx<'_> {
     }
 }
 
-pub fn tree_cx<'a>(layout: &'a Layout, alg_dir: &Path, shown: String) -> TreeCx<'a> {
+pub(super) fn tree_cx<'a>(layout: &'a Layout, alg_dir: &Path, shown: String) -> TreeCx<'a> {
     let name = layout
         .root
         .file_name()
@@ -161,7 +161,7 @@ struct Found {
     meta: Option<MetaImpl>,
 }
 
-pub fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> {
+pub(super) fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, Error> {
     let meta = yaml::read(&dir.join("META.yml"))?;
     let s: &Scheme = &meta.schemes[0];
     let mut notes = Vec::new();
@@ -552,7 +552,7 @@ fn component_toml(
 }
 
 /// Renders a scheme's draft (for the caller, which writes it).
-pub fn render(s: &SchemeImport) -> String {
+pub(super) fn render(s: &SchemeImport) -> String {
     emit::render(&s.draft)
 }
 

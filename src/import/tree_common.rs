@@ -13,7 +13,7 @@ use super::folder::Folder;
 use crate::config::algorithm::InitArgs;
 
 /// `common/`, scanned once.
-pub struct Common {
+pub(super) struct Common {
     pub dir: PathBuf,
     /// Every `.c` and `.h` in it and in its subfolders (`keccak4x/`), by
     /// path in `common/`.
@@ -23,7 +23,7 @@ pub struct Common {
 }
 
 impl Common {
-    pub fn scan(dir: &Path) -> Common {
+    pub(super) fn scan(dir: &Path) -> Common {
         let mut common = Common {
             dir: dir.to_path_buf(),
             files: Vec::new(),
@@ -75,7 +75,11 @@ impl Common {
 
     /// The common headers the folder's files include, and the headers
     /// those include in turn.
-    pub fn headers_used(&self, folder: &Folder, include_dirs: &[String]) -> BTreeSet<String> {
+    pub(super) fn headers_used(
+        &self,
+        folder: &Folder,
+        include_dirs: &[String],
+    ) -> BTreeSet<String> {
         let mut wanted: Vec<String> = Vec::new();
         for f in &folder.files {
             let dir = folder
@@ -116,7 +120,11 @@ impl Common {
     /// ones those sources need in turn; a source that provides the
     /// randomness call (`symbol`) is left out: pqbench's KAT RNG (or the
     /// scheme's own) provides it.
-    pub fn sources_for(&self, headers: &BTreeSet<String>, symbol: Option<&str>) -> Vec<String> {
+    pub(super) fn sources_for(
+        &self,
+        headers: &BTreeSet<String>,
+        symbol: Option<&str>,
+    ) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut todo: Vec<String> = headers.iter().cloned().collect();
         let mut headers_seen: BTreeSet<String> = headers.clone();
@@ -146,7 +154,7 @@ impl Common {
     /// files defining a function the library calls and nothing it compiles
     /// defines, then what those call in turn. Assembly counts by the
     /// symbols it exports.
-    pub fn link_sources(
+    pub(super) fn link_sources(
         &self,
         library: &[&CFile],
         chosen: &[String],
@@ -211,7 +219,10 @@ impl Common {
 
     /// The link symbol a common header renames `randombytes` to
     /// (`#define randombytes PREFIX_randombytes`), with the header's name.
-    pub fn randombytes_symbol(&self, headers: &BTreeSet<String>) -> Option<(String, String)> {
+    pub(super) fn randombytes_symbol(
+        &self,
+        headers: &BTreeSet<String>,
+    ) -> Option<(String, String)> {
         headers.iter().find_map(|h| {
             let f = self.file(h)?;
             let m = f
@@ -256,7 +267,7 @@ fn asm_globals(text: &str) -> BTreeSet<String> {
 }
 
 /// The `"name"` includes of a file (system `<...>` ones left out).
-pub fn quoted_includes(f: &CFile) -> impl Iterator<Item = String> + '_ {
+pub(super) fn quoted_includes(f: &CFile) -> impl Iterator<Item = String> + '_ {
     f.directives
         .iter()
         .filter(|d| d.kind == "include")
@@ -269,7 +280,7 @@ pub fn quoted_includes(f: &CFile) -> impl Iterator<Item = String> + '_ {
 
 /// The scheme's own KAT RNG: its source file, init function and shape.
 #[derive(Debug, Clone)]
-pub struct KatRng {
+pub(super) struct KatRng {
     pub source: PathBuf,
     pub init: String,
     pub args: InitArgs,
@@ -278,7 +289,7 @@ pub struct KatRng {
 /// Finds the KAT RNG `name` (META.yml `nistkat-rng`): `<name>.c` in the
 /// scheme folder outside its implementations, else in `common/`. Returns
 /// it, or why it could not be used.
-pub fn find_kat_rng(
+pub(super) fn find_kat_rng(
     scheme: &Path,
     implementations: &[PathBuf],
     common: Option<&Path>,

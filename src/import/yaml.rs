@@ -24,7 +24,7 @@ use crate::config::algorithm::Kind;
 use crate::error::{ConfigError, Location};
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Scheme {
+pub(super) struct Scheme {
     pub name: String,
     pub kind: Option<Kind>,
     pub level: Option<u64>,
@@ -43,7 +43,7 @@ pub struct Scheme {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct MetaImpl {
+pub(super) struct MetaImpl {
     pub name: String,
     /// Required CPU flags on x86_64.
     pub cpu_features: Vec<String>,
@@ -78,14 +78,14 @@ impl Scheme {
 
 impl MetaImpl {
     /// Whether it can be built for `arch` (`std::env::consts::ARCH`).
-    pub fn runs_on(&self, arch: &str) -> bool {
+    pub(super) fn runs_on(&self, arch: &str) -> bool {
         self.architectures.is_empty() || self.architectures.iter().any(|a| a == arch)
     }
 }
 
 /// Architecture names as metadata writes them, made `std::env::consts`
 /// names: `arm_8`/`arm64` are `aarch64`, `amd64`/`x86` count as `x86_64`.
-pub fn arch_name(a: &str) -> String {
+pub(super) fn arch_name(a: &str) -> String {
     match a.to_ascii_lowercase().as_str() {
         "arm_8" | "arm64" | "armv8" | "aarch64" => "aarch64".into(),
         "amd64" | "x86" | "x86_64" | "x64" => "x86_64".into(),
@@ -94,7 +94,7 @@ pub fn arch_name(a: &str) -> String {
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Meta {
+pub(super) struct Meta {
     /// Family name (liboqs `name`), or the first scheme's name.
     pub family: String,
     pub schemes: Vec<Scheme>,
@@ -110,7 +110,7 @@ fn yaml_error(path: &Path, text: &str, e: &serde_yaml_ng::Error) -> ConfigError 
 }
 
 /// Reads scheme metadata from a YAML file.
-pub fn read(path: &Path) -> Result<Meta, ConfigError> {
+pub(super) fn read(path: &Path) -> Result<Meta, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ConfigError::new(format!("cannot read {}: {e}", path.display())).in_file(path)
     })?;
@@ -281,10 +281,10 @@ fn implementation(v: &Value) -> Option<MetaImpl> {
 }
 
 /// Scheme name → (single-record, all-records) KAT digests.
-pub type KatDigests = BTreeMap<String, (Option<String>, Option<String>)>;
+pub(super) type KatDigests = BTreeMap<String, (Option<String>, Option<String>)>;
 
 /// Reads a liboqs `kats.json`.
-pub fn read_kats(path: &Path) -> Result<KatDigests, ConfigError> {
+pub(super) fn read_kats(path: &Path) -> Result<KatDigests, ConfigError> {
     let text = std::fs::read_to_string(path).map_err(|e| {
         ConfigError::new(format!("cannot read {}: {e}", path.display())).in_file(path)
     })?;

@@ -4,7 +4,7 @@
 use super::manifest::{canonical, is_record_start, Mode};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Difference {
+pub(crate) struct Difference {
     /// Record number (the `count` value as written), or None in the header.
     pub record: Option<String>,
     pub field: String,
@@ -38,7 +38,7 @@ impl std::fmt::Display for Difference {
 /// The first difference between the canonical forms of two KAT files
 /// (exact mode compares strict lines: a byte-level difference that only
 /// concerns whitespace is still reported by the digest).
-pub fn first_difference(
+pub(crate) fn first_difference(
     ours: &[u8],
     reference: &[u8],
     mode: Mode,

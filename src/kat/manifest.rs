@@ -20,7 +20,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Mode::Strict => "strict",
             Mode::Nolen => "nolen",
@@ -43,7 +43,7 @@ pub struct Entry {
 
 impl Entry {
     /// The mode as written, with its record count: `exact:1`, `strict`.
-    pub fn mode_text(&self) -> String {
+    pub(crate) fn mode_text(&self) -> String {
         match self.records {
             Some(n) => format!("{}:{n}", self.mode.as_str()),
             None => self.mode.as_str().to_string(),
@@ -107,7 +107,7 @@ pub fn parse(path: &Path, text: &str) -> Result<Vec<Entry>, ConfigError> {
 
 /// True for the first line of a record in either KAT format (a hash KAT's
 /// records start with `Msg_Len`, the baseline self-check's with `Check`).
-pub fn is_record_start(line: &str) -> bool {
+pub(crate) fn is_record_start(line: &str) -> bool {
     let l = line.trim_start();
     for key in ["Msg_Len", "Check"] {
         if l.strip_prefix(key)
@@ -123,7 +123,7 @@ pub fn is_record_start(line: &str) -> bool {
 /// The part of a KAT file a digest covers: all of it, or (with `records`)
 /// the lines of the first N records without the header and without the
 /// empty line that ends the last one.
-pub fn covered(text: &[u8], records: Option<usize>) -> &[u8] {
+pub(crate) fn covered(text: &[u8], records: Option<usize>) -> &[u8] {
     let Some(n) = records else { return text };
     let mut starts = Vec::new();
     let mut pos = 0;
@@ -147,7 +147,7 @@ pub fn covered(text: &[u8], records: Option<usize>) -> &[u8] {
 }
 
 /// The canonical text a digest is computed over.
-pub fn canonical(text: &[u8], mode: Mode, records: Option<usize>) -> Vec<u8> {
+pub(crate) fn canonical(text: &[u8], mode: Mode, records: Option<usize>) -> Vec<u8> {
     let part = covered(text, records);
     if mode == Mode::Exact {
         return part.to_vec();
@@ -173,7 +173,7 @@ pub fn digest(text: &[u8], mode: Mode, records: Option<usize>) -> String {
 }
 
 /// Number of records in a KAT file.
-pub fn count_records(text: &[u8]) -> usize {
+pub(crate) fn count_records(text: &[u8]) -> usize {
     String::from_utf8_lossy(text)
         .lines()
         .filter(|l| is_record_start(l))

@@ -1,11 +1,11 @@
 //! Known-answer tests: reference manifests, comparison of a generated KAT
 //! file with the references, and the per-instance verdict.
 
-pub mod compare;
+pub(crate) mod compare;
 pub mod manifest;
 mod outcome;
 pub mod provenance;
 
-pub use outcome::{KatAttempt, KatFile, KatOutput};
+pub(crate) use outcome::{KatAttempt, KatFile, KatOutput};
 
 pub use crate::records::kat::KatStatus as Status;

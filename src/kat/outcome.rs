@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::Status;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KatAttempt {
+pub(crate) struct KatAttempt {
     pub profile: String,
     pub status: Status,
     pub detail: Option<String>,
@@ -29,7 +29,7 @@ pub struct KatAttempt {
 
 /// One KAT file of a hash instance (`KAT_2_12`, ...).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KatFile {
+pub(crate) struct KatFile {
     pub file: String,
     pub status: Status,
     pub detail: Option<String>,
@@ -38,21 +38,21 @@ pub struct KatFile {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KatOutput {
+pub(crate) struct KatOutput {
     pub attempts: Vec<KatAttempt>,
     /// The attempt whose library the later stages use.
     pub chosen: usize,
 }
 
 impl KatOutput {
-    pub fn final_attempt(&self) -> &KatAttempt {
+    pub(crate) fn final_attempt(&self) -> &KatAttempt {
         &self.attempts[self.chosen]
     }
-    pub fn status(&self) -> Status {
+    pub(crate) fn status(&self) -> Status {
         self.final_attempt().status
     }
     /// A generator figure, e.g. `max_sig_len`.
-    pub fn figure(&self, key: &str) -> Option<u64> {
+    pub(crate) fn figure(&self, key: &str) -> Option<u64> {
         self.final_attempt()
             .generator
             .iter()

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 /// What the ICCS baseline records instead: it has no manifest, its
 /// generator checks itself against answers built into the support code.
-pub const BUILT_IN: &str = "built-in";
+pub(crate) const BUILT_IN: &str = "built-in";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -28,7 +28,7 @@ pub enum Provenance {
 }
 
 impl Provenance {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Provenance::Submitted => "submitted",
             Provenance::Published => "published",
@@ -47,7 +47,7 @@ impl Provenance {
     }
 
     /// The comment line that marks the lines after it.
-    pub fn comment(self, detail: &str) -> String {
+    pub(crate) fn comment(self, detail: &str) -> String {
         if detail.is_empty() {
             format!("# provenance: {}", self.as_str())
         } else {
@@ -57,7 +57,7 @@ impl Provenance {
 }
 
 /// The provenance of each label's line in a manifest's text.
-pub fn of_labels(text: &str) -> BTreeMap<String, Provenance> {
+pub(crate) fn of_labels(text: &str) -> BTreeMap<String, Provenance> {
     let mut current = if text
         .lines()
         .take_while(|l| l.trim_start().starts_with('#'))

@@ -59,7 +59,7 @@ pub use crate::records::process::ProcessRecord;
 pub use crate::records::process::ProcessFacts;
 
 impl ProcessFacts {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == ProcessFacts::default()
     }
 }
@@ -69,14 +69,14 @@ impl ProcessRecord {
         self.lines.iter().find(|l| l.tag == tag)
     }
 
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.outcome == Outcome::Exited(0)
             && self.sandbox.results_error.is_none()
             && self.line("done").is_some()
     }
 
     /// Why the process failed, in words, or None when it succeeded.
-    pub fn failure(&self) -> Option<(super::OpStatus, String)> {
+    pub(crate) fn failure(&self) -> Option<(super::OpStatus, String)> {
         use super::OpStatus;
         if self.ok() {
             return None;
@@ -117,7 +117,7 @@ pub fn run(
 
 /// What one driver process gave. Its per-call samples and output hashes
 /// (one number per timed call each) are kept out of its record.
-pub struct Ran {
+pub(crate) struct Ran {
     pub proc: ProcessRecord,
     pub samples: Vec<u64>,
     pub outputs: Vec<u64>,
@@ -125,7 +125,7 @@ pub struct Ran {
 
 /// `run`, with `settings` (a line of `key=value` words) on the driver's
 /// input descriptor, which it reads only once the library is loaded.
-pub fn run_fed(
+pub(crate) fn run_fed(
     cx: &Cx,
     lib: &Path,
     args: &[String],
@@ -204,7 +204,7 @@ pub(crate) fn short_tail(bytes: &[u8]) -> String {
 
 /// Copies the library into the job directory (readable by the job's uid)
 /// and returns the relative path the tools load it by.
-pub fn stage_library(lib: &Path, job_dir: &Path) -> Result<String> {
+pub(crate) fn stage_library(lib: &Path, job_dir: &Path) -> Result<String> {
     use std::os::unix::fs::PermissionsExt;
     let local = job_dir.join("lib.so");
     std::fs::copy(lib, &local)

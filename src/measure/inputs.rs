@@ -25,27 +25,27 @@ use crate::records::measure::OutputCheck;
 
 /// A calibration process's pool: at most this many inputs, and no longer
 /// to build than the calibration's own minimum (50 ms of calls).
-pub const CALIBRATION_POOL: u64 = 64;
-pub const CALIBRATION_POOL_SECONDS: f64 = 0.05;
+pub(crate) const CALIBRATION_POOL: u64 = 64;
+pub(crate) const CALIBRATION_POOL_SECONDS: f64 = 0.05;
 /// A trial's pool is built in at most this share of its planned timed
 /// seconds (the driver also stops at 64 MiB of inputs and at one input
 /// per call): building an input costs about a call (enc for dec) or more
 /// (sign for verify), so the pool is what the trial can afford untimed.
-pub const POOL_SHARE: f64 = 0.5;
+pub(crate) const POOL_SHARE: f64 = 0.5;
 /// Timed calls of each kept trial recomputed by a separate process.
-pub const CHECKED_CALLS: usize = 3;
+pub(crate) const CHECKED_CALLS: usize = 3;
 /// Timed calls on inputs seen before whose median is below this share of
 /// the first pass's are a cache, not the operation. A remembered answer
 /// costs orders of magnitude less than the operation; honest calls vary
 /// far less between passes, but not by a factor of two only: a library
 /// whose calls write to a pipe was seen 8.5 times faster once the reader
 /// caught up.
-pub const DROP_RATIO: f64 = 0.05;
+pub(crate) const DROP_RATIO: f64 = 0.05;
 /// Samples each pass needs before the two are compared.
-pub const MIN_PASS_SAMPLES: usize = 5;
+pub(crate) const MIN_PASS_SAMPLES: usize = 5;
 
 /// Whether `op` walks a pool of distinct inputs.
-pub fn pooled(op: &str) -> bool {
+pub(crate) fn pooled(op: &str) -> bool {
     matches!(op, "sign" | "verify" | "dec") || op.starts_with("hash_")
 }
 
@@ -67,20 +67,20 @@ fn os_random(n: usize) -> Result<Vec<u8>> {
 }
 
 /// 32 bytes from the operating system, as 64 hex digits.
-pub fn fresh_seed() -> Result<String> {
+pub(crate) fn fresh_seed() -> Result<String> {
     Ok(hex::encode(os_random(32)?))
 }
 
 /// How the driver builds one process's pool.
 #[derive(Debug, Clone)]
-pub struct PoolPlan {
+pub(crate) struct PoolPlan {
     pub op: String,
     pub pool_max: u64,
     pub pool_seconds: f64,
 }
 
 impl PoolPlan {
-    pub fn calibration(op: &str) -> Option<PoolPlan> {
+    pub(crate) fn calibration(op: &str) -> Option<PoolPlan> {
         pooled(op).then(|| PoolPlan {
             op: op.to_string(),
             pool_max: CALIBRATION_POOL,
@@ -90,7 +90,7 @@ impl PoolPlan {
 
     /// For a trial of `iterations` calls after `warmup`, each taking about
     /// `seconds_per_call`.
-    pub fn trial(
+    pub(crate) fn trial(
         op: &str,
         iterations: u64,
         warmup: u32,
@@ -104,7 +104,7 @@ impl PoolPlan {
     }
 
     /// The driver's settings line for `seed`.
-    pub fn settings(&self, seed: &str) -> String {
+    pub(crate) fn settings(&self, seed: &str) -> String {
         format!(
             "seed={seed} pool_max={} pool_seconds={:.6}",
             self.pool_max, self.pool_seconds
@@ -113,21 +113,21 @@ impl PoolPlan {
 
     /// The pool's building time spread over the timed calls (untimed CPU a
     /// trial process may use beyond its calls).
-    pub fn untimed_per_call(&self, iterations: u64) -> f64 {
+    pub(crate) fn untimed_per_call(&self, iterations: u64) -> f64 {
         self.pool_seconds / iterations.max(1) as f64
     }
 }
 
 /// How a process walked its pool (its `inputs` line).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Walk {
+pub(crate) struct Walk {
     pub seed: String,
     pub pool: u64,
     pub warmup: u64,
     pub wraps: u64,
 }
 
-pub fn walk(proc: &ProcessRecord) -> Option<Walk> {
+pub(crate) fn walk(proc: &ProcessRecord) -> Option<Walk> {
     let l = proc.line("inputs")?;
     Some(Walk {
         seed: l.get("seed")?.to_string(),
@@ -140,7 +140,7 @@ pub fn walk(proc: &ProcessRecord) -> Option<Walk> {
 /// Why a trial's timed calls got cheaper once their inputs repeated, or
 /// None. Timed call i is call `warmup + i` and uses input (that mod pool):
 /// calls from `pool` on see inputs seen before.
-pub fn cache_drop(samples: &[u64], w: &Walk) -> Option<String> {
+pub(crate) fn cache_drop(samples: &[u64], w: &Walk) -> Option<String> {
     let (mut first, mut later): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
     for (i, &s) in samples.iter().enumerate() {
         if w.warmup + (i as u64) < w.pool {
@@ -172,12 +172,12 @@ fn median(v: &mut [u64]) -> f64 {
 }
 
 /// The first inconsistent call of `checks`, in words.
-pub fn verdict(checks: &[OutputCheck]) -> Option<String> {
+pub(crate) fn verdict(checks: &[OutputCheck]) -> Option<String> {
     checks.iter().find_map(OutputCheck::problem)
 }
 
 /// One kept trial process and what it reported beside its record.
-pub struct Timed<'a> {
+pub(crate) struct Timed<'a> {
     pub proc: &'a ProcessRecord,
     pub seed_sent: &'a str,
     pub samples: &'a [u64],
@@ -189,7 +189,7 @@ pub struct Timed<'a> {
 
 /// What checking one trial found.
 #[derive(Default)]
-pub struct TrialCheck {
+pub(crate) struct TrialCheck {
     pub checks: Vec<OutputCheck>,
     /// The replay process (to keep with the operation's processes).
     pub replay: Option<ProcessRecord>,
@@ -201,7 +201,7 @@ pub struct TrialCheck {
 /// was sent, did not get cheaper on repeated inputs, and (dec, verify,
 /// hash) a few of its timed calls, picked now, recompute to the same
 /// output in a separate process.
-pub fn check_trial(
+pub(crate) fn check_trial(
     cx: &Cx,
     lib: &Path,
     plan: &PoolPlan,

@@ -7,7 +7,7 @@ use super::driver::ProcessRecord;
 use super::OpStatus;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpMemory {
+pub(crate) struct OpMemory {
     pub op: String,
     pub status: OpStatus,
     pub detail: Option<String>,
@@ -20,7 +20,7 @@ pub struct OpMemory {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct MemoryOutput {
+pub(crate) struct MemoryOutput {
     /// Σ MemSiz over the library's PT_LOAD segments.
     pub load_bytes: Option<u64>,
     pub ops: Vec<OpMemory>,

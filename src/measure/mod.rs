@@ -4,11 +4,11 @@
 pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;
-pub mod memory;
+pub(crate) mod memory;
 pub mod profile;
 pub mod timing;
-pub mod valgrind;
-pub mod vgxml;
+pub(crate) mod valgrind;
+pub(crate) mod vgxml;
 pub mod witness;
 
 use crate::cache::Cache;
@@ -20,7 +20,7 @@ use crate::support::Part;
 pub use crate::records::measure::OpStatus;
 
 impl OpStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             OpStatus::Ok => "ok",
             OpStatus::Crash => "crash",
@@ -34,12 +34,12 @@ impl OpStatus {
         }
     }
 
-    pub fn is_ok(self) -> bool {
+    pub(crate) fn is_ok(self) -> bool {
         self == OpStatus::Ok
     }
 
     /// Not a failure: measured, or run as the emulated system's check.
-    pub fn is_success(self) -> bool {
+    pub(crate) fn is_success(self) -> bool {
         matches!(self, OpStatus::Ok | OpStatus::Emulated)
     }
 }
@@ -59,14 +59,14 @@ impl std::fmt::Display for OpStatus {
 
 /// The operations an instance has (a KEX's passes as its KAT run found
 /// them: none before a KAT).
-pub fn instance_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'static str> {
+pub(crate) fn instance_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'static str> {
     let passes = kat.and_then(|k| k.figure("passes")).map(|p| p as u32);
     inst.kind.instance_operations(passes)
 }
 
 /// The operations the profile stage profiles: all of a signature's or
 /// KEM's, a KEX's `exchange`, none of a hash's.
-pub fn profiled_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'static str> {
+pub(crate) fn profiled_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'static str> {
     instance_operations(inst, kat)
         .into_iter()
         .filter(|op| inst.kind.profiles(op))
@@ -75,7 +75,11 @@ pub fn profiled_operations(inst: &Instance, kat: Option<&KatOutput>) -> Vec<&'st
 
 /// The library an instance is measured with, or None when it is excluded:
 /// it must pass its KAT, or carry a known issue with action `measure`.
-pub fn measured_library(plan: &Plan, inst: &Instance, kat: Option<&KatOutput>) -> Option<String> {
+pub(crate) fn measured_library(
+    plan: &Plan,
+    inst: &Instance,
+    kat: Option<&KatOutput>,
+) -> Option<String> {
     let attempt = kat?.final_attempt();
     let lib = attempt.library_sha256.clone()?;
     if attempt.status == Status::Pass {
@@ -96,7 +100,7 @@ pub fn measured_library(plan: &Plan, inst: &Instance, kat: Option<&KatOutput>) -
 
 /// The measured library's file in the cache (an error when the instance
 /// is excluded or the cache lost it).
-pub fn measured_library_path(
+pub(crate) fn measured_library_path(
     cache: &Cache,
     plan: &Plan,
     inst: &Instance,
@@ -116,7 +120,7 @@ pub fn measured_library_path(
 /// Inputs of every measuring stage: the library, the driver, the settings,
 /// the measuring CPU and the host state, and the campaign the measurement
 /// belongs to; None when the instance is excluded.
-pub fn measurement_manifest(job: &Job, kat: Option<&KatOutput>) -> Option<Manifest> {
+pub(crate) fn measurement_manifest(job: &Job, kat: Option<&KatOutput>) -> Option<Manifest> {
     let cx = job.cx;
     let lib = measured_library(cx.plan, job.inst, kat)?;
     let mut m = Manifest::new();
@@ -136,7 +140,7 @@ pub fn measurement_manifest(job: &Job, kat: Option<&KatOutput>) -> Option<Manife
 /// The campaign this one takes measurements from
 /// (`reuse-measurements-from`): the same inputs as this campaign's own
 /// manifest `own`, owned by that campaign on this system.
-pub fn lender(job: &Job, own: &Manifest) -> Option<Lender> {
+pub(crate) fn lender(job: &Job, own: &Manifest) -> Option<Lender> {
     let plan = job.cx.plan;
     let from = plan.reuse_measurements_from.as_ref()?;
     let owner = format!("{from}/{}", plan.system);
@@ -160,7 +164,7 @@ pub use crate::records::measure::IterationPlan;
 /// iterations = max(ceil(target / t1), min-iterations, ceil(min-calls /
 /// trials)), capped at max-iterations, then cut so that trials ×
 /// (iterations + warm-ups) × t1 fits the per-operation budget.
-pub fn plan_iterations(t1: f64, s: &TimingSettings) -> IterationPlan {
+pub(crate) fn plan_iterations(t1: f64, s: &TimingSettings) -> IterationPlan {
     let t1 = t1.max(1e-9);
     let trials = u64::from(s.trials.max(1));
     let wanted = ((s.trial_seconds / t1).ceil() as u64)

@@ -20,7 +20,7 @@ pub fn class_share(shapes: &[Shape], total_ticks: u64, class: &HelperClass) -> f
     ticks as f64 / total_ticks.max(1) as f64
 }
 
-pub use crate::records::measure::OpProfile;
+pub(crate) use crate::records::measure::OpProfile;
 
 impl OpProfile {
     fn ticks_where(&self, pred: impl Fn(&Shape) -> bool) -> u64 {
@@ -32,21 +32,16 @@ impl OpProfile {
     }
 
     /// Share of the operation in every wrapped helper but the DRNG.
-    pub fn hash_share(&self) -> f64 {
+    pub(crate) fn hash_share(&self) -> f64 {
         self.ticks_where(|s| !s.class.is_drng()) as f64 / self.total_ticks.max(1) as f64
     }
 
-    pub fn drng_share(&self) -> f64 {
+    pub(crate) fn drng_share(&self) -> f64 {
         self.ticks_where(|s| s.class.is_drng()) as f64 / self.total_ticks.max(1) as f64
     }
 
-    /// Share of the operation in the helpers of one class.
-    pub fn class_share(&self, class: &HelperClass) -> f64 {
-        class_share(&self.shapes, self.total_ticks, class)
-    }
-
     /// Calls per operation by function name, sorted by name.
-    pub fn calls_per_op(&self) -> BTreeMap<String, f64> {
+    pub(crate) fn calls_per_op(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
         for s in &self.shapes {
             *m.entry(s.function.clone()).or_insert(0.0) += s.calls as f64;
@@ -56,7 +51,7 @@ impl OpProfile {
     }
 
     /// Share of the operation per function.
-    pub fn share_per_function(&self) -> BTreeMap<String, f64> {
+    pub(crate) fn share_per_function(&self) -> BTreeMap<String, f64> {
         let mut m = BTreeMap::new();
         for s in &self.shapes {
             *m.entry(s.function.clone()).or_insert(0.0) += s.ticks as f64;
@@ -68,7 +63,7 @@ impl OpProfile {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProfileOutput {
+pub(crate) struct ProfileOutput {
     /// `ok`, or why there is no profile (e.g. `relink-failed`).
     pub status: OpStatus,
     pub detail: Option<String>,

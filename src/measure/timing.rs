@@ -12,11 +12,11 @@ use crate::stats::{Summary, Trial};
 
 /// A trial whose process ran less than this share of its wall time (or whose
 /// cycle rate fell below this share of the clock) lost the CPU.
-pub const LOST_CPU_SHARE: f64 = 0.95;
-pub const TRIAL_ATTEMPTS: u32 = 3;
+pub(crate) const LOST_CPU_SHARE: f64 = 0.95;
+pub(crate) const TRIAL_ATTEMPTS: u32 = 3;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OpTiming {
+pub(crate) struct OpTiming {
     pub op: String,
     /// When its first process started (UTC, milliseconds).
     #[serde(default)]
@@ -61,7 +61,7 @@ pub use crate::records::measure::StepTiming;
 pub use crate::records::measure::Calibration;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TimeOutput {
+pub(crate) struct TimeOutput {
     pub cpu: Option<usize>,
     pub ops: Vec<OpTiming>,
     /// When this instance was timed (UTC); kept with the cached result.
@@ -81,21 +81,21 @@ pub struct TimeOutput {
 /// only when `TRIAL_ATTEMPTS` of its attempts all disagree is that taken as
 /// evidence against the process rather than as a disturbance.
 #[derive(Debug, Default)]
-pub struct Attempts {
+pub(crate) struct Attempts {
     lost: u32,
     disturbed: u32,
 }
 
 /// What to do with an attempt that passed the hard checks.
 #[derive(Debug, PartialEq)]
-pub enum Next {
+pub(crate) enum Next {
     Keep,
     Repeat,
     Implausible(String),
 }
 
 impl Attempts {
-    pub fn judge(&mut self, lost: bool, disturbed: Option<String>) -> Next {
+    pub(crate) fn judge(&mut self, lost: bool, disturbed: Option<String>) -> Next {
         if let Some(why) = disturbed {
             self.disturbed += 1;
             return if self.disturbed >= TRIAL_ATTEMPTS {

@@ -16,7 +16,7 @@ use crate::sandbox::{self, Limits};
 
 /// The Valgrind installation used.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Valgrind {
+pub(crate) struct Valgrind {
     /// The program the sandbox executes: Valgrind's launcher binary (the
     /// sandbox executes by descriptor, which a `#!` wrapper script such as
     /// Debian's `/usr/bin/valgrind` does not survive), or `/bin/sh`.
@@ -28,7 +28,7 @@ pub struct Valgrind {
 }
 
 /// Finds `valgrind` on the PATH, or says why it cannot be used.
-pub fn find() -> Result<Valgrind, String> {
+pub(crate) fn find() -> Result<Valgrind, String> {
     let path = crate::toolchain::which("valgrind")
         .ok_or_else(|| "Valgrind is not installed (e.g. apt-get install valgrind)".to_string())?;
     let out = std::process::Command::new(&path)
@@ -69,7 +69,7 @@ pub fn find() -> Result<Valgrind, String> {
 /// of an emulated system run under a user-mode emulator, and Valgrind
 /// cannot run a client that the emulator runs (nor run the emulator's
 /// guest code as its own).
-pub fn unsupported_reason(cx: &Cx) -> Option<String> {
+pub(crate) fn unsupported_reason(cx: &Cx) -> Option<String> {
     if let crate::plan::Runner::Emulator { command } = &cx.plan.system_spec.runner {
         return Some(format!(
             "system {} runs its programs under the emulator `{}`: Valgrind cannot run there",
@@ -82,7 +82,7 @@ pub fn unsupported_reason(cx: &Cx) -> Option<String> {
 
 /// One driver process run under a Valgrind tool, and the output files the
 /// tool left (name, bytes) that `keep` selected.
-pub struct ToolRun {
+pub(crate) struct ToolRun {
     pub process: ProcessRecord,
     pub files: Vec<(String, Vec<u8>)>,
     /// Absolute path of the job's copy of the library (as the tool names it
@@ -92,7 +92,7 @@ pub struct ToolRun {
 
 /// What to run under the tool: its arguments, the driver's, where and how
 /// long.
-pub struct Invocation<'a> {
+pub(crate) struct Invocation<'a> {
     pub tool: &'a [String],
     pub driver: &'a [String],
     pub cpu: Option<usize>,
@@ -101,7 +101,7 @@ pub struct Invocation<'a> {
 
 /// Runs `valgrind <tool args> ./pqb-driver --results-fd 3 --lib ./lib.so
 /// <driver args>` in a fresh job directory.
-pub fn run(
+pub(crate) fn run(
     cx: &Cx,
     vg: &Valgrind,
     lib: &Path,
@@ -172,7 +172,7 @@ pub fn run(
 
 /// The instructions of each counted call from callgrind's dumps
 /// (`<out>.1`, `<out>.2`, …: one per call, in order; each says `totals:`).
-pub fn callgrind_calls(files: &[(String, Vec<u8>)], out: &str) -> Result<Vec<u64>> {
+pub(crate) fn callgrind_calls(files: &[(String, Vec<u8>)], out: &str) -> Result<Vec<u64>> {
     let prefix = format!("{out}.");
     let mut dumps: Vec<(u64, u64)> = Vec::new();
     for (name, bytes) in files {

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 /// One frame as memcheck printed it.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Frame {
+pub(crate) struct Frame {
     pub ip: Option<String>,
     pub obj: Option<String>,
     pub function: Option<String>,
@@ -18,7 +18,7 @@ pub struct Frame {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Error {
+pub(crate) struct Error {
     pub unique: String,
     pub kind: String,
     pub what: String,
@@ -27,7 +27,7 @@ pub struct Error {
 }
 
 /// The errors of a memcheck XML file, in the order reported.
-pub fn parse(xml: &str) -> Vec<Error> {
+pub(crate) fn parse(xml: &str) -> Vec<Error> {
     let counts: BTreeMap<String, u64> = elements(xml, "pair")
         .filter_map(|p| {
             let n = text(p, "count")?.parse().ok()?;

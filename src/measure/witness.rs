@@ -21,21 +21,21 @@ use crate::stats::Trial;
 /// 1.46 times (docs: measurement.md, "The CPU witness"); halving it
 /// leaves room for that, and a library must claim less than about half
 /// its calls' true cost to be named.
-pub const BELOW_SHARE: f64 = 0.5;
+pub(crate) const BELOW_SHARE: f64 = 0.5;
 /// Standard errors of the fitted slope taken off before comparing.
-pub const STDERRS: f64 = 3.0;
+pub(crate) const STDERRS: f64 = 3.0;
 /// ... minus this many seconds per call (the driver's untimed per-call
 /// work: writing each per-call sample).
-pub const BELOW_SECONDS: f64 = 0.5e-6;
+pub(crate) const BELOW_SECONDS: f64 = 0.5e-6;
 /// User-mode cycles leave kernel time out and follow the clock frequency,
 /// so against them only a claim below this share of the witness counts.
-pub const BELOW_SHARE_USER_CYCLES: f64 = 0.25;
+pub(crate) const BELOW_SHARE_USER_CYCLES: f64 = 0.25;
 
 /// Spreads the trials' call counts around `planned`: `trials` counts from
 /// half to one and a half times it, evenly, in an order pqbench draws at
 /// random, adding up to `trials × planned` so the budget and the number
 /// of calls stay the plan's. Every count is at least 1.
-pub fn spread_counts(planned: u64, trials: u32) -> Vec<u64> {
+pub(crate) fn spread_counts(planned: u64, trials: u32) -> Vec<u64> {
     let t = u64::from(trials);
     let mut counts: Vec<u64> = (0..t)
         .map(|k| {
@@ -77,7 +77,7 @@ fn asked_calls(p: &ProcessRecord) -> Option<u64> {
 
 /// Least squares of `y = a + b·x`: (a, b, standard error of b, None
 /// below three points); None without two distinct `x`.
-pub fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>)> {
+pub(crate) fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>)> {
     let n = points.len() as f64;
     let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
     let my = points.iter().map(|p| p.1).sum::<f64>() / n;
@@ -133,7 +133,7 @@ pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
 /// processes spend per call, or None. One-sided: time off the CPU makes a
 /// claim (wall time on the counter) longer than the CPU time, never
 /// shorter, so a loaded honest run is never flagged.
-pub fn claims_below_witness(
+pub(crate) fn claims_below_witness(
     trials: &[Trial],
     counter: Option<&str>,
     counter_hz: Option<f64>,

@@ -20,12 +20,12 @@ use iced_x86::{Decoder, DecoderOptions, Mnemonic, OpKind, Register};
 use object::{Architecture, Object, ObjectSymbol, SymbolFlags};
 
 use crate::elf::{LinkGraph, RelSection, RelocTarget};
-pub use crate::records::scan::{Finding, FindingClass};
+pub(crate) use crate::records::scan::{Finding, FindingClass};
 
 /// The libc functions whose mere reference is a finding: descriptors
 /// (the result channel is one), memory protection and mappings, process
 /// control, threads, processes and the dynamic linker.
-pub const WATCHED_CALLS: [&str; 27] = [
+pub(crate) const WATCHED_CALLS: [&str; 27] = [
     "dup",
     "dup2",
     "dup3",
@@ -61,14 +61,14 @@ const EXEC_CHECKED: [&str; 2] = ["mmap", "mmap64"];
 const PROT_EXEC: u64 = 4;
 
 /// What the file a finding was found in is called for the library.
-pub const LIBRARY: &str = "library";
+pub(crate) const LIBRARY: &str = "library";
 
 /// `STT_GNU_IFUNC`.
 const STT_GNU_IFUNC: u8 = 10;
 
 /// Every finding in `objects` (relocatable files), each named by the
 /// matching entry of `names` (the source file).
-pub fn scan_objects(objects: &[PathBuf], names: &[String]) -> Result<Vec<Finding>> {
+pub(crate) fn scan_objects(objects: &[PathBuf], names: &[String]) -> Result<Vec<Finding>> {
     let graph = LinkGraph::load(objects, |_| true)?;
     let mut found = BTreeSet::new();
     for (oi, secs) in graph.objects.iter().enumerate() {
@@ -375,7 +375,7 @@ fn ifuncs(obj: &object::File) -> Vec<Found> {
 /// What the linked library adds to its objects' findings: the watched
 /// functions it imports (from code linked in that the objects do not
 /// show) and its IFUNC symbols.
-pub fn scan_library(path: &Path) -> Result<Vec<Finding>> {
+pub(crate) fn scan_library(path: &Path) -> Result<Vec<Finding>> {
     let data = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let obj = object::File::parse(&*data)
         .with_context(|| format!("{}: not a readable object file", path.display()))?;
@@ -402,7 +402,7 @@ pub fn scan_library(path: &Path) -> Result<Vec<Finding>> {
 /// The findings of an instance: its objects', then those of its library
 /// that the objects do not already show (an import the objects call is
 /// named there, with its function).
-pub fn merge(mut objects: Vec<Finding>, library: Vec<Finding>) -> Vec<Finding> {
+pub(crate) fn merge(mut objects: Vec<Finding>, library: Vec<Finding>) -> Vec<Finding> {
     for f in library {
         let known = objects.iter().any(|o| {
             o.class == f.class

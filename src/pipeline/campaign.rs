@@ -33,7 +33,7 @@ pub struct HostState {
 
 /// The CPUs the instances are sharded over: the measuring CPUs (the
 /// deferred CPU measures only the deferred instances).
-pub fn shard_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
+pub(crate) fn shard_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
     measuring_cpus(plan, opts)
 }
 
@@ -93,7 +93,7 @@ fn emulated_host(plan: &Plan, command: &[String]) -> HostState {
 
 /// Refuses to run a native system on a host that is not it: another
 /// architecture or CPU model, or a fingerprint the registry does not list.
-pub fn check_system_host(plan: &Plan, host: &HostState) -> Result<(), crate::error::Error> {
+pub(crate) fn check_system_host(plan: &Plan, host: &HostState) -> Result<(), crate::error::Error> {
     let spec = &plan.system_spec;
     if spec.emulated() {
         return Ok(());
@@ -125,7 +125,7 @@ pub fn check_system_host(plan: &Plan, host: &HostState) -> Result<(), crate::err
 
 /// Measuring stages refuse a host that is not fixed unless the campaign
 /// allows it; either way every problem is shown and recorded.
-pub fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
+pub(crate) fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
     let plan = cx.plan;
     let problems: Vec<String> = host
         .checks
@@ -153,7 +153,7 @@ pub fn refuse_unfixed_host(cx: &Cx, host: &HostState) -> Result<()> {
     Ok(())
 }
 
-pub fn write_campaign_json(
+pub(crate) fn write_campaign_json(
     cx: &Cx,
     registry: &Registry,
     all: &AllResults,
@@ -217,7 +217,7 @@ pub fn write_campaign_json(
 
 /// Measures the DRBG's cost on the first measuring CPU; a failure is shown
 /// and recorded as unknown, never fatal.
-pub fn drbg_cost(cx: &Cx, host: &HostState) -> Option<DrbgCost> {
+pub(crate) fn drbg_cost(cx: &Cx, host: &HostState) -> Option<DrbgCost> {
     let measured = cx
         .support()
         .and_then(|s| drbg_cost::measure(s, host.cpus.first().copied()));

@@ -15,7 +15,7 @@ use crate::plan::Instance;
 use crate::records::{layout, BuildJson, BuildRecord};
 
 /// Writes every record of the run from `all`.
-pub fn write(cx: &Cx, registry: &Registry, all: &AllResults, written: &str) -> Result<()> {
+pub(crate) fn write(cx: &Cx, registry: &Registry, all: &AllResults, written: &str) -> Result<()> {
     let plan = cx.plan;
     let selected = registry.selected(&plan.stages);
     let mut p = Publication::new(cx);

@@ -155,7 +155,7 @@ impl ProjectLock {
 
     /// The lock of a command writing the project's algorithm and KAT
     /// files (`import`): no campaign command runs meanwhile.
-    pub fn exclusive(output: &Path, command: &str) -> Result<ProjectLock> {
+    pub(crate) fn exclusive(output: &Path, command: &str) -> Result<ProjectLock> {
         let path = project_lock_path(output);
         let f = try_lock(&path, Hold::Exclusive, command)?.map_err(|t| {
             // The output directory as the project names it.
@@ -169,13 +169,13 @@ impl ProjectLock {
 /// Per-CPU locks, taken before the first measurement and held to the end
 /// of the run.
 #[derive(Default)]
-pub struct CpuLocks {
+pub(crate) struct CpuLocks {
     held: Mutex<Vec<File>>,
 }
 
 /// Where CPU locks live: shared by every user and project of the machine,
 /// in `pqbench-locks/` of the temporary directory.
-pub fn cpu_lock_path(cpu: usize) -> PathBuf {
+pub(crate) fn cpu_lock_path(cpu: usize) -> PathBuf {
     lock_dir(&std::env::temp_dir()).join(format!("cpu{cpu}.lock"))
 }
 
@@ -211,7 +211,7 @@ fn shared_lock_dir(tmp: &Path) -> Result<PathBuf> {
 impl CpuLocks {
     /// Takes the lock of every measuring CPU, waiting (with a message) while
     /// another pqbench measures on one of them.
-    pub fn acquire(&self, cpus: &[usize], progress: &Progress) -> Result<()> {
+    pub(crate) fn acquire(&self, cpus: &[usize], progress: &Progress) -> Result<()> {
         let mut held = self.held.lock().expect("cpu lock list");
         if !held.is_empty() {
             return Ok(());

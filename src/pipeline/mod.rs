@@ -3,12 +3,12 @@
 //! the records before the campaign stages, files the run directory, and
 //! returns a summary. Also answers `plan` and `status`.
 
-pub mod campaign;
-pub mod evidence;
+pub(crate) mod campaign;
+pub(crate) mod evidence;
 pub mod locks;
-pub mod rundir;
+pub(crate) mod rundir;
 pub mod status;
-pub mod summary;
+pub(crate) mod summary;
 
 use anyhow::{Context, Result};
 
@@ -98,7 +98,7 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
 
 /// Parallel build and KAT jobs per core at most: more only adds threads
 /// that wait (and a huge number stalls the machine).
-pub const MAX_JOBS_PER_CORE: usize = 8;
+pub(crate) const MAX_JOBS_PER_CORE: usize = 8;
 
 /// The build pool's size: `--jobs`, else the campaign's `jobs`; 0 (the
 /// default) means one per core; above `MAX_JOBS_PER_CORE` per core is
@@ -207,7 +207,11 @@ fn only_instances(plan: &Plan, keys: &[String]) -> Result<Plan, Error> {
 
 /// `run`, recording the run directory as `rec` says (`reproduce` runs a
 /// cloned plan in a fresh cache and files the run beside the original).
-pub fn run_with(plan: &Plan, opts: &RunOptions, rec: &Recording) -> Result<RunSummary, Error> {
+pub(crate) fn run_with(
+    plan: &Plan,
+    opts: &RunOptions,
+    rec: &Recording,
+) -> Result<RunSummary, Error> {
     let compiler = Compiler::for_plan(plan)?;
     run_registry(
         plan,
@@ -246,7 +250,7 @@ pub fn run_registry(
 /// Writes the dataset's evidence under its completeness marker: a run
 /// killed while `write` runs leaves the marker, and no page or check takes
 /// the half-written dataset for a finished one.
-pub fn writing(plan: &Plan, write: impl FnOnce() -> Result<()>) -> Result<()> {
+pub(crate) fn writing(plan: &Plan, write: impl FnOnce() -> Result<()>) -> Result<()> {
     let marker = plan.output_dir.join(crate::records::layout::WRITING);
     crate::fsutil::write_atomic(&marker, b"a pqbench run is writing this dataset\n")?;
     write()?;

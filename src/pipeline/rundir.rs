@@ -38,7 +38,7 @@ pub struct Recording {
 
 /// Writes the run directory of a finished run (called by the pipeline
 /// after `campaign.json`); returns its path.
-pub fn record_run(
+pub(crate) fn record_run(
     cx: &Cx,
     registry: &Registry,
     all: &AllResults,
@@ -107,7 +107,7 @@ pub fn record_run(
 
 /// Files `lock` with its own copies of the dataset's result files under
 /// `runs_dir/<run-id>/` (assembled under `.tmp-*`, then renamed).
-pub fn file_run(
+pub(crate) fn file_run(
     plan: &Plan,
     registry: &Registry,
     cache: &crate::cache::Cache,

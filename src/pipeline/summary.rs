@@ -50,7 +50,7 @@ pub struct ItemFailure {
 }
 
 impl RunSummary {
-    pub fn new(
+    pub(crate) fn new(
         plan: &Plan,
         registry: &Registry,
         all: &AllResults,
@@ -145,7 +145,7 @@ impl RunSummary {
     /// The summary of a run whose shards ran elsewhere, from the combined
     /// dataset's `build.json` and records; `shards` names the shards
     /// without results (lost, or still running).
-    pub fn from_dataset(
+    pub(crate) fn from_dataset(
         plan: &Plan,
         run_dir: Option<&Path>,
         shards: Vec<StageFailure>,
@@ -253,10 +253,4 @@ fn skipped(verdicts: &[(String, Verdict)]) -> Vec<ItemFailure> {
             detail: v.skip_reason.clone(),
         })
         .collect()
-}
-
-/// The first compiler `error:` line of a build log with its source line
-/// and caret, else its first line.
-pub fn first_error_line(log: &str) -> String {
-    crate::toolchain::diag::detail(log)
 }

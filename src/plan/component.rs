@@ -33,7 +33,7 @@ impl Components {
     /// The component `name` names; a reference to a component that is
     /// missing is reported at every place it is made, the problems of a
     /// component file once.
-    pub fn get(
+    pub(super) fn get(
         &mut self,
         project: &Project,
         user: &Loaded<RawAlgorithm>,

@@ -59,7 +59,7 @@ pub(super) fn deferred(
 
 impl Plan {
     /// Whether the campaign defers `inst` (`defer`).
-    pub fn is_deferred(&self, inst: &Instance) -> bool {
+    pub(crate) fn is_deferred(&self, inst: &Instance) -> bool {
         self.deferred.contains(&inst.key())
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::algorithm::Kind;
-pub use crate::config::exact::CountMethod;
+pub(crate) use crate::config::exact::CountMethod;
 use crate::config::exact::{RawCount, RawCt, RawCtAnnotation};
 
 /// `[count]`.
@@ -38,7 +38,7 @@ impl Default for CtSettings {
 /// Defaults: 3 counted calls after 1 warm-up (counts are exact, so a few
 /// calls show whether they vary from call to call); one checked call (a
 /// call under memcheck costs tens of times a native one).
-pub fn count_settings(r: &RawCount) -> CountSettings {
+pub(crate) fn count_settings(r: &RawCount) -> CountSettings {
     CountSettings {
         calls: r.calls.unwrap_or(3),
         warmup: r.warmup.unwrap_or(1),
@@ -47,17 +47,17 @@ pub fn count_settings(r: &RawCount) -> CountSettings {
     }
 }
 
-pub fn ct_settings(r: &RawCt) -> CtSettings {
+pub(crate) fn ct_settings(r: &RawCt) -> CtSettings {
     CtSettings {
         calls: r.calls.unwrap_or(1),
         timeout_seconds: r.timeout_seconds.unwrap_or(600.0),
     }
 }
 
-pub use crate::records::settings::CtAnnotation;
+pub(crate) use crate::records::settings::CtAnnotation;
 
 impl CtAnnotation {
-    pub fn from_raw(r: &RawCtAnnotation) -> CtAnnotation {
+    pub(crate) fn from_raw(r: &RawCtAnnotation) -> CtAnnotation {
         CtAnnotation {
             site: r.site.get_ref().clone(),
             reason: r.reason.clone(),
@@ -67,7 +67,7 @@ impl CtAnnotation {
     }
 
     /// Whether it applies to instance `label` at all.
-    pub fn applies_to(&self, label: &str) -> bool {
+    pub(crate) fn applies_to(&self, label: &str) -> bool {
         self.labels.as_ref().is_none_or(|l| {
             regex::Regex::new(&format!("^(?:{l})$")).is_ok_and(|r| r.is_match(label))
         })
@@ -76,7 +76,7 @@ impl CtAnnotation {
 
 /// What is wrong with one annotation.
 #[derive(Debug, Clone, PartialEq)]
-pub enum AnnotationProblem {
+pub(crate) enum AnnotationProblem {
     Labels(String),
     Site(String),
     /// An operation the kind does not have, and the kind's operations.
@@ -93,7 +93,7 @@ impl std::fmt::Display for AnnotationProblem {
     }
 }
 
-pub fn annotation_problems(c: &RawCtAnnotation, kind: Kind) -> Vec<AnnotationProblem> {
+pub(crate) fn annotation_problems(c: &RawCtAnnotation, kind: Kind) -> Vec<AnnotationProblem> {
     let mut out = Vec::new();
     if let Some(l) = &c.labels {
         if let Err(e) = regex::Regex::new(l.get_ref()) {

@@ -18,15 +18,15 @@ use crate::config::campaign::RawCampaign;
 use crate::config::{Loaded, Step};
 
 /// The id of the synthesized baseline algorithm.
-pub const BASELINE_ID: &str = "iccs";
+pub(crate) const BASELINE_ID: &str = "iccs";
 /// The component used when a campaign names none.
-pub const DEFAULT_COMPONENT: &str = "iccs-standin";
+pub(crate) const DEFAULT_COMPONENT: &str = "iccs-standin";
 /// The support header declaring `CryptHash` for the baseline's wrapper.
-pub const BASELINE_HEADER: &str = "pqb_iccs.h";
+pub(crate) const BASELINE_HEADER: &str = "pqb_iccs.h";
 
 /// `(helper, digest bits)` of every baseline instance for hash candidates
 /// using the digest widths `widths`.
-pub fn helpers(widths: &BTreeSet<u32>) -> Vec<(&'static str, u32)> {
+pub(crate) fn helpers(widths: &BTreeSet<u32>) -> Vec<(&'static str, u32)> {
     let mut v = vec![
         ("sm3hash", 256),
         ("pseudohash", 512),
@@ -38,13 +38,13 @@ pub fn helpers(widths: &BTreeSet<u32>) -> Vec<(&'static str, u32)> {
 }
 
 /// The label of a baseline instance: `pseudoXOF-512`.
-pub fn label(helper: &str, bits: u32) -> String {
+pub(crate) fn label(helper: &str, bits: u32) -> String {
     format!("{helper}-{bits}")
 }
 
 /// The baseline algorithm and its instances, or None when the campaign has
 /// no hash candidate (or turns the baseline off, or it did not resolve).
-pub fn baseline(
+pub(crate) fn baseline(
     project: &Project,
     raw: &Loaded<RawCampaign>,
     algorithms: &[Algorithm],

@@ -11,7 +11,7 @@ use crate::config::kinds::KEX_MAX_PASSES;
 use crate::config::Step;
 
 /// The largest digest width a hash instance may declare, in bits.
-pub const MAX_DIGEST_BITS: u32 = 1 << 16;
+pub(crate) const MAX_DIGEST_BITS: u32 = 1 << 16;
 
 /// Every NGCC KEX function name the `[kex] names` table may rename.
 pub fn kex_api_names() -> Vec<String> {

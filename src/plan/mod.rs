@@ -8,14 +8,14 @@
 mod algorithm;
 mod component;
 mod deferral;
-pub mod exact;
-pub mod iccs;
-pub mod kinds;
-pub mod names;
+pub(crate) mod exact;
+pub(crate) mod iccs;
+pub(crate) mod kinds;
+pub(crate) mod names;
 mod paths;
 mod problems;
 mod profile;
-pub mod recorded;
+pub(crate) mod recorded;
 mod resolve;
 mod rules;
 mod sharing;
@@ -35,15 +35,15 @@ pub use paths::{contained, expand_sources};
 pub use problems::Problems;
 pub use profile::{ClassDef, ICCS_HASH_TITLE};
 pub use resolve::{resolve, resolve_with, resolve_with_stages, Project, ResolveOptions};
-pub use system::{Runner, SystemSpec};
+pub(crate) use system::{Runner, SystemSpec};
 
 /// The entry of `Plan::stages` that selects every registered stage (a
 /// campaign without `stages`).
-pub const ALL_STAGES: &str = "*";
+pub(crate) const ALL_STAGES: &str = "*";
 
 /// What a campaign writes in `stages` for every stage that is not opt-in
 /// (becomes `ALL_STAGES` in the plan): `stages = ["default", "count", "ct"]`.
-pub const DEFAULT_STAGES: &str = "default";
+pub(crate) const DEFAULT_STAGES: &str = "default";
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Plan {
@@ -116,14 +116,8 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn algorithm(&self, id: &str) -> Option<&Algorithm> {
+    pub(crate) fn algorithm(&self, id: &str) -> Option<&Algorithm> {
         self.algorithms.iter().find(|a| a.id == id)
-    }
-
-    /// Whether the campaign selects `stage` itself (not only through a
-    /// stage that requires it).
-    pub fn selects(&self, stage: &str) -> bool {
-        self.stages.iter().any(|s| s == stage || s == ALL_STAGES)
     }
 
     /// A path relative to the project root, for display and records.
@@ -135,13 +129,13 @@ impl Plan {
     }
 }
 
-pub use crate::records::settings::FlagProfile;
+pub(crate) use crate::records::settings::FlagProfile;
 
 impl FlagProfile {
     /// The built-in profiles: the evaluation guide's uniform flags, and the
     /// harness default used when a submission does not build or pass its KAT
     /// under the guide's strict C99.
-    pub fn builtin(name: &str) -> Option<FlagProfile> {
+    pub(crate) fn builtin(name: &str) -> Option<FlagProfile> {
         let cflags: &[&str] = match name {
             "guide" => &[
                 "-std=c99",
@@ -178,7 +172,7 @@ pub struct KatSettings {
 
 impl KatSettings {
     /// The hash KAT files every hash instance generates, in order.
-    pub fn hash_files(&self) -> Vec<&'static str> {
+    pub(crate) fn hash_files(&self) -> Vec<&'static str> {
         let mut v = vec!["KAT_2_12", "KAT_2_23"];
         if self.hash_full {
             v.push("KAT_2_33");
@@ -190,21 +184,21 @@ impl KatSettings {
     }
 }
 
-pub use crate::records::settings::TimingSettings;
+pub(crate) use crate::records::settings::TimingSettings;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostSettings {
     pub require_fixed: bool,
 }
 
-pub use crate::records::settings::Limits;
+pub(crate) use crate::records::settings::Limits;
 
-pub use crate::records::settings::Wrap;
+pub(crate) use crate::records::settings::Wrap;
 
 impl Wrap {
     /// The ICCS helpers, for NGCC-API instances: hash(out_bits, msg,
     /// msg_bits, out) and get_random_number(ctx, out, len_bits).
-    pub fn iccs_defaults() -> Vec<Wrap> {
+    pub(crate) fn iccs_defaults() -> Vec<Wrap> {
         let hash = |s: &str| Wrap {
             symbol: s.into(),
             class: HelperClass::hash(),
@@ -255,7 +249,7 @@ pub struct Algorithm {
 
 impl Algorithm {
     /// The known issues whose label pattern matches `label`.
-    pub fn issues_for(&self, label: &str) -> Vec<&KnownIssue> {
+    pub(crate) fn issues_for(&self, label: &str) -> Vec<&KnownIssue> {
         self.known_issues
             .iter()
             .filter(|k| {
@@ -344,7 +338,7 @@ pub struct KindSpec {
 }
 
 impl KindSpec {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == KindSpec::default()
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::error::ConfigError;
 
 /// How a name may be written, for help lines.
-pub const NAME_RULE: &str =
+pub(crate) const NAME_RULE: &str =
     "use letters, digits and - _ . + (at most 64), starting with a letter or digit";
 
 const MAX_NAME: usize = 64;
@@ -17,7 +17,7 @@ const MAX_NAME: usize = 64;
 /// letters, digits and `-_.+`, starting with a letter or digit (so never
 /// `.`, `..`, a hidden file, an absolute path, a `/` or a `|` that would
 /// break a page's tables).
-pub fn name_problem(name: &str) -> Option<String> {
+pub(crate) fn name_problem(name: &str) -> Option<String> {
     let first = name.chars().next()?;
     if name.chars().count() > MAX_NAME {
         return Some(format!("is longer than {MAX_NAME} characters"));
@@ -61,7 +61,7 @@ pub fn check_campaign_name(name: &str) -> Result<(), ConfigError> {
 
 /// Letters, digits and `_`, not starting with a digit: what is pasted into
 /// C as a symbol or macro name.
-pub fn is_c_identifier(s: &str) -> bool {
+pub(crate) fn is_c_identifier(s: &str) -> bool {
     let mut chars = s.chars();
     chars
         .next()
@@ -72,7 +72,7 @@ pub fn is_c_identifier(s: &str) -> bool {
 /// True when `path`, with every link in its existing part resolved, lies
 /// inside `root` (also resolved). A path not yet created is judged by its
 /// deepest existing ancestor plus the rest, which must be plain names.
-pub fn resolves_inside(root: &Path, path: &Path) -> bool {
+pub(crate) fn resolves_inside(root: &Path, path: &Path) -> bool {
     let (Some(real_root), Some(real)) = (resolve(root), resolve(path)) else {
         return false;
     };

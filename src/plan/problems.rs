@@ -18,45 +18,45 @@ pub struct Problems {
 }
 
 impl Problems {
-    pub fn push(&mut self, e: ConfigError) {
+    pub(crate) fn push(&mut self, e: ConfigError) {
         if self.seen.insert(e.to_string()) {
             self.list.push(e);
         }
     }
 
-    pub fn extend(&mut self, errors: impl IntoIterator<Item = ConfigError>) {
+    pub(crate) fn extend(&mut self, errors: impl IntoIterator<Item = ConfigError>) {
         for e in errors {
             self.push(e);
         }
     }
 
     /// Records `r`'s error, if any, and passes its value on.
-    pub fn take<T>(&mut self, r: Result<T, ConfigError>) -> Option<T> {
+    pub(crate) fn take<T>(&mut self, r: Result<T, ConfigError>) -> Option<T> {
         r.map_err(|e| self.push(e)).ok()
     }
 
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.list.is_empty()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.list.len()
     }
 
     /// Reads a TOML file, recording its problems; see `config::read`.
-    pub fn read<T: DeserializeOwned>(&mut self, path: &Path) -> Option<Loaded<T>> {
+    pub(crate) fn read<T: DeserializeOwned>(&mut self, path: &Path) -> Option<Loaded<T>> {
         let mut found = Vec::new();
         let loaded = config::read(path, &mut found);
         self.extend(found);
         loaded
     }
 
-    pub fn into_vec(self) -> Vec<ConfigError> {
+    pub(crate) fn into_vec(self) -> Vec<ConfigError> {
         self.list
     }
 
     /// `value` when nothing was found, else every problem.
-    pub fn finish<T>(self, value: T) -> Result<T, Error> {
+    pub(crate) fn finish<T>(self, value: T) -> Result<T, Error> {
         if self.list.is_empty() {
             Ok(value)
         } else {

@@ -181,7 +181,7 @@ impl Plan {
     }
 
     /// The helper symbols profiled in `inst`, placeholders filled.
-    pub fn wraps_for(&self, inst: &Instance) -> Vec<Wrap> {
+    pub(crate) fn wraps_for(&self, inst: &Instance) -> Vec<Wrap> {
         let mut out: Vec<Wrap> = Vec::new();
         for w in self.wrap_patterns(&inst.algorithm, inst.api) {
             let Some(symbol) = expand(&w.symbol, &inst.binding) else {
@@ -198,7 +198,7 @@ impl Plan {
     /// DRNG's last (as the published pages order their columns), titled by
     /// the algorithm's declaration, else the campaign's, else the built-in
     /// title.
-    pub fn classes_for(&self, algorithm: &str) -> Vec<ClassDef> {
+    pub(crate) fn classes_for(&self, algorithm: &str) -> Vec<ClassDef> {
         let Some(a) = self.algorithm(algorithm) else {
             return Vec::new();
         };

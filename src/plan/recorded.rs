@@ -13,7 +13,7 @@ use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 /// The plan as JSON with every path under the project root made relative
 /// to it (the root itself becomes `.`), so a lock names no machine paths
 /// beyond the tools it used.
-pub fn relative_plan(plan: &Plan) -> Result<Value> {
+pub(crate) fn relative_plan(plan: &Plan) -> Result<Value> {
     let mut v = serde_json::to_value(plan)?;
     let root = plan.project_root.display().to_string();
     strip_root(&mut v, &root);
@@ -30,7 +30,7 @@ fn strip_root(v: &mut Value, root: &str) {
     }
 }
 
-pub fn config_files(plan: &Plan) -> BTreeMap<String, Option<String>> {
+pub(crate) fn config_files(plan: &Plan) -> BTreeMap<String, Option<String>> {
     let mut paths = vec![plan.campaign_file.clone()];
     for a in &plan.algorithms {
         paths.push(plan.project_root.join(&a.toml));
@@ -43,7 +43,7 @@ pub fn config_files(plan: &Plan) -> BTreeMap<String, Option<String>> {
 }
 
 impl AlgorithmInfo {
-    pub fn from_plan(plan: &Plan, a: &super::Algorithm) -> AlgorithmInfo {
+    pub(crate) fn from_plan(plan: &Plan, a: &super::Algorithm) -> AlgorithmInfo {
         AlgorithmInfo {
             id: a.id.clone(),
             name: a.name.clone(),

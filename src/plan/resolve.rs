@@ -30,17 +30,17 @@ impl Project {
             root: root.canonicalize()?,
         })
     }
-    pub fn algorithms_dir(&self) -> PathBuf {
+    pub(crate) fn algorithms_dir(&self) -> PathBuf {
         self.root.join("algorithms")
     }
-    pub fn campaign_file(&self, name: &str) -> PathBuf {
+    pub(crate) fn campaign_file(&self, name: &str) -> PathBuf {
         self.root.join("campaigns").join(format!("{name}.toml"))
     }
-    pub fn output_dir(&self) -> PathBuf {
+    pub(crate) fn output_dir(&self) -> PathBuf {
         self.root.join("output")
     }
     /// Every algorithm id with a TOML in `algorithms/`.
-    pub fn algorithm_ids(&self) -> Vec<String> {
+    pub(crate) fn algorithm_ids(&self) -> Vec<String> {
         list_stems(&self.algorithms_dir())
     }
 }

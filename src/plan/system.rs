@@ -14,7 +14,7 @@ use crate::config::Loaded;
 use crate::error::ConfigError;
 
 /// The registry's file, relative to the project root.
-pub const REGISTRY: &str = "campaigns/systems.toml";
+pub(crate) const REGISTRY: &str = "campaigns/systems.toml";
 
 pub use crate::records::system::Runner;
 
@@ -27,12 +27,12 @@ pub use crate::records::system::SlurmExecutor;
 pub use crate::records::system::SystemSpec;
 
 impl SystemSpec {
-    pub fn emulated(&self) -> bool {
+    pub(crate) fn emulated(&self) -> bool {
         matches!(self.runner, Runner::Emulator { .. })
     }
 
     /// The implicit system of a campaign naming an unregistered one.
-    pub fn implicit(id: &str) -> SystemSpec {
+    pub(crate) fn implicit(id: &str) -> SystemSpec {
         SystemSpec {
             id: id.to_string(),
             arch: "any".into(),
@@ -52,7 +52,7 @@ impl SystemSpec {
     }
 
     /// Why this host cannot run the system natively, or None.
-    pub fn host_mismatch(&self, host_arch: &str, host_cpu_model: &str) -> Option<String> {
+    pub(crate) fn host_mismatch(&self, host_arch: &str, host_cpu_model: &str) -> Option<String> {
         if self.emulated() {
             return None;
         }
@@ -73,12 +73,15 @@ impl SystemSpec {
 }
 
 /// The architecture name of this host, as the registry spells it.
-pub fn host_arch() -> &'static str {
+pub(crate) fn host_arch() -> &'static str {
     std::env::consts::ARCH
 }
 
 /// Every system of the registry (none when the file does not exist).
-pub fn registry(root: &Path, p: &mut Problems) -> Vec<(SystemSpec, Option<Spanned<String>>)> {
+pub(crate) fn registry(
+    root: &Path,
+    p: &mut Problems,
+) -> Vec<(SystemSpec, Option<Spanned<String>>)> {
     let file = root.join(REGISTRY);
     if !file.is_file() {
         return Vec::new();
@@ -300,7 +303,10 @@ fn executor(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Option
 
 /// Chooses the run's system among the campaign's: `wanted` (the command
 /// line), else the first one this host runs natively, else the first.
-pub fn choose(systems: &[SystemSpec], wanted: Option<&str>) -> Result<SystemSpec, ConfigError> {
+pub(crate) fn choose(
+    systems: &[SystemSpec],
+    wanted: Option<&str>,
+) -> Result<SystemSpec, ConfigError> {
     if let Some(w) = wanted {
         return systems.iter().find(|s| s.id == w).cloned().ok_or_else(|| {
             ConfigError::new(format!("the campaign has no system `{w}`")).help(format!(

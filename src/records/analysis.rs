@@ -35,7 +35,7 @@ pub struct ProfileRecord {
 }
 
 impl ProfileRecord {
-    pub fn from_op(
+    pub(crate) fn from_op(
         algorithm: &str,
         label: &str,
         wrapped: &[String],
@@ -62,7 +62,7 @@ impl ProfileRecord {
     }
 }
 
-pub fn profile_path(algorithm: &str, label: &str, op: &str) -> String {
+pub(crate) fn profile_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::PROFILE, algorithm, label, op)
 }
 

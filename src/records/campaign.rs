@@ -102,7 +102,7 @@ pub struct AlgorithmInfo {
 
 impl AlgorithmInfo {
     /// The classes of the profile columns (see `profile_classes`).
-    pub fn helper_classes(&self) -> Vec<super::settings::ClassDef> {
+    pub(crate) fn helper_classes(&self) -> Vec<super::settings::ClassDef> {
         use super::settings::{ClassDef, HelperClass, ICCS_HASH_TITLE};
         self.profile_classes.clone().unwrap_or_else(|| {
             vec![
@@ -130,13 +130,13 @@ pub struct KnownIssueInfo {
 
 impl CampaignRecord {
     /// Whether the dataset comes from an emulated system (no timings).
-    pub fn emulated(&self) -> bool {
+    pub(crate) fn emulated(&self) -> bool {
         self.system_spec.as_ref().is_some_and(|s| s.emulated())
     }
 
     /// The span the pages report as the campaign: the measurements' own
     /// times when known, else this run's.
-    pub fn span(&self) -> (&str, &str) {
+    pub(crate) fn span(&self) -> (&str, &str) {
         (
             self.measured_from_utc.as_deref().unwrap_or(&self.start_utc),
             self.measured_to_utc.as_deref().unwrap_or(&self.end_utc),

@@ -42,8 +42,8 @@ impl std::fmt::Display for ExactStatus {
 }
 
 /// Counting methods as recorded.
-pub const METHOD_CALLGRIND: &str = "callgrind";
-pub const METHOD_PERF: &str = "perf-instructions";
+pub(crate) const METHOD_CALLGRIND: &str = "callgrind";
+pub(crate) const METHOD_PERF: &str = "perf-instructions";
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CountRecord {
@@ -83,7 +83,7 @@ pub struct Instructions {
 }
 
 impl Instructions {
-    pub fn of(per_call: &[u64]) -> Option<Instructions> {
+    pub(crate) fn of(per_call: &[u64]) -> Option<Instructions> {
         let calls = per_call.len() as u64;
         if calls == 0 {
             return None;
@@ -106,7 +106,7 @@ impl CountRecord {
     }
 }
 
-pub fn count_path(algorithm: &str, label: &str, op: &str) -> String {
+pub(crate) fn count_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::COUNT, algorithm, label, op)
 }
 

@@ -11,8 +11,8 @@ use super::settings::CtAnnotation;
 
 /// memcheck error kinds that mean "depends on secret data": a conditional
 /// jump or move, and a value used as an address (a table index).
-pub const BRANCH_KIND: &str = "UninitCondition";
-pub const INDEX_KIND: &str = "UninitValue";
+pub(crate) const BRANCH_KIND: &str = "UninitCondition";
+pub(crate) const INDEX_KIND: &str = "UninitValue";
 
 /// Where a stack frame's code comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -125,7 +125,7 @@ pub struct CtRecord {
 impl CtRecord {
     /// The derived fields as the raw ones give them: (status, sites,
     /// other errors).
-    pub fn recomputed(&self) -> (CtStatus, Vec<CtSite>, u64) {
+    pub(crate) fn recomputed(&self) -> (CtStatus, Vec<CtSite>, u64) {
         let sites = derive_sites(&self.errors, &self.annotations, &self.op);
         let status = match self.status {
             CtStatus::Clean | CtStatus::Flagged if sites.is_empty() => CtStatus::Clean,
@@ -151,12 +151,12 @@ impl CtRecord {
         }
     }
 
-    pub fn annotated(&self) -> usize {
+    pub(crate) fn annotated(&self) -> usize {
         self.sites.iter().filter(|s| s.annotation.is_some()).count()
     }
 }
 
-pub fn ct_path(algorithm: &str, label: &str, op: &str) -> String {
+pub(crate) fn ct_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::CT, algorithm, label, op)
 }
 
@@ -169,7 +169,7 @@ fn kind_name(kind: &str) -> Option<&'static str> {
 }
 
 /// Errors of other kinds raised inside the library.
-pub fn other_errors(errors: &[CtError]) -> u64 {
+pub(crate) fn other_errors(errors: &[CtError]) -> u64 {
     errors
         .iter()
         .filter(|e| kind_name(&e.kind).is_none())
@@ -182,7 +182,11 @@ pub fn other_errors(errors: &[CtError]) -> u64 {
 /// or adapter only, are not the instance's); one site per (file, line,
 /// function), in file and line order, with the first annotation (in TOML
 /// order) for `op` that matches it.
-pub fn derive_sites(errors: &[CtError], annotations: &[CtAnnotation], op: &str) -> Vec<CtSite> {
+pub(crate) fn derive_sites(
+    errors: &[CtError],
+    annotations: &[CtAnnotation],
+    op: &str,
+) -> Vec<CtSite> {
     let mut sites: Vec<CtSite> = Vec::new();
     for e in errors {
         let Some(kind) = kind_name(&e.kind) else {
@@ -239,7 +243,7 @@ pub fn derive_sites(errors: &[CtError], annotations: &[CtAnnotation], op: &str) 
 /// Whether `a.site` (a glob) matches the site's function, its file (the
 /// recorded path or any of its trailing components), or either file form
 /// with `:line`.
-pub fn matches(a: &CtAnnotation, s: &CtSite) -> bool {
+pub(crate) fn matches(a: &CtAnnotation, s: &CtSite) -> bool {
     let Ok(p) = glob::Pattern::new(&a.site) else {
         return false;
     };

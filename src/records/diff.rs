@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 /// The first field where two serialisations differ, as `a.b: x vs y`.
-pub fn first_difference(
+pub(crate) fn first_difference(
     prefix: &str,
     a: &serde_json::Value,
     b: &serde_json::Value,
@@ -31,7 +31,7 @@ pub fn first_difference(
 }
 
 /// The first difference between two values' serialisations under `field`.
-pub fn differ<T: Serialize>(field: &str, recorded: &T, recomputed: &T) -> Option<String> {
+pub(crate) fn differ<T: Serialize>(field: &str, recorded: &T, recomputed: &T) -> Option<String> {
     let (a, b) = (
         serde_json::to_value(recorded).ok()?,
         serde_json::to_value(recomputed).ok()?,

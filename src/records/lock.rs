@@ -20,10 +20,10 @@ use super::host::{Environment, HostCheck};
 use super::toolchain::Compiler;
 use crate::fsutil;
 
-pub const LOCK_VERSION: u32 = 1;
-pub const LOCK_FILE: &str = super::layout::LOCK;
+pub(crate) const LOCK_VERSION: u32 = 1;
+pub(crate) const LOCK_FILE: &str = super::layout::LOCK;
 /// Environment variables that change what a run builds or loads.
-pub const RECORDED_ENV: [&str; 3] = ["CC", "LD_PRELOAD", "LD_LIBRARY_PATH"];
+pub(crate) const RECORDED_ENV: [&str; 3] = ["CC", "LD_PRELOAD", "LD_LIBRARY_PATH"];
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Lock {
@@ -73,7 +73,7 @@ pub struct Seeds {
 }
 
 impl Seeds {
-    pub fn fixed() -> Seeds {
+    pub(crate) fn fixed() -> Seeds {
         Seeds {
             kat_ngcc: "seed DRNG nonce \"seed\" x16 (64 bytes); message DRNG nonce \"msg\" x21 + \"m\"; each record's 64-byte seed re-initialises drng_algorithm".into(),
             kat_nist: "AES-256 CTR_DRBG, entropy bytes 0x00..0x2f, no personalisation".into(),
@@ -147,7 +147,7 @@ pub struct StageLock {
 }
 
 /// `runs/<id>`, or `<id>-2`, ... when two runs share a second and a digest.
-pub fn free_name(runs: &Path, id: &str) -> PathBuf {
+pub(crate) fn free_name(runs: &Path, id: &str) -> PathBuf {
     let mut dest = runs.join(id);
     let mut n = 2;
     while dest.exists() {
@@ -158,7 +158,7 @@ pub fn free_name(runs: &Path, id: &str) -> PathBuf {
 }
 
 /// `2025-09-25T10:02:21` → `20250925T100221Z`.
-pub fn compact_utc(utc: &str) -> String {
+pub(crate) fn compact_utc(utc: &str) -> String {
     let digits: String = utc.chars().filter(|c| *c != '-' && *c != ':').collect();
     format!("{digits}Z")
 }
@@ -179,7 +179,7 @@ pub fn load(run_dir: &Path) -> Result<Lock> {
 /// directory holding `campaign.json` (tried as given, then under the
 /// project root); else a run id, or a unique prefix of one, under
 /// `<root>/output/*/*/runs/`.
-pub fn find_run(root: &Path, arg: &str) -> Result<PathBuf> {
+pub(crate) fn find_run(root: &Path, arg: &str) -> Result<PathBuf> {
     for base in [PathBuf::new(), root.to_path_buf()] {
         let p = base.join(arg);
         if p.is_file() && p.file_name().is_some_and(|n| n == LOCK_FILE) {

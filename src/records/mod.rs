@@ -9,22 +9,22 @@ pub mod analysis;
 pub mod campaign;
 pub mod count;
 pub mod ct;
-pub mod diff;
-pub mod evidence;
-pub mod host;
+pub(crate) mod diff;
+pub(crate) mod evidence;
+pub(crate) mod host;
 pub mod kat;
-pub mod kinds;
-pub mod layout;
+pub(crate) mod kinds;
+pub(crate) mod layout;
 pub mod lock;
-pub mod measure;
+pub(crate) mod measure;
 pub mod operation;
 pub mod process;
-pub mod scan;
-pub mod settings;
-pub mod system;
+pub(crate) mod scan;
+pub(crate) mod settings;
+pub(crate) mod system;
 #[cfg(test)]
 pub(crate) mod testutil;
-pub mod toolchain;
+pub(crate) mod toolchain;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BuildRecord {
@@ -74,7 +74,7 @@ pub struct BuildJson {
 }
 
 /// Current UTC time as `YYYY-MM-DDTHH:MM:SS`.
-pub fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
@@ -84,7 +84,7 @@ pub fn utc_now() -> String {
 
 /// Current UTC time with milliseconds, `YYYY-MM-DDTHH:MM:SS.mmm`: the
 /// order of measurements taken within one second.
-pub fn utc_now_millis() -> String {
+pub(crate) fn utc_now_millis() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -95,7 +95,7 @@ pub fn utc_now_millis() -> String {
     )
 }
 
-pub fn utc_from_unix(secs: i64) -> String {
+pub(crate) fn utc_from_unix(secs: i64) -> String {
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
     // Civil-from-days (proleptic Gregorian), valid for any day count here.

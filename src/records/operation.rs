@@ -84,6 +84,6 @@ fn is_zero(v: &u64) -> bool {
     *v == 0
 }
 
-pub fn record_path(algorithm: &str, label: &str, op: &str) -> String {
+pub(crate) fn record_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::RECORDS, algorithm, label, op)
 }

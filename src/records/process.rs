@@ -79,11 +79,11 @@ pub struct CpuWitness {
 }
 
 impl CpuWitness {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         *self == CpuWitness::default()
     }
 
-    pub fn missing(why: impl Into<String>) -> CpuWitness {
+    pub(crate) fn missing(why: impl Into<String>) -> CpuWitness {
         CpuWitness {
             task_clock_ns: None,
             missing: Some(why.into()),

@@ -30,17 +30,7 @@ pub enum FindingClass {
 }
 
 impl FindingClass {
-    pub const ALL: [FindingClass; 7] = [
-        FindingClass::Constructor,
-        FindingClass::Destructor,
-        FindingClass::Ifunc,
-        FindingClass::Call,
-        FindingClass::Syscall,
-        FindingClass::ProcPath,
-        FindingClass::ClientRequest,
-    ];
-
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             FindingClass::Constructor => "constructor",
             FindingClass::Destructor => "destructor",
@@ -87,7 +77,7 @@ pub enum ScanStatus {
 }
 
 impl ScanStatus {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             ScanStatus::Clean => "clean",
             ScanStatus::Suspicious => "suspicious",
@@ -95,7 +85,7 @@ impl ScanStatus {
     }
 
     /// The status `findings` give.
-    pub fn of(findings: &[Finding]) -> ScanStatus {
+    pub(crate) fn of(findings: &[Finding]) -> ScanStatus {
         match findings.iter().any(|f| f.allowed.is_none()) {
             true => ScanStatus::Suspicious,
             false => ScanStatus::Clean,

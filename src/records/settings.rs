@@ -68,7 +68,7 @@ pub struct HelperClass(String);
 
 impl HelperClass {
     /// The built-in classes and their default column titles.
-    pub const BUILTIN: [(&'static str, &'static str); 3] =
+    pub(crate) const BUILTIN: [(&'static str, &'static str); 3] =
         [("hash", "hash"), ("xof", "XOF"), ("drng", "DRNG")];
 
     /// A class by name (names are checked where they are configured).
@@ -76,11 +76,11 @@ impl HelperClass {
         HelperClass(name.into())
     }
 
-    pub fn hash() -> HelperClass {
+    pub(crate) fn hash() -> HelperClass {
         HelperClass::new("hash")
     }
 
-    pub fn drng() -> HelperClass {
+    pub(crate) fn drng() -> HelperClass {
         HelperClass::new("drng")
     }
 
@@ -94,7 +94,7 @@ impl HelperClass {
         self.0 == "drng"
     }
 
-    pub fn builtin_title(&self) -> Option<&'static str> {
+    pub(crate) fn builtin_title(&self) -> Option<&'static str> {
         Self::BUILTIN
             .iter()
             .find(|(n, _)| *n == self.0)

@@ -10,7 +10,7 @@ use crate::stats::{self, Trial};
 
 /// An instance entry of a lock: `library`, KAT status/log/output, the time
 /// stage's result digest and per-operation medians.
-pub fn instance(
+pub(crate) fn instance(
     name: &str,
     library: &str,
     kat: (&str, &str, &str),
@@ -28,7 +28,7 @@ pub fn instance(
     })
 }
 
-pub fn lock(run_id: &str, host: &str, instances: Vec<Value>) -> Lock {
+pub(crate) fn lock(run_id: &str, host: &str, instances: Vec<Value>) -> Lock {
     let v = json!({
         "lock_version": 1, "run_id": run_id, "reproduces": null,
         "pqbench_version": "0", "stage_logic_version": "0",
@@ -52,7 +52,7 @@ pub fn lock(run_id: &str, host: &str, instances: Vec<Value>) -> Lock {
 }
 
 /// An operation record of `sign-1/L` with one trial per sample list.
-pub fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecord {
+pub(crate) fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> OperationRecord {
     let trials: Vec<Trial> = per_trial
         .iter()
         .map(|s| {

@@ -14,24 +14,21 @@ use crate::stats::Summary;
 
 /// The statistic a chart shows: the one of the table it illustrates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Statistic {
+pub(crate) enum Statistic {
     Mean,
-    Median,
 }
 
 impl Statistic {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Statistic::Mean => "mean",
-            Statistic::Median => "median",
         }
     }
 
     /// The statistic and its 95 % interval, from one summary.
-    pub fn of(self, s: &Summary) -> (f64, (f64, f64)) {
+    pub(crate) fn of(self, s: &Summary) -> (f64, (f64, f64)) {
         match self {
             Statistic::Mean => (s.mean_cycles, s.ci_mean_cycles),
-            Statistic::Median => (s.median_cycles, s.ci_median_cycles),
         }
     }
 }
@@ -40,7 +37,7 @@ impl Statistic {
 /// and its whisker always come from the statistic the chart's caption
 /// names.
 #[derive(Debug, Clone)]
-pub struct Bar {
+pub(crate) struct Bar {
     label: String,
     value: f64,
     low: f64,
@@ -52,7 +49,7 @@ pub struct Bar {
 impl Bar {
     /// The bar of `stat` for one operation: its value and whisker both
     /// come from that statistic.
-    pub fn of(stat: Statistic, label: String, s: &Summary, series: usize) -> Bar {
+    pub(crate) fn of(stat: Statistic, label: String, s: &Summary, series: usize) -> Bar {
         let (value, (low, high)) = stat.of(s);
         Bar {
             label,
@@ -73,7 +70,7 @@ const BOTTOM: f64 = 34.0;
 /// Colour-blind-safe hues (Okabe–Ito), readable in greyscale print too.
 const COLOURS: [&str; 4] = ["#0072b2", "#e69f00", "#009e73", "#cc79a7"];
 
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -108,7 +105,7 @@ fn decades(bars: &[Bar]) -> (i32, i32) {
 
 /// The chart of `stat` as a standalone SVG document (also valid inline in
 /// HTML); `bars` are made with `Bar::of(stat, ...)`.
-pub fn svg(title: &str, stat: Statistic, series: &[&str], bars: &[Bar]) -> String {
+pub(crate) fn svg(title: &str, stat: Statistic, series: &[&str], bars: &[Bar]) -> String {
     let (d0, d1) = decades(bars);
     let plot_w = WIDTH - LEFT - RIGHT;
     let x = |v: f64| {
@@ -240,7 +237,7 @@ mod tests {
         let s = disturbed();
         assert!(s.mean_cycles > 3.0 * s.median_cycles, "{s:?}");
         assert!(s.ci_median_cycles.1 < s.ci_mean_cycles.0, "{s:?}");
-        for stat in [Statistic::Mean, Statistic::Median] {
+        for stat in [Statistic::Mean] {
             let bar = Bar::of(stat, "L op".into(), &s, 0);
             let (value, (low, high)) = stat.of(&s);
             assert_eq!((bar.value, bar.low, bar.high), (value, low, high));

@@ -9,7 +9,7 @@ use super::chart::escape;
 
 /// One line: its name and (x, y) points, both positive.
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
     /// Drawn dashed (a baseline).
@@ -87,7 +87,7 @@ impl Frame {
 }
 
 /// The chart as a standalone SVG document (also valid inline in HTML).
-pub fn svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+pub(crate) fn svg(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
     let frame = Frame::of(series);
     let mut s = String::new();
     header(&mut s, title);

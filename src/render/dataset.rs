@@ -13,7 +13,7 @@ use crate::records::operation::OperationRecord;
 use crate::records::{BuildJson, BuildRecord};
 
 /// (algorithm, label, operation).
-pub type OpKey = (String, String, String);
+pub(crate) type OpKey = (String, String, String);
 
 /// One system's evidence as the pages need it.
 #[derive(Debug, Clone)]
@@ -36,7 +36,7 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    pub fn load(dir: &Path, href: String) -> Result<Dataset> {
+    pub(crate) fn load(dir: &Path, href: String) -> Result<Dataset> {
         if dir.join(crate::records::layout::WRITING).exists() {
             bail!(
                 "{} is incomplete: the run writing it stopped before it finished ({} is still there); run the campaign again to complete it",
@@ -105,36 +105,41 @@ impl Dataset {
         })
     }
 
-    pub fn system(&self) -> &str {
+    pub(crate) fn system(&self) -> &str {
         &self.campaign.system
     }
 
-    pub fn build_record(&self, algorithm: &str, label: &str) -> Option<&BuildRecord> {
+    pub(crate) fn build_record(&self, algorithm: &str, label: &str) -> Option<&BuildRecord> {
         self.build
             .instances
             .iter()
             .find(|b| b.algorithm == algorithm && b.label == label)
     }
 
-    pub fn record(&self, algorithm: &str, label: &str, op: &str) -> Option<&OperationRecord> {
+    pub(crate) fn record(
+        &self,
+        algorithm: &str,
+        label: &str,
+        op: &str,
+    ) -> Option<&OperationRecord> {
         self.records
             .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
     }
 
-    pub fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
+    pub(crate) fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
         self.profiles
             .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
     }
 
     /// Whether the static scan found in the instance what the campaign
     /// does not allow: its figures are flagged and compared with none.
-    pub fn suspicious(&self, algorithm: &str, label: &str) -> bool {
+    pub(crate) fn suspicious(&self, algorithm: &str, label: &str) -> bool {
         self.scans
             .get(&(algorithm.to_string(), label.to_string(), String::new()))
             .is_some_and(|r| r.status == crate::records::scan::ScanStatus::Suspicious)
     }
 
-    pub fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {
+    pub(crate) fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {
         self.campaign.algorithms.iter().find(|a| a.id == id)
     }
 }
@@ -156,7 +161,7 @@ fn load_tree<T: serde::de::DeserializeOwned>(
 }
 
 /// Every `*.json` one level below `dir`'s subdirectories, sorted.
-pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     for sub in sorted_entries(dir)? {
         if sub.is_dir() {
@@ -170,7 +175,7 @@ pub fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .map(|e| e.map(|e| e.path()))
@@ -181,7 +186,7 @@ pub fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
 }
 
 /// The subdirectories of `dir` that hold a `campaign.json`, sorted.
-pub fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(sorted_entries(dir)?
         .into_iter()
         .filter(|p| p.join(crate::records::layout::CAMPAIGN).is_file())
@@ -190,7 +195,7 @@ pub fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Names from records become file names: refuse anything that could leave
 /// the site directory or hide a file.
-pub fn safe_component(name: &str) -> Result<()> {
+pub(crate) fn safe_component(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && !name.starts_with('.')
         && !name.contains(['/', '\\', '\0'])
@@ -219,7 +224,7 @@ fn normalized(p: &Path) -> Result<PathBuf> {
 }
 
 /// `to` relative to the directory `from`, `/`-separated.
-pub fn relative(from: &Path, to: &Path) -> Result<String> {
+pub(crate) fn relative(from: &Path, to: &Path) -> Result<String> {
     let (from, to) = (normalized(from)?, normalized(to)?);
     let f: Vec<Component> = from.components().collect();
     let t: Vec<Component> = to.components().collect();

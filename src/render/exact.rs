@@ -13,7 +13,7 @@ use super::model::{EvidenceRow, Link, MethodSection};
 use super::rows::DASH;
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CountRow {
+pub(crate) struct CountRow {
     pub label: String,
     pub op: String,
     /// Instructions per call (exact; the mean when calls differ).
@@ -25,7 +25,7 @@ pub struct CountRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CtRow {
+pub(crate) struct CtRow {
     pub label: String,
     pub op: String,
     pub status: String,
@@ -35,7 +35,7 @@ pub struct CtRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CtSiteRow {
+pub(crate) struct CtSiteRow {
     pub label: String,
     pub op: String,
     pub location: String,
@@ -49,7 +49,7 @@ pub struct CtSiteRow {
 
 /// What an algorithm page shows of both stages (empty when neither ran).
 #[derive(Debug, Clone, Serialize, Default)]
-pub struct ExactView {
+pub(crate) struct ExactView {
     pub count_rows: Vec<CountRow>,
     pub ct_rows: Vec<CtRow>,
     pub ct_sites: Vec<CtSiteRow>,
@@ -58,7 +58,7 @@ pub struct ExactView {
 }
 
 /// `1234567` → `1,234,567`.
-pub fn grouped(v: u64) -> String {
+pub(crate) fn grouped(v: u64) -> String {
     let s = v.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
@@ -74,7 +74,7 @@ pub fn grouped(v: u64) -> String {
 /// or whole on average); else the mean rounded to a whole instruction and
 /// marked `≈`, since a count has no fractions (the spread column gives the
 /// range of the calls).
-pub fn per_call_text(total: u64, calls: u64) -> String {
+pub(crate) fn per_call_text(total: u64, calls: u64) -> String {
     if calls == 0 {
         return DASH.into();
     }
@@ -114,7 +114,7 @@ fn count_row(r: &CountRecord) -> CountRow {
     }
 }
 
-pub fn view(ds: &Dataset, id: &str, labels: &[String], ops: &[&str]) -> ExactView {
+pub(crate) fn view(ds: &Dataset, id: &str, labels: &[String], ops: &[&str]) -> ExactView {
     let mut v = ExactView::default();
     let mut tools: Vec<String> = Vec::new();
     for label in labels {
@@ -201,7 +201,7 @@ fn ct_detail(r: &CtRecord) -> String {
 }
 
 /// The summary's constant-time cell of one instance, or None without records.
-pub fn summary_cell(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Option<String> {
+pub(crate) fn summary_cell(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Option<String> {
     let recs: Vec<&CtRecord> = ops
         .iter()
         .filter_map(|op| {
@@ -236,7 +236,7 @@ pub fn summary_cell(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Option
 }
 
 /// Evidence rows of one instance's count and ct records.
-pub fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec<EvidenceRow> {
+pub(crate) fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec<EvidenceRow> {
     let href = |p: &str| format!("../{}/{p}", ds.href);
     let mut out = Vec::new();
     for op in ops {
@@ -264,7 +264,7 @@ pub fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec<Eviden
 }
 
 /// The method page's section on both stages (none when neither ran).
-pub fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
+pub(crate) fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
     let mut bullets = count_bullets(ds);
     bullets.extend(ct_bullets(ds));
     if bullets.is_empty() {
@@ -388,7 +388,7 @@ fn ct_bullets(ds: &Dataset) -> Vec<String> {
 }
 
 /// Limitations of both stages, for the method page.
-pub fn limitations(ds: &Dataset) -> Vec<String> {
+pub(crate) fn limitations(ds: &Dataset) -> Vec<String> {
     let mut out = Vec::new();
     if !ds.counts.is_empty() {
         out.push("Instruction counts are not cycles: two builds with the same count can differ in time (cache misses, slow instructions), so counts detect changes of work, not of speed.".into());

@@ -15,13 +15,13 @@ use super::rows::DASH;
 /// The KAT sentence around the manifest path: `lead` comes before
 /// "(reference digests in `<manifest>`)", `tail` after it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KatSentence {
+pub(crate) struct KatSentence {
     pub lead: String,
     pub tail: String,
 }
 
 /// `(label, build record)` of every instance on the page.
-pub fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentence {
+pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentence {
     let status = |b: Option<&BuildRecord>| b.map(|b| b.kat_status);
     let passed = insts
         .iter()
@@ -107,7 +107,7 @@ pub fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentence {
 /// The flag profiles in the order they were tried, each with its outcome,
 /// and which one the measured library was built with when it was not the
 /// last: `guide: MISMATCH → harness-default: PASS`.
-pub fn attempts_text(b: Option<&BuildRecord>) -> String {
+pub(crate) fn attempts_text(b: Option<&BuildRecord>) -> String {
     let Some(b) = b else { return DASH.into() };
     let Some(profile) = &b.profile else {
         return "no profile built".into();
@@ -135,7 +135,7 @@ pub fn attempts_text(b: Option<&BuildRecord>) -> String {
 
 /// The parameter-set labels of an algorithm: instance labels without the
 /// `.<implementation>` suffix the other implementations add, in order.
-pub fn parameter_sets(a: &AlgorithmInfo) -> Vec<String> {
+pub(crate) fn parameter_sets(a: &AlgorithmInfo) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for label in &a.labels {
         let base = a
@@ -154,7 +154,7 @@ pub fn parameter_sets(a: &AlgorithmInfo) -> Vec<String> {
 /// A size cell: the figure shown, and when the library returned shorter
 /// lengths too, the observed range: `666 (576–660)`. The flag says the
 /// cell needs the page's note on variable lengths.
-pub fn size_cell(f: Option<&SizeFigure>) -> (String, bool) {
+pub(crate) fn size_cell(f: Option<&SizeFigure>) -> (String, bool) {
     let Some(shown) = f.and_then(|f| f.shown) else {
         return (DASH.to_string(), false);
     };
@@ -173,7 +173,7 @@ pub fn size_cell(f: Option<&SizeFigure>) -> (String, bool) {
 }
 
 /// The note under the sizes table when a cell shows a range.
-pub const VARIABLE_NOTE: &str = "Variable-length outputs: the figure is the maximum (API or catalog), in parentheses the shortest and longest lengths the library returned in its KAT and timing runs.";
+pub(crate) const VARIABLE_NOTE: &str = "Variable-length outputs: the figure is the maximum (API or catalog), in parentheses the shortest and longest lengths the library returned in its KAT and timing runs.";
 
 #[cfg(test)]
 mod tests {

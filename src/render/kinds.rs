@@ -21,12 +21,12 @@ use super::rows::{op_rows, Inst, DASH};
 const SUMMARY_SIZES: [u64; 3] = [32, 1024, 65536];
 
 /// `1234` → `1234`, `0.5` → `0.5`: short numbers for axes and ratios.
-pub fn short_number(v: f64) -> String {
+pub(crate) fn short_number(v: f64) -> String {
     format::g(v, 4)
 }
 
 /// `32 B`, `1 KiB`, `64 KiB`.
-pub fn message_size(bytes: u64) -> String {
+pub(crate) fn message_size(bytes: u64) -> String {
     if bytes >= 1024 && bytes % 1024 == 0 {
         format!("{} KiB", bytes / 1024)
     } else {
@@ -40,7 +40,7 @@ pub fn cycles_per_byte(v: f64) -> String {
 }
 
 /// Megabytes (10^6 bytes) per second with three significant digits.
-pub fn mb_per_s(bytes: u64, seconds: f64) -> String {
+pub(crate) fn mb_per_s(bytes: u64, seconds: f64) -> String {
     if seconds > 0.0 {
         format::g(bytes as f64 / seconds / 1e6, 3)
     } else {
@@ -49,7 +49,7 @@ pub fn mb_per_s(bytes: u64, seconds: f64) -> String {
 }
 
 /// The category line of section 1.
-pub fn category(kind: Kind) -> &'static str {
+pub(crate) fn category(kind: Kind) -> &'static str {
     match kind {
         Kind::Hash => "hash function",
         _ => "public-key algorithm",
@@ -57,7 +57,7 @@ pub fn category(kind: Kind) -> &'static str {
 }
 
 /// Section 4 of a hash page: one row per (instance, message size).
-pub fn hash_rows(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<HashRow> {
+pub(crate) fn hash_rows(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<HashRow> {
     let mut rows = Vec::new();
     for inst in insts {
         let recs: Vec<(&str, &OperationRecord)> = HASH_OPERATIONS
@@ -103,7 +103,7 @@ fn median(rec: Option<&OperationRecord>) -> Option<f64> {
 }
 
 /// What a KEX or hash page says below its performance table.
-pub fn notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
+pub(crate) fn notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
     let mut out = Vec::new();
     match a.kind {
         Kind::Hash => out.push(
@@ -154,7 +154,7 @@ pub fn notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
 
 /// Section 6 columns of a KEX: passes, every message any instance sends,
 /// the totals, keys and secret.
-pub fn kex_size_columns(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
+pub(crate) fn kex_size_columns(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
     let passes = ds
         .sizes
         .iter()
@@ -180,7 +180,7 @@ pub fn kex_size_columns(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
 }
 
 /// The text above a KEX's size table.
-pub fn kex_sizes_text(catalog: Option<&str>) -> String {
+pub(crate) fn kex_sizes_text(catalog: Option<&str>) -> String {
     let base = "Message lengths are those the library returned (the largest over the KAT and timing runs); protocol messages is their sum and bandwidth adds each long-term public key once (0: that party has none); secret key and shared secret are the API caps.";
     match catalog {
         Some(c) => format!(
@@ -192,7 +192,7 @@ pub fn kex_sizes_text(catalog: Option<&str>) -> String {
 
 /// A hash page's chart: cycles/byte against message size, log–log, with
 /// the ICCS `pseudoXOF` of each width as a dashed baseline.
-pub fn hash_chart(ds: &Dataset, a: &AlgorithmInfo) -> String {
+pub(crate) fn hash_chart(ds: &Dataset, a: &AlgorithmInfo) -> String {
     let mut series: Vec<Series> = a
         .labels
         .iter()
@@ -298,7 +298,7 @@ fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
 
 /// The method page's bullets on key exchanges and hashes (none when the
 /// campaign has neither).
-pub fn method_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
+pub(crate) fn method_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
     let mut out = Vec::new();
     if c.algorithms.iter().any(|a| a.kind == Kind::Kex) {
         out.push("Key exchanges: `exchange` is one whole protocol (both initialisations, every pass, both derivations), the two secrets' agreement checked in setup. Each step (init_a, init_b, pass1..passP, derive_a, derive_b) is timed inside complete protocol runs, the counter read around that one call; it is planned from the exchange's calibration (the same runs per trial), and every trial process measures the counter's own cost per call (median of two back-to-back reads), stated on the algorithm page. Only `exchange` is profiled.".into());
@@ -315,7 +315,7 @@ pub fn method_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<Strin
 
 /// The summary's sections for key exchanges, hash candidates and the ICCS
 /// baseline (each only when the dataset has such algorithms).
-pub fn summary_tables(ds: &Dataset, system: &str) -> Vec<SummaryTable> {
+pub(crate) fn summary_tables(ds: &Dataset, system: &str) -> Vec<SummaryTable> {
     let mut out = Vec::new();
     out.extend(kex_table(ds, system));
     out.extend(hash_table(ds, system, false));

@@ -24,20 +24,20 @@
 //! of the records and templates, so `pqbench check` can demand identical
 //! bytes: no clock, no hash-map order, no host lookups.
 
-pub mod algorithm;
+pub(crate) mod algorithm;
 pub mod bench;
-pub mod chart;
-pub mod chart_lines;
-pub mod dataset;
-pub mod exact;
-pub mod kat_text;
+pub(crate) mod chart;
+pub(crate) mod chart_lines;
+pub(crate) mod dataset;
+pub(crate) mod exact;
+pub(crate) mod kat_text;
 pub mod kinds;
-pub mod links;
-pub mod model;
-pub mod rows;
-pub mod site;
+pub(crate) mod links;
+pub(crate) mod model;
+pub(crate) mod rows;
+pub(crate) mod site;
 pub mod synth;
-pub mod system;
+pub(crate) mod system;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -49,14 +49,14 @@ use serde::Serialize;
 pub use crate::engine::PageSection;
 
 /// The flag of a suspicious instance's summary row (see `records::scan`).
-pub const SUSPICIOUS_NOTE: &str =
+pub(crate) const SUSPICIOUS_NOTE: &str =
     "⚠ suspicious: the static scan found what the campaign does not allow (see its page)";
 pub use dataset::Dataset;
 pub use links::check_links;
-pub use site::{anchor, crumb, kind_function, Systems};
+pub(crate) use site::{anchor, crumb, kind_function, Systems};
 
 /// The built-in templates, by the name a user directory overrides.
-pub const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
+pub(crate) const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("macros.md", include_str!("templates/macros.md")),
     ("algorithm.md", include_str!("templates/algorithm.md")),
     ("summary.md", include_str!("templates/summary.md")),
@@ -187,7 +187,7 @@ fn url_filter(s: String) -> String {
 }
 
 /// The template environment: a user directory first, then the built-ins.
-pub fn environment(templates: Option<&Path>) -> Environment<'static> {
+pub(crate) fn environment(templates: Option<&Path>) -> Environment<'static> {
     let mut env = Environment::new();
     let dir = templates.map(Path::to_path_buf);
     env.set_loader(move |name| {
@@ -343,13 +343,13 @@ fn add_sections(
 }
 
 /// Generated files are these kinds; only they are pruned when stale.
-pub fn is_generated(path: &Path) -> bool {
+pub(crate) fn is_generated(path: &Path) -> bool {
     path.extension()
         .is_some_and(|e| e == "md" || e == "html" || e == "svg")
 }
 
 /// Every generated-kind file under `dir`, as `/`-separated relative paths.
-pub fn site_files(dir: &Path) -> Result<Vec<String>> {
+pub(crate) fn site_files(dir: &Path) -> Result<Vec<String>> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
         for p in dataset::sorted_entries(dir)? {
             if p.is_dir() {
@@ -388,7 +388,7 @@ fn write_page(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Writes `files` into `site`: unchanged files are left alone (no churn),
 /// changed ones replaced atomically, stale generated files removed.
-pub fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(usize, usize)> {
+pub(crate) fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Result<(usize, usize)> {
     let mut written = 0;
     for (rel, bytes) in files {
         let path = site.join(rel);

@@ -13,7 +13,7 @@ use serde::Serialize;
 /// `a` macro appends `.md` or `.html` (then `#fragment`), so one model
 /// serves both formats.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Link {
+pub(crate) struct Link {
     pub text: String,
     pub href: Option<String>,
     pub page: bool,
@@ -21,7 +21,7 @@ pub struct Link {
 }
 
 impl Link {
-    pub fn text(text: impl Into<String>) -> Link {
+    pub(crate) fn text(text: impl Into<String>) -> Link {
         Link {
             text: text.into(),
             href: None,
@@ -31,7 +31,7 @@ impl Link {
     }
 
     /// A link to a generated page (`href` without extension).
-    pub fn page(text: impl Into<String>, href: impl Into<String>) -> Link {
+    pub(crate) fn page(text: impl Into<String>, href: impl Into<String>) -> Link {
         Link {
             text: text.into(),
             href: Some(href.into()),
@@ -41,7 +41,7 @@ impl Link {
     }
 
     /// A link to a file that keeps its name in both formats.
-    pub fn file(text: impl Into<String>, href: impl Into<String>) -> Link {
+    pub(crate) fn file(text: impl Into<String>, href: impl Into<String>) -> Link {
         Link {
             text: text.into(),
             href: Some(href.into()),
@@ -50,7 +50,7 @@ impl Link {
         }
     }
 
-    pub fn with_fragment(mut self, fragment: impl Into<String>) -> Link {
+    pub(crate) fn with_fragment(mut self, fragment: impl Into<String>) -> Link {
         self.fragment = Some(fragment.into());
         self
     }
@@ -58,7 +58,7 @@ impl Link {
 
 /// `Performance measurements › <system> › <here> · system: <system> · <others>`.
 #[derive(Debug, Clone, Serialize)]
-pub struct Crumb {
+pub(crate) struct Crumb {
     pub root: Link,
     pub system: Link,
     /// The last step (algorithm id, `summary`, `method`); None on system-less pages.
@@ -69,25 +69,25 @@ pub struct Crumb {
 
 /// A `label: value, value` bullet of section 1.
 #[derive(Debug, Clone, Serialize)]
-pub struct Bullet {
+pub(crate) struct Bullet {
     pub label: String,
     pub items: Vec<Link>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row2 {
+pub(crate) struct Row2 {
     pub item: String,
     pub value: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Footnote {
+pub(crate) struct Footnote {
     pub n: usize,
     pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct KatRow {
+pub(crate) struct KatRow {
     pub label: String,
     pub flags: String,
     pub status: String,
@@ -98,7 +98,7 @@ pub struct KatRow {
 /// A row of the reference's performance table; failed or untimed
 /// operations carry their status in `mean_cycles` and `–` elsewhere.
 #[derive(Debug, Clone, Serialize)]
-pub struct PerfRow {
+pub(crate) struct PerfRow {
     pub label: String,
     pub op: String,
     pub mean_cycles: String,
@@ -112,7 +112,7 @@ pub struct PerfRow {
 
 /// A row of a hash page's performance table: one message size.
 #[derive(Debug, Clone, Serialize)]
-pub struct HashRow {
+pub(crate) struct HashRow {
     pub label: String,
     /// `32 B`, `1 KiB`, ...
     pub message: String,
@@ -127,7 +127,7 @@ pub struct HashRow {
 
 /// The figures beyond the reference, from the same statistics.
 #[derive(Debug, Clone, Serialize)]
-pub struct DistRow {
+pub(crate) struct DistRow {
     pub label: String,
     pub op: String,
     /// `calls` (per-call samples) or `trials` (per-trial means).
@@ -140,7 +140,7 @@ pub struct DistRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct MemRow {
+pub(crate) struct MemRow {
     pub label: String,
     pub op: String,
     pub static_bytes: String,
@@ -151,20 +151,20 @@ pub struct MemRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct CellsRow {
+pub(crate) struct CellsRow {
     pub label: String,
     pub cells: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SurveyLine {
+pub(crate) struct SurveyLine {
     pub verdict: Link,
     pub note: Option<String>,
     pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ShareRow {
+pub(crate) struct ShareRow {
     pub label: String,
     pub op: String,
     /// One share per helper class of `AlgorithmPage::share_columns`.
@@ -173,7 +173,7 @@ pub struct ShareRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct EvidenceRow {
+pub(crate) struct EvidenceRow {
     pub label: String,
     pub item: String,
     /// Abbreviated digest shown after the item (KAT logs).
@@ -183,7 +183,7 @@ pub struct EvidenceRow {
 
 /// `site/<system>/<id>.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct AlgorithmPage {
+pub(crate) struct AlgorithmPage {
     pub system: String,
     pub id: String,
     pub name: String,
@@ -243,7 +243,7 @@ pub struct AlgorithmPage {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SummaryRow {
+pub(crate) struct SummaryRow {
     pub algorithm: Link,
     pub name: String,
     pub label: String,
@@ -257,7 +257,7 @@ pub struct SummaryRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SummaryTable {
+pub(crate) struct SummaryTable {
     pub kind: String,
     pub heading: String,
     pub ops: Vec<String>,
@@ -273,7 +273,7 @@ pub struct SummaryTable {
 
 /// `site/<system>/summary.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct SummaryPage {
+pub(crate) struct SummaryPage {
     pub system: String,
     /// Set for an emulated system: why there are no figures.
     pub functional_only: Option<String>,
@@ -287,13 +287,13 @@ pub struct SummaryPage {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct MethodSection {
+pub(crate) struct MethodSection {
     pub title: String,
     pub bullets: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct FlagRow {
+pub(crate) struct FlagRow {
     pub name: String,
     pub cflags: String,
     pub ldflags: String,
@@ -301,7 +301,7 @@ pub struct FlagRow {
 
 /// `site/<system>/method.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct MethodPage {
+pub(crate) struct MethodPage {
     pub system: String,
     pub crumb: Crumb,
     pub title: String,
@@ -311,7 +311,7 @@ pub struct MethodPage {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SurveyRow {
+pub(crate) struct SurveyRow {
     pub anchor: String,
     pub algorithm: Link,
     pub name: String,
@@ -321,21 +321,21 @@ pub struct SurveyRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SurveySystem {
+pub(crate) struct SurveySystem {
     pub system: String,
     pub rows: Vec<SurveyRow>,
 }
 
 /// `site/survey.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct SurveyPage {
+pub(crate) struct SurveyPage {
     pub campaign: String,
     pub root: Link,
     pub systems: Vec<SurveySystem>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SizeAuditRow {
+pub(crate) struct SizeAuditRow {
     pub system: String,
     pub algorithm: Link,
     pub label: String,
@@ -348,7 +348,7 @@ pub struct SizeAuditRow {
 
 /// `site/sizes.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct SizesPage {
+pub(crate) struct SizesPage {
     pub campaign: String,
     pub root: Link,
     /// `system: catalog` for each system that used one.
@@ -357,7 +357,7 @@ pub struct SizesPage {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct IndexAlgorithm {
+pub(crate) struct IndexAlgorithm {
     pub link: Link,
     pub name: String,
     pub kind: String,
@@ -365,7 +365,7 @@ pub struct IndexAlgorithm {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct IndexSystem {
+pub(crate) struct IndexSystem {
     pub system: String,
     /// The system's summary, named by the system.
     pub link: Link,
@@ -381,7 +381,7 @@ pub struct IndexSystem {
 
 /// `site/index.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub struct IndexPage {
+pub(crate) struct IndexPage {
     pub campaign: String,
     pub description: String,
     pub survey: Link,
@@ -391,7 +391,7 @@ pub struct IndexPage {
 
 /// Every page of one system.
 #[derive(Debug, Clone, Serialize)]
-pub struct SystemPages {
+pub(crate) struct SystemPages {
     pub system: String,
     pub summary: SummaryPage,
     pub method: MethodPage,
@@ -400,7 +400,7 @@ pub struct SystemPages {
 
 /// The whole site.
 #[derive(Debug, Clone, Serialize)]
-pub struct Site {
+pub(crate) struct Site {
     pub index: IndexPage,
     pub survey: SurveyPage,
     pub sizes: SizesPage,

@@ -13,11 +13,11 @@ use crate::records::BuildRecord;
 use super::dataset::Dataset;
 use super::model::*;
 
-pub const DASH: &str = "–";
+pub(crate) const DASH: &str = "–";
 
 /// The known issues whose label pattern matches `label` in full (the same
 /// rule as `plan::Algorithm::issues_for`, applied to the recorded TOML).
-pub fn issues_for<'a>(a: &'a AlgorithmInfo, label: &str) -> Vec<&'a KnownIssueInfo> {
+pub(crate) fn issues_for<'a>(a: &'a AlgorithmInfo, label: &str) -> Vec<&'a KnownIssueInfo> {
     a.known_issues
         .iter()
         .filter(|k| {
@@ -28,10 +28,10 @@ pub fn issues_for<'a>(a: &'a AlgorithmInfo, label: &str) -> Vec<&'a KnownIssueIn
 
 /// Footnotes numbered in order of first use; equal texts share a number.
 #[derive(Default)]
-pub struct Notes(pub Vec<String>);
+pub(crate) struct Notes(pub Vec<String>);
 
 impl Notes {
-    pub fn add(&mut self, text: &str) -> usize {
+    pub(crate) fn add(&mut self, text: &str) -> usize {
         match self.0.iter().position(|t| t == text) {
             Some(i) => i + 1,
             None => {
@@ -43,7 +43,7 @@ impl Notes {
 }
 
 /// One instance of the algorithm with what the dataset holds about it.
-pub struct Inst<'a> {
+pub(crate) struct Inst<'a> {
     pub label: &'a str,
     pub build: Option<&'a BuildRecord>,
     pub issues: Vec<&'a KnownIssueInfo>,
@@ -53,24 +53,24 @@ pub struct Inst<'a> {
 }
 
 impl Inst<'_> {
-    pub fn kat_status(&self) -> &str {
+    pub(crate) fn kat_status(&self) -> &str {
         kat_status_text(self.build)
     }
 
     /// Whether the instance passed its KAT (not when it was not built).
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         self.build.is_some_and(|b| b.kat_status == Status::Pass)
     }
 }
 
 /// An instance's KAT status as pages print it (`NOT BUILT` without a build
 /// record).
-pub fn kat_status_text(build: Option<&BuildRecord>) -> &'static str {
+pub(crate) fn kat_status_text(build: Option<&BuildRecord>) -> &'static str {
     build.map_or("NOT BUILT", |b| b.kat_status.as_str())
 }
 
 /// `label: value` lines of the environment table.
-pub fn environment(ds: &Dataset, cpus: &[usize]) -> Vec<Row2> {
+pub(crate) fn environment(ds: &Dataset, cpus: &[usize]) -> Vec<Row2> {
     let c = &ds.campaign;
     let env = &c.environment_start;
     let row = |item: &str, value: String| Row2 {
@@ -162,7 +162,7 @@ pub fn environment(ds: &Dataset, cpus: &[usize]) -> Vec<Row2> {
 
 /// Links of the algorithm TOML: a value `Text <url>` shows `Text`; only
 /// web and relative links become hyperlinks (no `javascript:` from a TOML).
-pub fn toml_link(key: &str, value: &str) -> Bullet {
+pub(crate) fn toml_link(key: &str, value: &str) -> Bullet {
     let (text, url) = match value
         .trim()
         .strip_suffix('>')
@@ -202,7 +202,7 @@ fn witness_note(rec: &OperationRecord) -> Option<String> {
     }
 }
 
-pub fn op_rows(
+pub(crate) fn op_rows(
     inst: &Inst,
     op: &str,
     rec: &OperationRecord,
@@ -284,11 +284,11 @@ pub fn op_rows(
 /// A mean above the median by more than this factor says the host
 /// disturbed the measurement (a few slow calls pull the mean, not the
 /// median).
-pub const DISTURBED_MEAN_OVER_MEDIAN: f64 = 1.25;
+pub(crate) const DISTURBED_MEAN_OVER_MEDIAN: f64 = 1.25;
 
 /// Why an operation's figures are flagged `⚠ disturbed`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Disturbance {
+pub(crate) struct Disturbance {
     /// Mean over median, when above `DISTURBED_MEAN_OVER_MEDIAN`.
     pub mean_over_median: Option<f64>,
     /// Trials run again after losing the CPU.
@@ -296,7 +296,7 @@ pub struct Disturbance {
 }
 
 impl Disturbance {
-    pub fn reasons(&self) -> Vec<String> {
+    pub(crate) fn reasons(&self) -> Vec<String> {
         let mut out = Vec::new();
         if let Some(r) = self.mean_over_median {
             out.push(format!("mean {}× the median", format::g(r, 2)));
@@ -312,7 +312,7 @@ impl Disturbance {
 
 /// Whether an operation's figures were disturbed: its mean exceeds its
 /// median by more than 25 %, or trials were repeated after losing the CPU.
-pub fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
+pub(crate) fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
     let ratio = rec
         .statistics
         .as_ref()
@@ -325,7 +325,7 @@ pub fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
     })
 }
 
-pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
+pub(crate) fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
     let num = |v: Option<u64>| v.map_or(DASH.to_string(), |v| v.to_string());
     let kib = |v: Option<u64>| v.map_or(DASH.to_string(), format::kib);
     let load = rec
@@ -357,7 +357,12 @@ pub fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
 
 /// One row of the helper-share table: the share of each class, and the
 /// calls per operation; a failed profile says why in the first column.
-pub fn share_row(label: &str, op: &str, p: &ProfileRecord, classes: &[ClassDef]) -> ShareRow {
+pub(crate) fn share_row(
+    label: &str,
+    op: &str,
+    p: &ProfileRecord,
+    classes: &[ClassDef],
+) -> ShareRow {
     let ok = p.status.is_ok();
     let shares = classes
         .iter()
@@ -386,7 +391,7 @@ pub fn share_row(label: &str, op: &str, p: &ProfileRecord, classes: &[ClassDef])
 
 /// `drng 289, pseudoXOF 349`: the DRNG helpers summed as `drng` first,
 /// then every other helper by name.
-pub fn calls_text(p: &ProfileRecord) -> String {
+pub(crate) fn calls_text(p: &ProfileRecord) -> String {
     let drng: Vec<&str> = p
         .shapes
         .iter()
@@ -409,30 +414,4 @@ pub fn calls_text(p: &ProfileRecord) -> String {
         }
     }
     parts.join(", ")
-}
-
-/// The flag profile whose library was measured, and any profile it fell
-/// back from with that profile's outcome.
-pub fn flags_text(b: Option<&BuildRecord>) -> String {
-    let Some(b) = b else { return DASH.into() };
-    let Some(profile) = &b.profile else {
-        return "no profile built".into();
-    };
-    let failed: Vec<String> = b
-        .attempts
-        .iter()
-        .filter(|t| &t.profile != profile)
-        .map(|t| {
-            let outcome = t.kat_status.map_or_else(
-                || if t.built { "built" } else { "build failed" }.to_string(),
-                |s| s.to_string(),
-            );
-            format!("{}: {outcome}", t.profile)
-        })
-        .collect();
-    if failed.is_empty() {
-        profile.clone()
-    } else {
-        format!("{profile} (after {})", failed.join(", "))
-    }
 }

@@ -11,10 +11,10 @@ use super::{algorithm, system};
 
 /// Which systems the site covers and which algorithms each has, for the
 /// crumb line's links to the same page on another system.
-pub struct Systems(pub Vec<(String, BTreeSet<String>)>);
+pub(crate) struct Systems(pub Vec<(String, BTreeSet<String>)>);
 
 impl Systems {
-    pub fn new(datasets: &[Dataset]) -> Systems {
+    pub(crate) fn new(datasets: &[Dataset]) -> Systems {
         Systems(
             datasets
                 .iter()
@@ -27,11 +27,11 @@ impl Systems {
     }
 
     /// The campaign's first system (the one the survey page covers).
-    pub fn first(&self) -> Option<&String> {
+    pub(crate) fn first(&self) -> Option<&String> {
         self.0.first().map(|(s, _)| s)
     }
 
-    pub fn has(&self, system: &str, id: &str) -> bool {
+    pub(crate) fn has(&self, system: &str, id: &str) -> bool {
         self.0
             .iter()
             .any(|(s, ids)| s == system && ids.contains(id))
@@ -40,7 +40,7 @@ impl Systems {
 
 /// `Performance measurements › <system> › <here> · system: <this> · <others>`;
 /// `other_href` gives the page on another system, None to leave it out.
-pub fn crumb(
+pub(crate) fn crumb(
     systems: &Systems,
     here_system: &str,
     here: Option<&str>,
@@ -64,7 +64,7 @@ pub fn crumb(
 }
 
 /// An HTML id from names: letters, digits, `-` and `_` kept, the rest `_`.
-pub fn anchor(parts: &[&str]) -> String {
+pub(crate) fn anchor(parts: &[&str]) -> String {
     parts
         .iter()
         .map(|p| {
@@ -82,7 +82,7 @@ pub fn anchor(parts: &[&str]) -> String {
         .join("-")
 }
 
-pub fn kind_function(kind: Kind) -> &'static str {
+pub(crate) fn kind_function(kind: Kind) -> &'static str {
     match kind {
         Kind::Sign => "digital signature",
         Kind::Kem => "key encapsulation",
@@ -216,7 +216,7 @@ fn index_page(datasets: &[Dataset]) -> IndexPage {
 }
 
 /// The model of every page, in a fixed order.
-pub fn build(datasets: &[Dataset]) -> Site {
+pub(crate) fn build(datasets: &[Dataset]) -> Site {
     let systems = Systems::new(datasets);
     Site {
         index: index_page(datasets),

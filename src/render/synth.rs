@@ -48,7 +48,7 @@ pub fn environment(cpu_model: &str, max_mhz: f64, memory_mib: u64, utc: &str) ->
 }
 
 /// A fixed host on `cpu`: performance governor, no turbo, no SMT sibling.
-pub fn fixed_host(cpu: usize, khz: u64) -> HostCheck {
+pub(crate) fn fixed_host(cpu: usize, khz: u64) -> HostCheck {
     HostCheck {
         cpu,
         governor: Some("performance".into()),
@@ -196,7 +196,7 @@ pub fn sizes_row(
 /// The stages a campaign without `stages` runs, as its `campaign.json`
 /// lists them (no opt-in ones: the synthetic dataset has no count or ct
 /// records). The stage registry's test keeps this list in step with it.
-pub const DEFAULT_STAGES: [&str; 10] = [
+pub(crate) const DEFAULT_STAGES: [&str; 10] = [
     "build",
     "scan",
     "kat",
@@ -440,7 +440,7 @@ impl Synth {
 
 /// Object-safe JSON serialisation for `Synth::write`.
 mod erased {
-    pub trait Json {
+    pub(super) trait Json {
         fn bytes(&self) -> anyhow::Result<Vec<u8>>;
     }
     impl<T: serde::Serialize> Json for T {

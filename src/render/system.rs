@@ -22,7 +22,7 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-pub fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
+pub(crate) fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     let system = ds.system().to_string();
     let mut tables: Vec<SummaryTable> = [Kind::Sign, Kind::Kem]
         .into_iter()
@@ -227,7 +227,7 @@ fn share_classes(ds: &Dataset) -> String {
 }
 
 /// For an emulated system's pages: why no operation has a figure.
-pub fn functional_only(ds: &Dataset) -> Option<String> {
+pub(crate) fn functional_only(ds: &Dataset) -> Option<String> {
     let spec = ds.campaign.system_spec.as_ref().filter(|s| s.emulated())?;
     let emulator = match &spec.runner {
         crate::plan::Runner::Emulator { command } => command.join(" "),
@@ -329,7 +329,7 @@ fn disturbed_bullet(ds: &Dataset) -> String {
     )
 }
 
-pub fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
+pub(crate) fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     let c = &ds.campaign;
     let system = c.system.clone();
     let mut sections = vec![

@@ -18,7 +18,7 @@ use crate::toolchain::Compiler;
 
 /// Differences between the lock and the current project, compiler and
 /// host, without building or running anything.
-pub fn differences(
+pub(crate) fn differences(
     lock: &Lock,
     plan: &Plan,
     registry: &Registry,

@@ -13,7 +13,7 @@
 //! any run does): `prepare` and `reproduce` return values, which the binary
 //! prints through the exporters.
 
-pub mod inputs;
+pub(crate) mod inputs;
 
 pub mod report;
 
@@ -88,11 +88,11 @@ pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prep
 }
 
 /// Writes a reproduction's report files into a run directory.
-pub type Writer = fn(&Path, &report::ReproductionReport) -> anyhow::Result<()>;
+pub(crate) type Writer = fn(&Path, &report::ReproductionReport) -> anyhow::Result<()>;
 
 /// Re-runs a prepared reproduction and writes its report; returns the
 /// report and the new run's directory.
-pub fn execute(
+pub(crate) fn execute(
     p: &Prepared,
     opts: &ReproduceOptions,
     write: Writer,

@@ -129,7 +129,7 @@ fn compare_fixed(a: &RunData, b: &RunData) -> (usize, Vec<String>) {
     (same, differ)
 }
 
-pub fn build(
+pub(crate) fn build(
     old: &Lock,
     new: &Lock,
     runs: (&RunData, &RunData),
@@ -232,9 +232,9 @@ pub fn build(
     }
 }
 
-pub const MARKDOWN_FILE: &str = "reproduction.md";
-pub const HTML_FILE: &str = "reproduction.html";
-pub const JSON_FILE: &str = "reproduction.json";
+pub(crate) const MARKDOWN_FILE: &str = "reproduction.md";
+pub(crate) const HTML_FILE: &str = "reproduction.html";
+pub(crate) const JSON_FILE: &str = "reproduction.json";
 
 #[cfg(test)]
 #[path = "report_tests.rs"]

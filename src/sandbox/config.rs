@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 use super::{CpuWitness, Layer, Limits, Outcome, Rusage};
 
 /// The hidden first argument that turns pqbench's binary into the launcher.
-pub const JAIL_ARG: &str = "__pqbench-jail";
+pub(super) const JAIL_ARG: &str = "__pqbench-jail";
 
 /// How much a job is confined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub enum Level {
+pub(super) enum Level {
     /// Submission code: every layer, a job uid of its own when root, a
     /// minimal environment, reads limited to system directories.
     Submission,
@@ -26,7 +26,7 @@ pub enum Level {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct JailConfig {
+pub(super) struct JailConfig {
     pub level: Level,
     pub program: PathBuf,
     pub args: Vec<String>,
@@ -54,7 +54,7 @@ pub struct JailConfig {
 /// One line on the status pipe.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "report", rename_all = "kebab-case")]
-pub enum Report {
+pub(super) enum Report {
     /// Every layer set up (or why not), sent before the job starts.
     Ready { layers: Vec<Layer> },
     /// How the job ended, with its resource usage (including descendants
@@ -74,7 +74,7 @@ pub enum Report {
 }
 
 impl Report {
-    pub fn line(&self) -> Vec<u8> {
+    pub(super) fn line(&self) -> Vec<u8> {
         let mut v = serde_json::to_vec(self).unwrap_or_default();
         v.push(b'\n');
         v
@@ -83,7 +83,7 @@ impl Report {
 
 /// Parses the status pipe's lines; unparsable lines are dropped (only init
 /// writes there, so there are none unless the launcher died mid-line).
-pub fn parse_reports(bytes: &[u8]) -> Vec<Report> {
+pub(super) fn parse_reports(bytes: &[u8]) -> Vec<Report> {
     bytes
         .split(|&b| b == b'\n')
         .filter(|l| !l.is_empty())

@@ -22,7 +22,7 @@ use super::{Layer, Limits};
 /// Directories every job may read and execute from: the dynamic loader,
 /// system libraries, locale and loader configuration, and the kernel's
 /// pseudo file systems (the driver reads /proc/self/status).
-pub const SYSTEM_READS: &[&str] = &[
+pub(super) const SYSTEM_READS: &[&str] = &[
     "/usr", "/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin", "/etc", "/opt", "/proc",
     "/sys", "/dev",
 ];
@@ -32,7 +32,7 @@ pub const SYSTEM_READS: &[&str] = &[
 /// the name service's configuration, and the devices and CPU description
 /// compilers consult. Not the rest of `/etc` (host keys), `/home`, `/root`
 /// or `/opt`: a submission's `#include` or `.incbin` of a file there fails.
-pub const TOOLCHAIN_READS: &[&str] = &[
+pub(super) const TOOLCHAIN_READS: &[&str] = &[
     "/usr",
     "/lib",
     "/lib64",
@@ -63,7 +63,7 @@ const LANDLOCK_ABI: ABI = ABI::V7;
 /// The lower of a wanted limit and the current hard limit: raising a hard
 /// limit needs privileges, and a limit above the hard one is not ours to
 /// give.
-pub fn clamp_limit(wanted: u64, hard: u64) -> u64 {
+pub(super) fn clamp_limit(wanted: u64, hard: u64) -> u64 {
     // RLIM_INFINITY is the largest value, so min() keeps it meaningful.
     wanted.min(hard)
 }
@@ -85,7 +85,7 @@ fn set_limit(resource: rustix::process::Resource, wanted: u64) -> Result<u64, St
 
 /// Address space, CPU time, file size and core limits, each clamped to the
 /// hard limit pqbench itself runs under.
-pub fn rlimits(limits: &Limits) -> Layer {
+pub(super) fn rlimits(limits: &Limits) -> Layer {
     use rustix::process::Resource;
     let mut set = Vec::new();
     let mut errors = Vec::new();
@@ -130,7 +130,7 @@ pub fn rlimits(limits: &Limits) -> Layer {
 /// RLIMIT_NPROC: a per-job process limit when the job has a uid (or user
 /// namespace) of its own; otherwise it would count every process of the
 /// user, so it is not set.
-pub fn process_limit(processes: u64, own_uid: bool) -> Layer {
+pub(super) fn process_limit(processes: u64, own_uid: bool) -> Layer {
     if processes == 0 {
         return Layer::off(name::PROCESSES, "no process limit requested");
     }
@@ -151,7 +151,7 @@ pub fn process_limit(processes: u64, own_uid: bool) -> Layer {
 
 /// Empties the bounding, ambient, inheritable, permitted and effective
 /// capability sets: nothing the job execs can gain a capability back.
-pub fn drop_capabilities() -> Layer {
+pub(super) fn drop_capabilities() -> Layer {
     use rustix::thread::{
         clear_ambient_capability_set, remove_capability_from_bounding_set, set_capabilities,
         CapabilitySet, CapabilitySets,
@@ -173,7 +173,7 @@ pub fn drop_capabilities() -> Layer {
     }
 }
 
-pub fn no_new_privs() -> Layer {
+pub(super) fn no_new_privs() -> Layer {
     match rustix::thread::set_no_new_privs(true) {
         Ok(()) => Layer::on(
             name::NO_NEW_PRIVS,
@@ -194,7 +194,7 @@ fn show(paths: &[PathBuf]) -> String {
 
 /// Landlock: file-system access (reads, writes only beneath the job's
 /// writable directories), TCP, and signals/abstract sockets beyond the job.
-pub fn landlock(cfg: &JailConfig) -> Vec<Layer> {
+pub(super) fn landlock(cfg: &JailConfig) -> Vec<Layer> {
     match try_landlock(cfg) {
         Ok(layers) => layers,
         Err(e) => [name::LANDLOCK_FS, name::LANDLOCK_NET, name::LANDLOCK_SCOPE]
@@ -422,7 +422,7 @@ fn channel_guard(
     Ok(())
 }
 
-pub fn seccomp(channels: &[i32]) -> Layer {
+pub(super) fn seccomp(channels: &[i32]) -> Layer {
     let programs = match filters(channels) {
         Ok(p) => p,
         Err(e) => return Layer::off(name::SECCOMP, format!("building the filter: {e}")),
@@ -443,7 +443,10 @@ pub fn seccomp(channels: &[i32]) -> Layer {
 /// The minimal environment of submission processes: nothing from
 /// pqbench's own environment except the counter override pqbench itself
 /// documents, plus what the caller sets explicitly.
-pub fn submission_env(cwd: Option<&Path>, extra: &[(String, String)]) -> Vec<(String, String)> {
+pub(super) fn submission_env(
+    cwd: Option<&Path>,
+    extra: &[(String, String)],
+) -> Vec<(String, String)> {
     let home = cwd.map(|p| p.display().to_string()).unwrap_or("/".into());
     let mut env = vec![
         (

@@ -7,7 +7,7 @@
 //! process can still write anything; see the README's Isolation section.)
 
 /// FNV-1a, 64 bits.
-pub fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
         h ^= u64::from(b);
@@ -18,7 +18,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// Why a channel is not what the tool wrote.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum FrameError {
+pub(crate) enum FrameError {
     #[error("no end line: the tool did not finish its results")]
     Unterminated,
     #[error("{0}")]
@@ -27,7 +27,7 @@ pub enum FrameError {
 
 /// The body of a framed channel (everything before its end line) when it
 /// is exactly what the tool wrote.
-pub fn verify(channel: &[u8]) -> Result<&[u8], FrameError> {
+pub(crate) fn verify(channel: &[u8]) -> Result<&[u8], FrameError> {
     let text = channel.strip_suffix(b"\n").unwrap_or(channel);
     let start = text
         .iter()

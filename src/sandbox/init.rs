@@ -20,7 +20,7 @@ use super::layers::name;
 use super::{confine, mounts, Layer, Outcome, Rusage};
 
 /// Runs init; never returns.
-pub fn run(cfg: &JailConfig, layers: Vec<Layer>, mut status: File, ns: Namespaces) -> ! {
+pub(super) fn run(cfg: &JailConfig, layers: Vec<Layer>, mut status: File, ns: Namespaces) -> ! {
     let code = match confine_and_run(cfg, layers, &mut status, ns) {
         Ok(()) => 0,
         Err(error) => {

@@ -25,7 +25,7 @@ static HOOKED: AtomicBool = AtomicBool::new(false);
 
 /// Whether this process's binary calls `jail_entry` first thing, so that
 /// re-executing it with the hidden argument reaches the launcher.
-pub fn hooked() -> bool {
+pub(super) fn hooked() -> bool {
     HOOKED.load(Ordering::SeqCst)
 }
 
@@ -69,7 +69,7 @@ pub fn jail_entry_from(mut args: impl Iterator<Item = OsString>) -> Option<i32> 
 
 /// Which namespaces the launcher entered.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Namespaces {
+pub(super) struct Namespaces {
     pub user: bool,
     pub pid: bool,
     pub mount: bool,

@@ -10,29 +10,29 @@ use super::{Limits, Spec};
 
 /// Names of the layers, in the order they are reported.
 pub mod name {
-    pub const LAUNCHER: &str = "launcher";
-    pub const USER_NS: &str = "user-namespace";
-    pub const PID_NS: &str = "pid-namespace";
-    pub const MOUNT_NS: &str = "mount-namespace";
-    pub const NET_NS: &str = "network-namespace";
-    pub const IPC_NS: &str = "ipc-namespace";
-    pub const REAPER: &str = "descendant-cleanup";
-    pub const RLIMITS: &str = "resource-limits";
-    pub const PROCESSES: &str = "process-limit";
-    pub const JOB_UID: &str = "job-uid";
-    pub const CAPABILITIES: &str = "capabilities";
-    pub const NO_NEW_PRIVS: &str = "no-new-privs";
-    pub const LANDLOCK_FS: &str = "landlock-filesystem";
-    pub const LANDLOCK_NET: &str = "landlock-network";
-    pub const LANDLOCK_SCOPE: &str = "landlock-scope";
-    pub const SECCOMP: &str = "seccomp";
-    pub const ENVIRONMENT: &str = "environment";
+    pub(crate) const LAUNCHER: &str = "launcher";
+    pub(crate) const USER_NS: &str = "user-namespace";
+    pub(crate) const PID_NS: &str = "pid-namespace";
+    pub(crate) const MOUNT_NS: &str = "mount-namespace";
+    pub(crate) const NET_NS: &str = "network-namespace";
+    pub(crate) const IPC_NS: &str = "ipc-namespace";
+    pub(crate) const REAPER: &str = "descendant-cleanup";
+    pub(crate) const RLIMITS: &str = "resource-limits";
+    pub(crate) const PROCESSES: &str = "process-limit";
+    pub(crate) const JOB_UID: &str = "job-uid";
+    pub(crate) const CAPABILITIES: &str = "capabilities";
+    pub(crate) const NO_NEW_PRIVS: &str = "no-new-privs";
+    pub(crate) const LANDLOCK_FS: &str = "landlock-filesystem";
+    pub(crate) const LANDLOCK_NET: &str = "landlock-network";
+    pub(crate) const LANDLOCK_SCOPE: &str = "landlock-scope";
+    pub(crate) const SECCOMP: &str = "seccomp";
+    pub(crate) const ENVIRONMENT: &str = "environment";
 }
 
 pub use crate::records::host::Layer;
 
 impl Layer {
-    pub fn on(name: &str, detail: impl Into<String>) -> Layer {
+    pub(crate) fn on(name: &str, detail: impl Into<String>) -> Layer {
         Layer {
             name: name.to_string(),
             active: true,
@@ -40,7 +40,7 @@ impl Layer {
         }
     }
 
-    pub fn off(name: &str, detail: impl Into<String>) -> Layer {
+    pub(crate) fn off(name: &str, detail: impl Into<String>) -> Layer {
         Layer {
             name: name.to_string(),
             active: false,
@@ -50,22 +50,6 @@ impl Layer {
 }
 
 pub use crate::records::host::LayerReport;
-
-impl LayerReport {
-    pub fn get(&self, name: &str) -> Option<&Layer> {
-        self.layers.iter().find(|l| l.name == name)
-    }
-
-    /// Whether the named layer is present and active.
-    pub fn active(&self, name: &str) -> bool {
-        self.get(name).is_some_and(|l| l.active)
-    }
-
-    /// The inactive layers, for a one-line warning.
-    pub fn missing(&self) -> Vec<&Layer> {
-        self.layers.iter().filter(|l| !l.active).collect()
-    }
-}
 
 /// The layers a submission process gets here, found by starting the
 /// launcher once in probe mode (it sets every layer up, reports, and runs

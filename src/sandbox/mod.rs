@@ -23,7 +23,7 @@
 
 mod config;
 mod confine;
-pub mod frame;
+pub(crate) mod frame;
 mod init;
 mod jail;
 mod layers;
@@ -46,18 +46,18 @@ pub use layers::{layers, name as layer, Layer, LayerReport};
 pub use witness::CpuWitness;
 
 /// Descriptor of the results channel in every pqbench tool.
-pub const RESULTS_FD: i32 = 3;
+pub(crate) const RESULTS_FD: i32 = 3;
 /// Descriptor of the KAT runner's KAT-file channel.
-pub const KAT_FD: i32 = 4;
+pub(crate) const KAT_FD: i32 = 4;
 /// Descriptor of the driver's settings input (`Input`).
-pub const INPUT_FD: i32 = 5;
+pub(crate) const INPUT_FD: i32 = 5;
 /// A results channel above this is an error, never a silent truncation.
-pub const RESULTS_CAP: usize = 512 << 20;
+pub(crate) const RESULTS_CAP: usize = 512 << 20;
 /// The KAT file channel's cap (the largest NIST KAT files are a few
 /// hundred MiB).
-pub const KAT_CAP: usize = 1 << 30;
+pub(crate) const KAT_CAP: usize = 1 << 30;
 /// How much of a submission's stdout and stderr is kept: the last bytes.
-pub const TAIL_BYTES: usize = 16 << 10;
+pub(crate) const TAIL_BYTES: usize = 16 << 10;
 /// Processes and threads a submission job may have at once.
 pub const JOB_PROCESSES: u64 = 128;
 
@@ -76,7 +76,7 @@ pub struct Limits {
 }
 
 impl Limits {
-    pub fn unlimited() -> Limits {
+    pub(crate) fn unlimited() -> Limits {
         Limits {
             address_space: 0,
             cpu_seconds: 0,
@@ -85,7 +85,7 @@ impl Limits {
         }
     }
 
-    pub fn from_plan(l: &crate::plan::Limits) -> Limits {
+    pub(crate) fn from_plan(l: &crate::plan::Limits) -> Limits {
         Limits {
             address_space: l.memory_mib << 20,
             cpu_seconds: l.cpu_seconds,
@@ -119,7 +119,7 @@ pub struct Channel {
 }
 
 impl Channel {
-    pub fn results() -> Channel {
+    pub(crate) fn results() -> Channel {
         Channel {
             name: "results".into(),
             fd: RESULTS_FD,
@@ -139,7 +139,7 @@ pub struct Input {
 }
 
 /// The most an `Input` holds (below Linux's smallest pipe buffer).
-pub const INPUT_CAP: usize = 4096;
+pub(crate) const INPUT_CAP: usize = 4096;
 
 #[derive(Debug, Clone)]
 pub struct Spec {
@@ -189,7 +189,7 @@ impl Spec {
     /// A toolchain process writing only beneath `writable`, reading only
     /// there, in the system's toolchain directories and in `readable`
     /// (`Spec::reading`).
-    pub fn toolchain(
+    pub(crate) fn toolchain(
         program: impl Into<PathBuf>,
         args: Vec<String>,
         writable: Vec<PathBuf>,
@@ -214,7 +214,7 @@ impl Spec {
     }
 
     /// Lets a toolchain process also read beneath `roots` (its inputs).
-    pub fn reading(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Spec {
+    pub(crate) fn reading(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Spec {
         if let Isolation::Toolchain { readable, .. } = &mut self.isolation {
             readable.extend(roots);
         }
@@ -234,7 +234,7 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-pub fn signal_name(sig: i32) -> &'static str {
+pub(crate) fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGSEGV => "SIGSEGV",
         libc::SIGBUS => "SIGBUS",
@@ -285,7 +285,7 @@ pub struct Output {
 
 impl Output {
     /// The named channel's bytes (empty when there is no such channel).
-    pub fn channel(&self, spec: &Spec, name: &str) -> &[u8] {
+    pub(crate) fn channel(&self, spec: &Spec, name: &str) -> &[u8] {
         spec.channels
             .iter()
             .position(|c| c.name == name)

@@ -17,7 +17,7 @@ use super::layers::name;
 use super::Layer;
 
 /// The inode of one of this process's namespaces (`mnt`, `pid`, `net`, ...).
-pub fn ns_inode(kind: &str) -> Option<u64> {
+pub(super) fn ns_inode(kind: &str) -> Option<u64> {
     std::fs::metadata(format!("/proc/self/ns/{kind}"))
         .ok()
         .map(|m| m.ino())
@@ -80,7 +80,7 @@ fn mount_points() -> Vec<MountPoint> {
 /// `writes`. `host_mnt_ns` is the mount-namespace inode before unshare: if
 /// it did not change, nothing is touched. Also says whether the namespace
 /// is confirmed private (so init may mount its own /proc).
-pub fn readonly_view(host_mnt_ns: Option<u64>, writes: &[PathBuf]) -> (Layer, bool) {
+pub(super) fn readonly_view(host_mnt_ns: Option<u64>, writes: &[PathBuf]) -> (Layer, bool) {
     let now = ns_inode("mnt");
     if host_mnt_ns.is_none() || now.is_none() || now == host_mnt_ns {
         let why = "could not confirm a private mount namespace; mounts left alone";
@@ -147,7 +147,7 @@ fn remount_readonly(writes: &[PathBuf]) -> Layer {
 
 /// Mounts a fresh /proc for the PID namespace init lives in (called by init,
 /// after `readonly_view` confirmed the private mount namespace).
-pub fn private_proc() -> Result<(), String> {
+pub(super) fn private_proc() -> Result<(), String> {
     rustix::mount::mount(
         "proc",
         Path::new("/proc"),

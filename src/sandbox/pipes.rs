@@ -16,14 +16,14 @@ const DRAIN: Duration = Duration::from_millis(500);
 /// Longest sleep in poll: the loop also checks deadlines and reaps.
 const TICK: Duration = Duration::from_millis(50);
 
-pub enum Keep {
+pub(super) enum Keep {
     /// Only the last `n` bytes.
     Tail(usize),
     /// Everything up to `cap` bytes; more is an overflow.
     Full { cap: usize, name: String },
 }
 
-pub struct Reader {
+pub(super) struct Reader {
     fd: OwnedFd,
     keep: Keep,
     pub buf: Vec<u8>,
@@ -33,7 +33,7 @@ pub struct Reader {
 }
 
 impl Reader {
-    pub fn new(fd: OwnedFd, keep: Keep) -> std::io::Result<Reader> {
+    pub(super) fn new(fd: OwnedFd, keep: Keep) -> std::io::Result<Reader> {
         rustix::io::ioctl_fionbio(&fd, true)?;
         Ok(Reader {
             fd,
@@ -92,7 +92,7 @@ impl Reader {
         }
     }
 
-    pub fn overflow_name(&self) -> Option<&str> {
+    pub(super) fn overflow_name(&self) -> Option<&str> {
         match &self.keep {
             Keep::Full { name, .. } if self.overflowed => Some(name),
             _ => None,
@@ -100,7 +100,7 @@ impl Reader {
     }
 }
 
-pub struct Ended {
+pub(super) struct Ended {
     /// wait4 status and rusage of the top process, None when it could not
     /// be reaped (never expected: it is SIGKILLed at the deadline).
     pub status: Option<(i32, libc::rusage)>,
@@ -111,7 +111,7 @@ pub struct Ended {
 
 /// Kills the process group `pid` leads (and `pid` itself, should it have
 /// left the group).
-pub fn kill_job(pid: i32) {
+pub(super) fn kill_job(pid: i32) {
     // SAFETY: plain system calls; a negative pid addresses the group.
     unsafe {
         libc::kill(-pid, libc::SIGKILL);
@@ -130,7 +130,12 @@ fn reap(pid: i32, flags: i32) -> Option<(i32, libc::rusage)> {
 
 /// Reads `readers` and reaps `pid` until it ended and the pipes are
 /// drained; kills its group at `deadline` or when a channel overflows.
-pub fn collect(pid: i32, readers: &mut [Reader], start: Instant, deadline: Instant) -> Ended {
+pub(super) fn collect(
+    pid: i32,
+    readers: &mut [Reader],
+    start: Instant,
+    deadline: Instant,
+) -> Ended {
     let pidfd = rustix::process::Pid::from_raw(pid)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
     let mut status = None;

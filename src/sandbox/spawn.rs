@@ -320,7 +320,7 @@ fn start(spec: &Spec, probe: bool) -> Result<Started, SandboxError> {
     })
 }
 
-pub fn run(spec: &Spec) -> Result<Output, SandboxError> {
+pub(super) fn run(spec: &Spec) -> Result<Output, SandboxError> {
     let mut s = start(spec, false)?;
     let grace = if s.jailed {
         LAUNCHER_GRACE
@@ -475,7 +475,7 @@ fn direct_layers(limits: &super::Limits) -> Vec<Layer> {
 }
 
 /// Starts the launcher in probe mode: the layers it sets up, nothing run.
-pub fn probe(spec: &Spec) -> Result<Vec<Layer>, SandboxError> {
+pub(super) fn probe(spec: &Spec) -> Result<Vec<Layer>, SandboxError> {
     if !jail::hooked() {
         return Ok(direct_layers(&spec.limits));
     }

@@ -12,12 +12,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 /// First uid (and gid) handed to jobs; far above any distribution's range
 /// for regular or system users, below the 32-bit "nobody" values.
-pub const JOB_UID_BASE: u32 = 0x5EB0_0000;
+pub(super) const JOB_UID_BASE: u32 = 0x5EB0_0000;
 /// How many uids are leased at most at once.
-pub const JOB_UID_SLOTS: u32 = 4096;
+pub(super) const JOB_UID_SLOTS: u32 = 4096;
 
 #[derive(Debug)]
-pub struct UidLease {
+pub(super) struct UidLease {
     pub uid: u32,
     _lock: File,
 }
@@ -33,7 +33,7 @@ fn lock_dir() -> PathBuf {
 
 /// Leases a free job uid, or None when the lock directory cannot be used
 /// or every slot is taken.
-pub fn lease() -> Option<UidLease> {
+pub(super) fn lease() -> Option<UidLease> {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let dir = lock_dir();
     std::fs::DirBuilder::new()

@@ -25,7 +25,7 @@ const EXCLUDE_HV: u64 = 1 << 6;
 const ENABLE_ON_EXEC: u64 = 1 << 12;
 
 /// An open task-clock counter on the calling task.
-pub struct TaskClock {
+pub(super) struct TaskClock {
     fd: OwnedFd,
 }
 
@@ -60,7 +60,7 @@ impl TaskClock {
     /// counting when they exec. Kernel time is counted where the kernel
     /// allows it (task-clock counts the task's whole run time either way;
     /// `perf_event_paranoid` 2 only asks that kernel time be excluded).
-    pub fn open_for_children() -> Result<TaskClock, String> {
+    pub(super) fn open_for_children() -> Result<TaskClock, String> {
         let base = DISABLED | INHERIT | ENABLE_ON_EXEC;
         let fd = match open_with(base) {
             Ok(fd) => fd,
@@ -75,7 +75,7 @@ impl TaskClock {
     /// Nanoseconds counted so far by the job and its descendants (those
     /// that exited are folded into the count by the kernel, live ones are
     /// read as well).
-    pub fn read(&self) -> Result<u64, String> {
+    pub(super) fn read(&self) -> Result<u64, String> {
         let mut v = [0u8; 8];
         // SAFETY: reads 8 bytes into an 8-byte buffer.
         let n = unsafe { libc::read(self.fd.as_raw_fd(), v.as_mut_ptr().cast(), v.len()) };
@@ -103,7 +103,7 @@ fn why(e: &std::io::Error) -> String {
 }
 
 /// The witness of a finished job from its counter, or why there is none.
-pub fn witness(clock: &Result<TaskClock, String>) -> CpuWitness {
+pub(super) fn witness(clock: &Result<TaskClock, String>) -> CpuWitness {
     match clock
         .as_ref()
         .map_err(Clone::clone)

@@ -121,7 +121,7 @@ impl Stage for BuildStage {
 /// at any depth and with any extension, system headers), defines, every
 /// flag profile, the compiler's identity, the support code, target.
 /// pqbench's own support files are covered by the support version.
-pub fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
+pub(crate) fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let mut m = Manifest::new();
     let support = cx.support_sources()?;
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();

@@ -11,7 +11,7 @@ use crate::stages::build::BuildStage;
 /// Where the instance's own code (its sources and components, not
 /// pqbench's adapter) makes a Valgrind client request, in one line; `None`
 /// when it makes none.
-pub fn found(job: &Job) -> Result<Option<String>> {
+pub(crate) fn found(job: &Job) -> Result<Option<String>> {
     let Some(build) = job.prior.get::<BuildStage>() else {
         return Ok(None);
     };

@@ -28,10 +28,10 @@ use crate::records::count::{
     CountRecord, ExactStatus, Instructions, METHOD_CALLGRIND, METHOD_PERF,
 };
 
-pub struct CountStage;
+pub(crate) struct CountStage;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CountOutput {
+pub(crate) struct CountOutput {
     pub ops: Vec<CountRecord>,
 }
 

@@ -34,10 +34,10 @@ use crate::records::ct::{
 use crate::support::Part;
 use crate::toolchain::library::{build_profile, link_library};
 
-pub struct CtStage;
+pub(crate) struct CtStage;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CtOutput {
+pub(crate) struct CtOutput {
     /// One per operation; annotations and sites are applied when the
     /// records are written.
     pub ops: Vec<CtRecord>,
@@ -388,7 +388,10 @@ fn classify(f: &vgxml::Frame, lib: &Path, root: &Path, support: &Path) -> CtFram
 }
 
 /// The record with `annotations` and everything derived from its errors.
-pub fn annotated(rec: &CtRecord, annotations: &[crate::plan::exact::CtAnnotation]) -> CtRecord {
+pub(crate) fn annotated(
+    rec: &CtRecord,
+    annotations: &[crate::plan::exact::CtAnnotation],
+) -> CtRecord {
     let mut rec = rec.clone();
     rec.annotations = annotations.to_vec();
     let (status, sites, other) = rec.recomputed();

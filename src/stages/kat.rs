@@ -27,7 +27,7 @@ use crate::support::Part;
 use crate::toolchain::diag;
 use crate::toolchain::library::{build_profile, BuildAttempt};
 
-pub struct KatStage;
+pub(crate) struct KatStage;
 
 impl Stage for KatStage {
     type Output = KatOutput;

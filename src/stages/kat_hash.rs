@@ -27,7 +27,7 @@ use crate::sandbox::{self, frame, Channel, Limits, Outcome};
 
 /// The files an instance generates: the campaign's hash files, or the
 /// baseline's self-check.
-pub fn files(cx: &Cx, inst: &Instance) -> Vec<&'static str> {
+pub(crate) fn files(cx: &Cx, inst: &Instance) -> Vec<&'static str> {
     if inst.spec.iccs_helper.is_some() {
         vec!["KAT_ICCS"]
     } else {
@@ -36,7 +36,7 @@ pub fn files(cx: &Cx, inst: &Instance) -> Vec<&'static str> {
 }
 
 /// The reference file name of `file` for `label`: `KAT_2_12_<label>.txt`.
-pub fn reference_file(file: &str, label: &str) -> String {
+pub(crate) fn reference_file(file: &str, label: &str) -> String {
     format!("{file}_{label}.txt")
 }
 
@@ -59,7 +59,7 @@ fn entries(manifest: &Path, label: &str) -> Result<(Vec<Entry>, Option<Provenanc
 
 /// The KAT stage's inputs beyond the other kinds': the files generated,
 /// their manifest lines and reference files.
-pub fn manifest(cx: &Cx, inst: &Instance, alg: &Algorithm, m: &mut Manifest) -> Result<()> {
+pub(crate) fn manifest(cx: &Cx, inst: &Instance, alg: &Algorithm, m: &mut Manifest) -> Result<()> {
     let (all, provenance) = entries(&alg.kat_manifest, &inst.label)?;
     // A provenance comment edited alone changes what the pages say.
     m.set("hash-provenance", provenance.map(Provenance::as_str));

@@ -15,7 +15,7 @@ use crate::measure::memory::{MemoryOutput, OpMemory};
 use crate::measure::{measured_library_path, measurement_manifest, OpStatus};
 use crate::records::operation::MemoryFigures;
 
-pub struct MemoryStage;
+pub(crate) struct MemoryStage;
 
 impl Stage for MemoryStage {
     type Output = MemoryOutput;

@@ -4,22 +4,22 @@
 //! `status` and the lock file all walk that list.
 
 pub mod build;
-pub mod client_requests;
-pub mod count;
-pub mod ct;
-pub mod kat;
-pub mod kat_hash;
-pub mod memory;
-pub mod profile;
-pub mod profile_link;
-pub mod render;
+pub(crate) mod client_requests;
+pub(crate) mod count;
+pub(crate) mod ct;
+pub(crate) mod kat;
+pub(crate) mod kat_hash;
+pub(crate) mod memory;
+pub(crate) mod profile;
+pub(crate) mod profile_link;
+pub(crate) mod render;
 pub mod scan;
-pub mod sizes;
-pub mod sizes_kex;
-pub mod survey;
-pub mod time;
-pub mod time_records;
-pub mod time_steps;
+pub(crate) mod sizes;
+pub(crate) mod sizes_kex;
+pub(crate) mod survey;
+pub(crate) mod time;
+pub(crate) mod time_records;
+pub(crate) mod time_steps;
 
 use crate::engine::Registry;
 

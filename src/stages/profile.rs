@@ -20,7 +20,7 @@ use crate::plan::HelperClass;
 use crate::plan::Instance;
 use crate::records::analysis::{profile_path, ProfileRecord};
 
-pub struct ProfileStage;
+pub(crate) struct ProfileStage;
 
 impl Stage for ProfileStage {
     type Output = ProfileOutput;

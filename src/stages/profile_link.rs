@@ -19,7 +19,7 @@ use crate::toolchain::library::{build_profile, link_library, ObjectRef};
 use crate::toolchain::BuildEnv;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ProfileLink {
+pub(crate) struct ProfileLink {
     /// `ok`, `no-helpers` (nothing to wrap) or `relink-failed`.
     pub status: OpStatus,
     pub detail: Option<String>,
@@ -29,7 +29,7 @@ pub struct ProfileLink {
     pub library_sha256: Option<String>,
 }
 
-pub struct ProfileLinkStage;
+pub(crate) struct ProfileLinkStage;
 
 impl Stage for ProfileLinkStage {
     type Output = ProfileLink;
@@ -147,7 +147,7 @@ fn wraps_defined(env: &BuildEnv, objects: &[ObjectRef], wraps: &[Wrap]) -> Vec<W
 }
 
 /// The wrapper source for `wraps`: one `PQB_WRAP` line each.
-pub fn wrapper_source(wraps: &[Wrap]) -> String {
+pub(crate) fn wrapper_source(wraps: &[Wrap]) -> String {
     let mut s = String::from("#include \"prof_wrap.h\"\n");
     for w in wraps {
         // Symbols are C names and classes lower-case words (both checked

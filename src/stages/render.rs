@@ -15,13 +15,13 @@ use crate::fsutil;
 use crate::render;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RenderOutput {
+pub(crate) struct RenderOutput {
     /// Every site file (relative to the site directory) and its sha256.
     pub files: BTreeMap<String, String>,
     pub systems: Vec<String>,
 }
 
-pub struct RenderStage;
+pub(crate) struct RenderStage;
 
 impl CampaignStage for RenderStage {
     type Output = RenderOutput;

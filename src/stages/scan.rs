@@ -19,7 +19,7 @@ use crate::records::campaign::CampaignRecord;
 use crate::records::layout;
 use crate::records::scan::{Finding, FindingClass, ScanRecord, ScanStatus};
 
-pub struct ScanStage;
+pub(crate) struct ScanStage;
 
 /// The campaign's `[stage.scan]` table.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -80,7 +80,7 @@ fn allowances(job: &Job) -> Result<Vec<Allow>> {
 }
 
 /// Marks the findings `allow` covers with its reason; the status follows.
-pub fn apply(algorithm: &str, findings: &mut [Finding], allow: &[Allow]) -> ScanStatus {
+pub(crate) fn apply(algorithm: &str, findings: &mut [Finding], allow: &[Allow]) -> ScanStatus {
     for f in findings.iter_mut() {
         f.allowed = allow
             .iter()
@@ -178,7 +178,7 @@ fn file_name(source: &str) -> String {
 }
 
 /// A finding in one line: `call dup2 in setup (x.c)`.
-pub fn describe(f: &Finding) -> String {
+pub(crate) fn describe(f: &Finding) -> String {
     let place = match &f.symbol {
         Some(s) => format!("{s} ({})", f.file),
         None => f.file.clone(),

@@ -14,7 +14,7 @@ use crate::plan::{Instance, Kind};
 use crate::records::analysis::{SizesJson, SizesRow};
 use crate::sizes::{combine, read_catalog, CatalogEntry, SizesOutput};
 
-pub struct SizesStage;
+pub(crate) struct SizesStage;
 
 impl Stage for SizesStage {
     type Output = SizesOutput;

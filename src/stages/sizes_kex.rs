@@ -20,14 +20,14 @@ use crate::sizes::{read_semicolon_catalog, SizeFigure, SizesOutput};
 
 /// One row of the KEX size catalog.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KexCatalogEntry {
+pub(crate) struct KexCatalogEntry {
     pub pk_a: Option<u64>,
     pub pk_b: Option<u64>,
     pub protocol_messages: Option<u64>,
 }
 
 /// Reads `ID;Instance;PkABytes;PkBBytes;ProtocolMessageBytes`.
-pub fn read_kex_catalog(
+pub(crate) fn read_kex_catalog(
     path: &Path,
 ) -> Result<BTreeMap<(String, String), KexCatalogEntry>, ConfigError> {
     read_semicolon_catalog(
@@ -44,7 +44,7 @@ pub fn read_kex_catalog(
     )
 }
 
-pub fn kex_catalog_entry(cx: &Cx, inst: &Instance) -> Result<Option<KexCatalogEntry>> {
+pub(crate) fn kex_catalog_entry(cx: &Cx, inst: &Instance) -> Result<Option<KexCatalogEntry>> {
     let Some(path) = cx
         .plan
         .kex_catalog
@@ -82,7 +82,7 @@ fn figure(
 
 /// The sizes of a KEX or hash instance from its KAT figures, the lengths
 /// its timing runs returned and the catalog.
-pub fn sizes(
+pub(crate) fn sizes(
     inst: &Instance,
     kat: &KatOutput,
     time: Option<&TimeOutput>,

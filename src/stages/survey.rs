@@ -13,7 +13,7 @@ use crate::records::analysis::{SurveyAlgorithm, SurveyInstance, SurveyJson};
 use crate::records::evidence::ObjectEvidence;
 use crate::toolchain::library::api_symbols;
 
-pub struct SurveyStage;
+pub(crate) struct SurveyStage;
 
 /// Helpers looked for: the ICCS helpers and the DRNG seeding, whatever the
 /// campaign profiles. The verdict rests on reachability and constant scans

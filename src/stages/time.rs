@@ -24,7 +24,7 @@ use crate::plan::{Instance, TimingSettings};
 use crate::records::operation::{record_path, OperationRecord};
 use crate::stats::{self, Trial};
 
-pub struct TimeStage;
+pub(crate) struct TimeStage;
 
 impl Stage for TimeStage {
     type Output = TimeOutput;
@@ -560,7 +560,7 @@ pub(super) fn read_trial(
 /// What a trial process was asked to do, and the CPU time the kernel
 /// accounted to the operation's calibration process (which ran the same
 /// set-up, warm-ups and at least 50 ms of calls).
-pub struct Expected {
+pub(crate) struct Expected {
     pub iterations: u64,
     pub warmup: u32,
     pub samples: bool,
@@ -582,7 +582,7 @@ pub struct Expected {
 /// warm-ups, loading) is bounded by the whole calibration process's CPU
 /// time, which did the same; the counter-rate bounds apply only to a trial
 /// that held the CPU.
-pub fn implausible(
+pub(crate) fn implausible(
     proc: &ProcessRecord,
     e: &Expected,
     (samples, sample_sum): (usize, u64),
@@ -655,7 +655,7 @@ pub fn implausible(
 /// short trial one preemption between the reads moves the ratio by a
 /// quarter, so a disagreement is a disturbance to repeat (`Attempts`), and
 /// only one that every repetition shows is taken as evidence.
-pub fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
+pub(crate) fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
     let t = proc.line("trial")?;
     let seconds = t.f64("seconds")?;
     let cycles = t.f64("cycles")?;

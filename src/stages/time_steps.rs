@@ -20,7 +20,7 @@ use crate::measure::driver::ProcessRecord;
 use crate::measure::timing::{OpTiming, StepTiming};
 use crate::measure::OpStatus;
 
-pub fn time_step(
+pub(crate) fn time_step(
     cx: &Cx,
     lib: &Path,
     op: &str,

@@ -16,7 +16,7 @@ use crate::sandbox::{self, Outcome, Spec};
 
 /// Builds the CMake target and returns its objects, stored in the object
 /// cache by content.
-pub fn build_target(
+pub(crate) fn build_target(
     env: &BuildEnv,
     inst: &Instance,
     spec: &CmakeSpec,

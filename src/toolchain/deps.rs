@@ -29,11 +29,11 @@ use crate::cache::Cache;
 use crate::fsutil;
 
 /// A file that does not exist (a header the preprocessor could not find).
-pub const MISSING: &str = "missing";
+pub(crate) const MISSING: &str = "missing";
 
 /// One compilation unit: a source and the compiler arguments for it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Unit {
+pub(crate) struct Unit {
     pub source: PathBuf,
     pub args: Vec<String>,
     /// The submission's (or a component's) code, not pqbench's.
@@ -43,7 +43,7 @@ pub struct Unit {
 /// A unit's dependencies: every file it reads (its source first) with its
 /// sha256, or `MISSING`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Deps {
+pub(crate) struct Deps {
     pub files: Vec<(PathBuf, String)>,
     /// True when the list came from the compiler; false when the scan
     /// failed and every file of the include directories stands in for it.
@@ -52,7 +52,7 @@ pub struct Deps {
 
 impl Deps {
     /// A digest of every file and its contents, for object keys.
-    pub fn digest(&self) -> String {
+    pub(crate) fn digest(&self) -> String {
         let mut all = String::new();
         for (p, sha) in &self.files {
             all.push_str(&format!("{}\u{1f}{sha}\u{1e}", p.display()));
@@ -95,7 +95,7 @@ fn record_path(cache: &Cache, id: &str) -> PathBuf {
 /// The dependencies of `unit` as the files are now: the remembered list
 /// when every file on it is unchanged, else a fresh scan, reading only
 /// beneath `reads` (see `BuildEnv::reads`).
-pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -> Result<Deps> {
+pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -> Result<Deps> {
     let id = unit_id(cc, unit);
     let path = record_path(cache, &id);
     if let Ok(rec) = fsutil::read_json::<Record>(&path) {
@@ -136,7 +136,7 @@ pub fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -> Resul
 }
 
 /// Records the list the compiler wrote while compiling (`-MD -MF depfile`).
-pub fn compiled(cache: &Cache, cc: &Compiler, unit: &Unit, depfile: &Path) -> Result<Deps> {
+pub(crate) fn compiled(cache: &Cache, cc: &Compiler, unit: &Unit, depfile: &Path) -> Result<Deps> {
     let text = std::fs::read_to_string(depfile)
         .with_context(|| format!("reading the dependency list {}", depfile.display()))?;
     Ok(remember(cache, &unit_id(cc, unit), unit, &parse(&text)))
@@ -244,7 +244,7 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 /// The prerequisites of a make rule as gcc writes it (`target: a b \` on
 /// continued lines, spaces escaped with `\`, `$` doubled), each path made
 /// lexically normal (`a/b/../c.h` → `a/c.h`).
-pub fn parse(text: &str) -> Vec<PathBuf> {
+pub(crate) fn parse(text: &str) -> Vec<PathBuf> {
     let joined = text.replace("\\\r\n", " ").replace("\\\n", " ");
     let mut out: Vec<PathBuf> = Vec::new();
     for rule in joined.lines() {
@@ -306,7 +306,7 @@ type Memo = HashMap<PathBuf, (u64, Option<SystemTime>, String)>;
 /// sha256 of a file, or `MISSING`; memoised per process by size and
 /// modification time, since one status walks the same headers for many
 /// units.
-pub fn hash(p: &Path) -> String {
+pub(crate) fn hash(p: &Path) -> String {
     static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
     let Ok(meta) = std::fs::metadata(p) else {
         return MISSING.into();

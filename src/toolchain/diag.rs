@@ -10,7 +10,7 @@ const TAIL: usize = 15;
 
 /// A log short enough to keep whole, else the context of its first error
 /// followed by its last lines.
-pub fn excerpt(log: &str) -> String {
+pub(crate) fn excerpt(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
     if lines.len() <= WHOLE {
         return lines.join("\n");
@@ -43,7 +43,7 @@ fn failed_read(log: &str) -> bool {
 
 /// A note for a log in which the compiler failed to read a file: its reads
 /// are confined, and the cause may be a path outside them.
-pub fn denied_read(log: &str) -> String {
+pub(crate) fn denied_read(log: &str) -> String {
     if failed_read(log) {
         format!("\nnote: {CONFINED}")
     } else {
@@ -54,7 +54,7 @@ pub fn denied_read(log: &str) -> String {
 /// One line for records and pages: the first error line and the source
 /// line and caret gcc prints under it, e.g.
 /// `x/poly.c:12:5: error: 'q' undeclared | 12 |     q = 1; | ^`.
-pub fn detail(log: &str) -> String {
+pub(crate) fn detail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
     let Some(at) = first_error(&lines) else {
         return lines

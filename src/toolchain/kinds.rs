@@ -1,7 +1,6 @@
 //! What building a key-exchange or hash instance adds to the library: the
 //! adapter's defines, extra support units and the exported API names.
 
-use crate::config::kinds::KEX_MAX_PASSES;
 use crate::plan::{Instance, Kind};
 
 /// The NGCC name `std` as the submission spells it.
@@ -15,7 +14,7 @@ fn renamed(inst: &Instance, std: &str) -> String {
 
 /// `-D` flags of the adapter (and of the KEX pass unit) for a KEX or hash
 /// instance: the kind, a hash's digest width, a KEX's renamed functions.
-pub fn adapter_defines(inst: &Instance) -> Vec<String> {
+pub(crate) fn adapter_defines(inst: &Instance) -> Vec<String> {
     let mut a = Vec::new();
     match inst.kind {
         Kind::Kex => {
@@ -42,7 +41,7 @@ pub fn adapter_defines(inst: &Instance) -> Vec<String> {
 
 /// Support units compiled into the library besides the adapter, with the
 /// flags they add to the instance's own.
-pub fn extra_units(inst: &Instance) -> Vec<(&'static str, Vec<String>)> {
+pub(crate) fn extra_units(inst: &Instance) -> Vec<(&'static str, Vec<String>)> {
     let mut v = Vec::new();
     if inst.kind == Kind::Kex {
         v.push(("adapter_kex_passes.c", adapter_defines(inst)));
@@ -60,7 +59,7 @@ pub fn extra_units(inst: &Instance) -> Vec<(&'static str, Vec<String>)> {
 }
 
 /// The API functions a KEX or hash library exports (and must define).
-pub fn api_names(inst: &Instance) -> Vec<String> {
+pub(crate) fn api_names(inst: &Instance) -> Vec<String> {
     match inst.kind {
         Kind::Kex => [
             "kex_get_passes_num",
@@ -82,11 +81,4 @@ pub fn api_names(inst: &Instance) -> Vec<String> {
         Kind::Hash => vec!["CryptHash".into()],
         Kind::Sign | Kind::Kem => Vec::new(),
     }
-}
-
-/// Every pass function name a KEX may define (for exports and lookups).
-pub fn kex_pass_names(inst: &Instance) -> Vec<String> {
-    (1..=KEX_MAX_PASSES)
-        .map(|k| renamed(inst, &crate::plan::kex_pass_name(k)))
-        .collect()
 }

@@ -20,7 +20,7 @@ use crate::support::Support;
 /// What building needs: the compiler, the support code, the cache, and the
 /// project root (stripped from logs, which are published).
 #[derive(Clone, Copy)]
-pub struct BuildEnv<'a> {
+pub(crate) struct BuildEnv<'a> {
     pub compiler: &'a Compiler,
     pub support: &'a Support,
     pub cache: &'a Cache,
@@ -32,7 +32,7 @@ pub struct BuildEnv<'a> {
 /// CMake root (each with everything beneath it), pqbench's support sources
 /// and the cache. Not the rest of the machine, nor the project's other
 /// submissions or its output.
-pub fn compiler_reads(
+pub(crate) fn compiler_reads(
     project_root: &Path,
     inst: &Instance,
     support: &Path,
@@ -66,12 +66,12 @@ impl BuildEnv<'_> {
     /// toolchain: the project (its algorithms' sources and include
     /// directories), pqbench's support sources and the cache (objects,
     /// scratch directories). Nothing else of the evaluator's files.
-    pub fn reads(&self, inst: &Instance) -> Vec<PathBuf> {
+    pub(crate) fn reads(&self, inst: &Instance) -> Vec<PathBuf> {
         compiler_reads(self.project_root, inst, &self.support.dir, self.cache.dir())
     }
 
     /// A path relative to the project root, for records.
-    pub fn display_path(&self, path: &Path) -> String {
+    pub(crate) fn display_path(&self, path: &Path) -> String {
         path.strip_prefix(self.project_root)
             .unwrap_or(path)
             .display()
@@ -114,7 +114,10 @@ impl BuildAttempt {
     /// The submission's own objects (its sources and components, not
     /// pqbench's adapter and DRBG), with their paths in `cache`: what the
     /// survey, the scan and the client-request check read.
-    pub fn own_objects(&self, cache: &crate::cache::Cache) -> (Vec<&ObjectRef>, Vec<PathBuf>) {
+    pub(crate) fn own_objects(
+        &self,
+        cache: &crate::cache::Cache,
+    ) -> (Vec<&ObjectRef>, Vec<PathBuf>) {
         let own: Vec<&ObjectRef> = self.objects.iter().filter(|o| o.submission).collect();
         let paths = own.iter().map(|o| cache.object_path(&o.key)).collect();
         (own, paths)
@@ -128,7 +131,7 @@ pub struct BuildOutput {
 }
 
 impl BuildOutput {
-    pub fn built(&self) -> Option<&BuildAttempt> {
+    pub(crate) fn built(&self) -> Option<&BuildAttempt> {
         self.attempts.iter().find(|a| a.ok)
     }
 }
@@ -137,7 +140,7 @@ impl BuildOutput {
 /// (those its CMake project does not build), the API adapter and, with
 /// pqbench's own KAT RNG, the AES-256 CTR_DRBG. `support_dir` holds the
 /// support sources (`Support::sources`).
-pub fn units(inst: &Instance, profile: &FlagProfile, support_dir: &Path) -> Vec<Unit> {
+pub(crate) fn units(inst: &Instance, profile: &FlagProfile, support_dir: &Path) -> Vec<Unit> {
     let args = compile_args(inst, profile);
     let mut units: Vec<Unit> = inst
         .sources
@@ -192,7 +195,7 @@ pub fn units(inst: &Instance, profile: &FlagProfile, support_dir: &Path) -> Vec<
 
 /// Builds `inst` with `profile`; a compile error is a failed attempt, not
 /// an error of the stage.
-pub fn build_profile(
+pub(crate) fn build_profile(
     env: &BuildEnv,
     inst: &Instance,
     profile: &FlagProfile,
@@ -267,7 +270,7 @@ pub fn build_profile(
 
 /// Links objects (plus extra inputs and arguments, e.g. profiling wrappers)
 /// into a shared library exporting only the entry table and the API.
-pub fn link_library(
+pub(crate) fn link_library(
     env: &BuildEnv,
     inst: &Instance,
     profile: &FlagProfile,
@@ -362,7 +365,11 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
 /// returns the object's cache key and the compiler's warnings. The key
 /// covers every file the compiler lists for the unit, and compiling
 /// records that list again (`-MD`).
-pub fn compile_cached(env: &BuildEnv, unit: &Unit, reads: &[PathBuf]) -> Result<(String, String)> {
+pub(crate) fn compile_cached(
+    env: &BuildEnv,
+    unit: &Unit,
+    reads: &[PathBuf],
+) -> Result<(String, String)> {
     let deps = deps::of(env.cache, env.compiler, unit, reads)?;
     let key = fsutil::sha256_hex(
         format!(
@@ -443,7 +450,7 @@ fn version_script(inst: &Instance) -> String {
 }
 
 /// The API symbols an instance must define (for validation and the survey).
-pub fn api_symbols(inst: &Instance) -> Vec<String> {
+pub(crate) fn api_symbols(inst: &Instance) -> Vec<String> {
     version_script(inst)
         .lines()
         .map(|l| l.trim().trim_end_matches(';'))
@@ -461,7 +468,7 @@ pub fn api_symbols(inst: &Instance) -> Vec<String> {
 
 /// The architecture a compiler builds for (`x86_64`, `aarch64`), from its
 /// `-dumpmachine` triple.
-pub fn target_arch(compiler: &Compiler) -> &str {
+pub(crate) fn target_arch(compiler: &Compiler) -> &str {
     compiler.target.split('-').next().unwrap_or("")
 }
 

@@ -2,13 +2,13 @@
 //! key and record) and the compile and link steps; `library` builds an
 //! instance's shared library with it, `cmake` is the opt-in CMake backend.
 
-pub mod cmake;
-pub mod deps;
-pub mod diag;
-pub mod kinds;
-pub mod library;
+pub(crate) mod cmake;
+pub(crate) mod deps;
+pub(crate) mod diag;
+pub(crate) mod kinds;
+pub(crate) mod library;
 
-pub use library::BuildEnv;
+pub(crate) use library::BuildEnv;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,7 +31,7 @@ impl Compiler {
 
     /// The plan's compiler: a system's cross compiler is never replaced by
     /// `CC` (which names a compiler for this host).
-    pub fn for_plan(plan: &crate::plan::Plan) -> Result<Compiler> {
+    pub(crate) fn for_plan(plan: &crate::plan::Plan) -> Result<Compiler> {
         Self::detect_with(&plan.compiler, !plan.compiler_from_system)
     }
 
@@ -76,7 +76,7 @@ impl Compiler {
     /// Compiles one C file to an object, reading only beneath `reads` (and
     /// the system's and the compiler's own directories); returns the
     /// compiler's diagnostics on failure as the error message.
-    pub fn compile(
+    pub(crate) fn compile(
         &self,
         reads: &[PathBuf],
         source: &Path,
@@ -94,7 +94,7 @@ impl Compiler {
     }
 
     /// Links objects (and extra arguments) into `out`, reading as `compile`.
-    pub fn link(
+    pub(crate) fn link(
         &self,
         reads: &[PathBuf],
         inputs: &[PathBuf],
@@ -143,7 +143,7 @@ impl Compiler {
 
     /// Runs the compiler as `run` does and returns how it ended with its
     /// diagnostics, whatever the exit status.
-    pub fn run_outcome(
+    pub(crate) fn run_outcome(
         &self,
         reads: &[PathBuf],
         args: &[String],
@@ -169,7 +169,7 @@ impl Compiler {
     }
 
     /// The compiler's own directories (see `installation`).
-    pub fn installation(&self) -> Vec<PathBuf> {
+    pub(crate) fn installation(&self) -> Vec<PathBuf> {
         installation(&self.path)
     }
 }
@@ -240,7 +240,7 @@ fn include_dirs(text: &str) -> Vec<PathBuf> {
 }
 
 /// The last `n` lines of a log.
-pub fn tail(text: &str, n: usize) -> String {
+pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
 }

@@ -20,7 +20,7 @@ use crate::toolchain::{diag, BuildEnv, Compiler};
 
 /// One problem of the trial build, with the instances it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Finding {
+pub(super) struct Finding {
     pub implementation: String,
     pub message: String,
     pub help: String,
@@ -28,7 +28,7 @@ pub struct Finding {
 
 /// The compiler and cache the trial needs; None with the reason when the
 /// compiler cannot be found (the trial is then skipped with a warning).
-pub struct Trial {
+pub(super) struct Trial {
     compiler: Compiler,
     cache: Cache,
     support: Support,
@@ -36,7 +36,7 @@ pub struct Trial {
 }
 
 impl Trial {
-    pub fn new(project_root: &Path) -> Result<Trial> {
+    pub(super) fn new(project_root: &Path) -> Result<Trial> {
         let compiler = Compiler::detect("gcc")?;
         let cache = Cache::new(&project_root.join("output").join(".cache"));
         let dir = Support::sources(&cache, &compiler)?;
@@ -67,7 +67,7 @@ impl Trial {
     /// Builds every instance (each with the first profile that compiles
     /// all its units) and returns what failed, each message naming its
     /// instances once. `known` are (label, symbol) pairs already reported.
-    pub fn check(
+    pub(super) fn check(
         &self,
         instances: &[&Instance],
         known: &BTreeSet<(String, String)>,

@@ -10,7 +10,7 @@ use super::Issue;
 use crate::config::tree::Val;
 
 #[derive(Debug)]
-pub struct DeError {
+pub(crate) struct DeError {
     pub(super) kind: Kind,
     pub(super) at: Option<At>,
     /// Raised while building a stand-in: a consequence of an error already

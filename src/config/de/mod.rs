@@ -33,7 +33,7 @@ use stand_in::StandIn;
 /// A schema problem: what, where (byte span, `0..0` for the whole file) and
 /// the fix.
 #[derive(Debug, Clone)]
-pub struct Issue {
+pub(super) struct Issue {
     pub message: String,
     pub span: Range<usize>,
     pub help: String,
@@ -41,7 +41,7 @@ pub struct Issue {
 
 /// The result of deserializing: the value when the only problems (if any)
 /// were unknown keys, which are skipped.
-pub struct Outcome<T> {
+pub(super) struct Outcome<T> {
     pub value: Option<T>,
     pub issues: Vec<Issue>,
 }
@@ -49,7 +49,7 @@ pub struct Outcome<T> {
 /// More passes than any hand-written file has wrong values.
 const MAX_PASSES: usize = 64;
 
-pub fn from_tree<T: DeserializeOwned>(tree: &Node) -> Outcome<T> {
+pub(super) fn from_tree<T: DeserializeOwned>(tree: &Node) -> Outcome<T> {
     let mut cx = Cx::default();
     let mut errors: Vec<Issue> = Vec::new();
     let mut value = None;

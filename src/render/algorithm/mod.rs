@@ -14,7 +14,7 @@ use super::model::*;
 use super::rows::{environment, issues_for, share_row, toml_link, Inst, Notes};
 use super::{anchor, crumb, kind_function, Systems};
 
-pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
+pub(crate) fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
     let system = ds.system().to_string();
     let ops = a.kind.operations();
     let mut notes = Notes::default();
