@@ -483,12 +483,13 @@ fn a_library_can_neither_replace_a_result_channel_nor_make_code_after_loading() 
         ("OK", "HOSTILE_KIND = 0"),
         ("SWAP", "HOSTILE_KIND = 14"),
         ("EXEC", "HOSTILE_KIND = 15"),
+        ("PROCMEM", "HOSTILE_KIND = 16"),
     ]);
     p.write("campaigns/t.toml", &campaign(&["build", "kat", "time"], 2));
     let run = p.pqbench(&["run", "t"]);
     // The attempts fail, so each library behaves as the correct toy: its
     // KAT passes and it is timed (a success would have failed keygen).
-    for label in ["OK", "SWAP", "EXEC"] {
+    for label in ["OK", "SWAP", "EXEC", "PROCMEM"] {
         assert_eq!(
             kat_status(&p, "t", label).0,
             "PASS",
@@ -526,6 +527,14 @@ fn a_library_can_neither_replace_a_result_channel_nor_make_code_after_loading() 
         "{timed}"
     );
     assert!(timed.contains("mprotect to PROT_EXEC: denied"), "{timed}");
+    // Refused by the seal, before any path is looked up (Landlock would
+    // answer EACCES): at load and in a call. In the KAT runner a success
+    // would have failed keygen, so its PASS above says the same.
+    let denied = "write to code through /proc/self/mem: denied (Operation not permitted)";
+    let keygen = record(&p, "t", "PROCMEM", "keygen");
+    let timed = &keygen.processes[0].stderr_tail;
+    assert_eq!(timed.matches(denied).count(), 2, "{timed}");
+    assert!(!timed.contains("SUCCEEDED"), "{timed}");
     let keygen = record(&p, "t", "EXEC", "keygen");
     let meta = keygen.processes[0].line("meta").expect("meta line");
     assert_eq!(meta.get("seal"), Some("on"));

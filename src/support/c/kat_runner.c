@@ -874,7 +874,7 @@ int main(int argc, char **argv)
     const char *results_fd = NULL, *out_fd = NULL, *file = NULL, *helper = NULL;
     unsigned long records;
     char *end;
-    int nist, is_hash = 0, i;
+    int nist, is_hash = 0, i, seal_err;
     char why[1024];
     char name[1024];
     char hash[32];
@@ -943,6 +943,9 @@ int main(int argc, char **argv)
         }
     }
 
+    /* Before loading, so its constructors are bound too: no file can be
+     * opened to write (see pqb_seal.h). */
+    seal_err = pqb_seal_writes();
     e = load(lib, nist, is_hash, why, sizeof why);
     if (e == NULL) {
         out_status(ST_LOADFAIL, why);
@@ -951,8 +954,9 @@ int main(int argc, char **argv)
     }
     /* From here on the library cannot create executable memory. */
     {
-        int seal_err = pqb_seal_exec_mappings();
         char seal[48];
+        if (seal_err == 0)
+            seal_err = pqb_seal_exec_mappings();
         if (seal_err == 0)
             snprintf(seal, sizeof seal, "on");
         else
