@@ -65,6 +65,32 @@ impl ProcessFacts {
 }
 
 impl ProcessRecord {
+    /// The record of a tool process from what the sandbox saw of it and
+    /// the lines its results channel carried.
+    pub(crate) fn from_output(
+        command: Vec<String>,
+        cpu: Option<usize>,
+        out: &sandbox::Output,
+        lines: Vec<Line>,
+        results_error: Option<String>,
+    ) -> ProcessRecord {
+        ProcessRecord {
+            command,
+            cpu,
+            outcome: out.outcome,
+            wall_seconds: out.wall.as_secs_f64(),
+            lines,
+            stderr_tail: short_tail(&out.stderr),
+            sandbox: ProcessFacts {
+                rusage: out.rusage,
+                stdout_bytes: out.stdout_bytes,
+                stdout_tail: short_tail(&out.stdout),
+                results_error,
+                cpu_witness: out.cpu_witness.clone(),
+            },
+        }
+    }
+
     pub fn line(&self, tag: &str) -> Option<&Line> {
         self.lines.iter().find(|l| l.tag == tag)
     }
@@ -172,21 +198,7 @@ pub(crate) fn run_fed(
     let samples = take("samples");
     let outputs = take("outputs");
     lines.truncate(MAX_LINES);
-    let proc = ProcessRecord {
-        command,
-        cpu,
-        outcome: out.outcome,
-        wall_seconds: out.wall.as_secs_f64(),
-        lines,
-        stderr_tail: short_tail(&out.stderr),
-        sandbox: ProcessFacts {
-            rusage: out.rusage,
-            stdout_bytes: out.stdout_bytes,
-            stdout_tail: short_tail(&out.stdout),
-            results_error,
-            cpu_witness: out.cpu_witness.clone(),
-        },
-    };
+    let proc = ProcessRecord::from_output(command, cpu, &out, lines, results_error);
     Ok(Ran {
         proc,
         samples,

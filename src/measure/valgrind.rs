@@ -8,9 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::driver::{
-    parse_lines, read_results, short_tail, stage_library, ProcessFacts, ProcessRecord,
-};
+use super::driver::{parse_lines, read_results, stage_library, ProcessRecord};
 use crate::context::Cx;
 use crate::sandbox::{self, Limits};
 
@@ -146,24 +144,12 @@ pub(crate) fn run(
         }
     }
     files.sort();
+    let mut process = ProcessRecord::from_output(command, cpu, &out, lines, results_error);
+    // Under Valgrind the CPU time is the translator's: no figure is
+    // checked against it.
+    process.sandbox.cpu_witness = Default::default();
     Ok(ToolRun {
-        process: ProcessRecord {
-            command,
-            cpu,
-            outcome: out.outcome,
-            wall_seconds: out.wall.as_secs_f64(),
-            lines,
-            stderr_tail: short_tail(&out.stderr),
-            sandbox: ProcessFacts {
-                rusage: out.rusage,
-                stdout_bytes: out.stdout_bytes,
-                stdout_tail: short_tail(&out.stdout),
-                results_error,
-                // Under Valgrind the CPU time is the translator's: no
-                // figure is checked against it.
-                ..Default::default()
-            },
-        },
+        process,
         files,
         library_path: std::fs::canonicalize(dir.join("lib.so"))
             .unwrap_or_else(|_| dir.join("lib.so")),

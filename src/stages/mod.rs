@@ -20,6 +20,7 @@ pub(crate) mod survey;
 pub(crate) mod time;
 pub(crate) mod time_records;
 pub(crate) mod time_steps;
+pub(crate) mod time_trial;
 
 use crate::engine::Registry;
 

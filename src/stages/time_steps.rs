@@ -12,9 +12,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use super::time::{
-    failed, finish, implausible_timing, inconsistent_timing, planned, trial, trial_args,
-    trial_timeout, Expected, TrialEnd, TrialRun,
+    failed, finish, implausible_timing, inconsistent_timing, planned, trial_args, trial_timeout,
 };
+use super::time_trial::{trial, Expected, TrialEnd, TrialRun};
 use crate::context::Cx;
 use crate::measure::driver::ProcessRecord;
 use crate::measure::timing::{OpTiming, StepTiming};
