@@ -10,7 +10,6 @@ pub mod algorithm;
 pub mod campaign;
 mod de;
 pub mod exact;
-pub mod kinds;
 pub mod systems;
 pub mod tree;
 pub mod values;

@@ -28,8 +28,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, InitArgs, IssueAction, KatRng, Kind, LengthType};
 pub use crate::config::campaign::HelperClass;
+pub use crate::kinds::{kex_api_names, kex_pass_name};
 pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
-pub use kinds::{kex_api_names, kex_pass_name};
 pub use names::{check_campaign_name, check_name};
 pub use paths::{contained, expand_sources};
 pub use problems::Problems;

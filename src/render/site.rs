@@ -83,12 +83,7 @@ pub fn anchor(parts: &[&str]) -> String {
 }
 
 pub fn kind_function(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Sign => "digital signature",
-        Kind::Kem => "key encapsulation",
-        Kind::Kex => "key exchange",
-        Kind::Hash => "cryptographic hash",
-    }
+    kind.def().function()
 }
 
 /// The survey of the campaign's first system only, as the reference
