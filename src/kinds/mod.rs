@@ -29,16 +29,16 @@ pub use kex::{
 /// KAT driver's API key and observed-maximum key, and the time record's
 /// length key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SizeField {
-    pub name: &'static str,
-    pub api_key: &'static str,
-    pub kat_key: &'static str,
-    pub time_key: &'static str,
+pub(crate) struct SizeField {
+    pub(crate) name: &'static str,
+    pub(crate) api_key: &'static str,
+    pub(crate) kat_key: &'static str,
+    pub(crate) time_key: &'static str,
 }
 
 /// Which sizes a kind publishes and where their columns come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sizes {
+pub(crate) enum Sizes {
     /// The same fields for every instance, in column order.
     Fixed(&'static [SizeField]),
     /// One column per protocol message and role, from the dataset (KEX).
@@ -49,7 +49,7 @@ pub enum Sizes {
 
 /// The algorithm page's chart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Chart {
+pub(crate) enum Chart {
     /// One bar per operation.
     Operations,
     /// Bars of the operations the protocol has (steps vary with passes).
@@ -60,7 +60,7 @@ pub enum Chart {
 
 /// What the page says below the performance table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PageNotes {
+pub(crate) enum PageNotes {
     None,
     /// A fixed sentence.
     Fixed(&'static str),
@@ -70,7 +70,7 @@ pub enum PageNotes {
 
 /// The system summary's section for a kind.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Summary {
+pub(crate) enum Summary {
     /// A table of operation means with these size columns.
     Operations {
         heading: &'static str,
@@ -83,17 +83,17 @@ pub enum Summary {
 }
 
 /// What the adapter build of one instance needs to know beyond its kind.
-pub struct AdapterInput<'a> {
-    pub digest_bits: Option<u32>,
+pub(crate) struct AdapterInput<'a> {
+    pub(crate) digest_bits: Option<u32>,
     /// NGCC names the submission renames (`[kex] names`).
-    pub renames: &'a BTreeMap<String, String>,
+    pub(crate) renames: &'a BTreeMap<String, String>,
     /// The instance is an ICCS baseline helper.
-    pub iccs_baseline: bool,
+    pub(crate) iccs_baseline: bool,
 }
 
 impl AdapterInput<'_> {
     /// The NGCC name `std` as the submission spells it.
-    pub fn renamed(&self, std: &str) -> String {
+    pub(crate) fn renamed(&self, std: &str) -> String {
         self.renames
             .get(std)
             .cloned()
@@ -104,7 +104,7 @@ impl AdapterInput<'_> {
 /// Everything kind-specific. Defaults describe the common case (a
 /// public-key algorithm on both API families, every operation counted,
 /// profiled and checked), so a kind states only where it differs.
-pub trait KindDef: Sync {
+pub(crate) trait KindDef: Sync {
     /// The name in algorithm files and records (`kind = "..."`).
     fn name(&self) -> &'static str;
 
@@ -255,7 +255,7 @@ impl Kind {
     pub const ALL: [Kind; 4] = [Kind::Sign, Kind::Kem, Kind::Kex, Kind::Hash];
 
     /// The definition of this kind: the one match on the enum.
-    pub fn def(self) -> &'static dyn KindDef {
+    pub(crate) fn def(self) -> &'static dyn KindDef {
         match self {
             Kind::Sign => &sign::Sign,
             Kind::Kem => &kem::Kem,
