@@ -111,6 +111,10 @@ impl KindDef for Hash {
         Summary::ByMessageSize
     }
 
+    fn category(&self) -> &'static str {
+        "hash function"
+    }
+
     fn function(&self) -> &'static str {
         "cryptographic hash"
     }

@@ -209,6 +209,11 @@ pub(crate) trait KindDef: Sync {
     /// The system summary's section.
     fn summary(&self) -> Summary;
 
+    /// The category line of its page.
+    fn category(&self) -> &'static str {
+        "public-key algorithm"
+    }
+
     /// What it does, on its page ("digital signature").
     fn function(&self) -> &'static str;
 

@@ -50,11 +50,7 @@ pub fn mb_per_s(bytes: u64, seconds: f64) -> String {
 
 /// The category line of section 1.
 pub fn category(kind: Kind) -> &'static str {
-    if kind.def().public_key() {
-        "public-key algorithm"
-    } else {
-        "hash function"
-    }
+    kind.def().category()
 }
 
 /// Section 4 of a hash page: one row per (instance, message size).
