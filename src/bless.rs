@@ -16,15 +16,7 @@ use crate::records::BuildJson;
 
 /// The reference file name an instance's KAT is stored under.
 pub(crate) fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
-    match (api, kind) {
-        (ApiFamily::Nist, Kind::Sign) => "PQCsignKAT.rsp",
-        (ApiFamily::Nist, Kind::Kem) => "PQCkemKAT.rsp",
-        (ApiFamily::Ngcc, Kind::Sign) => "KAT_SIG.txt",
-        (ApiFamily::Ngcc, Kind::Kem) => "KAT_KEM.txt",
-        // Named after their instance; see `kat_files`.
-        (_, Kind::Kex) => "KAT_KEX.txt",
-        (_, Kind::Hash) => "KAT_2_12.txt",
-    }
+    kind.def().kat_reference(api)
 }
 
 /// Each KAT file an instance generates: (its path in the run directory,
@@ -33,34 +25,12 @@ pub(crate) fn reference_name(api: ApiFamily, kind: Kind) -> &'static str {
 /// (`KAT_2_12_<label>.txt`, ...).
 pub(crate) fn kat_files(plan: &Plan, inst: &crate::plan::Instance) -> Vec<(String, String)> {
     let dir = crate::records::layout::kat_folder(&inst.algorithm);
-    match inst.kind {
-        Kind::Hash => plan
-            .kat
-            .hash_files()
-            .into_iter()
-            .map(|f| {
-                (
-                    format!("{dir}/{}__{f}.kat", inst.label),
-                    format!("{f}_{}.txt", inst.label),
-                )
-            })
-            .collect(),
-        Kind::Kex => vec![(
-            format!("{dir}/{}.kat", inst.label),
-            format!("KAT_KEX_{}.txt", inst.label),
-        )],
-        Kind::Sign | Kind::Kem => {
-            let ext = if inst.api == ApiFamily::Nist {
-                "rsp"
-            } else {
-                "kat"
-            };
-            vec![(
-                format!("{dir}/{}.{ext}", inst.label),
-                reference_name(inst.api, inst.kind).to_string(),
-            )]
-        }
-    }
+    inst.kind
+        .def()
+        .kat_files(inst.api, &inst.label, &plan.kat.hash_files())
+        .into_iter()
+        .map(|(run, reference)| (format!("{dir}/{run}"), reference))
+        .collect()
 }
 
 /// Writes `kat/<id>/<label>/<file>` and the manifest lines of the

@@ -34,7 +34,7 @@ pub struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
-    pub(crate) fn new(plan: &'a Plan, compiler: Compiler, remeasure: bool, quiet: bool) -> Cx<'a> {
+    pub fn new(plan: &'a Plan, compiler: Compiler, remeasure: bool, quiet: bool) -> Cx<'a> {
         Cx {
             plan,
             cache: Cache::new(&plan.cache_dir),

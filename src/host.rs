@@ -147,7 +147,7 @@ pub fn allowed_cpus() -> Vec<usize> {
 
 pub use crate::records::host::Environment;
 
-pub(crate) fn environment() -> Environment {
+pub fn environment() -> Environment {
     let cpuinfo = read("/proc/cpuinfo").unwrap_or_default();
     let field = |name: &str| {
         cpuinfo

@@ -13,7 +13,7 @@
 //! | --- | --- | --- | --- |
 //! | 1 | util | `error`, `format`, `fsutil`, `stats`, `elf`, `progress` | errors and exit codes, number formats, atomic files, statistics, ELF reading, progress lines |
 //! | 2 | schema | `records` | every published type and the dataset layout: depends on util only |
-//! | 3 | model | `config`, `kat`, `host`, `sizes`, `objscan`, `cache`, `plan` | raw configuration, KAT references, host checks, evidence readers, the content-addressed cache, the validated plan |
+//! | 3 | model | `kinds`, `config`, `kat`, `host`, `sizes`, `objscan`, `cache`, `plan` | what each kind of submission is, raw configuration, KAT references, host checks, evidence readers, the content-addressed cache, the validated plan |
 //! | 4 | harness | `sandbox`, `support`, `toolchain`, `context`, `engine`, `measure` | isolation, the embedded C support code, compilers, the stage engine and the measuring helpers |
 //! | 5 | report | `render` | pages from datasets |
 //! | 6 | stages | `stages` | the stages and their registry |
@@ -41,6 +41,7 @@ pub mod fsutil;
 pub mod host;
 pub mod import;
 pub mod kat;
+pub mod kinds;
 pub mod measure;
 pub mod merge;
 pub mod objscan;

@@ -28,7 +28,7 @@ struct StageProgress {
 }
 
 impl Progress {
-    pub(crate) fn new(quiet: bool) -> Progress {
+    pub fn new(quiet: bool) -> Progress {
         Progress {
             quiet,
             started: Instant::now(),

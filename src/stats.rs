@@ -71,7 +71,7 @@ pub struct Summary {
 
 /// Comparison of two cycle samples (e.g. a past and a repeated run).
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
-pub(crate) struct Comparison {
+pub struct Comparison {
     /// median(b) / median(a).
     pub ratio_of_medians: f64,
     /// 95 % bootstrap percentile interval of the ratio.
@@ -293,7 +293,7 @@ fn mann_whitney(a: &[f64], b: &[f64]) -> (f64, f64) {
 /// interval (each side resampled independently, fixed seeds, same capping
 /// as `summarize`) and a Mann–Whitney test. `None` when a side is empty or
 /// the median of `a` is zero.
-pub(crate) fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
+pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
     if a.is_empty() || b.is_empty() {
         return None;
     }

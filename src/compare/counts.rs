@@ -33,7 +33,7 @@ pub enum CountVerdict {
 }
 
 impl CountVerdict {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             CountVerdict::Identical => "identical",
             CountVerdict::More => "more instructions",

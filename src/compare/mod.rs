@@ -67,7 +67,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Verdict::Faster => "faster",
             Verdict::Slower => "slower",
@@ -79,7 +79,7 @@ impl Verdict {
 
 /// One run's timing records, from a run directory or a dataset directory.
 #[derive(Debug, Clone)]
-pub(crate) struct RunData {
+pub struct RunData {
     pub dir: PathBuf,
     pub info: RunInfo,
     /// Keyed by (`<id>/<label>`, operation).
@@ -103,7 +103,7 @@ pub struct RunInfo {
 impl RunData {
     /// Reads `campaign.json`, `lock.json` (for the run id) and every
     /// `records/<id>/<label>__<op>.json` under `dir`.
-    pub(crate) fn load(dir: &Path) -> Result<RunData> {
+    pub fn load(dir: &Path) -> Result<RunData> {
         let campaign: Option<CampaignRecord> =
             crate::fsutil::read_json(&dir.join(crate::records::layout::CAMPAIGN)).ok();
         let lock = crate::records::lock::load(dir).ok();

@@ -12,66 +12,10 @@ use super::values;
 
 pub use crate::records::kinds::Kind;
 
-impl Kind {
-    /// Every operation of the kind, in the order pages list them (for a
-    /// KEX all 16 passes: an instance has only its own, see
-    /// `instance_operations`).
-    pub(crate) fn operations(self) -> &'static [&'static str] {
-        match self {
-            Kind::Sign => &["keygen", "sign", "verify"],
-            Kind::Kem => &["keygen", "enc", "dec"],
-            Kind::Kex => super::kinds::KEX_OPERATIONS,
-            Kind::Hash => super::kinds::HASH_OPERATIONS,
-        }
-    }
-
-    /// The operations one instance has: a KEX's passes up to its own pass
-    /// count (`None`: not known, no pass).
-    pub(crate) fn instance_operations(self, kex_passes: Option<u32>) -> Vec<&'static str> {
-        match self {
-            Kind::Kex => super::kinds::kex_operations(kex_passes.unwrap_or(0)),
-            _ => self.operations().to_vec(),
-        }
-    }
-
-    /// Whether the profile stage profiles `op`: every operation of a
-    /// signature or KEM, a KEX's `exchange` only, no hash operation.
-    pub(crate) fn profiles(self, op: &str) -> bool {
-        match self {
-            Kind::Sign | Kind::Kem => true,
-            Kind::Kex => op == "exchange",
-            Kind::Hash => false,
-        }
-    }
-
-    /// Whether the count stage counts `op`: a KEX's `exchange` only (its
-    /// steps need the rest of the protocol run around each call).
-    pub(crate) fn counts(self, op: &str) -> bool {
-        self != Kind::Kex || op == "exchange"
-    }
-
-    /// Whether the constant-time check applies: the driver marks a
-    /// signature's or KEM's secret key and every random draw (a KEX's
-    /// long-term and ephemeral secrets all come from draws); a hash has no
-    /// secret input. It checks the operations that are counted.
-    pub(crate) fn ct_checked(self) -> bool {
-        matches!(self, Kind::Sign | Kind::Kem | Kind::Kex)
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Sign => "sign",
-            Kind::Kem => "kem",
-            Kind::Kex => "kex",
-            Kind::Hash => "hash",
-        }
-    }
-}
-
 pub use crate::records::kinds::ApiFamily;
 
 impl ApiFamily {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             ApiFamily::Ngcc => "ngcc",
             ApiFamily::Nist => "nist",
@@ -176,7 +120,7 @@ pub enum InitArgs {
 }
 
 impl InitArgs {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             InitArgs::Classic => "classic",
             InitArgs::Entropy => "entropy",

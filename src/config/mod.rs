@@ -10,7 +10,6 @@ pub mod algorithm;
 pub mod campaign;
 mod de;
 pub(crate) mod exact;
-pub mod kinds;
 pub mod systems;
 pub(crate) mod tree;
 pub(crate) mod values;
@@ -135,7 +134,7 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<Loaded<T>, Error> {
 }
 
 /// `load` for text already in memory.
-pub(crate) fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Error> {
+pub fn parse<T: DeserializeOwned>(path: &Path, text: &str) -> Result<T, Error> {
     let mut problems = Vec::new();
     match parse_into(path, text, &mut problems) {
         Some((value, _)) if problems.is_empty() => Ok(value),

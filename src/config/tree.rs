@@ -53,7 +53,7 @@ impl From<&'static str> for Step<'static> {
 
 impl Node {
     /// Parses `text`; a syntax error comes back as toml_edit reported it.
-    pub(crate) fn parse(text: &str) -> Result<Node, toml_edit::TomlError> {
+    pub fn parse(text: &str) -> Result<Node, toml_edit::TomlError> {
         let doc = ImDocument::parse(text)?;
         // The top level has no text of its own: its problems name the file.
         let mut root = table_node(doc.as_table(), 0..0);

@@ -26,7 +26,7 @@ impl Manifest {
     }
 
     /// The cache key: sha256 of the canonical JSON (keys sorted by the map).
-    pub(crate) fn key(&self) -> String {
+    pub fn key(&self) -> String {
         let text = serde_json::to_vec(&self.entries).expect("manifest serialises");
         crate::fsutil::sha256_hex(&text)
     }

@@ -15,7 +15,7 @@ mod evidence;
 pub(crate) mod freshness;
 pub(crate) mod manifest;
 pub(crate) mod publication;
-pub(crate) mod registry;
+pub mod registry;
 pub(crate) mod results;
 pub(crate) mod schedule;
 pub(crate) mod shards;

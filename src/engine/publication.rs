@@ -27,7 +27,7 @@ pub struct Publication<'a> {
 }
 
 impl<'a> Publication<'a> {
-    pub(crate) fn new(cx: &'a Cx<'a>) -> Publication<'a> {
+    pub fn new(cx: &'a Cx<'a>) -> Publication<'a> {
         Publication {
             cx,
             instances: Vec::new(),

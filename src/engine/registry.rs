@@ -206,7 +206,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    pub(crate) fn new() -> Registry {
+    pub fn new() -> Registry {
         Registry::default()
     }
 
@@ -392,7 +392,7 @@ impl Registry {
 
     /// Publishes one instance: every stage that has a result for it, in
     /// registry order (so a stage may complete what an earlier one began).
-    pub(crate) fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()> {
+    pub fn publish(&self, p: &mut Publication, inst: &Instance, r: &Results) -> Result<()> {
         self.instance_stages()
             .try_for_each(|s| s.publish(p, inst, r))
     }

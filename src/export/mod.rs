@@ -69,7 +69,7 @@ fn cell_filter(s: String) -> String {
 /// values, the same whitespace rules and filters) with these templates
 /// added. A campaign's template directory does not apply: these reports
 /// are not pages of a campaign.
-pub(crate) fn environment() -> Environment<'static> {
+pub fn environment() -> Environment<'static> {
     let mut env = crate::render::environment(None);
     for (name, source) in TEMPLATES {
         env.add_template(name, source)

@@ -61,18 +61,13 @@ pub(super) fn nist(
         .clone()
         .or_else(|| namespaces.first().cloned())
         .unwrap_or_default();
-    let (keypair, op) = match kind {
-        Kind::Sign => ("crypto_sign_keypair", "crypto_sign"),
-        // Key exchanges and hashes exist on the NGCC API only (the plan
-        // refuses them elsewhere): drafted as a KEM would be.
-        Kind::Kem | Kind::Kex | Kind::Hash => ("crypto_kem_keypair", "crypto_kem_enc"),
-    };
+    let (keypair, op, drafts_lengths) = kind.def().nist_draft();
     let header = main
         .declaring(&format!("{ns}{keypair}"))
         .filter(|f| f.is_header())
         .map_or("api.h".to_string(), |f| f.rel.clone());
     let macros = main.macros();
-    let lengths = (kind == Kind::Sign)
+    let lengths = drafts_lengths
         .then(|| {
             main.library()
                 .iter()

@@ -114,29 +114,16 @@ pub(super) struct Api {
 pub(super) fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
     let known = f.known();
     let has = |names: &[&str]| names.iter().all(|n| known.contains(*n));
-    let ngcc = if has(&["sig_keygen", "sig_sign", "sig_verify"]) {
-        Some(Kind::Sign)
-    } else if has(&["kem_keygen", "kem_enc", "kem_dec"]) {
-        Some(Kind::Kem)
-    } else if has(&[
-        "kex_init_a",
-        "kex_init_b",
-        "kex_derive_ss_a",
-        "kex_derive_ss_b",
-    ]) {
-        Some(Kind::Kex)
-    } else if has(&["CryptHash"]) {
-        Some(Kind::Hash)
-    } else {
-        None
-    };
+    // The first kind, in `Kind::ALL` order, whose NGCC entry functions
+    // are all there.
+    let ngcc = Kind::ALL.into_iter().find(|k| has(k.def().ngcc_entry()));
     let mut namespaces = Vec::new();
     let mut nist = None;
     for n in &known {
-        for (suffix, kind) in [
-            ("crypto_sign_keypair", Kind::Sign),
-            ("crypto_kem_keypair", Kind::Kem),
-        ] {
+        for kind in Kind::ALL {
+            let Some(suffix) = kind.def().nist_keypair() else {
+                continue;
+            };
             if let Some(ns) = n.strip_suffix(suffix) {
                 nist.get_or_insert(kind);
                 if !namespaces.contains(&ns.to_string()) {
@@ -463,7 +450,7 @@ fn attach_kats(sets: &mut [SetDraft], kats: &[KatRef], kind: Kind) {
             s.kat_records = k.kat_records;
         }
     }
-    if kind == Kind::Hash {
+    if kind.def().takes_digest_bits() {
         // The digest width is the instance's: its KAT files state it.
         for s in sets {
             s.digest_bits = kats

@@ -193,10 +193,28 @@ fn number(v: Option<&Value>) -> Option<u64> {
     }
 }
 
+/// The kind a `type` value names.
 fn kind_of(v: Option<&Value>) -> Option<Kind> {
-    match text(v)?.to_ascii_lowercase().as_str() {
-        "kem" => Some(Kind::Kem),
-        "sig" | "signature" | "sign" => Some(Kind::Sign),
+    let t = text(v)?.to_ascii_lowercase();
+    Kind::ALL
+        .into_iter()
+        .find(|k| k.def().yaml_types().0.contains(&t.as_str()))
+}
+
+/// The kind whose own length key alone is present (a ciphertext length
+/// and no signature length: a KEM).
+fn kind_by_lengths(v: &Value) -> Option<Kind> {
+    let named: Vec<Kind> = Kind::ALL
+        .into_iter()
+        .filter(|k| {
+            k.def()
+                .yaml_types()
+                .1
+                .is_some_and(|key| number(v.get(key)).is_some())
+        })
+        .collect();
+    match named[..] {
+        [k] => Some(k),
         _ => None,
     }
 }
@@ -217,11 +235,7 @@ fn scheme(v: &Value) -> Option<Scheme> {
         ..Scheme::default()
     };
     if s.kind.is_none() {
-        s.kind = match (s.ciphertext, s.signature) {
-            (Some(_), None) => Some(Kind::Kem),
-            (None, Some(_)) => Some(Kind::Sign),
-            _ => None,
-        };
+        s.kind = kind_by_lengths(v);
     }
     for imp in v
         .get("implementations")

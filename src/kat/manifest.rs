@@ -20,7 +20,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Mode::Strict => "strict",
             Mode::Nolen => "nolen",

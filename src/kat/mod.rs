@@ -1,7 +1,7 @@
 //! Known-answer tests: reference manifests, comparison of a generated KAT
 //! file with the references, and the per-instance verdict.
 
-pub(crate) mod compare;
+pub mod compare;
 pub mod manifest;
 mod outcome;
 pub mod provenance;

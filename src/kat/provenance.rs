@@ -28,7 +28,7 @@ pub enum Provenance {
 }
 
 impl Provenance {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Provenance::Submitted => "submitted",
             Provenance::Published => "published",

@@ -63,7 +63,7 @@ pub fn measure_with(
 }
 
 /// Reads the `meta`, `draw` and `done` lines of `pqb-drbg --bench`.
-pub(crate) fn parse(stdout: &str) -> Result<DrbgCost> {
+pub fn parse(stdout: &str) -> Result<DrbgCost> {
     let lines = parse_lines(stdout);
     if !lines.iter().any(|l| l.tag == "done") {
         bail!("pqb-drbg --bench did not finish: {}", stdout.trim());

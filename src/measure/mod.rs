@@ -4,7 +4,7 @@
 pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;
-pub(crate) mod memory;
+pub mod memory;
 pub mod profile;
 pub mod timing;
 pub(crate) mod valgrind;
@@ -20,7 +20,7 @@ use crate::support::Part;
 pub use crate::records::measure::OpStatus;
 
 impl OpStatus {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             OpStatus::Ok => "ok",
             OpStatus::Crash => "crash",

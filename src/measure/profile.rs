@@ -20,7 +20,7 @@ pub fn class_share(shapes: &[Shape], total_ticks: u64, class: &HelperClass) -> f
     ticks as f64 / total_ticks.max(1) as f64
 }
 
-pub(crate) use crate::records::measure::OpProfile;
+pub use crate::records::measure::OpProfile;
 
 impl OpProfile {
     fn ticks_where(&self, pred: impl Fn(&Shape) -> bool) -> u64 {

@@ -14,7 +14,7 @@ use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 
 /// The CPUs measurements run on: the command line, else the campaign,
 /// else the last CPU this process may use (CPU 0 takes most interrupts).
-pub fn measuring_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
+pub(crate) fn measuring_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
     opts.cpus
         .clone()
         .filter(|c| !c.is_empty())
@@ -24,7 +24,7 @@ pub fn measuring_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
 
 /// The measuring CPUs, their checks and the environment at the start.
 #[derive(Debug, Clone)]
-pub struct HostState {
+pub(crate) struct HostState {
     pub cpus: Vec<usize>,
     pub checks: Vec<host::HostCheck>,
     pub environment: host::Environment,
@@ -40,7 +40,7 @@ pub(crate) fn shard_cpus(plan: &Plan, opts: &RunOptions) -> Vec<usize> {
 /// The measuring CPUs, then the deferred CPU (checked and locked like
 /// them); the fingerprint is the measuring CPUs', so giving the deferred
 /// instances a CPU of their own changes no other instance's measurement.
-pub fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
+pub(crate) fn host_state(plan: &Plan, opts: &RunOptions) -> HostState {
     if let crate::plan::Runner::Emulator { command } = &plan.system_spec.runner {
         return emulated_host(plan, command);
     }

@@ -18,7 +18,7 @@ use crate::error::{ConfigError, Error};
 use crate::plan::{self, Plan, Project, ALL_STAGES};
 use crate::stages;
 use crate::toolchain::Compiler;
-pub use campaign::{host_state, measuring_cpus, HostState};
+pub(crate) use campaign::{host_state, measuring_cpus, HostState};
 pub use rundir::Recording;
 pub use status::StatusReport;
 pub use summary::RunSummary;

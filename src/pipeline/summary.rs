@@ -50,7 +50,7 @@ pub struct ItemFailure {
 }
 
 impl RunSummary {
-    pub(crate) fn new(
+    pub fn new(
         plan: &Plan,
         registry: &Registry,
         all: &AllResults,

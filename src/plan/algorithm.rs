@@ -18,11 +18,11 @@ use super::resolve::{project_rel, Project};
 use super::*;
 use crate::config::algorithm::{DefineValue, RawAlgorithm, RawImplementation, RawParameterSet};
 use crate::config::Loaded;
-use crate::error::{ConfigError, Error};
+use crate::error::ConfigError;
 
 /// What a campaign asks of every algorithm it selects.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Selection<'a> {
+pub(crate) struct Selection<'a> {
     /// Only these implementations (`None`: all).
     pub implementations: Option<&'a [String]>,
     /// KAT records of every instance, overriding the algorithm's.
@@ -33,8 +33,7 @@ pub struct Selection<'a> {
 /// algorithm and its instances when there is no problem; `validate` also
 /// checks the sources of the instances that resolved.
 #[derive(Debug)]
-pub struct AlgorithmCheck {
-    pub file: PathBuf,
+pub(crate) struct AlgorithmCheck {
     /// The parsed file, unless it could not be read or deserialized.
     pub raw: Option<Loaded<RawAlgorithm>>,
     pub algorithm: Option<Algorithm>,
@@ -45,22 +44,9 @@ pub struct AlgorithmCheck {
     pub warnings: Vec<String>,
 }
 
-/// Resolves `algorithms/<id>.toml` on its own, as a campaign selecting only
-/// it (every implementation, no record override) would.
-pub fn resolve_single(project: &Project, id: &str) -> Result<(Algorithm, Vec<Instance>), Error> {
-    let file = project.algorithms_dir().join(format!("{id}.toml"));
-    let check = check_algorithm(project, &file, Selection::default());
-    let mut p = Problems::default();
-    p.extend(check.problems);
-    match check.algorithm {
-        Some(a) if p.is_empty() => Ok((a, check.instances.into_iter().map(|(i, _)| i).collect())),
-        _ => Err(p.into()),
-    }
-}
-
 /// Resolves one algorithm file. A file outside `algorithms/` is checked as
 /// if it were there (its paths relative to where it is), with a warning.
-pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> AlgorithmCheck {
+pub(crate) fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> AlgorithmCheck {
     let mut p = Problems::default();
     let mut warnings = Vec::new();
     let raw = p.read::<RawAlgorithm>(file);
@@ -107,7 +93,6 @@ pub fn check_algorithm(project: &Project, file: &Path, sel: Selection) -> Algori
         algorithm = Some(r.algorithm(&id, &instances, kat_manifest, kat_reference_dir, profile));
     }
     AlgorithmCheck {
-        file: file.to_path_buf(),
         raw,
         algorithm,
         instances,

@@ -53,7 +53,7 @@ pub(crate) fn baseline(
 ) -> Option<(Algorithm, Vec<Instance>)> {
     let widths: BTreeSet<u32> = instances
         .iter()
-        .filter(|i| i.kind == Kind::Hash)
+        .filter(|i| i.kind.def().takes_digest_bits())
         .filter_map(|i| i.spec.digest_bits)
         .collect();
     if widths.is_empty() || raw.value.iccs.baseline == Some(false) {

@@ -7,45 +7,19 @@ use super::algorithm::Resolver;
 use super::names;
 use super::*;
 use crate::config::algorithm::RawParameterSet;
-use crate::config::kinds::KEX_MAX_PASSES;
 use crate::config::Step;
+use crate::kinds::kex_api_names;
 
 /// The largest digest width a hash instance may declare, in bits.
 pub(crate) const MAX_DIGEST_BITS: u32 = 1 << 16;
-
-/// Every NGCC KEX function name the `[kex] names` table may rename.
-pub fn kex_api_names() -> Vec<String> {
-    let mut v: Vec<String> = [
-        "kex_get_passes_num",
-        "kex_get_pk_len_bytes",
-        "kex_get_sk_len_bytes",
-        "kex_get_sta_len_bytes",
-        "kex_get_stb_len_bytes",
-        "kex_get_ss_len_bytes",
-        "kex_get_total_msg_len_bytes",
-        "kex_init_a",
-        "kex_init_b",
-        "kex_derive_ss_a",
-        "kex_derive_ss_b",
-    ]
-    .map(String::from)
-    .to_vec();
-    v.extend((1..=KEX_MAX_PASSES).map(kex_pass_name));
-    v
-}
-
-/// `kex_generate_pass<k>_msg_a` (odd k, the initiator) or `_msg_b`.
-pub fn kex_pass_name(k: u32) -> String {
-    let side = if k % 2 == 1 { "a" } else { "b" };
-    format!("kex_generate_pass{k}_msg_{side}")
-}
 
 impl Resolver<'_> {
     /// Kind rules that need no file system.
     pub(super) fn kind_rules(&mut self) {
         let raw = self.raw;
         let a = &raw.value;
-        if matches!(a.kind, Kind::Kex | Kind::Hash) && a.api != ApiFamily::Ngcc {
+        let def = a.kind.def();
+        if def.ngcc_only() && a.api != ApiFamily::Ngcc {
             self.p.push(
                 raw.error_at_value(
                     &[Step::Key("api")],
@@ -60,8 +34,8 @@ impl Resolver<'_> {
                 Step::Index(j),
                 Step::Key("digest-bits"),
             ];
-            match (a.kind, ps.digest_bits) {
-                (Kind::Hash, None) => self.p.push(
+            match (def.takes_digest_bits(), ps.digest_bits) {
+                (true, None) => self.p.push(
                     raw.error_at(
                         &ps.label,
                         format!(
@@ -71,20 +45,20 @@ impl Resolver<'_> {
                     )
                     .help("give the instance's digest width, e.g. digest-bits = 256"),
                 ),
-                (Kind::Hash, Some(b)) if b > MAX_DIGEST_BITS => self.p.push(
+                (true, Some(b)) if b > MAX_DIGEST_BITS => self.p.push(
                     raw.error_at_value(
                         &at,
                         format!("`digest-bits` = {b} is more than {MAX_DIGEST_BITS}"),
                     )
                     .help("a digest width in bits, e.g. 256 or 512"),
                 ),
-                (Kind::Hash, _) | (_, None) => {}
-                (kind, Some(_)) => self.p.push(
+                (true, _) | (_, None) => {}
+                (false, Some(_)) => self.p.push(
                     raw.error_at_key(
                         &at,
                         format!(
                             "`digest-bits` belongs to hash algorithms, not `{}`",
-                            kind.as_str()
+                            a.kind.as_str()
                         ),
                     )
                     .help("remove it"),
@@ -92,7 +66,7 @@ impl Resolver<'_> {
             }
         }
         let Some(kex) = &a.kex else { return };
-        if a.kind != Kind::Kex {
+        if !def.takes_kex_table() {
             self.p.push(
                 raw.error_at_key(
                     &[Step::Key("kex")],
@@ -125,7 +99,7 @@ impl Resolver<'_> {
     pub(super) fn kind_spec(&self, ps: &RawParameterSet) -> KindSpec {
         let a = &self.raw.value;
         KindSpec {
-            digest_bits: if a.kind == Kind::Hash {
+            digest_bits: if a.kind.def().takes_digest_bits() {
                 ps.digest_bits
             } else {
                 None
@@ -150,7 +124,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn hash_files_follow_the_campaign_and_passes_alternate_sides() {
+    fn hash_files_follow_the_campaign() {
         let mut k = KatSettings {
             timeout_seconds: 1.0,
             records_override: None,
@@ -164,8 +138,5 @@ mod tests {
             k.hash_files(),
             ["KAT_2_12", "KAT_2_23", "KAT_2_33", "KAT_Loop"]
         );
-        assert_eq!(kex_pass_name(1), "kex_generate_pass1_msg_a");
-        assert_eq!(kex_pass_name(16), "kex_generate_pass16_msg_b");
-        assert_eq!(kex_api_names().len(), 11 + 16);
     }
 }

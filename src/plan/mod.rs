@@ -28,11 +28,8 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::config::algorithm::{ApiFamily, InitArgs, IssueAction, KatRng, Kind, LengthType};
 pub use crate::config::campaign::HelperClass;
-pub use algorithm::{check_algorithm, resolve_single, AlgorithmCheck, Selection};
-pub use kinds::{kex_api_names, kex_pass_name};
-pub use names::{check_campaign_name, check_name};
-pub use paths::{contained, expand_sources};
-pub use problems::Problems;
+pub(crate) use algorithm::{check_algorithm, Selection};
+pub(crate) use problems::Problems;
 pub use profile::{ClassDef, ICCS_HASH_TITLE};
 pub use resolve::{resolve, resolve_with, resolve_with_stages, Project, ResolveOptions};
 pub(crate) use system::{Runner, SystemSpec};
@@ -116,7 +113,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub(crate) fn algorithm(&self, id: &str) -> Option<&Algorithm> {
+    pub fn algorithm(&self, id: &str) -> Option<&Algorithm> {
         self.algorithms.iter().find(|a| a.id == id)
     }
 
@@ -129,7 +126,7 @@ impl Plan {
     }
 }
 
-pub(crate) use crate::records::settings::FlagProfile;
+pub use crate::records::settings::FlagProfile;
 
 impl FlagProfile {
     /// The built-in profiles: the evaluation guide's uniform flags, and the
@@ -184,16 +181,16 @@ impl KatSettings {
     }
 }
 
-pub(crate) use crate::records::settings::TimingSettings;
+pub use crate::records::settings::TimingSettings;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostSettings {
     pub require_fixed: bool,
 }
 
-pub(crate) use crate::records::settings::Limits;
+pub use crate::records::settings::Limits;
 
-pub(crate) use crate::records::settings::Wrap;
+pub use crate::records::settings::Wrap;
 
 impl Wrap {
     /// The ICCS helpers, for NGCC-API instances: hash(out_bits, msg,

@@ -42,7 +42,7 @@ pub(crate) fn name_problem(name: &str) -> Option<String> {
 }
 
 /// `name_problem`, counting the empty name as a problem.
-pub fn check_name(name: &str) -> Result<(), String> {
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("is empty".into());
     }
@@ -51,7 +51,7 @@ pub fn check_name(name: &str) -> Result<(), String> {
 
 /// Checks a campaign name given on the command line (it names
 /// `campaigns/<name>.toml` and `output/<name>/`).
-pub fn check_campaign_name(name: &str) -> Result<(), ConfigError> {
+pub(crate) fn check_campaign_name(name: &str) -> Result<(), ConfigError> {
     check_name(name).map_err(|why| {
         ConfigError::new(format!("campaign name `{name}` {why}")).help(format!(
             "give the name of a file in campaigns/ without `.toml`; {NAME_RULE}"

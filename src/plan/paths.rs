@@ -6,7 +6,7 @@ use std::path::{Component, Path, PathBuf};
 /// Joins `rel` onto `base` lexically and checks the result stays inside
 /// `root`. Symlinks are resolved when the path exists, so a link pointing
 /// outside is caught too.
-pub fn contained(root: &Path, base: &Path, rel: &str) -> Result<PathBuf, String> {
+pub(crate) fn contained(root: &Path, base: &Path, rel: &str) -> Result<PathBuf, String> {
     let relp = Path::new(rel);
     if relp.is_absolute() {
         return Err(format!("`{rel}` is an absolute path"));
@@ -43,7 +43,7 @@ pub fn contained(root: &Path, base: &Path, rel: &str) -> Result<PathBuf, String>
 /// Expands source patterns under `dir` (sorted, deduplicated), dropping
 /// those matching an exclude pattern (matched against the path relative to
 /// `dir` and against the bare file name).
-pub fn expand_sources(
+pub(crate) fn expand_sources(
     dir: &Path,
     patterns: &[String],
     excludes: &[String],

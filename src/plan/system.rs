@@ -78,10 +78,7 @@ pub(crate) fn host_arch() -> &'static str {
 }
 
 /// Every system of the registry (none when the file does not exist).
-pub(crate) fn registry(
-    root: &Path,
-    p: &mut Problems,
-) -> Vec<(SystemSpec, Option<Spanned<String>>)> {
+pub fn registry(root: &Path, p: &mut Problems) -> Vec<(SystemSpec, Option<Spanned<String>>)> {
     let file = root.join(REGISTRY);
     if !file.is_file() {
         return Vec::new();

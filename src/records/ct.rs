@@ -125,7 +125,7 @@ pub struct CtRecord {
 impl CtRecord {
     /// The derived fields as the raw ones give them: (status, sites,
     /// other errors).
-    pub(crate) fn recomputed(&self) -> (CtStatus, Vec<CtSite>, u64) {
+    pub fn recomputed(&self) -> (CtStatus, Vec<CtSite>, u64) {
         let sites = derive_sites(&self.errors, &self.annotations, &self.op);
         let status = match self.status {
             CtStatus::Clean | CtStatus::Flagged if sites.is_empty() => CtStatus::Clean,

@@ -26,7 +26,7 @@ pub enum KatStatus {
 }
 
 impl KatStatus {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             KatStatus::Pass => "PASS",
             KatStatus::Mismatch => "MISMATCH",

@@ -159,7 +159,7 @@ pub struct DrawCost {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct OpProfile {
+pub struct OpProfile {
     pub op: String,
     pub status: OpStatus,
     pub detail: Option<String>,

@@ -16,11 +16,11 @@ pub mod kat;
 pub(crate) mod kinds;
 pub(crate) mod layout;
 pub mod lock;
-pub(crate) mod measure;
+pub mod measure;
 pub mod operation;
 pub mod process;
-pub(crate) mod scan;
-pub(crate) mod settings;
+pub mod scan;
+pub mod settings;
 pub(crate) mod system;
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -30,7 +30,7 @@ pub enum FindingClass {
 }
 
 impl FindingClass {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             FindingClass::Constructor => "constructor",
             FindingClass::Destructor => "destructor",
@@ -77,7 +77,7 @@ pub enum ScanStatus {
 }
 
 impl ScanStatus {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             ScanStatus::Clean => "clean",
             ScanStatus::Suspicious => "suspicious",

@@ -103,7 +103,7 @@ impl HelperClass {
 
     /// Class names are short lower-case words: `[a-z][a-z0-9-]*`, at most
     /// 32 characters (they go into C string literals and record keys).
-    pub fn check_name(name: &str) -> Result<(), String> {
+    pub(crate) fn check_name(name: &str) -> Result<(), String> {
         let ok = name.len() <= 32
             && name.starts_with(|c: char| c.is_ascii_lowercase())
             && name

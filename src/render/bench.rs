@@ -52,19 +52,20 @@ pub fn bench_dataset(instances: usize) -> Synth {
                 s.profiles
                     .push(profile(&id, label, op, 100, (base * 100.0) as u64, shapes));
             }
-            let figs: &[(&str, u64, u64, Option<u64>)] = match kind {
-                Kind::Sign => &[
+            // The synthetic figures of the two kinds this dataset has.
+            let figs: &[(&str, u64, u64, Option<u64>)] = if kind == Kind::Sign {
+                &[
                     ("public key", 1000, 1000, None),
                     ("secret key", 2000, 2000, None),
                     ("signature", 700, 690, None),
-                ],
-                Kind::Kem => &[
+                ]
+            } else {
+                &[
                     ("public key", 800, 800, None),
                     ("secret key", 1600, 1600, None),
                     ("ciphertext", 768, 768, None),
                     ("shared secret", 32, 32, None),
-                ],
-                Kind::Kex | Kind::Hash => &[],
+                ]
             };
             sizes
                 .instances

@@ -36,7 +36,7 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    pub(crate) fn load(dir: &Path, href: String) -> Result<Dataset> {
+    pub fn load(dir: &Path, href: String) -> Result<Dataset> {
         if dir.join(crate::records::layout::WRITING).exists() {
             bail!(
                 "{} is incomplete: the run writing it stopped before it finished ({} is still there); run the campaign again to complete it",
@@ -126,7 +126,7 @@ impl Dataset {
             .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
     }
 
-    pub(crate) fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
+    pub fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
         self.profiles
             .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
     }
@@ -139,7 +139,7 @@ impl Dataset {
             .is_some_and(|r| r.status == crate::records::scan::ScanStatus::Suspicious)
     }
 
-    pub(crate) fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {
+    pub fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {
         self.campaign.algorithms.iter().find(|a| a.id == id)
     }
 }

@@ -13,7 +13,7 @@ use super::model::{EvidenceRow, Link, MethodSection};
 use super::rows::DASH;
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct CountRow {
+pub struct CountRow {
     pub label: String,
     pub op: String,
     /// Instructions per call (exact; the mean when calls differ).
@@ -25,7 +25,7 @@ pub(crate) struct CountRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct CtRow {
+pub struct CtRow {
     pub label: String,
     pub op: String,
     pub status: String,
@@ -35,7 +35,7 @@ pub(crate) struct CtRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct CtSiteRow {
+pub struct CtSiteRow {
     pub label: String,
     pub op: String,
     pub location: String,
@@ -49,7 +49,7 @@ pub(crate) struct CtSiteRow {
 
 /// What an algorithm page shows of both stages (empty when neither ran).
 #[derive(Debug, Clone, Serialize, Default)]
-pub(crate) struct ExactView {
+pub struct ExactView {
     pub count_rows: Vec<CountRow>,
     pub ct_rows: Vec<CtRow>,
     pub ct_sites: Vec<CtSiteRow>,

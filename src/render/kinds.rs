@@ -3,10 +3,10 @@
 //! KEX step timing, the KEX size columns, the hash chart, and the
 //! summary's "Key exchange", "Hash functions" and "ICCS hash helpers".
 
-use crate::config::kinds::{hash_bytes, is_kex_step, HASH_OPERATIONS};
 use crate::format;
+use crate::kinds::{hash_bytes, is_kex_step, HASH_OPERATIONS};
+use crate::kinds::{Kind, PageNotes, Summary};
 use crate::plan::iccs::BASELINE_ID;
-use crate::plan::Kind;
 use crate::records::campaign::AlgorithmInfo;
 use crate::records::kat::KatStatus as Status;
 use crate::records::operation::OperationRecord;
@@ -50,10 +50,7 @@ pub(crate) fn mb_per_s(bytes: u64, seconds: f64) -> String {
 
 /// The category line of section 1.
 pub(crate) fn category(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Hash => "hash function",
-        _ => "public-key algorithm",
-    }
+    kind.def().category()
 }
 
 /// Section 4 of a hash page: one row per (instance, message size).
@@ -104,50 +101,52 @@ fn median(rec: Option<&OperationRecord>) -> Option<f64> {
 
 /// What a KEX or hash page says below its performance table.
 pub(crate) fn notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
+    match a.kind.def().page_notes() {
+        PageNotes::None => Vec::new(),
+        PageNotes::Fixed(text) => vec![text.to_string()],
+        PageNotes::Steps => step_notes(ds, a),
+    }
+}
+
+/// How a protocol's steps were timed, and how each instance's step medians
+/// add up against its whole exchange.
+fn step_notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
     let mut out = Vec::new();
-    match a.kind {
-        Kind::Hash => out.push(
-            "Each message is msg[i] = (131·i + bytes) mod 256, hashed with the instance's digest width; cycles/byte is the mean cycles over the message bytes, MB/s its bytes (10^6) per second of mean time.".into(),
-        ),
-        Kind::Kex => {
-            let overheads: Vec<f64> = ds
-                .records
-                .values()
-                .filter(|r| r.algorithm == a.id)
-                .filter_map(|r| r.step.as_ref()?.counter_overhead_cycles)
-                .collect();
-            let overhead = if overheads.is_empty() {
-                "was not measured".to_string()
-            } else {
-                format!(
-                    "is {} cycles per call (median of two back-to-back counter reads, measured in every trial process)",
-                    format::cycles(crate::stats::median(&overheads))
-                )
-            };
+    let overheads: Vec<f64> = ds
+        .records
+        .values()
+        .filter(|r| r.algorithm == a.id)
+        .filter_map(|r| r.step.as_ref()?.counter_overhead_cycles)
+        .collect();
+    let overhead = if overheads.is_empty() {
+        "was not measured".to_string()
+    } else {
+        format!(
+            "is {} cycles per call (median of two back-to-back counter reads, measured in every trial process)",
+            format::cycles(crate::stats::median(&overheads))
+        )
+    };
+    out.push(format!(
+        "`exchange` is one whole protocol (both initialisations, every pass, both derivations; the secrets' agreement is checked in setup). Each step is timed inside complete protocol runs, the counter read around that one call and the rest of the protocol run untimed, with as many runs per trial as the exchange's plan; the counter's own overhead in every step sample {overhead}."
+    ));
+    for label in &a.labels {
+        let ex = median(ds.record(&a.id, label, "exchange"));
+        let steps: Vec<f64> = a
+            .kind
+            .operations()
+            .iter()
+            .filter(|op| is_kex_step(op))
+            .filter_map(|op| median(ds.record(&a.id, label, op)))
+            .collect();
+        if let (Some(ex), false) = (ex, steps.is_empty()) {
+            let sum: f64 = steps.iter().sum();
             out.push(format!(
-                "`exchange` is one whole protocol (both initialisations, every pass, both derivations; the secrets' agreement is checked in setup). Each step is timed inside complete protocol runs, the counter read around that one call and the rest of the protocol run untimed, with as many runs per trial as the exchange's plan; the counter's own overhead in every step sample {overhead}."
+                "`{label}`: the step medians add up to {} cycles, the exchange's median is {} ({:+.1} %).",
+                format::cycles(sum),
+                format::cycles(ex),
+                (sum / ex - 1.0) * 100.0
             ));
-            for label in &a.labels {
-                let ex = median(ds.record(&a.id, label, "exchange"));
-                let steps: Vec<f64> = a
-                    .kind
-                    .operations()
-                    .iter()
-                    .filter(|op| is_kex_step(op))
-                    .filter_map(|op| median(ds.record(&a.id, label, op)))
-                    .collect();
-                if let (Some(ex), false) = (ex, steps.is_empty()) {
-                    let sum: f64 = steps.iter().sum();
-                    out.push(format!(
-                        "`{label}`: the step medians add up to {} cycles, the exchange's median is {} ({:+.1} %).",
-                        format::cycles(sum),
-                        format::cycles(ex),
-                        (sum / ex - 1.0) * 100.0
-                    ));
-                }
-            }
         }
-        Kind::Sign | Kind::Kem => {}
     }
     out
 }
@@ -297,20 +296,22 @@ fn row_notes(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> Vec<String> {
 }
 
 /// The method page's bullets on key exchanges and hashes (none when the
-/// campaign has neither).
+/// campaign has neither): each kind's own, in the order of `Kind::ALL`.
 pub(crate) fn method_bullets(c: &crate::records::campaign::CampaignRecord) -> Vec<String> {
-    let mut out = Vec::new();
-    if c.algorithms.iter().any(|a| a.kind == Kind::Kex) {
-        out.push("Key exchanges: `exchange` is one whole protocol (both initialisations, every pass, both derivations), the two secrets' agreement checked in setup. Each step (init_a, init_b, pass1..passP, derive_a, derive_b) is timed inside complete protocol runs, the counter read around that one call; it is planned from the exchange's calibration (the same runs per trial), and every trial process measures the counter's own cost per call (median of two back-to-back reads), stated on the algorithm page. Only `exchange` is profiled.".into());
-        out.push("Key-exchange KATs follow the NGCC seed schedule (10 records by default); guard bytes surround every buffer, returned lengths are checked against their caps, and a pass ending the protocol early or late, or secrets that differ, are CRYPTOFAIL.".into());
-    }
-    if c.algorithms.iter().any(|a| a.kind == Kind::Hash) {
-        out.push("Hash functions: CryptHash with the instance's digest width, timed at 32, 128, 512, 1024, 4096, 8192, 16384 and 65536 bytes (msg[i] = (131·i + bytes) mod 256) as operations hash_<bytes>; cycles/byte and MB/s (10^6 bytes per second) derive from the mean. KAT files KAT_2_12 and KAT_2_23 (KAT_2_33 and KAT_Loop when the campaign asks), one manifest line each. Hashes are neither profiled nor surveyed.".into());
-    }
+    let mut out: Vec<String> = Kind::ALL
+        .into_iter()
+        .filter(|k| c.algorithms.iter().any(|a| a.kind == *k))
+        .flat_map(|k| k.def().method_bullets().iter().map(|b| b.to_string()))
+        .collect();
     if c.algorithms.iter().any(|a| a.id == BASELINE_ID) {
         out.push("The ICCS helpers (sm3hash 256, pseudohash 512/768/1024, pseudoXOF at every width the hash candidates use) are built from the campaign's ICCS component with pqbench's CryptHash over each, self-checked (sm3hash against GB/T 32905's two published examples, pseudoXOF against KDF-SM3 over that sm3hash) and timed like the candidates, as their baseline.".into());
     }
     out
+}
+
+/// An algorithm summarised by message size (a hash).
+fn by_size(a: &AlgorithmInfo) -> bool {
+    a.kind.def().summary() == Summary::ByMessageSize
 }
 
 /// The summary's sections for key exchanges, hash candidates and the ICCS
@@ -330,7 +331,7 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
         .campaign
         .algorithms
         .iter()
-        .filter(|a| a.kind == Kind::Kex)
+        .filter(|a| a.kind.def().summary() == Summary::Exchange)
     {
         for label in &a.labels {
             let mut notes = row_notes(ds, a, label);
@@ -415,7 +416,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
         .campaign
         .algorithms
         .iter()
-        .filter(|a| a.kind == Kind::Hash && (a.id == BASELINE_ID) == baseline);
+        .filter(|a| by_size(a) && (a.id == BASELINE_ID) == baseline);
     for a in algs {
         for label in &a.labels {
             let notes = row_notes(ds, a, label);
@@ -456,7 +457,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
             .campaign
             .algorithms
             .iter()
-            .filter(|a| a.kind == Kind::Hash && a.id != BASELINE_ID)
+            .filter(|a| by_size(a) && a.id != BASELINE_ID)
             .flat_map(|a| a.labels.iter().filter_map(|l| width(ds, &a.id, l)))
             .collect();
         widths.sort();

@@ -24,7 +24,7 @@
 //! of the records and templates, so `pqbench check` can demand identical
 //! bytes: no clock, no hash-map order, no host lookups.
 
-pub(crate) mod algorithm;
+pub mod algorithm;
 pub mod bench;
 pub(crate) mod chart;
 pub(crate) mod chart_lines;
@@ -187,7 +187,7 @@ fn url_filter(s: String) -> String {
 }
 
 /// The template environment: a user directory first, then the built-ins.
-pub(crate) fn environment(templates: Option<&Path>) -> Environment<'static> {
+pub fn environment(templates: Option<&Path>) -> Environment<'static> {
     let mut env = Environment::new();
     let dir = templates.map(Path::to_path_buf);
     env.set_loader(move |name| {

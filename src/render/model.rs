@@ -13,7 +13,7 @@ use serde::Serialize;
 /// `a` macro appends `.md` or `.html` (then `#fragment`), so one model
 /// serves both formats.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub(crate) struct Link {
+pub struct Link {
     pub text: String,
     pub href: Option<String>,
     pub page: bool,
@@ -58,7 +58,7 @@ impl Link {
 
 /// `Performance measurements › <system> › <here> · system: <system> · <others>`.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Crumb {
+pub struct Crumb {
     pub root: Link,
     pub system: Link,
     /// The last step (algorithm id, `summary`, `method`); None on system-less pages.
@@ -69,25 +69,25 @@ pub(crate) struct Crumb {
 
 /// A `label: value, value` bullet of section 1.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Bullet {
+pub struct Bullet {
     pub label: String,
     pub items: Vec<Link>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Row2 {
+pub struct Row2 {
     pub item: String,
     pub value: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct Footnote {
+pub struct Footnote {
     pub n: usize,
     pub text: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct KatRow {
+pub struct KatRow {
     pub label: String,
     pub flags: String,
     pub status: String,
@@ -98,7 +98,7 @@ pub(crate) struct KatRow {
 /// A row of the reference's performance table; failed or untimed
 /// operations carry their status in `mean_cycles` and `–` elsewhere.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct PerfRow {
+pub struct PerfRow {
     pub label: String,
     pub op: String,
     pub mean_cycles: String,
@@ -112,7 +112,7 @@ pub(crate) struct PerfRow {
 
 /// A row of a hash page's performance table: one message size.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct HashRow {
+pub struct HashRow {
     pub label: String,
     /// `32 B`, `1 KiB`, ...
     pub message: String,
@@ -127,7 +127,7 @@ pub(crate) struct HashRow {
 
 /// The figures beyond the reference, from the same statistics.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct DistRow {
+pub struct DistRow {
     pub label: String,
     pub op: String,
     /// `calls` (per-call samples) or `trials` (per-trial means).
@@ -140,7 +140,7 @@ pub(crate) struct DistRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct MemRow {
+pub struct MemRow {
     pub label: String,
     pub op: String,
     pub static_bytes: String,
@@ -151,20 +151,20 @@ pub(crate) struct MemRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct CellsRow {
+pub struct CellsRow {
     pub label: String,
     pub cells: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct SurveyLine {
+pub struct SurveyLine {
     pub verdict: Link,
     pub note: Option<String>,
     pub reason: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct ShareRow {
+pub struct ShareRow {
     pub label: String,
     pub op: String,
     /// One share per helper class of `AlgorithmPage::share_columns`.
@@ -173,7 +173,7 @@ pub(crate) struct ShareRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct EvidenceRow {
+pub struct EvidenceRow {
     pub label: String,
     pub item: String,
     /// Abbreviated digest shown after the item (KAT logs).
@@ -183,7 +183,7 @@ pub(crate) struct EvidenceRow {
 
 /// `site/<system>/<id>.{md,html}`.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct AlgorithmPage {
+pub struct AlgorithmPage {
     pub system: String,
     pub id: String,
     pub name: String,

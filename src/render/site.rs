@@ -11,10 +11,10 @@ use super::{algorithm, system};
 
 /// Which systems the site covers and which algorithms each has, for the
 /// crumb line's links to the same page on another system.
-pub(crate) struct Systems(pub Vec<(String, BTreeSet<String>)>);
+pub struct Systems(pub Vec<(String, BTreeSet<String>)>);
 
 impl Systems {
-    pub(crate) fn new(datasets: &[Dataset]) -> Systems {
+    pub fn new(datasets: &[Dataset]) -> Systems {
         Systems(
             datasets
                 .iter()
@@ -83,12 +83,7 @@ pub(crate) fn anchor(parts: &[&str]) -> String {
 }
 
 pub(crate) fn kind_function(kind: Kind) -> &'static str {
-    match kind {
-        Kind::Sign => "digital signature",
-        Kind::Kem => "key encapsulation",
-        Kind::Kex => "key exchange",
-        Kind::Hash => "cryptographic hash",
-    }
+    kind.def().function()
 }
 
 /// The survey of the campaign's first system only, as the reference

@@ -3,8 +3,8 @@
 //! describes the run it sits beside.
 
 use crate::format;
+use crate::kinds::{Kind, Summary};
 use crate::measure::timing::LOST_CPU_SHARE;
-use crate::plan::Kind;
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::records::kat::KatStatus as Status;
 
@@ -24,7 +24,7 @@ fn yes_no(b: bool) -> &'static str {
 
 pub(crate) fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     let system = ds.system().to_string();
-    let mut tables: Vec<SummaryTable> = [Kind::Sign, Kind::Kem]
+    let mut tables: Vec<SummaryTable> = Kind::ALL
         .into_iter()
         .filter_map(|kind| kind_table(ds, kind, &system))
         .collect();
@@ -42,14 +42,12 @@ pub(crate) fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     }
 }
 
-/// The summary table and chart of signatures or KEMs (none without
-/// instances of the kind).
+/// The summary table and chart of a kind summarised by operation
+/// (signatures, KEMs; none without instances of the kind).
 fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
-    let (heading, sizes): (&str, &[&str]) = match kind {
-        Kind::Sign => ("Digital signatures", &["public key", "signature"]),
-        Kind::Kem => ("Key encapsulation", &["public key", "ciphertext"]),
+    let Summary::Operations { heading, sizes } = kind.def().summary() else {
         // Their own sections: see `render::kinds`.
-        Kind::Kex | Kind::Hash => return None,
+        return None;
     };
     let ops = kind.operations();
     let mut rows = Vec::new();

@@ -129,7 +129,7 @@ fn compare_fixed(a: &RunData, b: &RunData) -> (usize, Vec<String>) {
     (same, differ)
 }
 
-pub(crate) fn build(
+pub fn build(
     old: &Lock,
     new: &Lock,
     runs: (&RunData, &RunData),

@@ -172,8 +172,8 @@ pub(crate) fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("cmake", &inst.cmake);
     // Key exchanges and hashes: what the adapter is compiled for (their
     // digest width or renamed functions change the library, not the
-    // defines). Absent for the other kinds, whose keys stay as they were.
-    if matches!(inst.kind, crate::plan::Kind::Kex | crate::plan::Kind::Hash) {
+    // defines). Absent for signatures and KEMs, whose keys stay as they were.
+    if inst.kind.def().keys_build_by_kind() {
         m.set("kind", inst.kind.as_str())
             .set("kind-spec", &inst.spec);
     }

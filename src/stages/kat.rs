@@ -70,7 +70,7 @@ impl Stage for KatStage {
             let f = dir.join(&e.label).join(&e.file);
             m.set("reference:file", fsutil::sha256_file(&f).ok());
         }
-        if inst.kind == crate::plan::Kind::Hash {
+        if inst.kind.def().kat_per_file() {
             super::kat_hash::manifest(cx, inst, alg, &mut m)?;
         }
         Ok(Some(m))
@@ -243,7 +243,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         return finish(cx, inst, attempt, log);
     };
     log.kv("library_sha256", lib_sha);
-    if inst.kind == crate::plan::Kind::Hash {
+    if inst.kind.def().kat_per_file() {
         // One generator run per KAT file: see kat_hash.
         super::kat_hash::check_files(cx, inst, alg, &mut attempt, &mut log)?;
         return finish(cx, inst, attempt, log);

@@ -35,8 +35,8 @@ impl Stage for ProfileStage {
             // An emulator's memory and time figures describe the emulator.
             return Ok(None);
         }
-        // Hash candidates are not profiled.
-        if job.inst.kind == crate::plan::Kind::Hash {
+        // Kinds with no profiled operation (hashes) have no profile.
+        if !job.inst.kind.def().profiled() {
             return Ok(None);
         }
         let Some(mut m) = measurement_manifest(job, job.prior.get::<KatStage>()) else {

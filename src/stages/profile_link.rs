@@ -46,8 +46,8 @@ impl Stage for ProfileLinkStage {
         let Some(lib) = measured_library(cx.plan, job.inst, job.prior.get::<KatStage>()) else {
             return Ok(None);
         };
-        // Hash candidates are not profiled: nothing to relink.
-        if job.inst.kind == crate::plan::Kind::Hash {
+        // Kinds with no profiled operation (hashes) have no profile. nothing to relink.
+        if !job.inst.kind.def().profiled() {
             return Ok(None);
         }
         let mut m = Manifest::new();

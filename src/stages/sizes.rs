@@ -10,7 +10,8 @@ use super::time::TimeStage;
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
-use crate::plan::{Instance, Kind};
+use crate::kinds::Sizes;
+use crate::plan::Instance;
 use crate::records::analysis::{SizesJson, SizesRow};
 use crate::sizes::{combine, read_catalog, CatalogEntry, SizesOutput};
 
@@ -58,31 +59,21 @@ impl Stage for SizesStage {
                     .max()
             })
         };
-        if matches!(inst.kind, Kind::Kex | Kind::Hash) {
-            let kex_catalog = super::sizes_kex::kex_catalog_entry(cx, inst)?;
-            return Ok(super::sizes_kex::sizes(inst, kat, time, kex_catalog));
-        }
-        let rows: &[(&str, &str, &str, &str)] = match inst.kind {
-            Kind::Sign => &[
-                ("public key", "api_pk_bytes", "max_pk_len", "pk"),
-                ("secret key", "api_sk_bytes", "max_sk_len", "sk"),
-                ("signature", "api_sig_bytes", "max_sig_len", "sig"),
-            ],
-            Kind::Kem => &[
-                ("public key", "api_pk_bytes", "max_pk_len", "pk"),
-                ("secret key", "api_sk_bytes", "max_sk_len", "sk"),
-                ("ciphertext", "api_ct_bytes", "max_ct_len", "ct"),
-                ("shared secret", "api_ss_bytes", "max_ss_len", "ss"),
-            ],
-            Kind::Kex | Kind::Hash => &[],
+        let rows = match inst.kind.def().sizes() {
+            Sizes::Fixed(rows) => rows,
+            Sizes::PerRole | Sizes::Digest => {
+                let kex_catalog = super::sizes_kex::kex_catalog_entry(cx, inst)?;
+                return Ok(super::sizes_kex::sizes(inst, kat, time, kex_catalog));
+            }
         };
         let mut out = combine(
-            rows.iter().map(|(name, api_key, kat_key, time_key)| {
-                let observed = [kat.figure(kat_key), observed_in_time(time_key)]
+            rows.iter().map(|f| {
+                let name = f.name;
+                let observed = [kat.figure(f.kat_key), observed_in_time(f.time_key)]
                     .into_iter()
                     .flatten()
                     .max();
-                let from_catalog = catalog.as_ref().and_then(|c| match *name {
+                let from_catalog = catalog.as_ref().and_then(|c| match name {
                     "public key" => c.public_key,
                     "ciphertext" => c.ciphertext,
                     "signature" => c.signature,
@@ -90,7 +81,7 @@ impl Stage for SizesStage {
                 });
                 (
                     name.to_string(),
-                    kat.figure(api_key),
+                    kat.figure(f.api_key),
                     observed,
                     from_catalog,
                 )

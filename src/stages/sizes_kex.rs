@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 use crate::context::Cx;
 use crate::error::ConfigError;
 use crate::kat::KatOutput;
+use crate::kinds::Sizes;
 use crate::measure::timing::TimeOutput;
-use crate::plan::{Instance, Kind};
+use crate::plan::Instance;
 use crate::sizes::{read_semicolon_catalog, SizeFigure, SizesOutput};
 
 /// One row of the KEX size catalog.
@@ -49,7 +50,7 @@ pub(crate) fn kex_catalog_entry(cx: &Cx, inst: &Instance) -> Result<Option<KexCa
         .plan
         .kex_catalog
         .as_ref()
-        .filter(|_| inst.kind == Kind::Kex)
+        .filter(|_| inst.kind.def().sizes() == Sizes::PerRole)
     else {
         return Ok(None);
     };
@@ -105,7 +106,7 @@ pub(crate) fn sizes(
     let mut figures = BTreeMap::new();
     let mut disagreements = Vec::new();
     let show = |v: Option<u64>| v.map_or("–".to_string(), |v| v.to_string());
-    if inst.kind == Kind::Hash {
+    if inst.kind.def().sizes() == Sizes::Digest {
         let api = kat.figure("api_digest_bytes");
         let obs = kat.figure("max_digest_len");
         if matches!((obs, api), (Some(o), Some(a)) if o > a) {

@@ -35,7 +35,7 @@ impl Stage for SurveyStage {
         };
         // The survey covers public-key algorithms: a hash candidate is
         // itself the symmetric primitive.
-        if job.inst.kind == crate::plan::Kind::Hash {
+        if !job.inst.kind.def().public_key() {
             return Ok(None);
         }
         let mut m = Manifest::new();

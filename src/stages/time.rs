@@ -50,7 +50,7 @@ impl Stage for TimeStage {
         for op in crate::measure::instance_operations(job.inst, kat) {
             let t = if cx.emulated() {
                 functional_check(cx, &lib, op, job.cpu)?
-            } else if crate::config::kinds::is_kex_step(op) {
+            } else if crate::kinds::is_kex_step(op) {
                 // A KEX step is timed inside whole protocols, planned from
                 // the exchange's calibration (timed first).
                 let exchange = ops.iter().find(|o| o.op == "exchange");

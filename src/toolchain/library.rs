@@ -14,7 +14,7 @@ use super::deps::{self, Unit};
 use super::Compiler;
 use crate::cache::Cache;
 use crate::fsutil;
-use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, KatRng, Kind, LengthType};
+use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, KatRng, LengthType};
 use crate::support::Support;
 
 /// What building needs: the compiler, the support code, the cache, and the
@@ -318,11 +318,7 @@ fn adapter_file(api: ApiFamily) -> &'static str {
 fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<String> {
     let mut a = base.to_vec();
     a.push(format!("-I{}", support_dir.display()));
-    match inst.kind {
-        Kind::Sign => a.push("-DPQB_KIND_IS_SIGN".into()),
-        Kind::Kem => a.push("-DPQB_KIND_IS_KEM".into()),
-        Kind::Kex | Kind::Hash => a.extend(super::kinds::adapter_defines(inst)),
-    }
+    a.extend(super::kinds::adapter_defines(inst));
     a.push(format!("-DPQB_LABEL=\"{}\"", inst.label));
     match &inst.binding {
         Binding::Ngcc { headers } => {
@@ -399,48 +395,13 @@ pub(crate) fn compile_cached(
 
 /// Exports: the entry table and the API functions; everything else local.
 fn version_script(inst: &Instance) -> String {
-    let api: Vec<String> = match (&inst.binding, inst.kind) {
-        (Binding::Ngcc { .. }, Kind::Sign) => [
-            "sig_keygen",
-            "sig_sign",
-            "sig_verify",
-            "sig_get_pk_len_bytes",
-            "sig_get_sk_len_bytes",
-            "sig_get_sn_len_bytes",
-        ]
-        .map(String::from)
-        .to_vec(),
-        (Binding::Ngcc { .. }, Kind::Kem) => [
-            "kem_keygen",
-            "kem_enc",
-            "kem_dec",
-            "kem_get_pk_len_bytes",
-            "kem_get_sk_len_bytes",
-            "kem_get_ss_len_bytes",
-            "kem_get_ct_len_bytes",
-        ]
-        .map(String::from)
-        .to_vec(),
-        (Binding::Ngcc { .. }, Kind::Kex | Kind::Hash) => super::kinds::api_names(inst),
-        (Binding::Nist { .. }, Kind::Kex | Kind::Hash) => Vec::new(),
-        (Binding::Nist { namespace, .. }, Kind::Sign) => {
-            ["crypto_sign_keypair", "crypto_sign", "crypto_sign_open"]
-                .map(|f| format!("{namespace}{f}"))
-                .to_vec()
-        }
-        (Binding::Nist { namespace, .. }, Kind::Kem) => {
-            ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"]
-                .map(|f| format!("{namespace}{f}"))
-                .to_vec()
-        }
-    };
+    let api = super::kinds::api_names(inst);
     // pqb_prof_* and pqb_ct_*: hooks of the profiling and constant-time
     // builds (absent from the measured library).
     let mut s =
         String::from("{\n  global:\n    pqb_entry_table;\n    pqb_prof_*;\n    pqb_ct_*;\n");
-    if inst.kind == Kind::Kex {
-        // Later passes exist only in protocols that have them.
-        s.push_str("    kex_generate_pass*;\n");
+    for g in inst.kind.def().export_globs() {
+        s.push_str(&format!("    {g};\n"));
     }
     for f in api {
         s.push_str(&format!("    {f};\n"));

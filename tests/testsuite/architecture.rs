@@ -140,6 +140,19 @@ fn the_published_schema_depends_on_the_utilities_only() {
 }
 
 #[test]
+fn the_kinds_depend_on_the_schema_and_utilities_only() {
+    // What a kind is must not depend on configuration, plans or builds:
+    // every layer from the model up asks the kinds, never the reverse.
+    let allowed = ["records", "error", "format"];
+    let uses = graph().remove("kinds").unwrap_or_default();
+    let beyond: Vec<&String> = uses
+        .iter()
+        .filter(|m| !allowed.contains(&m.as_str()))
+        .collect();
+    assert!(beyond.is_empty(), "kinds uses {beyond:?}");
+}
+
+#[test]
 fn dataset_files_are_named_by_the_layout_module_only() {
     let src = common::repo().join("src");
     let layout = src.join("records/layout.rs");

@@ -164,7 +164,7 @@ fn kex_and_hash_faults_get_their_status_and_the_rest_is_timed() {
         let r = common::op_record(&p, "faults-kex-hash", "kex-toy", "KEXTOY-OK", op);
         assert_eq!(r.status, "ok", "{op}: {:?}", r.detail);
     }
-    for op in pqbench::config::kinds::HASH_OPERATIONS {
+    for op in pqbench::kinds::HASH_OPERATIONS {
         let r = common::op_record(&p, "faults-kex-hash", "hash-toy", "HTOY-OK", op);
         assert_eq!(r.status, "ok", "{op}: {:?}", r.detail);
     }

@@ -26,7 +26,7 @@ fn ops(kind: &str) -> &'static [&'static str] {
     match kind {
         "sign" => &["keygen", "sign", "verify"],
         "kem" => &["keygen", "enc", "dec"],
-        "hash" => pqbench::config::kinds::HASH_OPERATIONS,
+        "hash" => pqbench::kinds::HASH_OPERATIONS,
         other => panic!("unknown kind {other}"),
     }
 }
@@ -34,8 +34,8 @@ fn ops(kind: &str) -> &'static [&'static str] {
 /// The operations of an instance: a KEX's by its protocol's passes.
 fn inst_ops(inst: &Instance) -> Vec<&'static str> {
     match inst.id.as_str() {
-        "kex-93" => pqbench::config::kinds::kex_operations(2),
-        "kex-94" => pqbench::config::kinds::kex_operations(3),
+        "kex-93" => pqbench::kinds::kex_operations(2),
+        "kex-94" => pqbench::kinds::kex_operations(3),
         _ => ops(&inst.kind).to_vec(),
     }
 }
@@ -80,7 +80,7 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         .collect();
     // A KEX step has no calibration of its own: it is planned from the
     // exchange's.
-    let step = pqbench::config::kinds::is_kex_step(op);
+    let step = pqbench::kinds::is_kex_step(op);
     assert_eq!(r.step.is_some(), step, "{what}");
     if !step {
         assert_eq!(modes[0], "calibrate", "{what}");
@@ -639,9 +639,9 @@ fn assert_kex_and_hash(p: &TestProject, records: &Records) {
     // move one record's median by a third.
     for (id, label) in [("kex-93", "BROOK-16"), ("kex-94", "TARN-16")] {
         let exchange = low_quantile_call_cycles(rec(id, label, "exchange"), 0.05);
-        let steps: f64 = pqbench::config::kinds::kex_operations(if id == "kex-93" { 2 } else { 3 })
+        let steps: f64 = pqbench::kinds::kex_operations(if id == "kex-93" { 2 } else { 3 })
             .iter()
-            .filter(|op| pqbench::config::kinds::is_kex_step(op))
+            .filter(|op| pqbench::kinds::is_kex_step(op))
             .map(|op| {
                 let r = rec(id, label, op);
                 let s = r.step.as_ref().unwrap();
@@ -695,7 +695,7 @@ fn assert_kex_and_hash(p: &TestProject, records: &Records) {
     for i in build["instances"].as_array().unwrap() {
         if i["kind"] == "hash" {
             assert_eq!(i["kat_status"], "PASS", "{i}");
-            for op in pqbench::config::kinds::HASH_OPERATIONS {
+            for op in pqbench::kinds::HASH_OPERATIONS {
                 let r = rec(
                     i["algorithm"].as_str().unwrap(),
                     i["label"].as_str().unwrap(),

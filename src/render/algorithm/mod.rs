@@ -5,6 +5,7 @@
 mod evidence;
 mod timing;
 
+use crate::kinds::{Chart, Sizes};
 use crate::records::campaign::AlgorithmInfo;
 use crate::records::BuildRecord;
 
@@ -14,9 +15,10 @@ use super::model::*;
 use super::rows::{environment, issues_for, share_row, toml_link, Inst, Notes};
 use super::{anchor, crumb, kind_function, Systems};
 
-pub(crate) fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
+pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
     let system = ds.system().to_string();
     let ops = a.kind.operations();
+    let def = a.kind.def();
     let mut notes = Notes::default();
     let insts = instances(ds, a, &mut notes);
     let timing = timing::table(ds, a, &insts);
@@ -41,17 +43,17 @@ pub(crate) fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> Algor
         footnotes: footnotes(notes),
         perf_has_notes: timing.perf_rows.iter().any(|r| !r.notes.is_empty()),
         perf_rows: timing.perf_rows,
-        hash_rows: if a.kind == crate::plan::Kind::Hash {
+        hash_rows: if def.chart() == Chart::ByMessageSize {
             super::kinds::hash_rows(ds, a, &insts)
         } else {
             Vec::new()
         },
         kind_notes: super::kinds::notes(ds, a),
-        show_sizes: a.kind != crate::plan::Kind::Hash,
-        sizes_text: (a.kind == crate::plan::Kind::Kex).then(|| {
+        show_sizes: def.sizes() != Sizes::Digest,
+        sizes_text: (def.sizes() == Sizes::PerRole).then(|| {
             super::kinds::kex_sizes_text(ds.sizes.as_ref().and_then(|s| s.kex_catalog.as_deref()))
         }),
-        show_symmetric: a.kind != crate::plan::Kind::Hash,
+        show_symmetric: def.public_key(),
         warnings: timing.warnings,
         measured_by: timing::lenders(ds, a, &insts),
         preliminary: timing.preliminary,
@@ -189,13 +191,11 @@ struct SizeTable {
 }
 
 fn size_columns(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
-    let columns: &[&str] = match a.kind {
-        crate::plan::Kind::Sign => &["public key", "secret key", "signature"],
-        crate::plan::Kind::Kem => &["public key", "secret key", "ciphertext", "shared secret"],
-        crate::plan::Kind::Kex => return super::kinds::kex_size_columns(ds, a),
-        crate::plan::Kind::Hash => &[],
-    };
-    columns.iter().map(|c| c.to_string()).collect()
+    match a.kind.def().sizes() {
+        Sizes::Fixed(fields) => fields.iter().map(|f| f.name.to_string()).collect(),
+        Sizes::PerRole => super::kinds::kex_size_columns(ds, a),
+        Sizes::Digest => Vec::new(),
+    }
 }
 
 fn sizes_table(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> SizeTable {

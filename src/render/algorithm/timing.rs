@@ -2,7 +2,7 @@
 //! tables with their warnings, the campaigns lending figures, the memory
 //! table, the measuring CPUs and the chart.
 
-use crate::plan::Kind;
+use crate::kinds::Chart;
 use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 use crate::records::operation::OperationRecord;
 
@@ -224,9 +224,9 @@ pub(super) fn chart_bars(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec
 pub(super) fn chart_svg(ds: &Dataset, a: &AlgorithmInfo, mut bars: Vec<chart::Bar>) -> String {
     let ops = a.kind.operations();
     let title = format!("{} mean cycles per operation", a.id);
-    match a.kind {
-        Kind::Hash => super::super::kinds::hash_chart(ds, a),
-        Kind::Kex => {
+    match a.kind.def().chart() {
+        Chart::ByMessageSize => super::super::kinds::hash_chart(ds, a),
+        Chart::Steps => {
             // The legend names the operations this protocol has.
             let present: Vec<&str> = ops
                 .iter()
@@ -239,6 +239,6 @@ pub(super) fn chart_svg(ds: &Dataset, a: &AlgorithmInfo, mut bars: Vec<chart::Ba
             }
             chart::svg(&title, chart::Statistic::Mean, &present, &bars)
         }
-        _ => chart::svg(&title, chart::Statistic::Mean, ops, &bars),
+        Chart::Operations => chart::svg(&title, chart::Statistic::Mean, ops, &bars),
     }
 }
