@@ -331,12 +331,62 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     timing.processes.push(calib_proc);
-    for &calls in &counts {
+    if let Some(stop) = run_trials(&mut run, &counts, &mut timing, op)? {
+        return Ok(stop.end(timing));
+    }
+    if below_witness(&mut timing).is_some() {
+        // Evidence must survive repetition: the trials run once more, the
+        // witness is fitted over both sets' processes (a noisy one weighs
+        // less among twice the points), and the second set's trials are
+        // the ones judged and kept.
+        timing.repeated_trials += timing.trials.len() as u32;
+        timing.trials.clear();
+        timing.sign_retries = 0;
+        timing.setup_sign_retries = 0;
+        timing.verify_rejects = 0;
+        if let Some(stop) = run_trials(&mut run, &counts, &mut timing, op)? {
+            return Ok(stop.end(timing));
+        }
+    }
+    Ok(match below_witness(&mut timing) {
+        // Named after the trial the check found; every trial is dropped.
+        Some(why) => without_figures(timing, OpStatus::Implausible, why),
+        None => finish(timing),
+    })
+}
+
+/// Why a trial ended its operation.
+enum Stop {
+    Failed,
+    Implausible(String),
+    Inconsistent(String),
+}
+
+impl Stop {
+    fn end(self, timing: OpTiming) -> OpTiming {
+        match self {
+            Stop::Failed => finish(timing),
+            Stop::Implausible(why) => implausible_timing(timing, why),
+            Stop::Inconsistent(why) => inconsistent_timing(timing, why),
+        }
+    }
+}
+
+/// Runs one trial per call count into `timing`, or stops at the trial
+/// that ends the operation.
+fn run_trials(
+    run: &mut TrialRun,
+    counts: &[u64],
+    timing: &mut OpTiming,
+    op: &str,
+) -> Result<Option<Stop>> {
+    let s = &run.cx.plan.timing;
+    for &calls in counts {
         run.args = trial_args(op, calls, s);
         run.expected.iterations = calls;
         run.expected.untimed_per_call =
             run.pool.as_ref().map_or(0.0, |p| p.untimed_per_call(calls));
-        match trial(&run, &mut timing, retries)? {
+        match trial(run, timing, retries)? {
             TrialEnd::Kept(trial, r) => {
                 // Counted for kept trials only, so they refer to the same calls as n.
                 timing.sign_retries += r.sign.unwrap_or(0);
@@ -344,21 +394,21 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 timing.verify_rejects += r.verify_rejects.unwrap_or(0);
                 timing.trials.push(trial);
             }
-            TrialEnd::Failed => return Ok(finish(timing)),
-            TrialEnd::Implausible(why) => return Ok(implausible_timing(timing, why)),
-            TrialEnd::Inconsistent(why) => return Ok(inconsistent_timing(timing, why)),
+            TrialEnd::Failed => return Ok(Some(Stop::Failed)),
+            TrialEnd::Implausible(why) => return Ok(Some(Stop::Implausible(why))),
+            TrialEnd::Inconsistent(why) => return Ok(Some(Stop::Inconsistent(why))),
         }
     }
+    Ok(None)
+}
+
+/// Fits the witness over every trial process so far and says why the
+/// kept trials claim less than it, or None.
+fn below_witness(timing: &mut OpTiming) -> Option<String> {
     timing.witness = witness::fit(&timing.processes);
-    let below = timing.witness.as_ref().and_then(|f| {
-        let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
-        witness::claims_below_witness(&timing.trials, counter, hz, f)
-    });
-    Ok(match below {
-        // Named after the trial the check found; every trial is dropped.
-        Some(why) => without_figures(timing, OpStatus::Implausible, why),
-        None => finish(timing),
-    })
+    let f = timing.witness.as_ref()?;
+    let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
+    witness::claims_below_witness(&timing.trials, counter, hz, f)
 }
 
 /// The driver's arguments for `op` in `mode`, up to its warm-up calls.
