@@ -56,6 +56,9 @@ pub(crate) fn denied_read(log: &str) -> String {
 /// `x/poly.c:12:5: error: 'q' undeclared | 12 |     q = 1; | ^`.
 pub(crate) fn detail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
+    if let Some(link) = link_problems(&lines) {
+        return link;
+    }
     let Some(at) = first_error(&lines) else {
         return lines
             .iter()
@@ -78,16 +81,74 @@ pub(crate) fn detail(log: &str) -> String {
     parts.join(" | ")
 }
 
-/// The first line that is a compiler or linker error.
+/// The first line that is a compiler or linker error. The driver's closing
+/// `collect2: error: ld returned 1 exit status` comes last: the linker's
+/// own lines above it say what failed.
 fn first_error(lines: &[&str]) -> Option<usize> {
+    let is_error = |l: &&str| {
+        // gcc's `error:`, and the assembler's `Error:` (`.incbin`).
+        (l.contains("error:") || l.contains(": Error: "))
+            && !l.trim_start().starts_with("In file included")
+    };
     lines
         .iter()
-        .position(|l| {
-            // gcc's `error:`, and the assembler's `Error:` (`.incbin`).
-            (l.contains("error:") || l.contains(": Error: "))
-                && !l.trim_start().starts_with("In file included")
+        .position(|l| is_error(l) && !l.starts_with("collect2:"))
+        .or_else(|| {
+            lines
+                .iter()
+                .position(|l| LINK_PROBLEMS.iter().any(|p| l.contains(p)))
         })
-        .or_else(|| lines.iter().position(|l| l.contains("undefined reference")))
+        .or_else(|| lines.iter().position(is_error))
+}
+
+/// What GNU ld says before a symbol it could not resolve or found twice.
+const LINK_PROBLEMS: [&str; 2] = ["undefined reference to ", "multiple definition of "];
+
+/// Symbols named per problem before the rest are counted.
+const LINK_SYMBOLS: usize = 6;
+
+/// A failed link in one line: each problem with the symbols it names
+/// (distinct, in order, the first few), e.g. ``undefined reference to
+/// `ntt_avx', `invntt_avx' (and 3 more)``; None when the log has no such
+/// line (the linker printed pages of them for one missing file).
+fn link_problems(lines: &[&str]) -> Option<String> {
+    let mut parts = Vec::new();
+    for problem in LINK_PROBLEMS {
+        let mut symbols: Vec<&str> = Vec::new();
+        for l in lines {
+            if let Some(sym) = l.split_once(problem).and_then(|(_, rest)| quoted(rest)) {
+                if !symbols.contains(&sym) {
+                    symbols.push(sym);
+                }
+            }
+        }
+        if symbols.is_empty() {
+            continue;
+        }
+        let shown: Vec<String> = symbols
+            .iter()
+            .take(LINK_SYMBOLS)
+            .map(|s| format!("`{s}'"))
+            .collect();
+        let more = symbols.len().saturating_sub(LINK_SYMBOLS);
+        let more = if more > 0 {
+            format!(" (and {more} more)")
+        } else {
+            String::new()
+        };
+        parts.push(format!("link: {}{}{more}", problem, shown.join(", ")));
+    }
+    (!parts.is_empty()).then(|| parts.join(" | "))
+}
+
+/// The symbol in ld's quotes: `` `name' `` (binutils before 2.41) or
+/// `'name'`.
+fn quoted(rest: &str) -> Option<&str> {
+    let inner = rest.strip_prefix('`').or_else(|| rest.strip_prefix('\''))?;
+    inner
+        .split_once('\'')
+        .map(|(sym, _)| sym)
+        .filter(|s| !s.is_empty())
 }
 
 /// The error's line range: the include chain above it, the snippet below.
@@ -99,6 +160,8 @@ fn context(lines: &[&str], at: usize) -> (usize, usize) {
             || l.starts_with("from ")
             || l.ends_with("In function")
             || l.contains(": In function")
+            || l.contains(": in function `")
+            || l.contains(": in function '")
         {
             from -= 1;
         } else {
@@ -164,7 +227,38 @@ mod tests {
         assert_eq!(excerpt("short\nlog"), "short\nlog");
         assert_eq!(
             detail("ld: x.o: undefined reference to `f'"),
-            "ld: x.o: undefined reference to `f'"
+            "link: undefined reference to `f'"
         );
+    }
+
+    #[test]
+    fn a_failed_link_names_its_symbols_not_collect2() {
+        let mut log = String::new();
+        for i in 0..40 {
+            log.push_str(&format!(
+                "/usr/bin/ld: kem.o: in function `enc':\nkem.c:(.text+0x{i:x}): undefined reference to `ntt_avx{}'\n",
+                i % 8
+            ));
+        }
+        log.push_str(
+            "/usr/bin/ld: b.o: multiple definition of 'randombytes'; a.o: first defined here\n",
+        );
+        log.push_str("collect2: error: ld returned 1 exit status\n");
+        assert_eq!(
+            detail(&log),
+            "link: undefined reference to `ntt_avx0', `ntt_avx1', `ntt_avx2', `ntt_avx3', `ntt_avx4', `ntt_avx5' (and 2 more) | link: multiple definition of `randombytes'"
+        );
+        // The excerpt starts at the linker's first complaint, not at the
+        // driver's summary in its last line.
+        assert!(
+            excerpt(&log).starts_with(
+                "/usr/bin/ld: kem.o: in function `enc':\nkem.c:(.text+0x0): undefined reference"
+            ),
+            "{}",
+            excerpt(&log)
+        );
+        assert_eq!(quoted("`a' x"), Some("a"));
+        assert_eq!(quoted("'b'"), Some("b"));
+        assert_eq!(quoted("c"), None);
     }
 }
