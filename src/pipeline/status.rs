@@ -76,10 +76,17 @@ pub fn states_with(
 /// Files the last run recorded that are now missing or different.
 fn records_changed(plan: &Plan) -> Option<String> {
     let runs = plan.output_dir.join(crate::records::layout::RUNS);
+    // The run filed last: run ids sort by their start to the second, and
+    // two quick runs can start in the same one.
     let last = crate::render::dataset::sorted_entries(&runs)
         .ok()?
         .into_iter()
-        .rfind(|p| p.join(LOCK_FILE).is_file())?;
+        .filter_map(|p| {
+            let filed = p.join(LOCK_FILE).metadata().ok()?.modified().ok()?;
+            Some((filed, p))
+        })
+        .max()?
+        .1;
     let lock = lock::load(&last).ok()?;
     let changed: Vec<&str> = lock
         .files
