@@ -338,8 +338,9 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         // Evidence must survive repetition: the trials run once more, the
         // witness is fitted over both sets' processes (a noisy one weighs
         // less among twice the points), and the second set's trials are
-        // the ones judged and kept.
-        timing.repeated_trials += timing.trials.len() as u32;
+        // the ones judged and kept. The first set's processes stay in the
+        // record (the fit counts them); `repeated_trials` keeps meaning
+        // trials that lost the CPU, as the pages say.
         timing.trials.clear();
         timing.sign_retries = 0;
         timing.setup_sign_retries = 0;
