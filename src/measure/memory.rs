@@ -25,3 +25,33 @@ pub(crate) struct MemoryOutput {
     pub load_bytes: Option<u64>,
     pub ops: Vec<OpMemory>,
 }
+
+/// How far below the kernel's high-water mark an honest peak may lie, in
+/// KiB: the driver reads VmHWM before it writes its results and exits, and
+/// the kernel keeps RSS in per-CPU counters that it folds in batches (up to
+/// 128 pages on a 64-CPU host), so the two readings of one process differ
+/// by a few hundred KiB either way. On the demo the kernel's figure was 4 to
+/// 152 KiB *below* the driver's in every process.
+const SLACK_KIB: u64 = 512;
+
+/// Why the peak RSS the driver reported cannot be true, or None: the
+/// kernel's high-water mark of the same process (wait4's `ru_maxrss`, read
+/// by the launcher, which the library cannot reach) may exceed the claim by
+/// at most [`SLACK_KIB`] and a sixteenth. Memory a library moves out of the
+/// measured process, into a child it waits for, lands in the kernel's
+/// figure too (`ru_maxrss` covers reaped children).
+pub(crate) fn below_kernel(peak_rss_kib: Option<u64>, process: &ProcessRecord) -> Option<String> {
+    let peak = peak_rss_kib?;
+    let witness = &process.sandbox.cpu_witness;
+    if witness.missing.as_deref() == Some(crate::records::process::WITHOUT_LAUNCHER) {
+        return None;
+    }
+    let kernel = process.sandbox.rusage.as_ref()?.max_rss_kib;
+    let floor = kernel.saturating_sub(SLACK_KIB + kernel / 16);
+    (peak < floor).then(|| {
+        format!(
+            "the driver reported a peak RSS of {peak} KiB, but the kernel's high-water mark \
+             of the process (wait4 ru_maxrss) is {kernel} KiB"
+        )
+    })
+}

@@ -68,6 +68,11 @@ pub struct Rusage {
     pub max_rss_kib: u64,
 }
 
+/// The witness's `missing` reason of a job started without the launcher,
+/// which pqbench forked itself: its `ru_maxrss` then carries pqbench's own
+/// high-water mark (the kernel keeps it across exec), so it bounds nothing.
+pub(crate) const WITHOUT_LAUNCHER: &str = "the job ran without the launcher";
+
 /// What init saw of the job's CPU time: nanoseconds of task-clock, or why
 /// there is no witness.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

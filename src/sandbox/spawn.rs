@@ -356,7 +356,7 @@ pub(super) fn run(spec: &Spec) -> Result<Output, SandboxError> {
         wall: ended.elapsed,
         rusage: None,
         layers: Vec::new(),
-        cpu_witness: super::CpuWitness::missing("the job ran without the launcher"),
+        cpu_witness: super::CpuWitness::missing(crate::records::process::WITHOUT_LAUNCHER),
     };
     if s.jailed {
         let status = readers.next().map(|r| r.buf).unwrap_or_default();

@@ -62,11 +62,15 @@ impl Stage for MemoryStage {
                 .collect();
             let (process, _) = driver::run(cx, &lib, &args, job.cpu, timeout)?;
             let m = process.line("memory").cloned();
+            let get = |k: &str| m.as_ref().and_then(|l| l.u64(k));
             let (status, detail) = process
                 .failure()
                 .map(|(s, d)| (s, Some(d)))
+                .or_else(|| {
+                    crate::measure::memory::below_kernel(get("peak_rss_kib"), &process)
+                        .map(|why| (OpStatus::Implausible, Some(why)))
+                })
                 .unwrap_or((OpStatus::Ok, None));
-            let get = |k: &str| m.as_ref().and_then(|l| l.u64(k));
             ops.push(OpMemory {
                 op: op.to_string(),
                 status,

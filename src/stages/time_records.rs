@@ -28,6 +28,7 @@ fn recompute(file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<
     check_statistics(shown, &r, &mut problems);
     check_outputs(shown, &r, &mut problems);
     check_witness(shown, &r, &mut problems);
+    check_memory(shown, &r, &mut problems);
     check_provenance(shown, &r, campaign, &mut problems);
     Ok(problems)
 }
@@ -117,6 +118,16 @@ fn check_witness(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
                 }
             }
         }
+    }
+}
+
+/// Memory figures recorded `ok` claim no lower peak than the kernel saw.
+fn check_memory(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
+    let Some(m) = r.memory.as_ref().filter(|m| m.status.is_ok()) else {
+        return;
+    };
+    if let Some(why) = crate::measure::memory::below_kernel(m.peak_rss_kib, &m.process) {
+        problems.push(format!("{rel}: memory status ok, but {why}"));
     }
 }
 

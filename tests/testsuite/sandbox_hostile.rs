@@ -423,6 +423,56 @@ fn work_moved_out_of_the_timed_calls_and_forged_results_are_caught() {
 }
 
 #[test]
+fn memory_kept_out_of_the_measured_process_is_seen_by_the_kernel() {
+    let p = hostile_project(&[("OK", "HOSTILE_KIND = 0"), ("HIDE", "HOSTILE_KIND = 17")]);
+    p.write(
+        "campaigns/t.toml",
+        &campaign(&["build", "kat", "memory", "time", "render"], 2),
+    );
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for op in ["keygen", "sign", "verify"] {
+        let ok = record(&p, "t", "OK", op).memory.unwrap();
+        assert_eq!(ok.status, "ok", "{op}: {:?}", ok.detail);
+        let kernel = ok.process.sandbox.rusage.unwrap().max_rss_kib;
+        assert!(
+            kernel > 0 && ok.peak_rss_kib.unwrap() + 1024 > kernel,
+            "{op}"
+        );
+        // The 48 MiB a child touched and the driver waited for are in the
+        // kernel's high-water mark of the driver, never in its VmHWM.
+        let hide = record(&p, "t", "HIDE", op).memory.unwrap();
+        assert_eq!(hide.status, "implausible", "{op}: {:?}", hide.detail);
+        assert!(
+            hide.process.sandbox.rusage.unwrap().max_rss_kib > 48 << 10,
+            "{op}"
+        );
+        assert!(hide.peak_rss_kib.unwrap() < 16 << 10, "{op}");
+        assert!(hide.detail.unwrap().contains("ru_maxrss"), "{op}");
+    }
+    assert!(
+        run.stdout.contains("memory keygen: implausible"),
+        "{}",
+        run.stdout
+    );
+    // check recomputes the bound: an edited status does not stand.
+    let honest = p.pqbench(&["check", "output/t"]);
+    assert_eq!(honest.code, 0, "{}\n{}", honest.stdout, honest.stderr);
+    let file = format!("output/t/local/records/{ID}/HIDE__sign.json");
+    let mut v = p.json(&file);
+    v["memory"]["status"] = serde_json::json!("ok");
+    p.write(&file, &serde_json::to_string_pretty(&v).unwrap());
+    let bad = p.pqbench(&["check", "output/t"]);
+    assert_ne!(bad.code, 0, "{}", bad.stdout);
+    assert!(
+        bad.stdout.contains("memory status ok, but"),
+        "{}\n{}",
+        bad.stdout,
+        bad.stderr
+    );
+}
+
+#[test]
 fn a_low_hard_file_size_limit_is_clamped_not_fatal() {
     // pqbench itself runs under a 16 MiB hard limit on file sizes, far
     // below the campaign's 1024 MiB: the jobs get the hard limit.

@@ -963,7 +963,7 @@ static unsigned char *paint_stack(size_t page)
 }
 
 /* Lowest byte of [lo, hi) that differs from the pattern, or hi. */
-static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi)
+static unsigned char *lowest_differing(unsigned char *lo, unsigned char *hi)
 {
     uint64_t pat;
     memset(&pat, STACK_PATTERN, sizeof pat);
@@ -977,6 +977,50 @@ static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi)
     while (lo < hi && *lo == STACK_PATTERN)
         lo++;
     return lo;
+}
+
+/*
+ * Lowest touched byte of the painted stack [lo, hi), reading only the pages
+ * this process has mapped: /proc/self/pagemap's present and swapped bits.
+ * A page the operation never reached is not mapped (the stack is a private
+ * mapping of the painted memfd), holds the pattern by construction, and
+ * reading it would fault it in: the scan would then add up to 16 MiB to the
+ * process's peak RSS after the driver has read VmHWM, and the kernel's
+ * high-water mark (wait4's ru_maxrss), which bounds the reported peak from
+ * outside, would say nothing. Without pagemap every page is read.
+ */
+static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi, size_t page)
+{
+    static uint64_t entries[STACK_BYTES / 4096 + 1];
+    size_t pages = (size_t)(hi - lo) / page;
+    size_t i, got = 0;
+    int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || pages > sizeof entries / sizeof entries[0]) {
+        if (fd >= 0)
+            close(fd);
+        return lowest_differing(lo, hi);
+    }
+    while (got < pages * sizeof(uint64_t)) {
+        off_t at = (off_t)(((uintptr_t)lo / page) * sizeof(uint64_t) + got);
+        ssize_t n = pread(fd, (char *)entries + got, pages * sizeof(uint64_t) - got, at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (got < pages * sizeof(uint64_t))
+        return lowest_differing(lo, hi);
+    for (i = 0; i < pages; i++) {
+        unsigned char *p = lo + i * page, *low;
+        if (!(entries[i] >> 62))
+            continue; /* neither present (bit 63) nor swapped (bit 62) */
+        low = lowest_differing(p, p + page);
+        if (low < p + page)
+            return low;
+    }
+    return hi;
 }
 
 static void mode_memory(void)
@@ -1018,7 +1062,7 @@ static void mode_memory(void)
      * untouched part of the stack. */
     peak = status_kib("VmHWM");
     {
-        unsigned char *low = lowest_touched(lo, top);
+        unsigned char *low = lowest_touched(lo, top, page);
         line("memory baseline_rss_kib=%lld peak_rss_kib=%lld stack_bytes=%zu heap_peak_bytes=%lld "
              "heap_allocs=%llu",
              baseline, peak, (size_t)(top - low), (long long)heap_peak,
