@@ -59,6 +59,9 @@ pub(crate) fn detail(log: &str) -> String {
     if let Some(link) = link_problems(&lines) {
         return link;
     }
+    if let Some(ns) = namespace_paste(&lines) {
+        return ns;
+    }
     let Some(at) = first_error(&lines) else {
         return lines
             .iter()
@@ -141,6 +144,41 @@ fn link_problems(lines: &[&str]) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" | "))
 }
 
+/// The NIST adapter's `NS(name)` pastes the configured namespace onto an
+/// API name after expanding the name, so a header that defines the plain
+/// `CRYPTO_BYTES` (or maps a plain function name to a namespaced one)
+/// yields `<namespace><value>`: an undeclared `TOY_16`, or a paste that
+/// is no token at all, in pqbench's own source. Said in the terms of the
+/// algorithm file instead.
+fn namespace_paste(lines: &[&str]) -> Option<String> {
+    let at = first_error(lines)?;
+    let end = lines[at + 1..]
+        .iter()
+        .position(|l| l.contains("error:"))
+        .map_or(lines.len(), |n| at + 1 + n);
+    let notes = &lines[at + 1..end.min(at + 40)];
+    // The adapter's own paste macros: no submission's log names them.
+    notes
+        .iter()
+        .find(|l| l.contains("note: in ") && l.contains("macro") && l.contains("PQB_NSX"))?;
+    let name = notes.iter().find_map(|l| {
+        let (_, code) = l.split_once(" | ")?;
+        let rest = code.split_once("NS(")?.1;
+        let name = rest.split_once(')')?.0.trim();
+        (!code.contains("#define")).then(|| name.to_string())
+    })?;
+    let gcc = lines[at]
+        .split_once("error: ")
+        .map_or(lines[at], |(_, e)| e)
+        .trim();
+    Some(format!(
+        "the NIST adapter pastes `namespace` onto `{name}`, and the result is not a name the \
+         header defines (gcc: {gcc}): the header defines `{name}` without that prefix, or not at all. If api.h \
+         maps the plain names to namespaced ones with macros, leave `namespace` unset; otherwise \
+         set it to the prefix the header's own names carry"
+    ))
+}
+
 /// The symbol in ld's quotes: `` `name' `` (binutils before 2.41) or
 /// `'name'`.
 fn quoted(rest: &str) -> Option<&str> {
@@ -199,6 +237,31 @@ mod tests {
         assert!(denied_read(log).contains("is refused"));
         assert_eq!(denied_read("a.c:1:1: error: x"), "");
         assert!(!detail("a.c:1:1: error: x").contains("note:"));
+    }
+
+    #[test]
+    fn a_namespace_pasted_onto_a_plain_macro_is_named_in_the_files_terms() {
+        // gcc's lines for `namespace = "TOY_"` over a header with
+        // `#define CRYPTO_BYTES TOY_N` (TOY_N is 16).
+        let log = "compiling s/adapter_nist.c failed (exit 1):\n\
+<command-line>: error: \u{2018}TOY_16\u{2019} undeclared (first use in this function)\n\
+s/adapter_nist.c:62:23: note: in definition of macro \u{2018}PQB_NSX\u{2019}\n\
+   62 | #define PQB_NSX(a, b) a##b\n\
+s/adapter_nist.c:64:15: note: in expansion of macro \u{2018}PQB_NSY\u{2019}\n\
+   64 | #define NS(x) PQB_NSY(PQB_NS, x)\n\
+s/adapter_nist.c:289:31: note: in expansion of macro \u{2018}NS\u{2019}\n\
+  289 |         e->pk_bytes = (size_t)NS(CRYPTO_PUBLICKEYBYTES);\n\
+      |                               ^~\n";
+        let d = detail(log);
+        assert!(
+            d.starts_with("the NIST adapter pastes `namespace` onto `CRYPTO_PUBLICKEYBYTES`"),
+            "{d}"
+        );
+        assert!(d.contains("\u{2018}TOY_16\u{2019} undeclared"), "{d}");
+        assert!(d.contains("leave `namespace` unset"), "{d}");
+        // Any other error in a macro expansion keeps gcc's own words.
+        let other = "a.c:3:5: error: 'q' undeclared\na.c:1:1: note: in expansion of macro 'X'\n    3 |  X(q);\n";
+        assert!(detail(other).starts_with("a.c:3:5: error: 'q' undeclared"));
     }
 
     #[test]

@@ -163,10 +163,15 @@ impl Trial {
                 format!("`#include` of `{name}` at {at} does not resolve (unit {shown})"),
                 "add the directory holding it to `include-dirs`, or the component that has it to `uses`".into(),
             ),
-            None => (
-                format!("unit {shown} does not compile: {}", diag::detail(&log)),
-                "fix the source, its defines, or the implementation's `cpu-features`".into(),
-            ),
+            None => {
+                let detail = diag::detail(&log);
+                let help = if detail.starts_with("the NIST adapter pastes `namespace`") {
+                    "set `namespace` (under `[nist]`, the implementation or the parameter set) to the header's prefix, or remove it"
+                } else {
+                    "fix the source, its defines, or the implementation's `cpu-features`"
+                };
+                (format!("unit {shown} does not compile: {detail}"), help.into())
+            }
         }
     }
 

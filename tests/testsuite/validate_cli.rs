@@ -178,3 +178,45 @@ fn a_relative_toml_is_taken_from_a_relative_project_directory() {
     let run = common::Run::from(out).expect(0);
     assert!(run.stdout.contains("sign-92.toml: OK ("), "{}", run.stdout);
 }
+
+#[test]
+fn a_namespace_over_plain_crypto_macros_is_explained_in_the_files_terms() {
+    // The import fixture's TOY-1, its api.h mapping the plain function
+    // names to namespaced ones as upstream trees do, its `CRYPTO_` macros
+    // plain: a namespace on it made gcc complain about `TOY_16` inside
+    // pqbench's adapter, which no key of the file names.
+    let p = TestProject::bare();
+    p.copy(
+        "tests/fixtures/import/nist-toy/Reference_Implementation/toy1",
+        "algorithms/toy",
+    );
+    let api = p.read("algorithms/toy/api.h").replace(
+        "#define CRYPTO_BYTES TOY_N\n",
+        "#define CRYPTO_BYTES TOY_N\n#define crypto_sign_keypair TOY_crypto_sign_keypair\n\
+         #define crypto_sign TOY_crypto_sign\n#define crypto_sign_open TOY_crypto_sign_open\n",
+    );
+    assert!(api.contains("TOY_crypto_sign_open"));
+    p.write("algorithms/toy/api.h", &api);
+    let toml = "id = \"toy\"\nname = \"Toy\"\nkind = \"sign\"\napi = \"nist\"\n\n[nist]\n\
+                namespace = \"TOY_\"\n\n[[implementation]]\nname = \"ref\"\nroot = \"toy\"\n\
+                sources = [\"sign.c\"]\n\n[[parameter-set]]\nlabel = \"TOY-1\"\n";
+    p.write("algorithms/toy.toml", toml);
+    let out = validate(&p, "toy").expect(2);
+    assert!(
+        out.stdout
+            .contains("the NIST adapter pastes `namespace` onto `CRYPTO_PUBLICKEYBYTES`"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("help: set `namespace`"),
+        "{}",
+        out.stdout
+    );
+    // The fix it names is enough.
+    p.write(
+        "algorithms/toy.toml",
+        &toml.replace("namespace = \"TOY_\"\n", ""),
+    );
+    validate(&p, "toy").expect(0);
+}
