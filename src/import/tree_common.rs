@@ -287,25 +287,35 @@ pub(super) struct KatRng {
 }
 
 /// Finds the KAT RNG `name` (META.yml `nistkat-rng`): `<name>.c` in the
-/// scheme folder outside its implementations, else in `common/`. Returns
-/// it, or why it could not be used.
+/// scheme folder outside its implementations, else `<name>.c` or
+/// `<name>katrng.c` in `common/` or in the tree's `test/common/` (where
+/// PQClean keeps `hqckatrng.c` beside its NIST generator). Returns it, or
+/// why it could not be used.
 pub(super) fn find_kat_rng(
     scheme: &Path,
     implementations: &[PathBuf],
     common: Option<&Path>,
     name: &str,
 ) -> Result<KatRng, String> {
-    let file = format!("{}.c", name.trim_end_matches(".c"));
+    let stem = name.trim_end_matches(".c");
+    let file = format!("{stem}.c");
     let mut found = Vec::new();
     search(scheme, implementations, &file, 0, &mut found);
     if found.is_empty() {
-        if let Some(c) = common.map(|c| c.join(&file)).filter(|p| p.is_file()) {
-            found.push(c);
-        }
+        let dirs = common
+            .into_iter()
+            .flat_map(|c| [c.to_path_buf(), c.with_file_name("test").join("common")]);
+        let files = [file.clone(), format!("{stem}katrng.c")];
+        found.extend(
+            dirs.flat_map(|d| files.clone().map(|f| d.join(f)))
+                .filter(|p| p.is_file())
+                .take(1),
+        );
     }
     let Some(source) = found.into_iter().next() else {
         return Err(format!(
-            "no {file} in the scheme folder or common/ for `nistkat-rng: {name}`"
+            "no {file} in the scheme folder, and no {file} or {stem}katrng.c in common/ or \
+             test/common/, for `nistkat-rng: {name}`"
         ));
     };
     let text =

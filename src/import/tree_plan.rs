@@ -122,12 +122,15 @@ fn add_components(
     }
 }
 
-/// Queues copies of the schemes imported and `common/` to
+/// Queues copies of the schemes imported, `common/` and `test/common/` to
 /// `algorithms/<base>/`, files already there unchanged left out.
 fn copy_tree(plan: &mut Plan, layout: &tree::Layout, alg_dir: &Path, base: &str, force: bool) {
     let dest_root = alg_dir.join(base);
     let mut trees: Vec<PathBuf> = layout.schemes.clone();
-    trees.extend(Some(layout.root.join("common")).filter(|c| c.is_dir()));
+    // test/common/ holds the KAT RNGs META.yml may name (`hqckatrng.c`).
+    for shared in ["common", "test/common"] {
+        trees.extend(Some(layout.root.join(shared)).filter(|c| c.is_dir()));
+    }
     for from in trees {
         let rel = from.strip_prefix(&layout.root).unwrap_or(&from);
         let mut copies = Vec::new();

@@ -105,3 +105,40 @@ fn avx2_code_with_assembly_and_link_only_keccak4x_passes_its_kat_unedited() {
         skip::not_applicable("no AVX2 here: the avx2 instance is skipped");
     }
 }
+
+#[test]
+fn hqc_finds_its_kat_rng_in_test_common_and_passes_the_published_digest() {
+    // META.yml says `nistkat-rng: hqc`; PQClean keeps that generator as
+    // test/common/hqckatrng.c, beside its NIST one, not in the scheme.
+    let Some(tree) = pqclean() else { return };
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.join("crypto_kem/hqc-128").to_str().unwrap()])
+        .expect(0);
+    assert!(out.stdout.contains("(0 TODO lines)"), "{}", out.stdout);
+    let toml = p.read("algorithms/hqc-128.toml");
+    assert!(toml.contains("kat-rng = \"submission\""), "{toml}");
+    assert!(toml.contains("pqclean/test/common/hqckatrng.c"), "{toml}");
+    let manifest = p.read("kat/hqc-128/kat.sha256");
+    let meta = std::fs::read_to_string(tree.join("crypto_kem/hqc-128/META.yml")).unwrap();
+    let published = meta
+        .lines()
+        .find_map(|l| l.strip_prefix("nistkat-sha256: "))
+        .unwrap()
+        .trim();
+    assert!(manifest.contains(published), "{manifest}");
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"hqc-128\"]\nstages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    p.pqbench(&["run", "t"]).expect(0);
+    let build: serde_json::Value =
+        serde_json::from_str(&p.read("output/t/local/build.json")).unwrap();
+    let statuses: Vec<&str> = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["kat_status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["PASS"], "{build:#}");
+}
