@@ -58,6 +58,7 @@ impl Resolver<'_> {
                     );
                 }
                 let rng_init = self.rng_init(kat_rng);
+                let signature_api = self.signature_api();
                 Binding::Nist {
                     header,
                     namespace,
@@ -65,9 +66,33 @@ impl Resolver<'_> {
                     lengths,
                     kat_rng,
                     rng_init,
+                    signature_api,
                 }
             }
         }
+    }
+
+    /// `signature-api`: only signatures have one.
+    fn signature_api(&mut self) -> SignatureApi {
+        let raw = self.raw;
+        let a = &raw.value;
+        let Some(api) = a.nist.as_ref().and_then(|n| n.signature_api.as_ref()) else {
+            return SignatureApi::Classic;
+        };
+        if !a.kind.def().takes_signature_api() {
+            self.p.push(
+                raw.error_at_key(
+                    &[Step::Key("nist"), Step::Key("signature-api")],
+                    format!(
+                        "`signature-api` belongs to signatures, not `{}`",
+                        a.kind.as_str()
+                    ),
+                )
+                .help("remove it, or set kind = \"sign\" if the code is a signature"),
+            );
+            return SignatureApi::Classic;
+        }
+        *api.get_ref()
     }
 
     /// `randombytes-init` and its argument shape: a C symbol, and only with
