@@ -1,8 +1,9 @@
 //! The FIPS 204 context-string signature API (`[nist] signature-api =
 //! "fips204-context"`): the toy of `tests/fixtures/sign-context`, whose tag
-//! covers the context, built and run through the adapter by every stage
-//! that calls it, its KAT file compared byte for byte with one computed
-//! here from the toy's definition over the independent CTR_DRBG of
+//! covers the context, built and run through the adapter by the stages
+//! that call it (kat, time, memory, profile; count and ct where Valgrind
+//! is), its KAT file compared byte for byte with one computed here from
+//! the toy's definition over the independent CTR_DRBG of
 //! `ctr_drbg_oracle`; and `pqbench import` drafting the key from its api.h.
 
 use crate::common::{self, TestProject};
@@ -78,6 +79,12 @@ sources = ["sign.c"]
 label = "CTX-TOY"
 kat-records = 20
 
+# The profile stage relinks the library with the adapter's randomness
+# wrapped: sign draws once per call.
+[[profile.wrap]]
+symbol = "{randombytes}"
+class = "drng"
+
 [[known-issue]]
 labels = ".*"
 action = "measure"
@@ -89,12 +96,16 @@ fn context_api_signatures_are_made_and_opened_with_the_empty_context() {
     let p = TestProject::bare();
     p.copy("tests/fixtures/sign-context", "algorithms/ctx-toy");
     p.write("algorithms/ctx-toy.toml", TOML);
+    // count and ct run the driver under Valgrind: only where it is.
+    let valgrind = common::skip::tools_or_skip(&["valgrind"], "apt-get install valgrind");
+    let stages = if valgrind {
+        "stages = [\"build\", \"kat\", \"time\", \"memory\", \"profile\", \"count\", \"ct\"]"
+    } else {
+        "stages = [\"build\", \"kat\", \"time\", \"memory\", \"profile\"]"
+    };
     p.write(
         "campaigns/t.toml",
-        &common::quick_campaign(
-            &["ctx-toy"],
-            "stages = [\"build\", \"kat\", \"time\", \"memory\"]",
-        ),
+        &common::quick_campaign(&["ctx-toy"], stages),
     );
     let run = p.pqbench(&["-q", "run", "t"]);
     let rsp = p.read("output/t/local/kat/ctx-toy/CTX-TOY.rsp");
@@ -106,10 +117,22 @@ fn context_api_signatures_are_made_and_opened_with_the_empty_context() {
     );
     // The toy's tag covers the context: any other would show.
     assert_ne!(rsp, expected_rsp("CTX-TOY", 20, b"pqbench"));
+    // verify accepts in the time stage's honest set-up and replays.
     for op in ["keygen", "sign", "verify"] {
         let r = common::op_record(&p, "t", "ctx-toy", "CTX-TOY", op);
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["status"], "ok", "{op}: {json:#}");
+    }
+    let stage =
+        |dir: &str, op: &str| p.json(&format!("output/t/local/{dir}/ctx-toy/CTX-TOY__{op}.json"));
+    let sign = stage("profile", "sign");
+    assert_eq!(sign["status"], "ok", "{sign:#}");
+    assert_eq!(sign["calls_per_op"]["randombytes"], 1.0, "{sign:#}");
+    if valgrind {
+        for op in ["sign", "verify"] {
+            assert_eq!(stage("count", op)["status"], "ok", "count {op}");
+            assert_eq!(stage("ct", op)["status"], "clean", "ct {op}");
+        }
     }
 }
 
