@@ -6,8 +6,8 @@
 //!   `common/keccak4x/`, which no header of theirs names, import with zero
 //!   edits, build and pass their KATs;
 //! * liboqs 0.13.0 inside `oqs-sys` 0.11.0: its upstream-derived ML-DSA-44
-//!   reference code, on the FIPS 204 context-string API, passes liboqs's
-//!   own KAT digest from a short hand-written TOML, with no edit.
+//!   reference and AVX2 code, on the FIPS 204 context-string API, pass
+//!   liboqs's own KAT digest from a short hand-written TOML, with no edit.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -131,17 +131,24 @@ fn liboqs() -> Option<PathBuf> {
     .filter(|p| p.join("tests/KATs/sig/kats.json").is_file())
 }
 
-/// The liboqs folder of ML-DSA-44's reference code, relative to `src/`.
-const MLDSA44_REF: &str = "sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_ref";
+/// The liboqs folders of ML-DSA-44's reference and AVX2 code, relative
+/// to `src/`.
+const MLDSA44: [&str; 2] = [
+    "sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_ref",
+    "sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2",
+];
 
-/// The algorithm file of ML-DSA-44's reference code as liboqs 0.13.0 ships
-/// it (docs/src/import.md shows it). The folder's `api.h` still declares
+/// The algorithm file of ML-DSA-44's reference and AVX2 code as liboqs
+/// 0.13.0 ships them (docs/src/import.md shows it). The folder's `api.h` still declares
 /// the pre-standard `pqcrystals_dilithium2_ref_*` names; `sign.h` maps
 /// `crypto_sign*` to the functions `sign.c` defines. Its SHA-3 and
 /// `<oqs/...>` headers are liboqs's: `pqclean_shims/fips202.h` maps
 /// `shake256` to `OQS_SHA3_shake256` (`common/sha3/`, plain 64-bit
 /// Keccak), `randombytes.h` maps `randombytes` to `OQS_randombytes`, which
 /// pqbench's adapter defines (the NIST KAT DRBG liboqs's KAT test uses).
+/// The AVX2 code adds the 4-way SHAKE (`fips202x4.h`: `common/sha3/
+/// sha3x4.c` over the serial times-4 Keccak, and the shim's
+/// `fips202x4.c` for its `absorb_once`) and its assembly.
 const MLDSA44_TOML: &str = r#"id = "ml-dsa-44"
 name = "ML-DSA-44 (liboqs 0.13.0)"
 kind = "sign"
@@ -171,6 +178,31 @@ include-dirs = [
 ]
 defines = { DILITHIUM_MODE = 2 }
 
+[[implementation]]
+name = "avx2"
+root = "liboqs"
+sources = [
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2/*.c",
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2/*.S",
+  "src/common/common.c",
+  "src/common/sha3/sha3.c",
+  "src/common/sha3/xkcp_sha3.c",
+  "src/common/sha3/sha3x4.c",
+  "src/common/sha3/xkcp_sha3x4.c",
+  "src/common/pqclean_shims/fips202x4.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits/KeccakP-1600-opt64.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600times4/serial/KeccakP-1600-times4-on1.c",
+]
+include-dirs = [
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2",
+  "src/common/pqclean_shims",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits",
+  "build/include",
+]
+defines = { DILITHIUM_MODE = 2 }
+cpu-features = ["avx2", "popcnt"]
+arch = ["x86_64"]
+
 [[parameter-set]]
 label = "ML-DSA-44"
 "#;
@@ -186,14 +218,15 @@ fn liboqs_kat_digest(liboqs: &std::path::Path, name: &str) -> String {
 /// header line and without the last record's empty line, and hashes that:
 /// exactly what a manifest line in mode `exact:100` digests.
 #[test]
-fn liboqs_ml_dsa_44_reference_on_the_context_api_passes_liboqs_kat_digest() {
+fn liboqs_ml_dsa_44_ref_and_avx2_on_the_context_api_pass_liboqs_kat_digest() {
     let Some(liboqs) = liboqs() else { return };
     if !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
         return;
     }
     let p = TestProject::bare();
     let root = p.path().join("algorithms/liboqs");
-    for dir in [format!("src/{MLDSA44_REF}"), "src/common".to_string()] {
+    for dir in MLDSA44.iter().chain(&["common"]) {
+        let dir = format!("src/{dir}");
         common::copy_tree(&liboqs.join(&dir), &root.join(&dir));
     }
     // liboqs's own configure step writes the <oqs/...> headers (among them
@@ -215,11 +248,11 @@ fn liboqs_ml_dsa_44_reference_on_the_context_api_passes_liboqs_kat_digest() {
         .expect("running cmake");
     assert!(status.success(), "liboqs's configure step failed");
     p.write("algorithms/ml-dsa-44.toml", MLDSA44_TOML);
+    let digest = liboqs_kat_digest(&liboqs, "ML-DSA-44");
     p.write(
         "kat/ml-dsa-44/kat.sha256",
         &format!(
-            "# provenance: published\n# liboqs 0.13.0 tests/KATs/sig/kats.json, ML-DSA-44 \"all\"\n{} exact:100 ML-DSA-44/PQCsignKAT.rsp\n",
-            liboqs_kat_digest(&liboqs, "ML-DSA-44")
+            "# provenance: published\n# liboqs 0.13.0 tests/KATs/sig/kats.json, ML-DSA-44 \"all\"\n{digest} exact:100 ML-DSA-44/PQCsignKAT.rsp\n{digest} exact:100 ML-DSA-44.avx2/PQCsignKAT.rsp\n"
         ),
     );
     p.write(
@@ -228,24 +261,46 @@ fn liboqs_ml_dsa_44_reference_on_the_context_api_passes_liboqs_kat_digest() {
     );
     let run = p.pqbench(&["-q", "run", "t"]);
     let build = p.json("output/t/local/build.json");
-    let inst = &build["instances"][0];
-    assert_eq!(
-        inst["kat_status"], "PASS",
-        "{inst:#}\n{}\n{}",
-        run.stdout, run.stderr
-    );
+    let status = |label: &str| {
+        let inst = build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .unwrap_or_else(|| panic!("no {label} in {build:#}"));
+        (
+            inst["kat_status"].as_str().unwrap().to_string(),
+            inst.to_string(),
+        )
+    };
+    let avx2 = host_has_avx2();
+    for (label, runs) in [("ML-DSA-44", true), ("ML-DSA-44.avx2", avx2)] {
+        let (got, inst) = status(label);
+        let want = if runs { "PASS" } else { "SKIPPED" };
+        assert_eq!(got, want, "{inst}\n{}\n{}", run.stdout, run.stderr);
+    }
     run.expect(0);
-    // The same digest taken here over the generated file, as kat_sig
-    // prints it: no header, no empty line after the last record.
-    let rsp = p.read("output/t/local/kat/ml-dsa-44/ML-DSA-44.rsp");
-    let body = rsp
-        .strip_prefix("# ML-DSA-44\n\n")
-        .and_then(|b| b.strip_suffix('\n'))
-        .expect("the NIST layout");
-    assert_eq!(body.matches("count = ").count(), 100);
-    use sha2::Digest;
-    assert_eq!(
-        hex::encode(sha2::Sha256::digest(body.as_bytes())),
-        liboqs_kat_digest(&liboqs, "ML-DSA-44")
-    );
+    // The same digest taken here over the generated files, as kat_sig
+    // prints them: no header, no empty line after the last record.
+    let labels: &[&str] = if avx2 {
+        &["ML-DSA-44", "ML-DSA-44.avx2"]
+    } else {
+        skip::not_applicable("no AVX2 here: the avx2 instance is skipped");
+        &["ML-DSA-44"]
+    };
+    for label in labels {
+        let rsp = p.read(&format!("output/t/local/kat/ml-dsa-44/{label}.rsp"));
+        // The header names CRYPTO_ALGNAME, the same for both.
+        let body = rsp
+            .strip_prefix("# ML-DSA-44\n\n")
+            .and_then(|b| b.strip_suffix('\n'))
+            .expect("the NIST layout");
+        assert_eq!(body.matches("count = ").count(), 100);
+        use sha2::Digest;
+        assert_eq!(
+            hex::encode(sha2::Sha256::digest(body.as_bytes())),
+            digest,
+            "{label}"
+        );
+    }
 }
