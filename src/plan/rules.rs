@@ -72,27 +72,15 @@ impl Resolver<'_> {
         }
     }
 
-    /// `signature-api`: only signatures have one.
-    fn signature_api(&mut self) -> SignatureApi {
-        let raw = self.raw;
-        let a = &raw.value;
-        let Some(api) = a.nist.as_ref().and_then(|n| n.signature_api.as_ref()) else {
-            return SignatureApi::Classic;
-        };
-        if !a.kind.def().takes_signature_api() {
-            self.p.push(
-                raw.error_at_key(
-                    &[Step::Key("nist"), Step::Key("signature-api")],
-                    format!(
-                        "`signature-api` belongs to signatures, not `{}`",
-                        a.kind.as_str()
-                    ),
-                )
-                .help("remove it, or set kind = \"sign\" if the code is a signature"),
-            );
-            return SignatureApi::Classic;
-        }
-        *api.get_ref()
+    /// `signature-api` (default: the classic form); that only signatures
+    /// have one is a kind rule (`plan::kinds`).
+    fn signature_api(&self) -> SignatureApi {
+        self.raw
+            .value
+            .nist
+            .as_ref()
+            .and_then(|n| n.signature_api.as_ref())
+            .map_or(SignatureApi::Classic, |s| *s.get_ref())
     }
 
     /// `randombytes-init` and its argument shape: a C symbol, and only with
