@@ -191,10 +191,11 @@ static int pqb_nist_seed(const unsigned char *seed, size_t seed_len)
 
 #ifdef PQB_KIND_IS_SIGN
 
-/* The context-string forms get the empty context as the schemes' own KAT
- * generators pass it (ML-DSA's and SLH-DSA's, liboqs's OQS_SIG_sign):
- * NULL with length 0. Signing with another context gives other
- * signatures, so a KAT against published files needs exactly this. */
+/* The context-string forms get the empty context as KAT generators pass
+ * it: NULL with length 0 (liboqs's OQS_SIG_sign, which its KAT test
+ * calls, does exactly this). The context is signed with the message, so
+ * any other context gives other signatures and KATs that match no
+ * published file. */
 #ifdef PQB_SIGN_CONTEXT
 #define PQB_SIGN_CTX , NULL, 0
 #else
