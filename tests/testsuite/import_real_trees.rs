@@ -259,6 +259,19 @@ fn liboqs_ml_dsa_44_ref_and_avx2_on_the_context_api_pass_liboqs_kat_digest() {
         "campaigns/t.toml",
         &common::quick_campaign(&["ml-dsa-44"], "stages = [\"build\", \"kat\"]"),
     );
+    // import drafts the binding of the bare folder (not its liboqs
+    // headers and sources): sign.h, size_t lengths, the context API.
+    let folder = liboqs.join("src").join(MLDSA44[0]);
+    p.pqbench(&["import", folder.to_str().unwrap(), "--id", "draft"])
+        .expect(0);
+    let draft = p.read("algorithms/draft.toml");
+    for line in [
+        "header = \"sign.h\"",
+        "lengths = \"size-t\"",
+        "signature-api = \"fips204-context\"",
+    ] {
+        assert!(draft.contains(line), "{line} missing:\n{draft}");
+    }
     // Its API symbols are found behind sign.h's renaming macros.
     p.pqbench(&["validate", "algorithms/ml-dsa-44.toml"])
         .expect(0);
