@@ -130,6 +130,34 @@ impl InitArgs {
     }
 }
 
+/// The signature API of a NIST-API signature: the five-argument
+/// `crypto_sign(sm, smlen, m, mlen, sk)` of the NIST PQC call, or the
+/// FIPS 204 / FIPS 205 form with a context string after the message
+/// (`crypto_sign(sm, smlen, m, mlen, ctx, ctxlen, sk)`, and likewise
+/// `crypto_sign_open`), which pqbench calls with the empty context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SignatureApi {
+    #[default]
+    Classic,
+    Fips204Context,
+}
+
+impl SignatureApi {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SignatureApi::Classic => "classic",
+            SignatureApi::Fips204Context => "fips204-context",
+        }
+    }
+
+    /// The default form, left out of serialised plans so that their bytes
+    /// (and every key derived from them) stay as they were.
+    pub fn is_classic(&self) -> bool {
+        *self == SignatureApi::Classic
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct RawNist {
@@ -153,6 +181,10 @@ pub struct RawNist {
     /// With `kat-rng = "submission"`: how that function takes its seed.
     #[serde(default)]
     pub randombytes_init_args: Option<InitArgs>,
+    /// Signatures only: which form of `crypto_sign` and `crypto_sign_open`
+    /// the code defines.
+    #[serde(default)]
+    pub signature_api: Option<Spanned<SignatureApi>>,
 }
 
 fn default_api_header() -> String {

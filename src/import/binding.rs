@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::emit::NistDraft;
 use super::folder::Folder;
-use crate::config::algorithm::{Kind, LengthType};
+use crate::config::algorithm::{Kind, LengthType, SignatureApi};
 
 /// Functions of the ICCS helper files NGCC submissions build on.
 const ICCS: &[&str] = &["pseudohash", "pseudoXOF", "sm3hash", "get_random_number"];
@@ -67,7 +67,9 @@ pub(super) fn nist(
         .filter(|f| f.is_header())
         .map_or("api.h".to_string(), |f| f.rel.clone());
     let macros = main.macros();
-    let lengths = drafts_lengths
+    // The main operation's prototype: its length type, and for a signature
+    // whether it takes a context string.
+    let decl = drafts_lengths
         .then(|| {
             main.library()
                 .iter()
@@ -77,14 +79,13 @@ pub(super) fn nist(
                         .contains(&format!("{ns}{op}"))
                 })
         })
-        .flatten()
-        .and_then(|d| {
-            if d.params.contains("size_t") {
-                Some(LengthType::SizeT)
-            } else {
-                None
-            }
-        });
+        .flatten();
+    let lengths = decl
+        .filter(|d| d.params.contains("size_t"))
+        .map(|_| LengthType::SizeT);
+    let signature_api = decl
+        .filter(|d| kind.def().takes_signature_api() && takes_context(&d.params))
+        .map(|_| SignatureApi::Fips204Context);
     let defined = main.defined();
     let mut rb: Vec<String> = main
         .calls()
@@ -97,6 +98,7 @@ pub(super) fn nist(
         header,
         namespace: common_ns.filter(|n| !n.is_empty()),
         lengths,
+        signature_api,
         ..NistDraft::default()
     };
     match rb.len() {
@@ -121,4 +123,27 @@ pub(super) fn nist(
         }
     }
     d
+}
+
+/// Whether `crypto_sign`'s parameters (`params`, the prototype's text) are
+/// the FIPS 204 / FIPS 205 form: seven, a context string and its length
+/// between the message and the key, where the classic form has five.
+fn takes_context(params: &str) -> bool {
+    let names: Vec<&str> = params.split(',').map(str::trim).collect();
+    names.len() == 7 && names[4].contains('*') && !names[5].contains('*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::takes_context;
+
+    #[test]
+    fn context_prototypes_are_told_from_classic_ones() {
+        assert!(takes_context(
+            "uint8_t * sm , size_t * smlen , const uint8_t * m , size_t mlen , const uint8_t * ctx , size_t ctxlen , const uint8_t * sk"
+        ));
+        assert!(!takes_context(
+            "unsigned char * sm , unsigned long long * smlen , const unsigned char * m , unsigned long long mlen , const unsigned char * sk"
+        ));
+    }
 }

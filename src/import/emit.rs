@@ -3,7 +3,7 @@
 //! in). Writing goes through `toml::Value` for every string so quoting is
 //! always valid, and the result is checked against `RawAlgorithm`.
 
-use crate::config::algorithm::{ApiFamily, InitArgs, Kind, LengthType};
+use crate::config::algorithm::{ApiFamily, InitArgs, Kind, LengthType, SignatureApi};
 
 use super::params::SetGuess;
 
@@ -32,6 +32,8 @@ pub(super) struct NistDraft {
     pub randombytes: String,
     pub randombytes_note: Option<String>,
     pub lengths: Option<LengthType>,
+    /// A signature whose `crypto_sign` takes a context string.
+    pub signature_api: Option<SignatureApi>,
     /// The submission's own KAT RNG: its init symbol and argument shape,
     /// with a note on where they were found.
     pub kat_rng: Option<(String, InitArgs, String)>,
@@ -155,6 +157,10 @@ pub(super) fn render(d: &Draft) -> String {
                     LengthType::UnsignedLongLong => "unsigned-long-long",
                 };
                 o.push_str(&format!("lengths = {}\n", q(s)));
+            }
+            if let Some(api) = n.signature_api {
+                o.push_str("# crypto_sign takes a context string: called with the empty one\n");
+                o.push_str(&format!("signature-api = {}\n", q(api.as_str())));
             }
             if let Some((init, args, note)) = &n.kat_rng {
                 o.push_str(&format!("# {note}\n"));

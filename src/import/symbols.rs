@@ -145,6 +145,10 @@ mod tests {
                     .map_or(LengthType::UnsignedLongLong, |n| n.lengths),
                 kat_rng: n.as_ref().map_or(KatRng::Builtin, |n| n.kat_rng),
                 rng_init: None,
+                signature_api: n
+                    .as_ref()
+                    .and_then(|n| n.signature_api.as_ref())
+                    .map_or_else(Default::default, |s| *s.get_ref()),
             },
         };
         Instance {

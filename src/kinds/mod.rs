@@ -89,6 +89,9 @@ pub(crate) struct AdapterInput<'a> {
     pub(crate) renames: &'a BTreeMap<String, String>,
     /// The instance is an ICCS baseline helper.
     pub(crate) iccs_baseline: bool,
+    /// A NIST-API signature whose `crypto_sign` and `crypto_sign_open`
+    /// take a context string (FIPS 204, FIPS 205).
+    pub(crate) sign_context: bool,
 }
 
 impl AdapterInput<'_> {
@@ -149,6 +152,11 @@ pub(crate) trait KindDef: Sync {
 
     /// Parameter sets declare `digest-bits`.
     fn takes_digest_bits(&self) -> bool {
+        false
+    }
+
+    /// The NIST binding may name a signature API (`[nist] signature-api`).
+    fn takes_signature_api(&self) -> bool {
         false
     }
 

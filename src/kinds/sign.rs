@@ -39,8 +39,18 @@ impl KindDef for Sign {
         false
     }
 
-    fn adapter_defines(&self, _: &AdapterInput) -> Vec<String> {
-        vec!["-DPQB_KIND_IS_SIGN".into()]
+    fn takes_signature_api(&self) -> bool {
+        true
+    }
+
+    fn adapter_defines(&self, input: &AdapterInput) -> Vec<String> {
+        let mut d = vec!["-DPQB_KIND_IS_SIGN".to_string()];
+        if input.sign_context {
+            // adapter_nist.c: the context forms, called with the empty
+            // context.
+            d.push("-DPQB_SIGN_CONTEXT".into());
+        }
+        d
     }
 
     fn api_symbols(&self, api: ApiFamily, namespace: &str, _: &AdapterInput) -> Vec<String> {

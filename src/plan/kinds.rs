@@ -1,5 +1,6 @@
-//! The rules of key-exchange and hash algorithm files: a hash instance's
-//! digest width, a KEX's renamed API functions, and which API they need.
+//! The rules of kinds in algorithm files: a hash instance's digest width,
+//! a KEX's renamed API functions, which API they need, and that only
+//! signatures name a signature API.
 
 use std::collections::BTreeMap;
 
@@ -64,6 +65,19 @@ impl Resolver<'_> {
                     .help("remove it"),
                 ),
             }
+        }
+        let signature_api = a.nist.as_ref().and_then(|n| n.signature_api.as_ref());
+        if signature_api.is_some() && a.api == ApiFamily::Nist && !def.takes_signature_api() {
+            self.p.push(
+                raw.error_at_key(
+                    &[Step::Key("nist"), Step::Key("signature-api")],
+                    format!(
+                        "`signature-api` belongs to signatures, not `{}`",
+                        a.kind.as_str()
+                    ),
+                )
+                .help("remove it, or set kind = \"sign\" if the code is a signature"),
+            );
         }
         let Some(kex) = &a.kex else { return };
         if !def.takes_kex_table() {

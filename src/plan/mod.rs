@@ -26,7 +26,9 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-pub use crate::config::algorithm::{ApiFamily, InitArgs, IssueAction, KatRng, Kind, LengthType};
+pub use crate::config::algorithm::{
+    ApiFamily, InitArgs, IssueAction, KatRng, Kind, LengthType, SignatureApi,
+};
 pub use crate::config::campaign::HelperClass;
 pub(crate) use algorithm::{check_algorithm, Selection};
 pub(crate) use problems::Problems;
@@ -287,6 +289,10 @@ pub enum Binding {
         /// How the submission's own RNG is seeded (`kat_rng` submission only).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rng_init: Option<RngInit>,
+        /// A signature's `crypto_sign`/`crypto_sign_open` form (signatures
+        /// only; the classic one is not written).
+        #[serde(default, skip_serializing_if = "SignatureApi::is_classic")]
+        signature_api: SignatureApi,
     },
 }
 

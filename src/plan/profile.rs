@@ -239,6 +239,7 @@ mod tests {
             lengths: Default::default(),
             kat_rng: crate::config::algorithm::KatRng::Builtin,
             rng_init: None,
+            signature_api: Default::default(),
         };
         let ngcc = Binding::Ngcc { headers: vec![] };
         assert_eq!(

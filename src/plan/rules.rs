@@ -58,6 +58,7 @@ impl Resolver<'_> {
                     );
                 }
                 let rng_init = self.rng_init(kat_rng);
+                let signature_api = self.signature_api();
                 Binding::Nist {
                     header,
                     namespace,
@@ -65,9 +66,21 @@ impl Resolver<'_> {
                     lengths,
                     kat_rng,
                     rng_init,
+                    signature_api,
                 }
             }
         }
+    }
+
+    /// `signature-api` (default: the classic form); that only signatures
+    /// have one is a kind rule (`plan::kinds`).
+    fn signature_api(&self) -> SignatureApi {
+        self.raw
+            .value
+            .nist
+            .as_ref()
+            .and_then(|n| n.signature_api.as_ref())
+            .map_or(SignatureApi::Classic, |s| *s.get_ref())
     }
 
     /// `randombytes-init` and its argument shape: a C symbol, and only with

@@ -3,7 +3,7 @@
 //! and the exported API names.
 
 use crate::kinds::AdapterInput;
-use crate::plan::{Binding, Instance};
+use crate::plan::{Binding, Instance, SignatureApi};
 
 /// The instance specifics a kind's build needs.
 fn input(inst: &Instance) -> AdapterInput<'_> {
@@ -11,6 +11,13 @@ fn input(inst: &Instance) -> AdapterInput<'_> {
         digest_bits: inst.spec.digest_bits,
         renames: &inst.spec.kex_names,
         iccs_baseline: inst.spec.iccs_helper.is_some(),
+        sign_context: matches!(
+            inst.binding,
+            Binding::Nist {
+                signature_api: SignatureApi::Fips204Context,
+                ..
+            }
+        ),
     }
 }
 

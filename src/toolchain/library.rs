@@ -333,6 +333,7 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
             lengths,
             kat_rng,
             rng_init,
+            ..
         } => {
             a.extend(["-include".into(), header.clone()]);
             a.push(format!("-DPQB_NS={namespace}"));

@@ -1,23 +1,30 @@
-//! The complete public PQClean tree as crates.io ships it inside
-//! `pqcrypto-mlkem` 0.1.1 (fetched by cargo into its registry, never copied
-//! here): schemes whose AVX2 code ships assembly and links the 4-way Keccak
-//! of `common/keccak4x/`, which no header of theirs names, import with
-//! zero edits, build and pass their KATs.
+//! Public trees as crates.io ships them, fetched by cargo into its
+//! registry, never copied here:
+//!
+//! * the complete PQClean tree inside `pqcrypto-mlkem` 0.1.1: schemes whose
+//!   AVX2 code ships assembly and links the 4-way Keccak of
+//!   `common/keccak4x/`, which no header of theirs names, import with zero
+//!   edits, build and pass their KATs;
+//! * liboqs 0.13.0 inside `oqs-sys` 0.11.0: its upstream-derived ML-DSA-44
+//!   reference and AVX2 code, on the FIPS 204 context-string API, pass
+//!   liboqs's own KAT digest from a short hand-written TOML, with no edit.
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::common::{skip, TestProject};
+use crate::common::{self, skip, TestProject};
 
-/// `pqclean/` of the registry package, fetched by cargo when missing;
-/// None (the test skipped, or failed under CI) when cargo cannot fetch it.
-fn pqclean() -> Option<PathBuf> {
+/// `<package>/<inner>` of registry package `package` (`name-version`),
+/// fetched by cargo when missing through a throwaway manifest depending
+/// on `dependency` (`name = "=version"`); None (the test skipped, or
+/// failed under CI) when cargo cannot fetch it.
+fn registry_tree(package: &str, dependency: &str, inner: &str) -> Option<PathBuf> {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("src")).unwrap();
     std::fs::write(dir.path().join("src/lib.rs"), "").unwrap();
     std::fs::write(
         dir.path().join("Cargo.toml"),
-        "[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\npqcrypto-mlkem = \"=0.1.1\"\n",
+        format!("[package]\nname = \"fetch\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\n{dependency}\n"),
     )
     .unwrap();
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
@@ -33,21 +40,29 @@ fn pqclean() -> Option<PathBuf> {
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| e.path().join("pqcrypto-mlkem-0.1.1/pqclean"))
-        .find(|p| p.join("common").is_dir());
+        .map(|e| e.path().join(package).join(inner))
+        .find(|p| p.is_dir());
     if found.is_none() {
         let why = if fetched {
             "fetched, but not found"
         } else {
             "cargo fetch failed (no network?)"
         };
-        assert!(
-            !skip::under_ci(),
-            "the PQClean tree of pqcrypto-mlkem 0.1.1: {why}"
-        );
-        skip::not_applicable(&format!("the PQClean tree of pqcrypto-mlkem 0.1.1: {why}"));
+        let what = format!("the tree {inner} of {package}: {why}");
+        assert!(!skip::under_ci(), "{what}");
+        skip::not_applicable(&what);
     }
     found
+}
+
+/// `pqclean/` of the registry package.
+fn pqclean() -> Option<PathBuf> {
+    registry_tree(
+        "pqcrypto-mlkem-0.1.1",
+        "pqcrypto-mlkem = \"=0.1.1\"",
+        "pqclean",
+    )
+    .filter(|p| p.join("common").is_dir())
 }
 
 fn host_has_avx2() -> bool {
@@ -141,4 +156,204 @@ fn hqc_finds_its_kat_rng_in_test_common_and_passes_the_published_digest() {
         .map(|i| i["kat_status"].as_str().unwrap())
         .collect();
     assert_eq!(statuses, ["PASS"], "{build:#}");
+}
+
+/// `liboqs/` of the registry package `oqs-sys` 0.11.0 (liboqs 0.13.0).
+fn liboqs() -> Option<PathBuf> {
+    registry_tree(
+        "oqs-sys-0.11.0+liboqs-0.13.0",
+        "oqs-sys = \"=0.11.0\"",
+        "liboqs",
+    )
+    .filter(|p| p.join("tests/KATs/sig/kats.json").is_file())
+}
+
+/// The liboqs folders of ML-DSA-44's reference and AVX2 code, relative
+/// to `src/`.
+const MLDSA44: [&str; 2] = [
+    "sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_ref",
+    "sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2",
+];
+
+/// The algorithm file of ML-DSA-44's reference and AVX2 code as liboqs
+/// 0.13.0 ships them (docs/src/import.md shows it). The folder's `api.h` still declares
+/// the pre-standard `pqcrystals_dilithium2_ref_*` names; `sign.h` maps
+/// `crypto_sign*` to the functions `sign.c` defines. Its SHA-3 and
+/// `<oqs/...>` headers are liboqs's: `pqclean_shims/fips202.h` maps
+/// `shake256` to `OQS_SHA3_shake256` (`common/sha3/`, plain 64-bit
+/// Keccak), `randombytes.h` maps `randombytes` to `OQS_randombytes`, which
+/// pqbench's adapter defines (the NIST KAT DRBG liboqs's KAT test uses).
+/// The AVX2 code adds the 4-way SHAKE (`fips202x4.h`: `common/sha3/
+/// sha3x4.c` over the serial times-4 Keccak, and the shim's
+/// `fips202x4.c` for its `absorb_once`) and its assembly.
+const MLDSA44_TOML: &str = r#"id = "ml-dsa-44"
+name = "ML-DSA-44 (liboqs 0.13.0)"
+kind = "sign"
+api = "nist"
+
+[nist]
+header = "sign.h"
+randombytes = "OQS_randombytes"
+lengths = "size-t"
+signature-api = "fips204-context"
+
+[[implementation]]
+name = "ref"
+root = "liboqs"
+sources = [
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_ref/*.c",
+  "src/common/common.c",
+  "src/common/sha3/sha3.c",
+  "src/common/sha3/xkcp_sha3.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits/KeccakP-1600-opt64.c",
+]
+include-dirs = [
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_ref",
+  "src/common/pqclean_shims",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits",
+  "build/include",
+]
+defines = { DILITHIUM_MODE = 2 }
+
+[[implementation]]
+name = "avx2"
+root = "liboqs"
+sources = [
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2/*.c",
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2/*.S",
+  "src/common/common.c",
+  "src/common/sha3/sha3.c",
+  "src/common/sha3/xkcp_sha3.c",
+  "src/common/sha3/sha3x4.c",
+  "src/common/sha3/xkcp_sha3x4.c",
+  "src/common/pqclean_shims/fips202x4.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits/KeccakP-1600-opt64.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600times4/serial/KeccakP-1600-times4-on1.c",
+]
+include-dirs = [
+  "src/sig/ml_dsa/pqcrystals-dilithium-standard_ml-dsa-44_avx2",
+  "src/common/pqclean_shims",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits",
+  "build/include",
+]
+defines = { DILITHIUM_MODE = 2 }
+cpu-features = ["avx2", "popcnt"]
+arch = ["x86_64"]
+
+[[parameter-set]]
+label = "ML-DSA-44"
+"#;
+
+/// The digest liboqs publishes for `name` (`all`: its 100-record KAT).
+fn liboqs_kat_digest(liboqs: &std::path::Path, name: &str) -> String {
+    let text = std::fs::read_to_string(liboqs.join("tests/KATs/sig/kats.json")).unwrap();
+    let kats: serde_json::Value = serde_json::from_str(&text).unwrap();
+    kats[name]["all"].as_str().unwrap().to_string()
+}
+
+/// liboqs's `kat_sig` prints the NIST generator's records without its
+/// header line and without the last record's empty line, and hashes that:
+/// exactly what a manifest line in mode `exact:100` digests.
+#[test]
+fn liboqs_ml_dsa_44_ref_and_avx2_on_the_context_api_pass_liboqs_kat_digest() {
+    let Some(liboqs) = liboqs() else { return };
+    if !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
+        return;
+    }
+    let p = TestProject::bare();
+    let root = p.path().join("algorithms/liboqs");
+    for dir in MLDSA44.iter().chain(&["common"]) {
+        let dir = format!("src/{dir}");
+        common::copy_tree(&liboqs.join(&dir), &root.join(&dir));
+    }
+    // liboqs's own configure step writes the <oqs/...> headers (among them
+    // the generated oqsconfig.h) that sign.h includes; nothing is built.
+    let status = Command::new("cmake")
+        .arg("-S")
+        .arg(&liboqs)
+        .arg("-B")
+        .arg(root.join("build"))
+        .args([
+            "-DOQS_MINIMAL_BUILD=SIG_ml_dsa_44",
+            "-DOQS_USE_OPENSSL=OFF",
+            "-DOQS_DIST_BUILD=OFF",
+            "-DOQS_OPT_TARGET=generic",
+            "-DOQS_BUILD_ONLY_LIB=ON",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("running cmake");
+    assert!(status.success(), "liboqs's configure step failed");
+    p.write("algorithms/ml-dsa-44.toml", MLDSA44_TOML);
+    let digest = liboqs_kat_digest(&liboqs, "ML-DSA-44");
+    p.write(
+        "kat/ml-dsa-44/kat.sha256",
+        &format!(
+            "# provenance: published\n# liboqs 0.13.0 tests/KATs/sig/kats.json, ML-DSA-44 \"all\"\n{digest} exact:100 ML-DSA-44/PQCsignKAT.rsp\n{digest} exact:100 ML-DSA-44.avx2/PQCsignKAT.rsp\n"
+        ),
+    );
+    p.write(
+        "campaigns/t.toml",
+        &common::quick_campaign(&["ml-dsa-44"], "stages = [\"build\", \"kat\"]"),
+    );
+    // import drafts the binding of the bare folder (not its liboqs
+    // headers and sources): sign.h, size_t lengths, the context API.
+    let folder = liboqs.join("src").join(MLDSA44[0]);
+    p.pqbench(&["import", folder.to_str().unwrap(), "--id", "draft"])
+        .expect(0);
+    let draft = p.read("algorithms/draft.toml");
+    for line in [
+        "header = \"sign.h\"",
+        "lengths = \"size-t\"",
+        "signature-api = \"fips204-context\"",
+    ] {
+        assert!(draft.contains(line), "{line} missing:\n{draft}");
+    }
+    // Its API symbols are found behind sign.h's renaming macros.
+    p.pqbench(&["validate", "algorithms/ml-dsa-44.toml"])
+        .expect(0);
+    let run = p.pqbench(&["-q", "run", "t"]);
+    let build = p.json("output/t/local/build.json");
+    let status = |label: &str| {
+        let inst = build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .unwrap_or_else(|| panic!("no {label} in {build:#}"));
+        (
+            inst["kat_status"].as_str().unwrap().to_string(),
+            inst.to_string(),
+        )
+    };
+    let avx2 = host_has_avx2();
+    for (label, runs) in [("ML-DSA-44", true), ("ML-DSA-44.avx2", avx2)] {
+        let (got, inst) = status(label);
+        let want = if runs { "PASS" } else { "SKIPPED" };
+        assert_eq!(got, want, "{inst}\n{}\n{}", run.stdout, run.stderr);
+    }
+    run.expect(0);
+    // The same digest taken here over the generated files, as kat_sig
+    // prints them: no header, no empty line after the last record.
+    let labels: &[&str] = if avx2 {
+        &["ML-DSA-44", "ML-DSA-44.avx2"]
+    } else {
+        skip::not_applicable("no AVX2 here: the avx2 instance is skipped");
+        &["ML-DSA-44"]
+    };
+    for label in labels {
+        let rsp = p.read(&format!("output/t/local/kat/ml-dsa-44/{label}.rsp"));
+        // The header names CRYPTO_ALGNAME, the same for both.
+        let body = rsp
+            .strip_prefix("# ML-DSA-44\n\n")
+            .and_then(|b| b.strip_suffix('\n'))
+            .expect("the NIST layout");
+        assert_eq!(body.matches("count = ").count(), 100);
+        use sha2::Digest;
+        assert_eq!(
+            hex::encode(sha2::Sha256::digest(body.as_bytes())),
+            digest,
+            "{label}"
+        );
+    }
 }

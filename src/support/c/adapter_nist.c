@@ -10,6 +10,11 @@
  *   -DPQB_RANDOMBYTES=<symbol>   the name the submission calls for randomness
  *   [-DPQB_LEN_SIZE_T]           the API's length pointers are size_t *
  *                                (default unsigned long long *)
+ *   [-DPQB_SIGN_CONTEXT]         signatures only: crypto_sign and
+ *                                crypto_sign_open take a context string
+ *                                after the message (FIPS 204, FIPS 205:
+ *                                ..., m, mlen, ctx, ctxlen, sk/pk); they are
+ *                                called with the empty context
  *   [-DPQB_SUBMISSION_RNG]       the submission brings its own KAT RNG: no
  *                                randomness function is defined here; seed()
  *                                calls its init function
@@ -186,6 +191,17 @@ static int pqb_nist_seed(const unsigned char *seed, size_t seed_len)
 
 #ifdef PQB_KIND_IS_SIGN
 
+/* The context-string forms get the empty context as KAT generators pass
+ * it: NULL with length 0 (liboqs's OQS_SIG_sign, which its KAT test
+ * calls, does exactly this). The context is signed with the message, so
+ * any other context gives other signatures and KATs that match no
+ * published file. */
+#ifdef PQB_SIGN_CONTEXT
+#define PQB_SIGN_CTX , NULL, 0
+#else
+#define PQB_SIGN_CTX
+#endif
+
 static int pqb_nist_keygen(unsigned char *pk, size_t *pk_len, unsigned char *sk, size_t *sk_len)
 {
     int rc = NS(crypto_sign_keypair)(pk, sk);
@@ -201,7 +217,7 @@ static int pqb_nist_sign(unsigned char *out, size_t *out_len, const unsigned cha
     pqb_nist_len smlen = 0;
     int rc;
     (void)sk_len;
-    rc = NS(crypto_sign)(out, &smlen, m, (pqb_nist_len)mlen, sk);
+    rc = NS(crypto_sign)(out, &smlen, m, (pqb_nist_len)mlen PQB_SIGN_CTX, sk);
     *out_len = (size_t)smlen;
     return rc;
 }
@@ -225,7 +241,7 @@ static int pqb_nist_verify(const unsigned char *out, size_t out_len, const unsig
     memset(scratch, PQB_SCRATCH_FILL, out_len + 2 * PQB_SCRATCH_GUARD);
     msg = scratch + PQB_SCRATCH_GUARD;
 
-    rc = NS(crypto_sign_open)(msg, &opened_len, out, (pqb_nist_len)out_len, pk);
+    rc = NS(crypto_sign_open)(msg, &opened_len, out, (pqb_nist_len)out_len PQB_SIGN_CTX, pk);
 
     for (i = 0; i < PQB_SCRATCH_GUARD; i++)
         if (scratch[i] != PQB_SCRATCH_FILL || msg[out_len + i] != PQB_SCRATCH_FILL)
