@@ -2,6 +2,8 @@
 //! and which well-known constant tables its objects contain (reachable or
 //! not); per algorithm, the verdict drawn from all its instances.
 
+use std::collections::BTreeSet;
+
 use anyhow::{Context, Result};
 
 use super::build::BuildStage;
@@ -11,7 +13,7 @@ use crate::objscan::{self, SurveyOutput};
 use crate::plan::Instance;
 use crate::records::analysis::{SurveyAlgorithm, SurveyInstance, SurveyJson};
 use crate::records::evidence::ObjectEvidence;
-use crate::toolchain::library::api_symbols;
+use crate::toolchain::library::{api_symbols, BuildAttempt};
 
 pub(crate) struct SurveyStage;
 
@@ -21,6 +23,41 @@ pub(crate) struct SurveyStage;
 /// it an "ICCS helper".
 fn helpers() -> Vec<String> {
     objscan::DEFAULT_HELPERS.map(String::from).to_vec()
+}
+
+/// The functions the API enters the submission through. Usually the API's
+/// own names (`crypto_sign`, namespaced); a header that renames them with
+/// macros (`#define crypto_sign_signature DILITHIUM_NAMESPACE(signature)`)
+/// leaves no such symbol, and then the submission's functions that
+/// pqbench's adapter calls stand in for the missing names: the adapter was
+/// compiled against the same header, so its references are the renamed
+/// entry points.
+fn entry_points(inst: &Instance, a: &BuildAttempt, cache: &crate::cache::Cache) -> Vec<String> {
+    let names = api_symbols(inst);
+    let (_, own) = a.own_objects(cache);
+    let defined: BTreeSet<String> = own
+        .iter()
+        .flat_map(|p| crate::elf::defined_symbols(p).unwrap_or_default())
+        .collect();
+    if names.iter().all(|n| defined.contains(n)) {
+        return names;
+    }
+    let called: BTreeSet<String> = a
+        .objects
+        .iter()
+        .filter(|o| !o.submission && o.source.contains("adapter_"))
+        .flat_map(|o| crate::elf::undefined_symbols(&cache.object_path(&o.key)).unwrap_or_default())
+        .filter(|s| defined.contains(s))
+        .collect();
+    if called.is_empty() {
+        return names;
+    }
+    let found = names.into_iter().filter(|n| defined.contains(n));
+    found
+        .chain(called)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect()
 }
 
 impl Stage for SurveyStage {
@@ -42,6 +79,12 @@ impl Stage for SurveyStage {
         m.set("objects", &a.objects)
             .set("helpers", helpers())
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
+        // Only a renamed API changes the key, so earlier results of
+        // instances with the API's own names stay valid.
+        let entry = entry_points(job.inst, a, &job.cx.cache);
+        if entry != api_symbols(job.inst) {
+            m.set("entry-points", &entry);
+        }
         Ok(Some(m))
     }
 
@@ -53,7 +96,8 @@ impl Stage for SurveyStage {
             .and_then(|b| b.built())
             .context("nothing built")?;
         let (own, paths) = a.own_objects(&cx.cache);
-        let mut evidence = objscan::scan(&paths, &api_symbols(inst), &helpers())?;
+        let api = entry_points(inst, a, &cx.cache);
+        let mut evidence = objscan::scan(&paths, &api, &helpers())?;
         // Name objects by their source file rather than by cache key.
         let rename = |s: &mut String| {
             if let Some(o) = own.iter().find(|o| s.contains(&o.key)) {

@@ -99,9 +99,9 @@ fn context_api_signatures_are_made_and_opened_with_the_empty_context() {
     // count and ct run the driver under Valgrind: only where it is.
     let valgrind = common::skip::tools_or_skip(&["valgrind"], "apt-get install valgrind");
     let stages = if valgrind {
-        "stages = [\"build\", \"kat\", \"time\", \"memory\", \"profile\", \"count\", \"ct\"]"
+        "stages = [\"build\", \"kat\", \"time\", \"memory\", \"profile\", \"survey\", \"count\", \"ct\"]"
     } else {
-        "stages = [\"build\", \"kat\", \"time\", \"memory\", \"profile\"]"
+        "stages = [\"build\", \"kat\", \"time\", \"memory\", \"profile\", \"survey\"]"
     };
     p.write(
         "campaigns/t.toml",
@@ -128,6 +128,20 @@ fn context_api_signatures_are_made_and_opened_with_the_empty_context() {
     let sign = stage("profile", "sign");
     assert_eq!(sign["status"], "ok", "{sign:#}");
     assert_eq!(sign["calls_per_op"]["randombytes"], 1.0, "{sign:#}");
+    // The survey starts from the functions the API's macros rename to:
+    // the toy defines no `crypto_sign_keypair` symbol at all.
+    let survey = p.json("output/t/local/survey.json");
+    let evidence = &survey["algorithms"][0]["instances"][0]["evidence"];
+    assert_eq!(evidence["api_missing"], serde_json::json!([]), "{survey:#}");
+    let found = evidence["api_found"].as_array().unwrap();
+    assert!(
+        found.contains(&serde_json::json!("ctxtoy_keypair")),
+        "{survey:#}"
+    );
+    assert!(
+        found.contains(&serde_json::json!("ctxtoy_sign")),
+        "{survey:#}"
+    );
     if valgrind {
         for op in ["sign", "verify"] {
             assert_eq!(stage("count", op)["status"], "ok", "count {op}");
