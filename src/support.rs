@@ -49,6 +49,7 @@ support_files!(
     "driver_kex.c",
     "driver_hash.c",
     "driver_inputs.c",
+    "driver_settings.c",
 );
 
 /// sha256 over every support file: part of every build and measurement key.

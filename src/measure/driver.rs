@@ -128,8 +128,9 @@ impl ProcessRecord {
     }
 }
 
-/// Runs the driver with `args` (after `--lib`) pinned to `cpu`; the
-/// samples line is returned separately so records stay readable.
+/// Runs the driver with `args` (its logical command after `--lib`, see
+/// `settings_block`) pinned to `cpu`; the samples line is returned
+/// separately so records stay readable.
 pub fn run(
     cx: &Cx,
     lib: &Path,
@@ -149,8 +150,60 @@ pub(crate) struct Ran {
     pub outputs: Vec<u64>,
 }
 
-/// `run`, with `settings` (a line of `key=value` words) on the driver's
-/// input descriptor, which it reads only once the library is loaded.
+/// The driver's command line, the same for every process of an instance
+/// whatever it measures: only what loading the library needs. (`local`:
+/// the job's copy of the library.)
+pub(crate) fn fixed_argv(local: String) -> Vec<String> {
+    vec![
+        "--results-fd".to_string(),
+        sandbox::RESULTS_FD.to_string(),
+        "--inputs-fd".to_string(),
+        sandbox::INPUT_FD.to_string(),
+        "--lib".to_string(),
+        local,
+    ]
+}
+
+/// The driver's settings, on its input descriptor, which it reads only
+/// once the library is loaded: `args`, the logical command the records
+/// keep (`--op sign --mode trial --warmup 2 --iters 100 --samples`), as
+/// `key=value` lines, and `inputs`, the seed's `key=value` words
+/// (`measure::inputs`), each on a line of its own; `driver_settings.c`
+/// parses it strictly.
+pub(crate) fn settings_block(args: &[String], inputs: Option<&str>) -> Result<Vec<u8>> {
+    let mut block = String::from("pqb-driver-settings 1\n");
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (key, value) = match a.as_str() {
+            "--samples" => ("samples", "1"),
+            "--profile" => ("profile", "1"),
+            "--no-output-hashes" => ("output_hashes", "0"),
+            "--op" | "--mode" | "--warmup" | "--iters" => {
+                let v = it
+                    .next()
+                    .with_context(|| format!("driver option {a} without a value"))?;
+                (&a[2..], v.as_str())
+            }
+            _ => anyhow::bail!("driver option {a} has no setting"),
+        };
+        block += &format!("{key}={value}\n");
+    }
+    for word in inputs.unwrap_or_default().split_whitespace() {
+        anyhow::ensure!(word.contains('='), "input setting {word} is not key=value");
+        block += &format!("{word}\n");
+    }
+    block += "end\n";
+    anyhow::ensure!(
+        block.len() <= sandbox::INPUT_CAP,
+        "the driver's settings take {} bytes, beyond its input descriptor's {}",
+        block.len(),
+        sandbox::INPUT_CAP
+    );
+    Ok(block.into_bytes())
+}
+
+/// `run`, with `settings` (a line of `key=value` words: the seed and its
+/// pool) added to the settings block.
 pub(crate) fn run_fed(
     cx: &Cx,
     lib: &Path,
@@ -162,29 +215,21 @@ pub(crate) fn run_fed(
     let scratch = cx.cache.scratch()?;
     // The job's own copy of the library: its uid may not reach the cache.
     let local = stage_library(lib, scratch.path())?;
+    // The record keeps the logical command, as a reader cites the settings;
+    // the process itself got `fixed_argv` and the settings on descriptor 5.
     let mut command = vec!["--lib".to_string(), "<library>".to_string()];
     command.extend(args.iter().cloned());
     if settings.is_some() {
-        // The settings themselves travel on the descriptor, never in argv.
         command.extend(["--inputs-fd".to_string(), sandbox::INPUT_FD.to_string()]);
     }
-    let mut full = vec![
-        "--results-fd".to_string(),
-        sandbox::RESULTS_FD.to_string(),
-        "--lib".to_string(),
-        local,
-    ];
-    full.extend(command[2..].iter().cloned());
-    let mut spec = cx.submission_spec(&cx.support()?.driver, full, scratch.path())?;
+    let mut spec = cx.submission_spec(&cx.support()?.driver, fixed_argv(local), scratch.path())?;
     spec.timeout = timeout;
     spec.limits = Limits::from_plan(&cx.plan.limits);
     spec.cpu = cpu;
-    if let Some(s) = settings {
-        spec.inputs.push(sandbox::Input {
-            fd: sandbox::INPUT_FD,
-            bytes: format!("{s}\n").into_bytes(),
-        });
-    }
+    spec.inputs.push(sandbox::Input {
+        fd: sandbox::INPUT_FD,
+        bytes: settings_block(args, settings)?,
+    });
     let out = sandbox::run(&spec)?;
     let (text, results_error) = read_results(&out);
     let mut lines = parse_lines(&text);
@@ -253,6 +298,28 @@ pub(crate) fn read_results(out: &sandbox::Output) -> (String, Option<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_logical_command_becomes_the_settings_block() {
+        let args: Vec<String> = [
+            "--op", "sign", "--mode", "trial", "--warmup", "2", "--iters",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["100".to_string(), "--samples".to_string()])
+        .collect();
+        let block = settings_block(&args, Some("seed=ab pool_max=3 pool_seconds=0.5")).unwrap();
+        assert_eq!(
+            String::from_utf8(block).unwrap(),
+            "pqb-driver-settings 1\nop=sign\nmode=trial\nwarmup=2\niters=100\nsamples=1\n\
+             seed=ab\npool_max=3\npool_seconds=0.5\nend\n"
+        );
+        // The command line never carries them.
+        let argv = fixed_argv("./lib.so".into()).join(" ");
+        assert_eq!(argv, "--results-fd 3 --inputs-fd 5 --lib ./lib.so");
+        assert!(settings_block(&["--bogus".to_string()], None).is_err());
+        assert!(settings_block(&["--op".to_string()], None).is_err());
+    }
 
     #[test]
     fn lines_parse_tags_fields_and_values() {

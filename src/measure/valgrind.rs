@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::driver::{parse_lines, read_results, stage_library, ProcessRecord};
+use super::driver::{
+    fixed_argv, parse_lines, read_results, settings_block, stage_library, ProcessRecord,
+};
 use crate::context::Cx;
 use crate::sandbox::{self, Limits};
 
@@ -97,8 +99,10 @@ pub(crate) struct Invocation<'a> {
     pub timeout: Duration,
 }
 
-/// Runs `valgrind <tool args> ./pqb-driver --results-fd 3 --lib ./lib.so
-/// <driver args>` in a fresh job directory.
+/// Runs `valgrind <tool args> ./pqb-driver --results-fd 3 --inputs-fd 5
+/// --lib ./lib.so` in a fresh job directory, `driver` (its logical
+/// command) as its settings block on descriptor 5. The record keeps
+/// `valgrind <tool args> <driver> --lib <library> <driver args>`.
 pub(crate) fn run(
     cx: &Cx,
     vg: &Valgrind,
@@ -116,18 +120,18 @@ pub(crate) fn run(
     let mut args: Vec<String> = vg.prefix.clone();
     args.push("--vgdb=no".into());
     args.extend(tool_args.iter().cloned());
-    args.extend([
-        "./pqb-driver".to_string(),
-        "--results-fd".into(),
-        sandbox::RESULTS_FD.to_string(),
-        "--lib".into(),
-        local,
-    ]);
-    args.extend(driver_args.iter().cloned());
+    // The driver's own command line is the one every driver process of the
+    // instance gets; its settings arrive on the input descriptor.
+    args.push("./pqb-driver".to_string());
+    args.extend(fixed_argv(local));
     let mut spec = sandbox::Spec::submission(&vg.path, args, dir);
     spec.timeout = timeout;
     spec.cpu = cpu;
     spec.limits = Limits::from_plan(&cx.plan.limits);
+    spec.inputs.push(sandbox::Input {
+        fd: sandbox::INPUT_FD,
+        bytes: settings_block(driver_args, None)?,
+    });
     let out = sandbox::run(&spec)?;
     let (text, results_error) = read_results(&out);
     let mut lines = parse_lines(&text);

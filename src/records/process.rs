@@ -9,7 +9,16 @@ use serde::{Deserialize, Serialize};
 /// failed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProcessRecord {
-    /// Arguments after the driver (the library path relative to the run).
+    /// The driver's logical command: its settings written as arguments
+    /// (`--lib <library> --op sign --mode trial --warmup 2 --iters 100
+    /// --samples`, `--inputs-fd 5` when a seed was given), so a reader can
+    /// cite them. The process itself got none of them in argv: every
+    /// driver process of an instance is started with the same command
+    /// line and environment (`--results-fd 3 --inputs-fd 5 --lib
+    /// ./lib.so`), and these settings reach it on its input descriptor,
+    /// read only after the library is loaded, so the library cannot tell
+    /// a trial from its calibration by them. Under Valgrind the record
+    /// starts with Valgrind's own arguments, which the library can see.
     pub command: Vec<String>,
     pub cpu: Option<usize>,
     pub outcome: Outcome,

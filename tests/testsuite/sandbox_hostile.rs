@@ -379,6 +379,22 @@ fn prints_and_floods_on_stdout_change_no_figure_or_verdict() {
     }
 }
 
+/// The lines the LIAR (kind 11) wrote at load: what it saw of its process.
+fn seen_at_load(pr: &pqbench::records::process::ProcessRecord) -> Vec<String> {
+    let seen: Vec<String> = pr
+        .stderr_tail
+        .lines()
+        .filter(|l| {
+            ["cmdline: ", "environ: ", "sees a mode: "]
+                .iter()
+                .any(|k| l.starts_with(&format!("hostile: {k}")))
+        })
+        .map(String::from)
+        .collect();
+    assert_eq!(seen.len(), 3, "{:?}: {}", pr.command, pr.stderr_tail);
+    seen
+}
+
 #[test]
 fn work_moved_out_of_the_timed_calls_and_forged_results_are_caught() {
     let p = hostile_project(&[
@@ -386,25 +402,68 @@ fn work_moved_out_of_the_timed_calls_and_forged_results_are_caught() {
         ("LIAR", "HOSTILE_KIND = 11"),
         ("FORGE", "HOSTILE_KIND = 13"),
     ]);
-    p.write("campaigns/t.toml", &campaign(&["build", "kat", "time"], 2));
+    // Three trials of a few hundred calls: the LIAR's calls cost about
+    // 0.8 ms each, so even the smallest trial's calls witness far more CPU
+    // than a process's set-up, and the witness fit has three processes.
+    let timing = [
+        ("trials", "3"),
+        ("trial-seconds", "0.02"),
+        ("max-iterations", "250"),
+    ];
+    let c = measure_campaign(&[ID], &["build", "kat", "time", "memory"], &timing, "");
+    p.write("campaigns/t.toml", &c);
     let run = p.pqbench(&["run", "t"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     for label in ["OK", "LIAR", "FORGE"] {
         assert_eq!(kat_status(&p, "t", label).0, "PASS", "{label}");
     }
+    let mut seen = BTreeMap::new();
     for op in ["keygen", "sign", "verify"] {
         let ok = record(&p, "t", "OK", op);
         assert_eq!(ok.status, "ok", "{op}: {:?}", ok.detail);
-        // 1.5 s of CPU in every trial process, none of it in the calls it
-        // claims to have timed: implausible, and none of its trials count.
+        // What the library can see of its process (command line and
+        // environment) is the same in the calibration, every trial, the
+        // replays and the memory process: it cannot aim at the timed ones.
         let liar = record(&p, "t", "LIAR", op);
+        let memory = liar
+            .memory
+            .as_ref()
+            .expect("memory figures")
+            .process
+            .clone();
+        let procs: Vec<_> = liar.processes.iter().chain([&memory]).collect();
+        let modes: std::collections::BTreeSet<&str> =
+            procs.iter().filter_map(|pr| mode_of(&pr.command)).collect();
+        assert!(
+            modes.is_superset(&["calibrate", "trial", "memory"].into()),
+            "{op}: {modes:?}"
+        );
+        for pr in procs {
+            let lines = seen_at_load(pr);
+            assert_eq!(lines[2], "hostile: sees a mode: no", "{op}: {lines:?}");
+            assert!(!lines[0].contains("--op"), "{op}: {lines:?}");
+            seen.entry(lines).or_insert_with(|| pr.command.clone());
+        }
+        // Nine tenths of every call's work done at exit, outside the timed
+        // calls: the kernel's task-clock, fitted over trials of different
+        // call counts, witnesses ten times the CPU per call the trials
+        // claim. Implausible, and none of its trials count.
+        let witnessed = liar.processes.iter().any(|pr| {
+            mode_of(&pr.command) == Some("trial") && pr.sandbox.cpu_witness.task_clock_ns.is_some()
+        });
+        if !witnessed {
+            eprintln!("skipped: {op}: no task-clock witness on this machine");
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"));
+            continue;
+        }
         assert_eq!(liar.status, "implausible", "{op}: {:?}", liar.detail);
         assert!(liar.trials.is_empty() && liar.statistics.is_none());
         let detail = liar.detail.unwrap_or_default();
-        assert!(detail.contains("CPU"), "{detail}");
-        let last = liar.processes.last().unwrap();
-        assert!(last.sandbox.rusage.unwrap().cpu_seconds() > 1.4, "{op}");
+        assert!(detail.contains("task-clock witnessed"), "{detail}");
     }
+    // One command line and one environment for every process of every
+    // operation and mode.
+    assert_eq!(seen.len(), 1, "{seen:#?}");
     // Lines written into the results channel from inside sign break its
     // framing: the driver's results are rejected, not believed.
     let forged = record(&p, "t", "FORGE", "sign");
@@ -420,6 +479,14 @@ fn work_moved_out_of_the_timed_calls_and_forged_results_are_caught() {
     );
     assert!(forged.trials.is_empty());
     assert_eq!(record(&p, "t", "FORGE", "keygen").status, "ok");
+}
+
+/// The mode a process record's (logical) command names.
+fn mode_of(command: &[String]) -> Option<&str> {
+    command
+        .windows(2)
+        .find(|w| w[0] == "--mode")
+        .map(|w| w[1].as_str())
 }
 
 #[test]

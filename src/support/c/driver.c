@@ -3,13 +3,16 @@
  *
  * One process measures one operation of one instance library:
  *
- *   pqb-driver [--results-fd N] [--inputs-fd N] --lib PATH
- *              --op keygen|sign|verify|enc|dec|
- *              hash_<bytes>|exchange|init_a|init_b|pass<k>|derive_a|derive_b
- *              (key exchange and hash: driver_ext.h)
- *              --mode calibrate|trial|memory|count|ct|replay
- *              (--inputs-fd and replay: distinct inputs, driver_inputs.c)
- *              [--warmup W] [--iters I] [--samples] [--profile]
+ *   pqb-driver [--results-fd N] --inputs-fd M --lib PATH
+ *
+ * The command line is the same for every process of an instance, whatever
+ * it measures: the operation (keygen|sign|verify|enc|dec, hash_<bytes>,
+ * exchange|init_a|init_b|pass<k>|derive_a|derive_b: driver_ext.h), the
+ * mode (calibrate|trial|memory|count|ct|replay), warm-ups, call counts,
+ * samples, profiling and the distinct inputs (driver_inputs.c) are a
+ * settings block on descriptor M, which the driver reads only once the
+ * library is loaded, so no constructor can tell the processes apart by
+ * them (driver_settings.c).
  *
  * Built by pqbench as
  *   gcc -std=c99 -D_GNU_SOURCE -O2 -o pqb-driver driver.c counter.c -ldl -rdynamic
@@ -31,22 +34,22 @@
  *   trial     (trial) calls, seconds, cycles, cpu_seconds, sign_retries,
  *             verify_rejects, setup_sign_retries (failed signing attempts
  *             of the untimed setup: the honest signature verify needs);
- *             `samples c1 c2 ...` with --samples
- *   prof_op / prof  (trial --profile) totals and one line per shape
+ *             `samples c1 c2 ...` with samples=1
+ *   prof_op / prof  (trial, profile=1) totals and one line per shape
  *   memory    (memory) baseline_rss_kib, peak_rss_kib, stack_bytes,
  *             heap_peak_bytes, heap_allocs
  *   count / ct  (count, ct: under Valgrind) see driver_vg.h
  *   lengths   maximum lengths returned by the library over all calls
  *   done      last line on success
- * A failure prints `error stage=<load|setup|op|profile> msg=<word>` and
- * exits 3; a usage error exits 2; success exits 0. A crash or a hang inside
+ * A failure prints `error stage=<load|settings|setup|op|profile> msg=<word>`
+ * and exits 3; a usage error (argv) exits 2; success exits 0. A crash or a hang inside
  * the library is left to the caller (signal exit status, timeout).
  *
  * Setup (never timed): seed the library once with bytes 0x00..0x2f, keygen;
  * for verify one honest signature, for dec one honest encapsulation whose
- * secret dec must return. With --inputs-fd the seed comes from pqbench's
- * settings and sign, verify, dec and hash_<n> walk a pool of distinct
- * inputs (driver_inputs.c). Warm-ups: calibrate 3, trial 2 (--warmup W);
+ * secret dec must return. With a seed in the settings, sign, verify, dec
+ * and hash_<n> walk a pool of distinct inputs derived from it
+ * (driver_inputs.c). Warm-ups: calibrate 3, trial 2 (warmup=W);
  * memory runs exactly one call and no warm-up.
  */
 #ifndef _GNU_SOURCE
@@ -336,9 +339,9 @@ static void usage(const char *why)
 {
     fprintf(stderr,
             "pqb-driver: %s\n"
-            "usage: pqb-driver [--results-fd N] --lib PATH --op keygen|sign|verify|enc|dec\n"
-            "                  --mode calibrate|trial|memory|count|ct\n"
-            "                  [--warmup W] [--iters I] [--samples] [--profile]\n",
+            "usage: pqb-driver [--results-fd N] --inputs-fd N --lib PATH\n"
+            "       (the operation, mode, counts and inputs: a settings block on the\n"
+            "       input descriptor, read once the library is loaded; driver_settings.c)\n",
             why);
     exit(EXIT_USAGE);
 }
@@ -504,10 +507,22 @@ static unsigned char *buffer(size_t n)
     return p;
 }
 
-/* Distinct inputs per call (driver_inputs.c, included at the end). */
+/* The settings (driver_settings.c, included at the end), read from the
+ * input descriptor g_in_fd once the library is loaded. */
+static struct {
+    char op[32];
+    char mode[16];
+    long warm;   /* -1: the mode's default */
+    long iters;
+    int samples, profile, output_hashes;
+} g_set = {"", "", -1, 20, 0, 0, 1};
 static int g_in_fd = -1;
+static void settings_read(void);
+static long setting_long(const char *key, const char *v, long min, long max);
+
+/* Distinct inputs per call (driver_inputs.c, included at the end). */
 static int g_inputs;
-static void inputs_read(void);
+static void inputs_setting(const char *key, const char *v);
 static void inputs_library_seed(unsigned char *seed);
 static int inputs_pooled(void);
 static void inputs_setup(void);
@@ -595,7 +610,6 @@ static void *load(const char *path)
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     void *p;
     entry_fn get;
-    int ok;
 
     if (!lib) {
         const char *e = dlerror();
@@ -614,11 +628,19 @@ static void *load(const char *path)
         fail("load", "abi_version_%d_driver_expects_%d", E->abi_version, PQB_ABI_VERSION);
     if (E->kind < PQB_KIND_SIGN || E->kind > PQB_KIND_HASH)
         fail("load", "unknown_kind_%d", E->kind);
+    return lib;
+}
+
+/* Whether the loaded library's kind has the settings' operation (a load
+ * failure, as before the operation came in the settings). */
+static void check_op_fits(void)
+{
+    int ok;
     if (g_op == OP_EXT || E->kind == PQB_KIND_KEX || E->kind == PQB_KIND_HASH) {
         if (g_op != OP_EXT || !ext_fits_kind())
             fail("load", "op_does_not_fit_kind_%s_or_the_entry_table_lacks_a_function",
                  ext_kind_name(E->kind));
-        return lib;
+        return;
     }
     if (E->kind == PQB_KIND_SIGN)
         ok = g_op == OP_KEYGEN || g_op == OP_SIGN || g_op == OP_VERIFY;
@@ -631,7 +653,6 @@ static void *load(const char *path)
         (E->kind == PQB_KIND_SIGN && (!E->sign || !E->verify)) ||
         (E->kind == PQB_KIND_KEM && (!E->enc || !E->dec)))
         fail("load", "entry_table_lacks_a_function");
-    return lib;
 }
 
 /* ------------------------------------------------------------------------
@@ -1091,89 +1112,98 @@ static long parse_count(const char *opt, const char *s, long min, long max)
     return v;
 }
 
-int main(int argc, char **argv)
+/* What every process of an instance is given in argv: nothing but what
+ * loading needs (see driver_settings.c for why). */
+static const char *parse_argv(int argc, char **argv)
 {
-    const char *lib_path = NULL, *op = NULL, *mode = NULL;
-    long warm = -1, iters = 20;
-    int want_samples = 0, profile = 0, i;
-    char err[128], algname[256], seal[32];
-    int seal_err, under_valgrind;
-    const char *inv;
-    void *lib;
-
+    const char *lib_path = NULL;
+    int i;
     g_out = stdout;
     for (i = 1; i < argc; i++) {
         const char *a = argv[i];
         int has_value = i + 1 < argc;
-        if (strcmp(a, "--results-fd") == 0 && has_value) {
-            int fd = (int)parse_count(a, argv[i + 1], 3, 1 << 20);
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
+            usage("help");
+        else if (!has_value)
+            usage("an option is missing its value or is unknown");
+        else if (strcmp(a, "--results-fd") == 0) {
+            int fd = (int)parse_count(a, argv[++i], 3, 1 << 20);
             FILE *f;
-            i++;
             /* At once: nothing exec'ed from here on may inherit it. */
             if (fcntl(fd, F_SETFD, FD_CLOEXEC) != 0 || (f = fdopen(fd, "w")) == NULL)
                 usage("--results-fd names no open descriptor");
             g_out = f;
             g_out_fd = fd;
-        } else if (strcmp(a, "--inputs-fd") == 0 && has_value) {
-            g_in_fd = (int)parse_count(a, argv[i + 1], 3, 1 << 20);
-            i++;
+        } else if (strcmp(a, "--inputs-fd") == 0) {
+            g_in_fd = (int)parse_count(a, argv[++i], 0, 1 << 20);
             if (fcntl(g_in_fd, F_SETFD, FD_CLOEXEC) != 0)
                 usage("--inputs-fd names no open descriptor");
-        } else if (strcmp(a, "--samples") == 0)
-            want_samples = 1;
-        else if (strcmp(a, "--profile") == 0)
-            profile = 1;
-        else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0)
-            usage("help");
-        else if (!has_value)
-            usage("an option is missing its value or is unknown");
-        else if (strcmp(a, "--lib") == 0)
+        } else if (strcmp(a, "--lib") == 0)
             lib_path = argv[++i];
-        else if (strcmp(a, "--op") == 0)
-            op = argv[++i];
-        else if (strcmp(a, "--mode") == 0)
-            mode = argv[++i];
-        else if (strcmp(a, "--warmup") == 0) {
-            warm = parse_count(a, argv[i + 1], 0, 1000000);
-            i++;
-        } else if (strcmp(a, "--iters") == 0) {
-            iters = parse_count(a, argv[i + 1], 1, 100000000);
-            i++;
-        } else
-            usage("unknown option");
+        else
+            usage("unknown option (the operation, mode and counts are settings on --inputs-fd)");
     }
-    if (!lib_path || !op || !mode)
-        usage("--lib, --op and --mode are required");
+    if (!lib_path || g_in_fd < 0)
+        usage("--lib and --inputs-fd are required");
+    return lib_path;
+}
+
+static int mode_is(const char *m)
+{
+    return strcmp(g_set.mode, m) == 0;
+}
+
+/* The settings' operation and mode, checked against each other (after
+ * settings_read; a contradiction is a settings error, exit 3). */
+static void settings_check(void)
+{
+    static const char *const modes[] = {"calibrate", "trial", "memory", "count", "ct", "replay"};
+    size_t m;
+    if (!g_set.op[0] || !g_set.mode[0])
+        fail("settings", "op_and_mode_are_required");
     for (g_op = 0; g_op < 5; g_op++)
-        if (strcmp(op, op_names[g_op]) == 0)
+        if (strcmp(g_set.op, op_names[g_op]) == 0)
             break;
-    if (g_op == 5 && ext_parse_op(op))
+    if (g_op == 5 && ext_parse_op(g_set.op))
         g_op = OP_EXT;
     else if (g_op == 5)
-        usage("--op must be keygen, sign, verify, enc, dec, hash_<bytes>, exchange or a KEX step");
-    if (g_op == OP_EXT && ext_is_step() && (strcmp(mode, "calibrate") == 0 || profile))
-        usage("a KEX step is planned from the exchange and never profiled");
-    if (strcmp(mode, "calibrate") != 0 && strcmp(mode, "trial") != 0 &&
-        strcmp(mode, "memory") != 0 && strcmp(mode, "count") != 0 && strcmp(mode, "ct") != 0 &&
-        strcmp(mode, "replay") != 0)
-        usage("--mode must be calibrate, trial, memory, count, ct or replay");
-    if (strcmp(mode, "replay") == 0 && g_in_fd < 0)
-        usage("--mode replay reads its calls from --inputs-fd");
-    if (profile && strcmp(mode, "trial") != 0)
-        usage("--profile goes with --mode trial");
-    if (want_samples && strcmp(mode, "trial") != 0)
-        usage("--samples goes with --mode trial");
+        fail("settings", "op_must_be_keygen_sign_verify_enc_dec_hash_<bytes>_exchange_or_a_KEX_step");
+    for (m = 0; m < sizeof modes / sizeof modes[0]; m++)
+        if (mode_is(modes[m]))
+            break;
+    if (m == sizeof modes / sizeof modes[0])
+        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_or_replay");
+    if (g_op == OP_EXT && ext_is_step() && (mode_is("calibrate") || g_set.profile))
+        fail("settings", "a_KEX_step_is_planned_from_the_exchange_and_never_profiled");
+    if (mode_is("replay") && !g_inputs)
+        fail("settings", "replay_needs_a_seed");
+    if ((g_set.profile || g_set.samples || !g_set.output_hashes) && !mode_is("trial"))
+        fail("settings", "samples_profile_and_output_hashes_go_with_mode_trial");
+}
+
+int main(int argc, char **argv)
+{
+    const char *lib_path = parse_argv(argc, argv);
+    long warm;
+    char err[128], algname[256], seal[32];
+    int seal_err, under_valgrind;
+    const char *inv;
+    void *lib;
 
     if (pqb_counter_open(&C, err, sizeof err) != 0)
         fail("load", "counter:%s", err);
     /* Before loading, so its constructors are bound too: no file can be
-     * opened to write (see pqb_seal.h). Under Valgrind, whose own
-     * output the filter would refuse, neither filter is installed. */
-    under_valgrind = strcmp(mode, "count") == 0 || strcmp(mode, "ct") == 0;
+     * opened to write (see pqb_seal.h). Under Valgrind, whose own output
+     * the filter would refuse, neither filter is installed; the mode is not
+     * known yet (nothing before loading may tell one process from another),
+     * so Valgrind is asked whether it runs us. */
+    under_valgrind = PQB_VG_RUNNING();
     seal_err = under_valgrind ? 0 : pqb_seal_writes();
     lib = load(lib_path);
-    /* Only now: nothing the library ran while loading could see it. */
-    inputs_read();
+    /* Only now: nothing the library ran while loading could see them. */
+    settings_read();
+    settings_check();
+    check_op_fits();
     /* From here on the library cannot create executable memory (see
      * pqb_seal.h); under Valgrind, whose translator needs it, it can. */
     if (under_valgrind)
@@ -1190,22 +1220,23 @@ int main(int argc, char **argv)
          ext_kind_name(E->kind), word(E->algname, algname, sizeof algname),
          C.name, C.hz, inv, (long)getpid(), sched_getcpu(), seal);
 
-    if (profile)
+    if (g_set.profile)
         prof_load(lib);
     setup();
     g_setup_sign_retries = g_sign_retries;
     g_sign_retries = 0;
-    if (strcmp(mode, "calibrate") == 0)
+    warm = g_set.warm;
+    if (mode_is("calibrate"))
         mode_calibrate(warm < 0 ? 3 : warm);
-    else if (strcmp(mode, "trial") == 0 && g_op == OP_EXT && ext_is_step())
-        ext_mode_trial_steps(warm < 0 ? 2 : warm, iters, want_samples);
-    else if (strcmp(mode, "trial") == 0)
-        mode_trial(warm < 0 ? 2 : warm, iters, want_samples, profile);
-    else if (strcmp(mode, "count") == 0)
-        mode_count(warm < 0 ? 1 : warm, iters);
-    else if (strcmp(mode, "ct") == 0)
-        mode_ct(lib, iters);
-    else if (strcmp(mode, "replay") == 0)
+    else if (mode_is("trial") && g_op == OP_EXT && ext_is_step())
+        ext_mode_trial_steps(warm < 0 ? 2 : warm, g_set.iters, g_set.samples);
+    else if (mode_is("trial"))
+        mode_trial(warm < 0 ? 2 : warm, g_set.iters, g_set.samples, g_set.profile);
+    else if (mode_is("count"))
+        mode_count(warm < 0 ? 1 : warm, g_set.iters);
+    else if (mode_is("ct"))
+        mode_ct(lib, g_set.iters);
+    else if (mode_is("replay"))
         mode_replay(warm < 0 ? 2 : warm);
     else
         mode_memory();
@@ -1221,3 +1252,4 @@ int main(int argc, char **argv)
 #include "driver_hash.c"
 #include "driver_kex.c"
 #include "driver_inputs.c"
+#include "driver_settings.c"

@@ -5,14 +5,15 @@
  *
  * Why: a deterministic operation timed on one repeated input can remember
  * its last answer, and one that is never checked can stop working once
- * timed. So, with --inputs-fd N, the driver reads one settings line from
- * descriptor N *after* the library is loaded (the library's constructors
- * cannot see it in argv or memory, and the sandbox keeps it from replacing
- * or tee-ing the descriptor):
+ * timed. So the driver's settings block (driver_settings.c), which it reads
+ * from its input descriptor only *after* the library is loaded (the
+ * library's constructors cannot see it in argv or memory, and the sandbox
+ * keeps it from replacing or tee-ing the descriptor), may carry a seed:
  *
  *   seed=<64 hex> pool_max=<K> pool_seconds=<S>      calibrate, trial
  *   seed=<64 hex> pool=<K> calls=<i>,<j>,...         replay
  *
+ * (one `key=value` a line there)
  * and derives everything from the seed: the 48 bytes seeding the library's
  * randombytes (so its keys and encapsulations follow the seed) and every
  * message. The untimed setup builds a pool of up to K distinct inputs,
@@ -44,7 +45,7 @@
 #define INPUT_SEED_BYTES 32
 #define REPLAY_MAX 64
 
-/* g_inputs (declared in driver.c): a settings line was read. */
+/* g_inputs (declared in driver.c): the settings carried a seed. */
 static unsigned char g_in_seed[INPUT_SEED_BYTES];
 static long g_pool_max = 1, g_pool_exact;      /* exact: replay */
 static double g_pool_seconds;
@@ -114,67 +115,52 @@ static int hexval(char c)
     return -1;
 }
 
-static void inputs_parse_token(char *tok)
+/* calls=<i>,<j>,...: the timed calls a replay makes (REPLAY_MAX at most). */
+static void inputs_calls(const char *v)
 {
-    char *eq = strchr(tok, '=');
-    const char *v;
-    if (!eq)
-        fail("setup", "inputs_token_without_value");
-    *eq = '\0';
-    v = eq + 1;
-    if (strcmp(tok, "seed") == 0) {
+    const char *p = v;
+    for (;;) {
+        char num[24];
+        size_t n = strcspn(p, ",");
+        if (n == 0 || n >= sizeof num)
+            fail("settings", "calls_wants_call_numbers_separated_by_commas");
+        if (g_replay_n == REPLAY_MAX)
+            fail("settings", "calls_names_more_than_%d_calls", REPLAY_MAX);
+        memcpy(num, p, n);
+        num[n] = '\0';
+        g_replay[g_replay_n++] = setting_long("calls", num, 0, 1L << 40);
+        if (p[n] == '\0')
+            return;
+        p += n + 1;
+    }
+}
+
+/* A setting of the distinct inputs (driver_settings.c reads the block). */
+static void inputs_setting(const char *key, const char *v)
+{
+    if (strcmp(key, "seed") == 0) {
         int i;
         if (strlen(v) != 2 * INPUT_SEED_BYTES)
-            fail("setup", "inputs_seed_wants_64_hex_digits");
+            fail("settings", "seed_wants_64_hex_digits");
         for (i = 0; i < INPUT_SEED_BYTES; i++) {
             int hi = hexval(v[2 * i]), lo = hexval(v[2 * i + 1]);
             if (hi < 0 || lo < 0)
-                fail("setup", "inputs_seed_is_not_hex");
+                fail("settings", "seed_is_not_lowercase_hex");
             g_in_seed[i] = (unsigned char)(hi << 4 | lo);
         }
         g_inputs = 1;
-    } else if (strcmp(tok, "pool_max") == 0)
-        g_pool_max = strtol(v, NULL, 10);
-    else if (strcmp(tok, "pool") == 0)
-        g_pool_exact = strtol(v, NULL, 10);
-    else if (strcmp(tok, "pool_seconds") == 0)
-        g_pool_seconds = strtod(v, NULL);
-    else if (strcmp(tok, "calls") == 0) {
-        char *end = (char *)v;
-        while (*end && g_replay_n < REPLAY_MAX) {
-            g_replay[g_replay_n++] = strtol(end, &end, 10);
-            if (*end == ',')
-                end++;
-            else if (*end)
-                fail("setup", "inputs_calls_malformed");
-        }
+    } else if (strcmp(key, "pool_max") == 0)
+        g_pool_max = setting_long(key, v, 1, 1L << 40);
+    else if (strcmp(key, "pool") == 0)
+        g_pool_exact = setting_long(key, v, 1, 1L << 40);
+    else if (strcmp(key, "pool_seconds") == 0) {
+        char *end;
+        errno = 0;
+        g_pool_seconds = strtod(v, &end);
+        if (*v < '0' || *v > '9' || errno != 0 || *end != '\0' || !(g_pool_seconds <= 3600.0))
+            fail("settings", "pool_seconds_wants_seconds_in_0..3600_got_%.40s", v);
     } else
-        fail("setup", "inputs_unknown_setting");
-}
-
-/* Reads the settings line (called once the library is loaded). */
-static void inputs_read(void)
-{
-    char buf[1024], *tok, *save = NULL;
-    size_t n = 0;
-    if (g_in_fd < 0)
-        return;
-    for (;;) {
-        ssize_t r = read(g_in_fd, buf + n, sizeof buf - 1 - n);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            fail("setup", "inputs_unreadable_errno_%d", errno);
-        if (r == 0 || (n += (size_t)r) == sizeof buf - 1)
-            break;
-    }
-    buf[n] = '\0';
-    for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-        inputs_parse_token(tok);
-    if (!g_inputs)
-        fail("setup", "inputs_without_a_seed");
-    if (g_pool_max < 1)
-        g_pool_max = 1;
+        inputs_calls(v);
 }
 
 /* The 48 bytes seeding the library's randombytes. */
@@ -327,7 +313,8 @@ static unsigned long long inputs_output_hash(void)
 static unsigned long long *inputs_outputs_alloc(long iters)
 {
     unsigned long long *p;
-    if (!inputs_checked())
+    /* output_hashes=0: only `pqbench bench-checks`, measuring what this costs. */
+    if (!inputs_checked() || !g_set.output_hashes)
         return NULL;
     p = calloc((size_t)iters, sizeof *p);
     if (!p)

@@ -5,8 +5,8 @@
  * driver's statics: the entry table, the buffers, call_op, warmups, line,
  * fail), so that these modes live in a file of their own.
  *
- * --mode count   after setup and W warm-up calls (--warmup, default 1),
- *                I counted calls (--iters):
+ * mode=count     after setup and W warm-up calls (warmup=, default 1),
+ *                I counted calls (iters=):
  *                - under callgrind (pqbench runs it with --instr-atstart=no
  *                  --collect-atstart=no): instrumentation starts after the
  *                  warm-ups, collection is toggled on around each call only
@@ -17,7 +17,7 @@
  *                  (perf_event_open) read around each call; prints
  *                  `count method=perf-instructions calls=I warmup=W` and
  *                  `instructions n1 n2 ...`.
- * --mode ct      under memcheck only: after setup, I calls (--iters), each
+ * mode=ct        under memcheck only: after setup, I calls (iters=), each
  *                with the secret inputs marked undefined before it (the
  *                secret key for sign and dec; every draw of randomness in
  *                every operation, through the library's pqb_ct hooks) and

@@ -1,0 +1,161 @@
+/*
+ * driver_settings.c - the driver's settings, read from its input descriptor
+ * once the instance library is loaded. Included by driver.c (one
+ * translation unit: it fills driver.c's g_set and driver_inputs.c's seed
+ * and pool settings).
+ *
+ * Why: a library's constructors run inside dlopen, in the driver's own
+ * process, and can read whatever the driver holds by then: its command
+ * line (/proc/self/cmdline), its environment and its memory. A library
+ * that could tell a timing trial from its calibration, or from the memory
+ * or replay process, could behave differently in each (burn CPU only while
+ * calibrated, to widen the trial's CPU bound; misbehave only when timed).
+ * So every driver process of an instance gets the same argv and the same
+ * environment, with only what loading needs:
+ *
+ *   pqb-driver --results-fd 3 --inputs-fd 5 --lib ./lib.so
+ *
+ * and everything that tells one process from another arrives on the input
+ * descriptor, which the driver reads only after loading:
+ *
+ *   pqb-driver-settings 1
+ *   op=<operation>                 required (see driver.c)
+ *   mode=<mode>                    required: calibrate, trial, memory,
+ *                                  count, ct or replay
+ *   warmup=<W>                     default: calibrate 3, trial 2, count 1,
+ *                                  replay 2
+ *   iters=<I>                      trial, count, ct (default 20)
+ *   samples=0|1                    trial: one sample per call
+ *   profile=0|1                    trial: the profiling runtime's counters
+ *   output_hashes=0|1              trial: hash each call's output (default
+ *                                  1; 0 only to measure what hashing costs)
+ *   seed=, pool_max=, pool_seconds=, pool=, calls=
+ *                                  distinct inputs (driver_inputs.c)
+ *   end
+ *
+ * One `key=value` a line, each key at most once, then the line `end` and
+ * the end of the descriptor. Anything else (no header, an unknown or
+ * repeated key, an empty value, a number out of range, bytes after `end`,
+ * a block beyond SETTINGS_MAX bytes) is one `error stage=settings` line
+ * naming the fault, exit 3: never a guess.
+ */
+
+#define SETTINGS_MAX 4096
+#define SETTINGS_HEADER "pqb-driver-settings 1"
+
+/* Strict decimal: digits only (no sign, space or suffix), within range. */
+static long setting_long(const char *key, const char *v, long min, long max)
+{
+    char *end;
+    long x;
+    errno = 0;
+    x = strtol(v, &end, 10);
+    if (*v < '0' || *v > '9' || errno != 0 || *end != '\0' || x < min || x > max)
+        fail("settings", "%s_wants_an_integer_in_%ld..%ld_got_%.40s", key, min, max, v);
+    return x;
+}
+
+static int setting_flag(const char *key, const char *v)
+{
+    if (strcmp(v, "0") != 0 && strcmp(v, "1") != 0)
+        fail("settings", "%s_wants_0_or_1_got_%.40s", key, v);
+    return v[0] == '1';
+}
+
+static void setting_word(const char *key, const char *v, char *out, size_t cap)
+{
+    if (strlen(v) >= cap)
+        fail("settings", "%s_longer_than_%zu_bytes", key, cap - 1);
+    memcpy(out, v, strlen(v) + 1);
+}
+
+/* One `key=value` line. Each key's bit in *seen: given at most once. */
+static void settings_line(char *l, int lineno, unsigned *seen)
+{
+    static const char *const keys[] = {"op",      "mode",          "warmup", "iters",
+                                       "samples", "profile",       "seed",   "pool_max",
+                                       "pool",    "pool_seconds",  "calls",  "output_hashes"};
+    const size_t nkeys = sizeof keys / sizeof keys[0];
+    char *eq = strchr(l, '=');
+    const char *v;
+    size_t k;
+    if (!eq || eq == l || eq[1] == '\0')
+        fail("settings", "line_%d_is_not_key=value", lineno);
+    *eq = '\0';
+    v = eq + 1;
+    for (k = 0; k < nkeys; k++)
+        if (strcmp(l, keys[k]) == 0)
+            break;
+    if (k == nkeys)
+        fail("settings", "line_%d_unknown_key_%.40s", lineno, l);
+    if (*seen & (1u << k))
+        fail("settings", "line_%d_repeats_key_%s", lineno, l);
+    *seen |= 1u << k;
+    if (k == 0)
+        setting_word(l, v, g_set.op, sizeof g_set.op);
+    else if (k == 1)
+        setting_word(l, v, g_set.mode, sizeof g_set.mode);
+    else if (k == 2)
+        g_set.warm = setting_long(l, v, 0, 1000000);
+    else if (k == 3)
+        g_set.iters = setting_long(l, v, 1, 100000000);
+    else if (k == 4)
+        g_set.samples = setting_flag(l, v);
+    else if (k == 5)
+        g_set.profile = setting_flag(l, v);
+    else if (k == 11)
+        g_set.output_hashes = setting_flag(l, v);
+    else
+        inputs_setting(l, v);
+}
+
+/* Reads the whole block (the descriptor holds it and then end of file). */
+static size_t settings_slurp(char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        ssize_t r = read(g_in_fd, buf + n, cap - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            fail("settings", "input_descriptor_unreadable_errno_%d", errno);
+        if (r == 0)
+            return n;
+        n += (size_t)r;
+        if (n == cap)
+            return n;
+    }
+}
+
+/* Reads and checks the settings block (called once the library is loaded). */
+static void settings_read(void)
+{
+    static char buf[SETTINGS_MAX + 2];
+    char *l, *nl;
+    unsigned seen = 0;
+    int lineno = 1, ended = 0;
+    size_t n = settings_slurp(buf, SETTINGS_MAX + 1);
+    if (n > SETTINGS_MAX)
+        fail("settings", "block_beyond_%d_bytes", SETTINGS_MAX);
+    buf[n] = '\0';
+    if (strlen(buf) != n)
+        fail("settings", "block_holds_a_nul_byte");
+    if (n == 0)
+        fail("settings", "no_settings_on_the_input_descriptor");
+    for (l = buf; *l; l = nl + 1, lineno++) {
+        nl = strchr(l, '\n');
+        if (!nl)
+            fail("settings", "line_%d_does_not_end_with_a_newline", lineno);
+        *nl = '\0';
+        if (ended)
+            fail("settings", "line_%d_after_end", lineno);
+        if (lineno == 1 && strcmp(l, SETTINGS_HEADER) != 0)
+            fail("settings", "first_line_is_not_%s", "pqb-driver-settings_1");
+        else if (lineno > 1 && strcmp(l, "end") == 0)
+            ended = 1;
+        else if (lineno > 1)
+            settings_line(l, lineno, &seen);
+    }
+    if (!ended)
+        fail("settings", "block_without_its_end_line");
+}
