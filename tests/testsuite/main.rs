@@ -22,6 +22,7 @@ mod check_published;
 mod compare_doubling;
 mod config_errors;
 mod config_kex_hash;
+mod differential;
 mod docs_reference;
 mod drbg_fast;
 mod engine_incremental;
