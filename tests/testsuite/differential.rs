@@ -81,3 +81,46 @@ fn an_implementation_overfitted_to_its_kat_differs_on_a_fresh_start() {
         "{said}"
     );
 }
+
+/// The NIST format's start is the master DRBG's entropy input: 0x00..0x2f
+/// gives the fixed file byte for byte, and another start gives the seeds an
+/// independent CTR_DRBG (the RustCrypto oracle) draws from it.
+#[test]
+fn a_nist_start_replaces_the_entropy_input_of_the_master_drbg() {
+    let p = TestProject::bare();
+    p.copy("algorithms/sign-92", "algorithms/sign-92");
+    p.copy("algorithms/sign-92.toml", "algorithms/sign-92.toml");
+    p.copy("kat/sign-92", "kat/sign-92");
+    p.write(
+        "campaigns/n.toml",
+        "algorithms = [\"sign-92\"]\nflag-profiles = [\"guide\"]\nstages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    p.pqbench(&["run", "n"]).expect(0);
+    let cache = pqbench::cache::Cache::new(&p.path().join("output/.cache"));
+    let cc = pqbench::toolchain::Compiler::detect("gcc").unwrap();
+    let runner = pqbench::support::Support::prepare(&cache, &cc)
+        .unwrap()
+        .kat_runner;
+    let lib = p.path().join("output/n/local/lib/sign-92/LARCH-1.so");
+    let generate = |start: Option<&[u8; 48]>| -> String {
+        let out = p.path().join("fresh.rsp");
+        let mut cmd = std::process::Command::new(&runner);
+        cmd.arg("--lib")
+            .arg(&lib)
+            .args(["--format", "nist", "--records", "2"]);
+        if let Some(s) = start {
+            cmd.args(["--start", &hex::encode(s)]);
+        }
+        let run = cmd.arg("--out").arg(&out).output().unwrap();
+        let said = String::from_utf8_lossy(&run.stdout).to_string();
+        assert!(said.contains("status = PASS"), "{said}");
+        std::fs::read_to_string(&out).unwrap()
+    };
+    let fixed = generate(None);
+    assert_eq!(generate(Some(&crate::ctr_drbg_oracle::entropy())), fixed);
+    let start = [0xABu8; 48];
+    let fresh = generate(Some(&start));
+    let seed = crate::ctr_drbg_oracle::Drbg::new(&start).generate(48);
+    let want = format!("seed = {}", hex::encode_upper(seed));
+    assert!(fresh.contains(&want) && !fixed.contains(&want), "{fresh}");
+}
