@@ -63,3 +63,44 @@ pub fn first_difference(files: &[FreshKat]) -> Option<Difference> {
         })
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(label: &str, records: &[&str]) -> FreshKat {
+        FreshKat {
+            label: label.into(),
+            implementation: label.into(),
+            status: "PASS".into(),
+            bytes: records.len() as u64,
+            sha256: records.concat(),
+            record_sha256: records.iter().map(|r| r.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn the_first_difference_names_the_pair_and_the_first_differing_count() {
+        let a = file("A", &["r0", "r1", "r2"]);
+        assert_eq!(
+            first_difference(&[a.clone(), file("B", &["r0", "r1", "r2"])]),
+            None
+        );
+        let d = first_difference(&[
+            a.clone(),
+            file("B", &["r0", "r1", "r2"]),
+            file("C", &["r0", "x1", "r2"]),
+        ]);
+        assert_eq!(
+            d,
+            Some(Difference {
+                labels: ["A".into(), "C".into()],
+                count: 1
+            })
+        );
+        // A shorter file that agrees on what it has differs where it ends.
+        let d = first_difference(&[a, file("B", &["r0", "r1"])]).unwrap();
+        assert_eq!(d.count, 2);
+        assert_eq!(first_difference(&[]), None);
+    }
+}
