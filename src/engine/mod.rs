@@ -219,6 +219,18 @@ pub(crate) trait CampaignStage: Send + Sync + 'static {
     }
 }
 
+/// The result this campaign last stored for stage `S` of the instance with
+/// key `unit`, when it is intact: for a stage that compares an instance
+/// with others of the campaign, run after every instance went through `S`
+/// (the stages before the first measuring one run stage by stage).
+pub(crate) fn stored_result<S: Stage>(cx: &Cx, unit: &str) -> Option<S::Output> {
+    let last = state::read(cx, S::NAME, unit)?;
+    match cx.cache.lookup(S::NAME, &last.key) {
+        crate::cache::Lookup::Hit { value, .. } => serde_json::from_value(value).ok(),
+        _ => None,
+    }
+}
+
 /// A stage's settings: its `[stage.<name>]` table of the campaign, or the
 /// defaults when the campaign has none. `T` should deny unknown fields, so
 /// a misspelt key is an error naming it.

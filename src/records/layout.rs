@@ -28,6 +28,8 @@ pub(crate) const COUNT: &str = "count";
 pub(crate) const CT: &str = "ct";
 /// Static scans, one per instance.
 pub(crate) const SCAN: &str = "scan";
+/// Differential checks on a fresh start, one per parameter set.
+pub(crate) const DIFFERENTIAL: &str = "differential";
 /// KAT logs and generated KAT files.
 pub(crate) const KAT: &str = "kat";
 /// The measured libraries.
@@ -46,6 +48,11 @@ pub(crate) fn operation_file(tree: &str, algorithm: &str, label: &str, op: &str)
 /// An instance's static scan, relative to the dataset.
 pub(crate) fn scan_file(algorithm: &str, label: &str) -> String {
     format!("{SCAN}/{algorithm}/{label}.json")
+}
+
+/// The differential check of a parameter set, under its first instance.
+pub(crate) fn differential_file(algorithm: &str, label: &str) -> String {
+    format!("{DIFFERENTIAL}/{algorithm}/{label}.json")
 }
 
 /// An instance's KAT log, relative to the dataset.

@@ -10,6 +10,7 @@ pub mod campaign;
 pub mod count;
 pub mod ct;
 pub(crate) mod diff;
+pub mod differential;
 pub(crate) mod evidence;
 pub(crate) mod host;
 pub mod kat;

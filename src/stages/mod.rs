@@ -7,6 +7,7 @@ pub mod build;
 pub(crate) mod client_requests;
 pub(crate) mod count;
 pub(crate) mod ct;
+pub(crate) mod differential;
 pub(crate) mod kat;
 pub(crate) mod kat_hash;
 pub mod memory;
@@ -30,6 +31,7 @@ pub fn registry() -> Registry {
         .stage(build::BuildStage)
         .stage(scan::ScanStage)
         .stage(kat::KatStage)
+        .stage(differential::DifferentialStage)
         .stage(profile_link::ProfileLinkStage)
         .stage(time::TimeStage)
         .stage(memory::MemoryStage)

@@ -23,6 +23,7 @@ mod compare_doubling;
 mod config_errors;
 mod config_kex_hash;
 mod config_signature_api;
+mod differential;
 mod docs_reference;
 mod drbg_fast;
 mod engine_incremental;

@@ -3,8 +3,18 @@
  * checks every record on the way.
  *
  *   pqb-kat [--results-fd N] --lib PATH --format ngcc|nist --records N
- *           (--out FILE | --out-fd M)
+ *           [--start HEX] (--out FILE | --out-fd M)
  *   pqb-kat --drbg-selftest
+ *
+ * --start takes 48 bytes in hex (96 digits) that replace the fixed start of
+ * the generated file, so two implementations of one parameter set can be
+ * compared on seeds their KAT file does not hold: for nist, the master
+ * DRBG's entropy input (0x00..0x2f otherwise); for ngcc (signatures, KEMs
+ * and key exchanges), the first 48 bytes of the 64-byte nonce of the seed
+ * DRNG and of the message DRNG ("seedseed..." and "msgmsg..." otherwise;
+ * their last 16 bytes stay, so the two streams stay apart). The hash files
+ * have no such start (each file's nonce is its name): --start is refused
+ * with --format hash.
  *
  * Built by pqbench from this file, aes256.c and ctr_drbg.c, linked with -ldl.
  * The library is loaded with dlopen and driven through its pqb_entry table.
@@ -568,12 +578,21 @@ out:
 
 /* ---- the two formats -------------------------------------------------- */
 
+/* The 48-byte start given with --start, or NULL for the fixed one. */
+static const unsigned char *g_start;
+
+/* The NIST entropy input: the --start value, else 0x00..0x2f. */
+static void start_entropy(unsigned char entropy[NIST_SEED_BYTES])
+{
+    unsigned i;
+    for (i = 0; i < NIST_SEED_BYTES; i++)
+        entropy[i] = g_start != NULL ? g_start[i] : (unsigned char)i;
+}
+
 static void master_init(pqb_ctr_drbg *d)
 {
-    unsigned char entropy[48];
-    unsigned i;
-    for (i = 0; i < 48; i++)
-        entropy[i] = (unsigned char)i;
+    unsigned char entropy[NIST_SEED_BYTES];
+    start_entropy(entropy);
     pqb_ctr_drbg_init(d, entropy, NULL);
 }
 
@@ -618,8 +637,7 @@ static void run_nist_submission_rng(run_state *r, unsigned long records)
         fail(r, ST_CRYPTOFAIL, "cannot allocate the %zu-byte master stream", total);
         return;
     }
-    for (i = 0; i < NIST_SEED_BYTES; i++)
-        entropy[i] = (unsigned char)i;
+    start_entropy(entropy);
     master = e->drng_new(entropy, sizeof entropy);
     if (master == NULL) {
         fail(r, ST_CRYPTOFAIL, "seeding the submission's KAT RNG failed");
@@ -702,6 +720,8 @@ static void run_ngcc(run_state *r, unsigned long records)
 
     for (i = 0; i < 16; i++)
         memcpy(nonce + 4 * i, "seed", 4);
+    if (g_start != NULL)
+        memcpy(nonce, g_start, NIST_SEED_BYTES);
     seed_drng = e->drng_new(nonce, sizeof nonce);
     if (seed_drng == NULL) {
         fail(r, ST_CRYPTOFAIL, "initialising the seed DRNG failed");
@@ -711,6 +731,8 @@ static void run_ngcc(run_state *r, unsigned long records)
         for (i = 0; i < 21; i++)
             memcpy(nonce + 3 * i, "msg", 3);
         nonce[63] = 'm';
+        if (g_start != NULL)
+            memcpy(nonce, g_start, NIST_SEED_BYTES);
         msg_drng = e->drng_new(nonce, sizeof nonce);
         if (msg_drng == NULL) {
             fail(r, ST_CRYPTOFAIL, "initialising the message DRNG failed");
@@ -762,7 +784,7 @@ static void run_ngcc(run_state *r, unsigned long records)
 static void usage(void)
 {
     fputs("usage: pqb-kat [--results-fd N] --lib PATH --format ngcc|nist --records N\n"
-          "               (--out FILE | --out-fd M)\n"
+          "               [--start HEX] (--out FILE | --out-fd M)\n"
           "       pqb-kat [--results-fd N] --lib PATH --format hash --file KAT_2_12|KAT_2_23|\n"
           "               KAT_2_33|KAT_Loop|KAT_ICCS [--helper NAME] --records N\n"
           "               (--out FILE | --out-fd M)\n"
@@ -868,10 +890,38 @@ static FILE *channel(const char *opt, const char *arg)
     return f;
 }
 
+static int hex_digit(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/* Exactly NIST_SEED_BYTES bytes of hex into out; 0 on success. */
+static int parse_start(const char *hex, unsigned char *out)
+{
+    size_t i;
+    if (strlen(hex) != 2 * NIST_SEED_BYTES)
+        return -1;
+    for (i = 0; i < NIST_SEED_BYTES; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -1;
+        out[i] = (unsigned char)(hi << 4 | lo);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *lib = NULL, *format = NULL, *records_arg = NULL, *out = NULL;
     const char *results_fd = NULL, *out_fd = NULL, *file = NULL, *helper = NULL;
+    const char *start_arg = NULL;
+    static unsigned char start[NIST_SEED_BYTES];
     unsigned long records;
     char *end;
     int nist, is_hash = 0, i, seal_err;
@@ -903,6 +953,8 @@ int main(int argc, char **argv)
             slot = &file;
         else if (strcmp(argv[i], "--helper") == 0)
             slot = &helper;
+        else if (strcmp(argv[i], "--start") == 0)
+            slot = &start_arg;
         if (slot == NULL || *slot != NULL || i + 1 >= argc) {
             fprintf(stderr, "pqb-kat: unexpected or repeated argument '%s'\n", argv[i]);
             usage();
@@ -923,6 +975,20 @@ int main(int argc, char **argv)
         fprintf(stderr, "pqb-kat: unknown format '%s' (ngcc, nist, or hash with --file)\n",
                 format);
         usage();
+    }
+    if (start_arg != NULL) {
+        if (is_hash) {
+            fputs("pqb-kat: --start has no meaning for the hash format (its files start from "
+                  "their names)\n",
+                  stderr);
+            usage();
+        }
+        if (parse_start(start_arg, start) != 0) {
+            fprintf(stderr, "pqb-kat: --start wants %d bytes as %d hex digits, not '%s'\n",
+                    NIST_SEED_BYTES, 2 * NIST_SEED_BYTES, start_arg);
+            usage();
+        }
+        g_start = start;
     }
     errno = 0;
     records = strtoul(records_arg, &end, 10);
