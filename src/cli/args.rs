@@ -73,6 +73,10 @@ pub enum Command {
     /// Time rendering of a synthetic dataset of N instances (a benchmark:
     /// prints how long it took, asserts nothing).
     BenchRender(commands::bench_render::Args),
+    /// Time an operation's trials with and without the per-call output
+    /// hashes of the replay check (a benchmark: prints figures, asserts
+    /// nothing; run the campaign first).
+    BenchChecks(commands::bench_checks::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(commands::completions::Args),
     /// pqbench's own steps on a machine a shard was sent to.

@@ -3,6 +3,7 @@
 //! writing its module and adding one line to `registry()`: `run`, `plan`,
 //! `status` and the lock file all walk that list.
 
+pub mod bench_checks;
 pub mod build;
 pub(crate) mod client_requests;
 pub(crate) mod count;

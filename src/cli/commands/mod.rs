@@ -3,6 +3,7 @@
 //! returns. Exit codes come from the reports (items that failed) or from
 //! `Error::exit_code` (in `main`). `dispatch` is the table of contents.
 
+pub mod bench_checks;
 pub mod bench_render;
 pub mod bless;
 pub mod check;
@@ -41,6 +42,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         Command::Reproduce(a) => reproduce::run(cli, a),
         Command::Compare(a) => compare::run(cli, a),
         Command::BenchRender(a) => bench_render::run(cli, a),
+        Command::BenchChecks(a) => bench_checks::run(cli, a),
         Command::Completions(a) => completions::run(cli, a),
         Command::Internal(a) => internal::run(cli, a),
     }
