@@ -209,7 +209,7 @@ pub fn reproduce(
         });
     }
     let (rep, dir) = execute(p, opts, write)?;
-    debug_assert!(rep.exit_code != exit::OK || !rep.timing.any(Verdict::Slower));
+    assert!(rep.exit_code != exit::OK || !rep.timing.any(Verdict::Slower));
     Ok(Reproduction {
         run,
         exit_code: rep.exit_code,
