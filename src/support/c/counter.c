@@ -22,8 +22,12 @@
 #include <cpuid.h>
 #endif
 
-/* How long the rate of tsc and perf-user-cycles is measured. */
+/* How long the rate of tsc and perf-user-cycles is measured
+ * (pqb_counter_measure_rate), and how long opening probes that they count
+ * at all: every driver process opens the same counter, but only the
+ * processes whose figures are converted to seconds need the rate. */
 #define PQB_CALIBRATE_SECONDS 0.020
+#define PQB_PROBE_SECONDS 0.0005
 
 double pqb_now_seconds(void)
 {
@@ -165,7 +169,7 @@ static int open_perf(pqb_counter *c, char *err, size_t errlen)
     c->kind = PQB_COUNTER_PERF;
     c->name = "perf-user-cycles";
     c->perf_fd = (int)fd;
-    c->hz = measure_hz(c, PQB_CALIBRATE_SECONDS);
+    c->hz = measure_hz(c, PQB_PROBE_SECONDS);
     /* Some hypervisors accept the event but never count: such a counter
      * is as good as none. */
     if (!(c->hz > 1e6)) {
@@ -191,7 +195,7 @@ static int open_tsc(pqb_counter *c, int forced, char *err, size_t errlen)
     }
     c->kind = PQB_COUNTER_TSC;
     c->name = "tsc";
-    c->hz = measure_hz(c, PQB_CALIBRATE_SECONDS);
+    c->hz = measure_hz(c, PQB_PROBE_SECONDS);
     if (!(c->hz > 1e6)) {
         snprintf(err, errlen, "tsc_does_not_count");
         return -1;
@@ -273,6 +277,15 @@ int pqb_counter_open(pqb_counter *c, char *err, size_t errlen)
 #endif
     open_clock(c);
     return 0;
+}
+
+void pqb_counter_measure_rate(pqb_counter *c)
+{
+    if (c->kind == PQB_COUNTER_PERF || c->kind == PQB_COUNTER_TSC) {
+        double hz = measure_hz(c, PQB_CALIBRATE_SECONDS);
+        if (hz > 1e6)
+            c->hz = hz;
+    }
 }
 
 void pqb_counter_close(pqb_counter *c)

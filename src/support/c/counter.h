@@ -15,8 +15,9 @@
  *   clock             CLOCK_MONOTONIC_RAW in nanoseconds (everything else).
  *
  * hz is the counter's rate in ticks per second of CLOCK_MONOTONIC_RAW:
- * measured over about 20 ms for tsc and perf-user-cycles (for the latter it
- * is the clock rate observed while the thread spins in user mode), taken
+ * for tsc and perf-user-cycles, probed over 0.5 ms when opening and
+ * measured over about 20 ms by pqb_counter_measure_rate (for the latter it
+ * is the clock rate observed while the thread spins in user mode); taken
  * from cntfrq_el0 for cntvct, exactly 1e9 for clock.
  *
  * Needs only libc (C99 + POSIX/GNU); Linux for perf_event_open.
@@ -39,9 +40,14 @@ typedef struct pqb_counter {
     double hz;         /* ticks per second */
 } pqb_counter;
 
-/* Chooses and opens the counter (honouring PQB_COUNTER) and measures its
- * rate. Returns 0, or -1 with a message without spaces in err. */
+/* Chooses and opens the counter (honouring PQB_COUNTER) and probes that it
+ * counts (a rough rate). Returns 0, or -1 with a message without spaces in
+ * err. */
 int pqb_counter_open(pqb_counter *c, char *err, size_t errlen);
+
+/* Measures the rate of an open counter over about 20 ms, for figures that
+ * are converted to seconds. */
+void pqb_counter_measure_rate(pqb_counter *c);
 
 /* Current tick count; differences of two reads are ticks elapsed. */
 unsigned long long pqb_counter_read(const pqb_counter *c);

@@ -150,6 +150,7 @@ static int bench(unsigned long batches, unsigned long batch)
         printf("error stage=counter msg=%s\n", err);
         return EXIT_FAIL;
     }
+    pqb_counter_measure_rate(&c);
     for (k = 0; k < 48; k++)
         entropy[k] = (unsigned char)k;
     pqb_ctr_drbg_init(&d, entropy, NULL);

@@ -1213,6 +1213,10 @@ int main(int argc, char **argv)
     else
         snprintf(seal, sizeof seal, "off:errno%d", seal_err);
 
+    /* Only the modes whose cycles become seconds need the rate's 20 ms;
+     * the others print the probe's rough rate, which nothing reads. */
+    if (mode_is("calibrate") || mode_is("trial"))
+        pqb_counter_measure_rate(&C);
     inv = C.tsc_invariant < 0 ? "na" : C.tsc_invariant ? "1" : "0";
     line("meta abi=%d api=%s kind=%s algname=%s counter=%s counter_hz=%.6e tsc_invariant=%s "
          "pid=%ld cpu=%d seal=%s",
