@@ -49,11 +49,11 @@ pub(crate) fn pooled(op: &str) -> bool {
     matches!(op, "sign" | "verify" | "dec") || op.starts_with("hash_")
 }
 
-/// Whether `op`'s timed outputs are recomputed (sign's signatures depend
-/// on the library's randomness at the moment of the call, which only a
-/// replay of every earlier call could reproduce).
+/// Whether `op`'s timed outputs are recomputed: those of the pooled
+/// operations (sign's randomness is re-seeded before every call from the
+/// trial's seed and the call's number, so a replay reproduces it).
 pub fn checked(op: &str) -> bool {
-    pooled(op) && op != "sign"
+    pooled(op)
 }
 
 /// `n` bytes from the operating system's random source.
@@ -263,6 +263,11 @@ pub(crate) fn check_trial(
                     Some("0") => Some(false),
                     _ => None,
                 }),
+            repeatable: replayed
+                .lines
+                .iter()
+                .find(|l| l.tag == "replay" && l.u64("call") == Some(call))
+                .and_then(|l| l.get("repeat").map(|r| r == "1")),
         })
         .collect();
     out.problem = verdict(&out.checks).map(|why| match replayed.failure() {
@@ -367,6 +372,7 @@ mod tests {
             timed_hash: "00000000000000aa".into(),
             replay_hash: Some("00000000000000aa".into()),
             agrees: Some(true),
+            repeatable: None,
         };
         assert_eq!(verdict(std::slice::from_ref(&ok)), None);
         let bad = OutputCheck {
@@ -377,13 +383,26 @@ mod tests {
         assert!(why.contains("timed call 7 of trial 2"), "{why}");
         let disagrees = OutputCheck {
             agrees: Some(false),
-            ..ok
+            ..ok.clone()
         };
         assert!(verdict(&[disagrees]).is_some());
+        // A signature the replay could not make twice alike is no
+        // evidence by its hash, but still by its verification.
+        let unrepeatable = OutputCheck {
+            replay_hash: Some("00000000000000bb".into()),
+            repeatable: Some(false),
+            ..ok
+        };
+        assert_eq!(verdict(std::slice::from_ref(&unrepeatable)), None);
+        let rejected = OutputCheck {
+            agrees: Some(false),
+            ..unrepeatable
+        };
+        assert!(verdict(&[rejected]).is_some());
         assert_eq!(
             PoolPlan::trial("keygen", 10, 2, 1e-3).map(|p| p.pool_max),
             None
         );
-        assert!(checked("hash_64") && pooled("sign") && !checked("sign"));
+        assert!(checked("hash_64") && checked("sign") && !checked("keygen"));
     }
 }

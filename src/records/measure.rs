@@ -52,9 +52,16 @@ pub struct OutputCheck {
     /// None when the replay process failed.
     pub replay_hash: Option<String>,
     /// dec: the replayed secret equals the one enc gave; verify: the
-    /// replayed signature was accepted; None for a hash.
+    /// replayed signature was accepted; sign: the replayed signature
+    /// verifies; None for a hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agrees: Option<bool>,
+    /// sign: whether the replay, making the call twice, got the same
+    /// signature both times. When not, the signature does not follow the
+    /// driver's randomness and the timed one cannot be recomputed: its
+    /// hash is no evidence either way (None for the other operations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeatable: Option<bool>,
 }
 
 impl OutputCheck {
@@ -63,7 +70,7 @@ impl OutputCheck {
         let call = format!("timed call {} of trial {}", self.call, self.trial);
         match &self.replay_hash {
             None => Some(format!("{call}: its replay failed")),
-            Some(h) if *h != self.timed_hash => Some(format!(
+            Some(h) if *h != self.timed_hash && self.repeatable != Some(false) => Some(format!(
                 "{call} returned output hash {}, a separate process recomputed {h}",
                 self.timed_hash
             )),

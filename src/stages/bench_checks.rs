@@ -1,5 +1,5 @@
 //! `pqbench bench-checks`: what the output checks add to a timed call. A
-//! trial of `dec`, `verify` or `hash_<n>` hashes every timed call's input
+//! trial of `sign`, `dec`, `verify` or `hash_<n>` hashes every timed call's input
 //! and output for the replay; this benchmark runs trials of one operation
 //! of an instance a campaign has built, alternately with and without that
 //! hashing (the driver's `output_hashes=0`, used nowhere else), and
@@ -60,7 +60,7 @@ fn pick<'p>(cx: &Cx<'p>, op: Option<&str>) -> Result<(&'p Instance, &'static str
         format!(
             "no built instance of campaign {} runs {}: run the campaign first",
             cx.plan.campaign,
-            op.unwrap_or("an operation whose outputs are checked (dec, verify, hash_<n>)")
+            op.unwrap_or("an operation whose outputs are checked (sign, dec, verify, hash_<n>)")
         )
     })
 }

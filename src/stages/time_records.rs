@@ -179,6 +179,7 @@ mod tests {
             timed_hash: "0000000000000001".into(),
             replay_hash: Some("0000000000000001".into()),
             agrees: Some(true),
+            repeatable: None,
         };
         r.output_checks = vec![check.clone()];
         let mut problems = Vec::new();

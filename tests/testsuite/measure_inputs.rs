@@ -3,8 +3,9 @@
 //! dec): a dec that remembers its last ciphertext gains nothing once every
 //! timed call gets a ciphertext of its own, and a dec that returns wrong
 //! secrets once the KAT run is over is caught by a separate process
-//! recomputing timed calls picked after the trial. The honest control
-//! beside them is measured as usual.
+//! recomputing timed calls picked after the trial; so is a sign that
+//! returns stale signatures (tests/fixtures/measure, FIX_SIGN_STALE). The
+//! honest control beside them is measured as usual.
 
 use crate::common;
 use common::*;
@@ -117,5 +118,44 @@ fn memoised_and_lazy_decapsulation_get_no_forged_figures() {
             assert_eq!(r.status, "ok", "{label} {op}: {:?}", r.detail);
             assert!(r.output_checks.is_empty());
         }
+    }
+}
+
+/// A sign that stops signing after 20 calls in a process and returns its
+/// last signature (cheap, and wrong for every other message) is caught by
+/// a separate process remaking timed calls picked after the trial: the
+/// library's randomness is re-seeded before every call from the trial's
+/// seed and the call's number, so the replay makes the same signature the
+/// honest control made, twice alike, and it verifies.
+#[test]
+fn a_stale_signature_in_timed_calls_is_caught_by_the_replay() {
+    let p = TestProject::bare();
+    measure_fixture(
+        &p,
+        "fix-96",
+        &[("HONEST", "FIX_WORK = 1"), ("STALE", "FIX_SIGN_STALE = 20")],
+    );
+    let campaign = measure_campaign(&["fix-96"], &["build", "kat", "time"], &[], "");
+    p.write("campaigns/t.toml", &campaign);
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+
+    let honest = op_record(&p, "t", "fix-96", "HONEST", "sign");
+    assert_eq!(honest.status, "ok", "{:?}", honest.detail);
+    assert!(!honest.output_checks.is_empty());
+    for c in &honest.output_checks {
+        assert_eq!(c.replay_hash.as_deref(), Some(c.timed_hash.as_str()));
+        assert_eq!((c.agrees, c.repeatable), (Some(true), Some(true)));
+    }
+
+    let stale = op_record(&p, "t", "fix-96", "STALE", "sign");
+    assert_eq!(stale.status, "inconsistent", "{:?}", stale.detail);
+    assert!(stale.trials.is_empty() && stale.statistics.is_none());
+    let detail = stale.detail.unwrap_or_default();
+    assert!(detail.contains("a separate process recomputed"), "{detail}");
+    // The honest control's other operations are measured as usual.
+    for op in ["keygen", "verify"] {
+        let r = op_record(&p, "t", "fix-96", "HONEST", op);
+        assert_eq!(r.status, "ok", "{op}: {:?}", r.detail);
     }
 }

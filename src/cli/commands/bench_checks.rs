@@ -11,7 +11,7 @@ use pqbench::{pipeline, stages};
 #[derive(clap::Args)]
 pub struct Args {
     campaign: String,
-    /// The operation (`dec`, `verify`, `hash_<n>`); by default the cheapest
+    /// The operation (`sign`, `dec`, `verify`, `hash_<n>`); by default the cheapest
     /// checked one the campaign's instances run.
     #[arg(long)]
     op: Option<String>,

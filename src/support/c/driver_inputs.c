@@ -23,14 +23,16 @@
  *   verify  K signatures over K distinct messages
  *   sign    K distinct messages
  *   hash_n  K distinct n-byte messages
- * Call number c (warm-ups first, then the timed calls) uses entry c mod K.
+ * Call number c (warm-ups first, then the timed calls) uses entry c mod K;
+ * before sign's call c the library's randomness is re-seeded from the seed
+ * and c, so its signature depends on the seed and c only.
  * keygen, enc and KEX operations keep the fixed single input: each call
  * draws fresh randomness from the library's own randombytes.
  *
- * After a trial, for dec, verify and hash_n, the line
+ * After a trial, for sign, dec, verify and hash_n, the line
  *   outputs h0 h1 ...
- * holds a 64-bit hash of each timed call's input and output (the secret,
- * the accept/reject answer, the digest), and
+ * holds a 64-bit hash of each timed call's input and output (the
+ * signature, the secret, the accept/reject answer, the digest), and
  *   inputs seed=<hex> pool=K warm=W wraps=R pool_sign_retries=F
  * says how the pool was walked (R: passes beyond the first; F: failed
  * signing attempts of verify's pool beyond its first signature, whose own
@@ -38,7 +40,9 @@
  * mode a fresh process builds the same pool from the same seed, makes only
  * the named timed calls (untimed) and prints for each
  *   replay call=<i> hash=<h> agrees=1|0|na
- * agrees: dec's secret equals the one enc gave, verify accepted (na: hash).
+ * agrees: dec's secret equals the one enc gave, verify accepted, sign's
+ * signature verifies (na: hash); sign adds repeat=1|0, whether making the
+ * call a second time gave the same signature.
  */
 
 #define INPUT_BUDGET ((size_t)64 << 20)
@@ -178,7 +182,22 @@ static int inputs_pooled(void)
 
 static int inputs_checked(void)
 {
-    return inputs_pooled() && g_op != OP_SIGN;
+    return inputs_pooled();
+}
+
+/* sign: the library's randomness for call c, drawn from the seed before
+ * the call (outside its counter reads), so a replay of call c alone makes
+ * the same signature. */
+static void inputs_call_randomness(long c)
+{
+    unsigned char s[SEED_BYTES];
+    int rc;
+    if (g_op != OP_SIGN || g_pool_k < 1)
+        return;
+    derive(3, (unsigned long long)c, s, SEED_BYTES);
+    rc = E->seed(s, SEED_BYTES);
+    if (rc != 0)
+        fail("setup", "seed_returned_%d", rc);
 }
 
 static unsigned char *entry_at(long k)
@@ -208,8 +227,10 @@ static void inputs_select(long k)
 /* Before each call (warm-up, calibration or timed): the next entry. */
 static void inputs_next(void)
 {
-    if (g_pool_k > 0)
+    if (g_pool_k > 0) {
+        inputs_call_randomness(g_call_no);
         inputs_select(g_call_no++ % g_pool_k);
+    }
 }
 
 /* Builds entry k (the library's randomness follows the seed, so a replay
@@ -306,6 +327,8 @@ static unsigned long long inputs_output_hash(void)
         return hash_bytes(h, g_ss2, g_dec_len);
     if (g_op == OP_VERIFY)
         return mix64(h, (unsigned long long)(long long)g_verify_rc);
+    if (g_op == OP_SIGN)
+        return hash_bytes(h, g_sig, g_sig_len);
     return hash_bytes(h, g_hash_digest, g_hash_digest_len);
 }
 
@@ -357,8 +380,22 @@ static void mode_replay(long warm)
         const char *agrees = "na";
         if (g_replay[i] < 0)
             fail("setup", "replay_call_negative");
+        inputs_call_randomness(c);
         inputs_select(c % g_pool_k);
         call_or_die();
+        if (g_op == OP_SIGN) {
+            unsigned long long h = inputs_output_hash();
+            /* The same call again: a signature that does not follow the
+             * driver's randomness cannot be recomputed (repeat=0). */
+            int repeat;
+            inputs_call_randomness(c);
+            call_or_die();
+            repeat = inputs_output_hash() == h;
+            do_verify();
+            line("replay call=%ld hash=%llu agrees=%s repeat=%d", g_replay[i], h,
+                 g_verify_rc == 0 ? "1" : "0", repeat);
+            continue;
+        }
         if (g_op == OP_DEC) {
             const unsigned char *ss = g_ct + E->ct_bytes;
             agrees = g_dec_len <= E->ss_bytes && memcmp(ss, g_ss2, g_dec_len) == 0 ? "1" : "0";
