@@ -240,34 +240,29 @@ pub(crate) fn check_trial(
     let replayed = replay(cx, lib, plan, &w, &calls, cpu, timeout)?;
     out.checks = calls
         .iter()
-        .map(|&call| OutputCheck {
-            trial: t.trial,
-            seed: w.seed.clone(),
-            pool: w.pool,
-            warmup: w.warmup,
-            wraps: w.wraps,
-            call,
-            timed_hash: format!("{:016x}", t.outputs[call as usize]),
-            replay_hash: replayed
+        .map(|&call| {
+            let line = replayed
                 .lines
                 .iter()
-                .find(|l| l.tag == "replay" && l.u64("call") == Some(call))
-                .and_then(|l| l.u64("hash"))
-                .map(|h| format!("{h:016x}")),
-            agrees: replayed
-                .lines
-                .iter()
-                .find(|l| l.tag == "replay" && l.u64("call") == Some(call))
-                .and_then(|l| match l.get("agrees") {
+                .find(|l| l.tag == "replay" && l.u64("call") == Some(call));
+            OutputCheck {
+                trial: t.trial,
+                seed: w.seed.clone(),
+                pool: w.pool,
+                warmup: w.warmup,
+                wraps: w.wraps,
+                call,
+                timed_hash: format!("{:016x}", t.outputs[call as usize]),
+                replay_hash: line
+                    .and_then(|l| l.u64("hash"))
+                    .map(|h| format!("{h:016x}")),
+                agrees: line.and_then(|l| match l.get("agrees") {
                     Some("1") => Some(true),
                     Some("0") => Some(false),
                     _ => None,
                 }),
-            repeatable: replayed
-                .lines
-                .iter()
-                .find(|l| l.tag == "replay" && l.u64("call") == Some(call))
-                .and_then(|l| l.get("repeat").map(|r| r == "1")),
+                repeatable: line.and_then(|l| l.get("repeat").map(|r| r == "1")),
+            }
         })
         .collect();
     out.problem = verdict(&out.checks).map(|why| match replayed.failure() {
