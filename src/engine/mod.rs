@@ -39,6 +39,7 @@ pub use results::StageKey;
 pub use results::{AllResults, Results};
 pub use schedule::{run, Hooks, RealRunner, RunTally, Runner, StageFailure};
 pub use shards::cpu_assignment;
+pub(crate) use state::recorded_seconds;
 
 /// How a stage's jobs are executed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -225,9 +225,10 @@ fn run_instance_stage(
     let plan = cx.plan;
     let total = members.len();
     let done = AtomicUsize::new(0);
-    let estimate: f64 = members
+    // The plan's seconds per instance index, 0 where the stage has none.
+    let planned: BTreeMap<usize, f64> = members
         .iter()
-        .filter_map(|&i| {
+        .map(|&i| {
             let inst = &plan.instances[i];
             let job = Job {
                 cx,
@@ -235,11 +236,15 @@ fn run_instance_stage(
                 prior: all.of(&inst.key()),
                 cpu: assignment[i],
             };
-            stage.estimate_seconds(&job)
+            (i, stage.estimate_seconds(&job).unwrap_or(0.0))
         })
-        .sum();
-    cx.progress
-        .begin_stage(info.name, total, estimate, info.policy == Policy::Measuring);
+        .collect();
+    cx.progress.begin_stage(
+        info.name,
+        total,
+        planned.values().sum(),
+        info.policy == Policy::Measuring,
+    );
     let one = |i: usize| -> Option<(String, Done)> {
         let inst = &plan.instances[i];
         let job = Job {
@@ -252,16 +257,24 @@ fn run_instance_stage(
         let outcome = catch_unwind(AssertUnwindSafe(|| run_job(cx, stage, &job, runner, tally)))
             .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
         let k = done.fetch_add(1, Ordering::Relaxed) + 1;
+        let planned = planned.get(&i).copied().unwrap_or(0.0);
         match outcome {
             Ok(Some(done)) => {
                 if done.computed {
+                    let took = started.elapsed();
                     cx.progress
-                        .job_done(info.name, &inst.key(), k, total, started.elapsed());
+                        .job_done(info.name, &inst.key(), (k, total), planned, took);
+                } else {
+                    cx.progress.job_reused(planned);
                 }
                 Some((inst.key(), done))
             }
-            Ok(None) => None,
+            Ok(None) => {
+                cx.progress.job_reused(planned);
+                None
+            }
             Err(e) => {
+                cx.progress.job_failed(planned);
                 tally.fail(cx, info.name, &inst.key(), &e);
                 None
             }
@@ -337,20 +350,38 @@ fn run_job(
         // Record the reuse too: this campaign now vouches for this result
         // (a lent one under the lender's key, so the next run takes it
         // from the lender again).
+        // The time it took when it was computed stays with it.
+        let seconds = state::read(cx, info.name, &unit)
+            .filter(|l| l.key == u.key)
+            .and_then(|l| l.seconds);
+        let held = Held {
+            key: u.key,
+            manifest: u.manifest,
+            sha256: u.sha256,
+            seconds,
+        };
         return Ok(Some(Done {
             slot: u.decoded.slot,
-            key: vouch(cx, info.name, &unit, u.key, u.manifest, u.sha256, u.lent_by)?,
+            key: vouch(cx, info.name, &unit, held, u.lent_by)?,
             computed: false,
         }));
     }
     cx.progress.job_start(info.name, &unit);
+    let started = Instant::now();
     let value = runner.run(info, job, &|| stage.run(job))?;
+    let seconds = Some(started.elapsed().as_secs_f64());
     let decoded = stage.decode(value.clone())?;
     let sha256 = cx.cache.put(info.name, &key, &value)?;
     tally.computed.fetch_add(1, Ordering::Relaxed);
+    let held = Held {
+        key,
+        manifest: m,
+        sha256,
+        seconds,
+    };
     Ok(Some(Done {
         slot: decoded.slot,
-        key: vouch(cx, info.name, &unit, key, m, sha256, None)?,
+        key: vouch(cx, info.name, &unit, held, None)?,
         computed: true,
     }))
 }
@@ -373,20 +404,31 @@ fn run_campaign_stage(
         let key = m.key();
         if let Lookup::Hit { value, sha256 } = cx.cache.lookup(info.name, &key) {
             if let Ok(Ok(slot)) = stage.decode(cx, value) {
-                let sk = vouch(cx, info.name, "campaign", key, m, sha256, None)?;
+                let held = Held {
+                    key,
+                    manifest: m,
+                    sha256,
+                    seconds: None,
+                };
+                let sk = vouch(cx, info.name, "campaign", held, None)?;
                 return Ok(Some((slot, sk)));
             }
         }
         cx.progress.job_start(info.name, "campaign");
+        let started = Instant::now();
         let value = runner.run_campaign(info, &|| stage.run(cx, all, registry))?;
+        let seconds = Some(started.elapsed().as_secs_f64());
         let slot = stage
             .decode(cx, value.clone())?
             .map_err(|why| anyhow!("{why} right after running"))?;
         let sha256 = cx.cache.put(info.name, &key, &value)?;
-        Ok(Some((
-            slot,
-            vouch(cx, info.name, "campaign", key, m, sha256, None)?,
-        )))
+        let held = Held {
+            key,
+            manifest: m,
+            sha256,
+            seconds,
+        };
+        Ok(Some((slot, vouch(cx, info.name, "campaign", held, None)?)))
     }))
     .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
     match result {
@@ -399,27 +441,35 @@ fn run_campaign_stage(
     }
 }
 
-/// Records that this campaign holds `sha256` under `key` for `unit` (so a
-/// later run can tell its own result from another's), and returns the
-/// entry the lock will carry.
+/// A result this campaign holds for a unit: under which key, from which
+/// manifest, its digest and the seconds it took to compute (when known).
+struct Held {
+    key: String,
+    manifest: super::Manifest,
+    sha256: String,
+    seconds: Option<f64>,
+}
+
+/// Records that this campaign holds `held` for `unit` (so a later run can
+/// tell its own result from another's), and returns the entry the lock
+/// will carry.
 fn vouch(
     cx: &Cx,
     stage: &'static str,
     unit: &str,
-    key: String,
-    manifest: super::Manifest,
-    sha256: String,
+    held: Held,
     lent_by: Option<String>,
 ) -> Result<StageKey> {
     let last = LastInputs {
-        key: key.clone(),
-        manifest,
-        result_sha256: Some(sha256.clone()),
+        key: held.key.clone(),
+        manifest: held.manifest,
+        result_sha256: Some(held.sha256.clone()),
+        seconds: held.seconds,
     };
     state::write(cx, stage, unit, &last)?;
     Ok(StageKey {
-        key,
-        result_sha256: sha256,
+        key: held.key,
+        result_sha256: held.sha256,
         lent_by,
     })
 }

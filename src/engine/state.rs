@@ -18,6 +18,10 @@ pub(crate) struct LastInputs {
     pub manifest: Manifest,
     #[serde(default)]
     pub result_sha256: Option<String>,
+    /// Wall seconds the result took to compute, carried over when it is
+    /// reused: what `plan --nodes` calibrates its estimate from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 fn path(output_dir: &Path, stage: &str, unit: &str) -> PathBuf {
@@ -39,6 +43,25 @@ pub(crate) fn read_in(output_dir: &Path, stage: &str, unit: &str) -> Option<Last
 
 pub(crate) fn write(cx: &Cx, stage: &str, unit: &str, last: &LastInputs) -> anyhow::Result<()> {
     fsutil::write_json(&path(&cx.plan.output_dir, stage, unit), last)
+}
+
+/// The recorded wall seconds of every stage computed for `unit` in the
+/// campaign whose output directory is `output_dir`, by stage; stages with
+/// no recorded time are left out.
+pub(crate) fn recorded_seconds(output_dir: &Path, unit: &str) -> Vec<(String, f64)> {
+    let Ok(stages) = std::fs::read_dir(output_dir.join(".state")) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(String, f64)> = stages
+        .flatten()
+        .filter_map(|e| {
+            let stage = e.file_name().to_string_lossy().into_owned();
+            let secs = read_in(output_dir, &stage, unit)?.seconds?;
+            Some((stage, secs))
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    out
 }
 
 /// Why a stage with manifest `m` (key `key`) has no usable stored result.

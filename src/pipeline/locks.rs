@@ -9,7 +9,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
@@ -209,9 +209,12 @@ fn shared_lock_dir(tmp: &Path) -> Result<PathBuf> {
 }
 
 impl CpuLocks {
-    /// Takes the lock of every measuring CPU, waiting (with a message) while
-    /// another pqbench measures on one of them.
-    pub(crate) fn acquire(&self, cpus: &[usize], progress: &Progress) -> Result<()> {
+    /// Takes the lock of every measuring CPU, waiting while another
+    /// pqbench measures on one of them; `who` names this run in the lock
+    /// file for the others to read. The wait is reported when it begins,
+    /// naming the holder, and then every [`WAIT_REPORT_SECONDS`], so a log
+    /// never goes quiet without saying why.
+    pub(crate) fn acquire(&self, cpus: &[usize], who: &str, progress: &Progress) -> Result<()> {
         let mut held = self.held.lock().expect("cpu lock list");
         if !held.is_empty() {
             return Ok(());
@@ -224,26 +227,55 @@ impl CpuLocks {
         shared_lock_dir(&std::env::temp_dir())?;
         for cpu in cpus {
             let path = cpu_lock_path(cpu);
-            let mut told = false;
+            let began = Instant::now();
+            let mut reported: Option<Instant> = None;
             let file = loop {
-                match try_lock(&path, Hold::Exclusive, "measuring")? {
+                match try_lock(&path, Hold::Exclusive, who)? {
                     Ok(f) => break f,
                     Err(text) => {
-                        if !told {
-                            progress.note(&format!(
-                                "CPU {cpu} is measuring for another pqbench{}; waiting for it ({})",
-                                holder(&text),
-                                path.display()
+                        let due = reported
+                            .is_none_or(|r| r.elapsed().as_secs_f64() >= WAIT_REPORT_SECONDS);
+                        if due {
+                            progress.note(&wait_line(
+                                cpu,
+                                &text,
+                                &path,
+                                reported.map(|_| began.elapsed()),
                             ));
-                            told = true;
+                            reported = Some(Instant::now());
                         }
                         std::thread::sleep(Duration::from_millis(200));
                     }
                 }
             };
+            if reported.is_some() {
+                progress.note(&format!(
+                    "CPU {cpu} is free after {:.0} s of waiting",
+                    began.elapsed().as_secs_f64()
+                ));
+            }
             held.push(file);
         }
         Ok(())
+    }
+}
+
+/// Seconds between two lines while waiting for a CPU.
+const WAIT_REPORT_SECONDS: f64 = 10.0;
+
+/// The line of a wait for `cpu`, first (`waited` None) or later.
+fn wait_line(cpu: usize, text: &str, path: &Path, waited: Option<Duration>) -> String {
+    match waited {
+        None => format!(
+            "CPU {cpu} is measuring for another pqbench{}; waiting for it ({})",
+            holder(text),
+            path.display()
+        ),
+        Some(w) => format!(
+            "still waiting for CPU {cpu}{} after {:.0} s",
+            holder(text),
+            w.as_secs_f64()
+        ),
     }
 }
 
@@ -264,6 +296,22 @@ mod tests {
             }
             ok
         })
+    }
+
+    #[test]
+    fn a_wait_for_a_cpu_names_its_holder_first_and_then_how_long_it_lasts() {
+        let path = Path::new("/tmp/pqbench-locks/cpu1.lock");
+        let text = "4242 measuring campaign demo for /p/output/demo/local";
+        assert_eq!(
+            wait_line(1, text, path, None),
+            "CPU 1 is measuring for another pqbench (PID 4242, measuring campaign demo for \
+             /p/output/demo/local); waiting for it (/tmp/pqbench-locks/cpu1.lock)"
+        );
+        assert_eq!(
+            wait_line(1, text, path, Some(Duration::from_secs(20))),
+            "still waiting for CPU 1 (PID 4242, measuring campaign demo for /p/output/demo/local) \
+             after 20 s"
+        );
     }
 
     #[test]

@@ -294,7 +294,12 @@ fn run_in_pool(
             return Ok(());
         }
         campaign::refuse_unfixed_host(cx, &host)?;
-        cpu_locks.acquire(&host.cpus, &cx.progress)?;
+        let who = format!(
+            "measuring campaign {} for {}",
+            cx.plan.campaign,
+            cx.plan.output_dir.display()
+        );
+        cpu_locks.acquire(&host.cpus, &who, &cx.progress)?;
         // Under the CPU lock, like every measurement.
         drbg.get_or_init(|| campaign::drbg_cost(cx, &host));
         Ok(())

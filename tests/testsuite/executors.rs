@@ -262,7 +262,7 @@ fn the_scale_estimate_follows_earlier_costs() {
             .contains("2 instances on 4 node(s) × 2 core(s) = 8 shards: about 60 s")
             && never
                 .stdout
-                .contains("2 instance(s) never measured counted at 60 s"),
+                .contains("basis: 2 never measured, counted at 60 s"),
         "{}",
         never.stdout
     );
@@ -273,7 +273,9 @@ fn the_scale_estimate_follows_earlier_costs() {
         ])
         .expect(0);
     let e: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
-    assert_eq!(e["unknown"], 0);
+    // The run recorded every stage's time for both instances.
+    assert_eq!(e["basis"]["unknown"], 0, "{e}");
+    assert_eq!(e["basis"]["stage_times"], 2, "{e}");
     // On one core the wall time is the sum of the instances' costs.
     let (total, wall) = (
         e["total_seconds"].as_f64().unwrap(),

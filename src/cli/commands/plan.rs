@@ -14,7 +14,7 @@ pub struct PlanArgs {
     campaign: String,
     #[arg(long)]
     system: Option<String>,
-    /// Estimate the campaign on N nodes (from earlier datasets' costs).
+    /// Estimate the campaign on N nodes (from earlier runs' stage times).
     #[arg(long, requires = "cores")]
     nodes: Option<usize>,
     /// Measuring cores per node for the estimate.
@@ -44,8 +44,8 @@ pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
         Executor::Slurm(c) => c.default_cost_seconds,
         Executor::Local => 60.0,
     };
-    let (items, unknown) = pqbench::executor::shards::costed(&plan, default);
-    let e = pqbench::executor::shards::estimate(&items, unknown, default, nodes, cores);
+    let (items, basis) = pqbench::executor::shards::costed(&plan, default);
+    let e = pqbench::executor::shards::estimate(&items, basis, default, nodes, cores);
     output::report(a.format, &e, |e| format!("{e}\n"))?;
     Ok(exit::OK)
 }
