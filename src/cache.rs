@@ -6,16 +6,20 @@
 //! that does not match it is reported as corrupt, never reused.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::fsutil;
+use crate::fsutil::view::FsView;
 
 #[derive(Debug, Clone)]
 pub struct Cache {
     dir: PathBuf,
+    /// The files this command reads, each taken once (shared by clones).
+    view: Arc<FsView>,
 }
 
 /// What the cache holds for one stage key.
@@ -45,13 +49,22 @@ pub(crate) fn value_digest(value: &Value) -> String {
 
 impl Cache {
     pub fn new(dir: &Path) -> Cache {
+        // The cache is written as the command goes, except the support
+        // code, which lives under its content's digest.
+        let view = FsView::new(dir, &[dir.join("support")], dir.join("file-digests.json"));
         Cache {
             dir: dir.to_path_buf(),
+            view: Arc::new(view),
         }
     }
 
     pub(crate) fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// This command's view of the files it reads.
+    pub(crate) fn view(&self) -> &FsView {
+        &self.view
     }
 
     fn result_path(&self, stage: &str, key: &str) -> PathBuf {

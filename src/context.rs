@@ -4,7 +4,9 @@
 //! preprocessor to list a build's dependencies), the host fingerprint and
 //! the progress display.
 
-use std::sync::OnceLock;
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use anyhow::{anyhow, Result};
 
@@ -31,6 +33,10 @@ pub struct Cx<'a> {
     /// shards (`--deferred-cpu`), instead of after them.
     pub deferred_cpu: Option<usize>,
     pub progress: Progress,
+    /// Values a stage derives from files once per command and reads
+    /// several times (a build's manifest, for its stage, the KAT's key
+    /// and the lock), by the name the stage gives them.
+    memo: Mutex<HashMap<String, Arc<dyn Any + Send + Sync>>>,
 }
 
 impl<'a> Cx<'a> {
@@ -46,7 +52,26 @@ impl<'a> Cx<'a> {
             deferred_only: false,
             deferred_cpu: None,
             progress: Progress::new(quiet),
+            memo: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `compute()` the first time `name` is asked for in this command, the
+    /// same value afterwards (an error is not kept: it is computed again).
+    pub(crate) fn memo<T: Clone + Send + Sync + 'static>(
+        &self,
+        name: String,
+        compute: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        let known = self.memo.lock().ok().and_then(|m| m.get(&name).cloned());
+        if let Some(v) = known.and_then(|v| v.downcast_ref::<T>().cloned()) {
+            return Ok(v);
+        }
+        let v = compute()?;
+        if let Ok(mut m) = self.memo.lock() {
+            m.insert(name, Arc::new(v.clone()));
+        }
+        Ok(v)
     }
 
     /// The support tools, written out and compiled on first use.

@@ -4,6 +4,7 @@
 //! one compiler identity.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 
@@ -54,14 +55,19 @@ support_files!(
 
 /// sha256 over every support file: part of every build and measurement key.
 pub(crate) fn version() -> String {
-    let mut all = Vec::new();
-    for (name, text) in FILES {
-        all.extend_from_slice(name.as_bytes());
-        all.push(0);
-        all.extend_from_slice(text.as_bytes());
-        all.push(0);
-    }
-    fsutil::sha256_hex(&all)
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let mut all = Vec::new();
+            for (name, text) in FILES {
+                all.extend_from_slice(name.as_bytes());
+                all.push(0);
+                all.extend_from_slice(text.as_bytes());
+                all.push(0);
+            }
+            fsutil::sha256_hex(&all)
+        })
+        .clone()
 }
 
 /// One part of the support code that a stage's results depend on: the
@@ -117,8 +123,16 @@ impl Part {
         seen
     }
 
-    /// sha256 over the part's files, names and contents.
+    /// sha256 over the part's files, names and contents; the files are
+    /// compiled in, so it is computed once per process.
     pub(crate) fn version(self) -> String {
+        static VERSIONS: [OnceLock<String>; 5] = [const { OnceLock::new() }; 5];
+        VERSIONS[self as usize]
+            .get_or_init(|| self.compute_version())
+            .clone()
+    }
+
+    fn compute_version(self) -> String {
         let mut all = Vec::new();
         for name in self.files() {
             let text = FILES.iter().find(|(n, _)| *n == name).map_or("", |f| f.1);

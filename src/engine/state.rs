@@ -42,7 +42,7 @@ pub(crate) fn read_in(output_dir: &Path, stage: &str, unit: &str) -> Option<Last
 }
 
 pub(crate) fn write(cx: &Cx, stage: &str, unit: &str, last: &LastInputs) -> anyhow::Result<()> {
-    fsutil::write_json(&path(&cx.plan.output_dir, stage, unit), last)
+    fsutil::write_json_if_changed(&path(&cx.plan.output_dir, stage, unit), last)
 }
 
 /// The recorded wall seconds of every stage computed for `unit` in the

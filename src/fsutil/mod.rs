@@ -2,6 +2,7 @@
 //! trees that come from outside (`foreign`).
 
 pub(crate) mod foreign;
+pub(crate) mod view;
 
 use std::io::Write;
 use std::path::Path;
@@ -111,6 +112,18 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<()> {
 pub(crate) fn write_json<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
     let mut text = serde_json::to_vec_pretty(value)?;
     text.push(b'\n');
+    write_atomic(path, &text)
+}
+
+/// As `write_json`, but a file that already holds exactly these bytes is
+/// left alone (no write, no flush): state rewritten unchanged on every
+/// warm run cost a flush per result.
+pub(crate) fn write_json_if_changed<T: serde::Serialize>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_vec_pretty(value)?;
+    text.push(b'\n');
+    if std::fs::read(path).ok().as_deref() == Some(text.as_slice()) {
+        return Ok(());
+    }
     write_atomic(path, &text)
 }
 

@@ -122,6 +122,14 @@ impl Stage for BuildStage {
 /// flag profile, the compiler's identity, the support code, target.
 /// pqbench's own support files are covered by the support version.
 pub(crate) fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
+    // Asked for by this stage, the KAT's key and the lock: the files are
+    // read once per command.
+    cx.memo(format!("build-manifest:{}", inst.key()), || {
+        build_manifest_now(cx, inst)
+    })
+}
+
+fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let mut m = Manifest::new();
     let support = cx.support_sources()?;
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
@@ -151,7 +159,10 @@ pub(crate) fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         }
     }
     for s in &inst.sources {
-        m.set(format!("source:{}", s.display), deps::hash(&s.path));
+        m.set(
+            format!("source:{}", s.display),
+            deps::hash_in(&cx.cache, &s.path),
+        );
     }
     m.set("defines", &inst.defines)
         .set("flags", &cx.plan.flag_profiles)

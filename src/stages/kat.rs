@@ -4,7 +4,9 @@
 //! When the first flag profile's library fails, the next profile is built
 //! and checked, and both outcomes are recorded.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -58,17 +60,14 @@ impl Stage for KatStage {
             .set("limits", &cx.plan.limits)
             .set("runner", Part::KatRunner.version())
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
-        let refs = reference_entry(&alg.kat_manifest, &inst.label)?;
+        let (refs, provenance) = reference_of(cx, &alg.kat_manifest, &inst.label)?;
         m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));
         if refs.is_some() {
-            m.set(
-                "reference:provenance",
-                reference_provenance(&alg.kat_manifest, &inst.label).map(|p| p.as_str()),
-            );
+            m.set("reference:provenance", provenance.map(|p| p.as_str()));
         }
         if let (Some(e), Some(dir)) = (&refs, &alg.kat_reference_dir) {
             let f = dir.join(&e.label).join(&e.file);
-            m.set("reference:file", fsutil::sha256_file(&f).ok());
+            m.set("reference:file", cx.cache.view().sha256_file(&f).ok());
         }
         if inst.kind.def().kat_per_file() {
             super::kat_hash::manifest(cx, inst, alg, &mut m)?;
@@ -193,6 +192,26 @@ impl Stage for KatStage {
 }
 
 /// Where `label`'s reference line came from (`kat::provenance`).
+/// The manifest's line for `label` and its provenance, the manifest read
+/// once per command (every instance of an algorithm shares it).
+fn reference_of(
+    cx: &Cx,
+    manifest: &Path,
+    label: &str,
+) -> Result<(Option<Entry>, Option<Provenance>)> {
+    type Read = Arc<(Vec<Entry>, BTreeMap<String, Provenance>)>;
+    let read: Read = cx.memo(format!("kat-manifest:{}", manifest.display()), || {
+        if !manifest.is_file() {
+            return Ok(Arc::new((Vec::new(), BTreeMap::new())));
+        }
+        let text = std::fs::read_to_string(manifest)?;
+        let entries = katman::parse(manifest, &text)?;
+        Ok(Arc::new((entries, provenance::of_labels(&text))))
+    })?;
+    let entry = read.0.iter().find(|e| e.label == label).cloned();
+    Ok((entry, read.1.get(label).copied()))
+}
+
 fn reference_provenance(manifest: &Path, label: &str) -> Option<Provenance> {
     let text = std::fs::read_to_string(manifest).ok()?;
     provenance::of_labels(&text).get(label).copied()

@@ -16,10 +16,7 @@
 //! makes it list again, and the key changes if the compiler would now read
 //! that header instead — which make and ninja do not notice.
 
-use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Mutex;
-use std::time::SystemTime;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -102,9 +99,12 @@ pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -
         let current: Vec<(PathBuf, String)> = rec
             .files
             .iter()
-            .map(|(p, _)| (p.clone(), hash(p)))
+            .map(|(p, _)| (p.clone(), hash_in(cache, p)))
             .collect();
-        if rec.source == unit.source && current == rec.files && rec.lookup == lookup_digest(unit) {
+        if rec.source == unit.source
+            && current == rec.files
+            && rec.lookup == lookup_digest(cache, unit)
+        {
             return Ok(Deps {
                 files: current,
                 exact: true,
@@ -131,7 +131,7 @@ pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -
         .map(|text| parse(&text));
     match scanned {
         Some(files) if !files.is_empty() => Ok(remember(cache, &id, unit, &files)),
-        _ => Ok(fallback(unit)),
+        _ => Ok(fallback(cache, unit)),
     }
 }
 
@@ -146,17 +146,18 @@ pub(crate) fn compiled(cache: &Cache, cc: &Compiler, unit: &Unit, depfile: &Path
 /// such a list is scanned again next time, since the missing header may
 /// appear anywhere on the include path.
 fn remember(cache: &Cache, id: &str, unit: &Unit, listed: &[PathBuf]) -> Deps {
-    let mut files: Vec<(PathBuf, String)> = vec![(unit.source.clone(), hash(&unit.source))];
+    let mut files: Vec<(PathBuf, String)> =
+        vec![(unit.source.clone(), hash_in(cache, &unit.source))];
     for p in listed {
         if !files.iter().any(|(q, _)| q == p) {
-            files.push((p.clone(), hash(p)));
+            files.push((p.clone(), hash_in(cache, p)));
         }
     }
     if files.iter().all(|(_, h)| h != MISSING) {
         let rec = Record {
             source: unit.source.clone(),
             files: files.clone(),
-            lookup: lookup_digest(unit),
+            lookup: lookup_digest(cache, unit),
         };
         // A list that cannot be stored is scanned again next time.
         let _ = fsutil::write_json(&record_path(cache, id), &rec);
@@ -188,11 +189,17 @@ fn lookup_dirs(unit: &Unit) -> Vec<PathBuf> {
     dirs
 }
 
-/// Every file under the lookup directories, sorted and unique.
-fn lookup_files(unit: &Unit) -> Vec<PathBuf> {
+/// Every file under the lookup directories, sorted and unique; each
+/// directory is listed once per command.
+fn lookup_files(cache: &Cache, unit: &Unit) -> Vec<PathBuf> {
     let mut all = Vec::new();
     for d in lookup_dirs(unit) {
-        walk(&d, 0, &mut all);
+        let listed = cache.view().listing(&d, |d| {
+            let mut out = Vec::new();
+            walk(d, 0, &mut out);
+            out
+        });
+        all.extend(listed.iter().cloned());
     }
     all.sort();
     all.dedup();
@@ -200,21 +207,23 @@ fn lookup_files(unit: &Unit) -> Vec<PathBuf> {
 }
 
 /// A digest of the names (not contents) under the lookup directories.
-fn lookup_digest(unit: &Unit) -> String {
-    let mut names = String::new();
-    for p in lookup_files(unit) {
-        names.push_str(&format!("{}\u{1e}", p.display()));
-    }
-    fsutil::sha256_hex(names.as_bytes())
+fn lookup_digest(cache: &Cache, unit: &Unit) -> String {
+    cache.view().of_listings(&lookup_dirs(unit), || {
+        let mut names = String::new();
+        for p in lookup_files(cache, unit) {
+            names.push_str(&format!("{}\u{1e}", p.display()));
+        }
+        fsutil::sha256_hex(names.as_bytes())
+    })
 }
 
 /// Without the compiler's list: the source and every file of every
 /// lookup directory (recursively), whatever its extension.
-fn fallback(unit: &Unit) -> Deps {
-    let mut files = vec![(unit.source.clone(), hash(&unit.source))];
-    for p in lookup_files(unit) {
+fn fallback(cache: &Cache, unit: &Unit) -> Deps {
+    let mut files = vec![(unit.source.clone(), hash_in(cache, &unit.source))];
+    for p in lookup_files(cache, unit) {
         if p != unit.source {
-            let h = hash(&p);
+            let h = hash_in(cache, &p);
             files.push((p, h));
         }
     }
@@ -229,13 +238,24 @@ fn walk(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
         return;
     }
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let p = e.path();
         if e.file_name().to_string_lossy().starts_with('.') {
             continue;
         }
-        if p.is_dir() {
+        // The directory entry's own type, without a stat; a link is
+        // followed, as the preprocessor would.
+        let Ok(mut kind) = e.file_type() else {
+            continue;
+        };
+        let p = e.path();
+        if kind.is_symlink() {
+            match std::fs::metadata(&p) {
+                Ok(m) => kind = m.file_type(),
+                Err(_) => continue,
+            }
+        }
+        if kind.is_dir() {
             walk(&p, depth + 1, out);
-        } else if p.is_file() {
+        } else if kind.is_file() {
             out.push(p);
         }
     }
@@ -301,33 +321,13 @@ fn normal(p: &Path) -> PathBuf {
     out
 }
 
-type Memo = HashMap<PathBuf, (u64, Option<SystemTime>, String)>;
-
-/// sha256 of a file, or `MISSING`; memoised per process by size and
-/// modification time, since one status walks the same headers for many
-/// units.
-pub(crate) fn hash(p: &Path) -> String {
-    static MEMO: Mutex<Option<Memo>> = Mutex::new(None);
-    let Ok(meta) = std::fs::metadata(p) else {
-        return MISSING.into();
-    };
-    if !meta.is_file() {
-        return MISSING.into();
-    }
-    let stamp = (meta.len(), meta.modified().ok());
-    if let Some((len, time, sha)) = MEMO.lock().ok().and_then(|m| m.as_ref()?.get(p).cloned()) {
-        if (len, time) == stamp && time.is_some() {
-            return sha;
-        }
-    }
-    let Ok(sha) = fsutil::sha256_file(p) else {
-        return MISSING.into();
-    };
-    if let Ok(mut m) = MEMO.lock() {
-        m.get_or_insert_with(HashMap::new)
-            .insert(p.to_path_buf(), (stamp.0, stamp.1, sha.clone()));
-    }
-    sha
+/// sha256 of a file as this command sees it (read once per command), or
+/// `MISSING` (also for anything but a regular file).
+pub(crate) fn hash_in(cache: &Cache, p: &Path) -> String {
+    cache
+        .view()
+        .sha256_file(p)
+        .unwrap_or_else(|_| MISSING.into())
 }
 
 #[cfg(test)]
