@@ -77,6 +77,10 @@ pub enum Command {
     /// hashes of the replay check (a benchmark: prints figures, asserts
     /// nothing; run the campaign first).
     BenchChecks(commands::bench_checks::Args),
+    /// Time the engine on a synthetic project of N instances made from the
+    /// demo (cold build, cold build + KAT, warm re-run, status) beside
+    /// bare gcc (a benchmark: prints figures, asserts nothing).
+    BenchEngine(commands::bench_engine::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(commands::completions::Args),
     /// pqbench's own steps on a machine a shard was sent to.

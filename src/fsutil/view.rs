@@ -11,8 +11,8 @@
 //! edit made while a run goes on is seen by the next command, as an edit
 //! made while a compiler runs is.
 //!
-//! Large files (KAT references of hundreds of kilobytes, one per
-//! instance) are also remembered across commands, as git's index does:
+//! Digests are also remembered across commands (the KAT references are
+//! hundreds of kilobytes, one per instance), as git's index does:
 //! a digest is reused while the file's device, inode, size, modification
 //! and change times are all the same as when it was read. The change time
 //! cannot be set back from user space, so a rewrite that restores the
@@ -207,8 +207,14 @@ impl Drop for FsView {
             return;
         };
         if let Some(s) = guard.as_ref().filter(|s| s.changed) {
-            let mut all: Vec<(&PathBuf, &Stamp, &String)> =
-                s.files.iter().map(|(p, (st, d))| (p, st, d)).collect();
+            // Files gone since are dropped, so the index does not grow
+            // with every tree ever measured.
+            let mut all: Vec<(&PathBuf, &Stamp, &String)> = s
+                .files
+                .iter()
+                .filter(|(p, _)| p.exists())
+                .map(|(p, (st, d))| (p, st, d))
+                .collect();
             all.sort_by(|a, b| a.0.cmp(b.0));
             let _ = super::write_json(index, &all);
         }

@@ -3,6 +3,7 @@
 //! the records before the campaign stages, files the run directory, and
 //! returns a summary. Also answers `plan` and `status`.
 
+pub mod bench_engine;
 pub(crate) mod campaign;
 pub(crate) mod evidence;
 pub mod locks;

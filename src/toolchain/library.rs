@@ -296,7 +296,8 @@ pub(crate) fn link_library(
     Ok(())
 }
 
-fn compile_args(inst: &Instance, profile: &FlagProfile) -> Vec<String> {
+/// The arguments every unit of `inst` is compiled with under `profile`.
+pub(crate) fn compile_args(inst: &Instance, profile: &FlagProfile) -> Vec<String> {
     let mut args = profile.cflags.clone();
     args.extend(inst.cpu_features.iter().map(|f| format!("-m{f}")));
     args.extend(inst.defines.iter().cloned());

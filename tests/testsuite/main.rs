@@ -26,6 +26,7 @@ mod config_signature_api;
 mod differential;
 mod docs_reference;
 mod drbg_fast;
+mod engine_bench;
 mod engine_incremental;
 mod engine_registry;
 mod exact_ct_count;

@@ -4,6 +4,7 @@
 //! `Error::exit_code` (in `main`). `dispatch` is the table of contents.
 
 pub mod bench_checks;
+pub mod bench_engine;
 pub mod bench_render;
 pub mod bless;
 pub mod check;
@@ -43,6 +44,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         Command::Compare(a) => compare::run(cli, a),
         Command::BenchRender(a) => bench_render::run(cli, a),
         Command::BenchChecks(a) => bench_checks::run(cli, a),
+        Command::BenchEngine(a) => bench_engine::run(cli, a),
         Command::Completions(a) => completions::run(cli, a),
         Command::Internal(a) => internal::run(cli, a),
     }
