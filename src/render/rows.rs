@@ -202,6 +202,24 @@ fn witness_note(rec: &OperationRecord) -> Option<String> {
     }
 }
 
+/// Signatures the replay could not make again from the driver's
+/// randomness: their timed outputs were judged by verification alone (an
+/// honest sign with entropy of its own looks the same as one that makes
+/// its replays differ on purpose, so it is shown, not accused).
+fn unrepeatable_note(rec: &OperationRecord) -> Option<String> {
+    let not = rec
+        .output_checks
+        .iter()
+        .filter(|c| c.repeatable == Some(false))
+        .count();
+    (not > 0).then(|| {
+        format!(
+            "outputs checked by verification only: {not} of {} replayed calls did not repeat from the driver's randomness",
+            rec.output_checks.len()
+        )
+    })
+}
+
 pub(crate) fn op_rows(
     inst: &Inst,
     op: &str,
@@ -231,6 +249,7 @@ pub(crate) fn op_rows(
         notes.push(format!("taken from campaign {by}"));
     }
     notes.extend(witness_note(rec));
+    notes.extend(unrepeatable_note(rec));
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {
         let row = PerfRow {
@@ -414,4 +433,40 @@ pub(crate) fn calls_text(p: &ProfileRecord) -> String {
         }
     }
     parts.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::measure::OutputCheck;
+
+    fn check(repeatable: Option<bool>) -> OutputCheck {
+        OutputCheck {
+            trial: 1,
+            seed: "00".repeat(32),
+            pool: 1,
+            warmup: 0,
+            wraps: 0,
+            call: 3,
+            timed_hash: "0000000000000001".into(),
+            replay_hash: Some("0000000000000002".into()),
+            agrees: Some(true),
+            repeatable,
+        }
+    }
+
+    #[test]
+    fn a_sign_whose_replays_did_not_repeat_is_shown_as_checked_by_verification_only() {
+        let mut rec = crate::records::testutil::record("sign", "tsc", &[vec![10, 11]]);
+        rec.output_checks = vec![check(Some(true)), check(Some(false)), check(Some(false))];
+        assert_eq!(
+            unrepeatable_note(&rec).as_deref(),
+            Some(
+                "outputs checked by verification only: 2 of 3 replayed calls did not \
+                 repeat from the driver's randomness"
+            )
+        );
+        rec.output_checks = vec![check(Some(true)), check(None)];
+        assert_eq!(unrepeatable_note(&rec), None);
+    }
 }
