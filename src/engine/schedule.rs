@@ -404,11 +404,14 @@ fn run_campaign_stage(
         let key = m.key();
         if let Lookup::Hit { value, sha256 } = cx.cache.lookup(info.name, &key) {
             if let Ok(Ok(slot)) = stage.decode(cx, value) {
+                let seconds = state::read(cx, info.name, "campaign")
+                    .filter(|l| l.key == key)
+                    .and_then(|l| l.seconds);
                 let held = Held {
                     key,
                     manifest: m,
                     sha256,
-                    seconds: None,
+                    seconds,
                 };
                 let sk = vouch(cx, info.name, "campaign", held, None)?;
                 return Ok(Some((slot, sk)));

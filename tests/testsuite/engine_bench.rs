@@ -32,7 +32,11 @@ fn bench_engine_makes_its_project_runs_every_step_and_prints_every_figure() {
     // Three instances, each its own build (a distinct define), and every
     // one passed its KAT against a copy of the demo's reference.
     let alg = std::fs::read_to_string(keep.join("algorithms/sign-92.toml")).unwrap();
-    for (label, copy) in [("LARCH-1-0000", 0), ("LARCH-3-0001", 1), ("LARCH-1-0002", 2)] {
+    for (label, copy) in [
+        ("LARCH-1-0000", 0),
+        ("LARCH-3-0001", 1),
+        ("LARCH-1-0002", 2),
+    ] {
         assert!(alg.contains(&format!("label = \"{label}\"")), "{alg}");
         assert!(alg.contains(&format!("PQB_BENCH_COPY = {copy}")), "{alg}");
     }
