@@ -126,10 +126,19 @@ impl Part {
     /// sha256 over the part's files, names and contents; the files are
     /// compiled in, so it is computed once per process.
     pub(crate) fn version(self) -> String {
-        static VERSIONS: [OnceLock<String>; 5] = [const { OnceLock::new() }; 5];
-        VERSIONS[self as usize]
-            .get_or_init(|| self.compute_version())
-            .clone()
+        static ADAPTERS: OnceLock<String> = OnceLock::new();
+        static KAT_RUNNER: OnceLock<String> = OnceLock::new();
+        static DRIVER: OnceLock<String> = OnceLock::new();
+        static PROFILE_RUNTIME: OnceLock<String> = OnceLock::new();
+        static CT_HOOKS: OnceLock<String> = OnceLock::new();
+        let cell = match self {
+            Part::Adapters => &ADAPTERS,
+            Part::KatRunner => &KAT_RUNNER,
+            Part::Driver => &DRIVER,
+            Part::ProfileRuntime => &PROFILE_RUNTIME,
+            Part::CtHooks => &CT_HOOKS,
+        };
+        cell.get_or_init(|| self.compute_version()).clone()
     }
 
     fn compute_version(self) -> String {
