@@ -152,7 +152,16 @@ fn a_stale_signature_in_timed_calls_is_caught_by_the_replay() {
     assert_eq!(stale.status, "inconsistent", "{:?}", stale.detail);
     assert!(stale.trials.is_empty() && stale.statistics.is_none());
     let detail = stale.detail.unwrap_or_default();
-    assert!(detail.contains("a separate process recomputed"), "{detail}");
+    // The replay catches it. Under load, though, a trial's pool can come
+    // out shorter than its calls (it is built in a fixed share of the
+    // trial's time): the stale calls then repeat inputs at a fraction of
+    // the first pass's cost, and that check, which comes first, names it.
+    let by_replay = detail.contains("a separate process recomputed");
+    let by_drop = detail.contains("on inputs seen before");
+    assert!(by_replay || by_drop, "{detail}");
+    if by_replay {
+        assert!(stale.output_checks.iter().any(|c| c.problem().is_some()));
+    }
     // The honest control's other operations are measured as usual.
     for op in ["keygen", "verify"] {
         let r = op_record(&p, "t", "fix-96", "HONEST", op);
