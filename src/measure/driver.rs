@@ -177,7 +177,7 @@ pub(crate) fn settings_block(args: &[String], inputs: Option<&str>) -> Result<Ve
         let (key, value) = match a.as_str() {
             "--samples" => ("samples", "1"),
             "--profile" => ("profile", "1"),
-            "--no-output-hashes" => ("output_hashes", "0"),
+            "--no-checks" => ("checks", "0"),
             "--op" | "--mode" | "--warmup" | "--iters" => {
                 let v = it
                     .next()

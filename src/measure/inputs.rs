@@ -4,15 +4,19 @@
 //! A deterministic operation timed on one repeated input can remember its
 //! last answer, and an operation whose timed outputs nobody reads can stop
 //! working once the KAT runner is done with it. So every calibration and
-//! trial process of sign, verify, dec and hash_<n> gets a fresh random seed
-//! on its input descriptor, read by the driver only once the library is
-//! loaded; the driver builds a pool of distinct inputs from it in the
-//! untimed setup and walks it. For dec, verify and hash_<n> the driver
+//! trial process of keygen, enc, dec, sign, verify and hash_<n> gets a
+//! fresh random seed on its input descriptor, read by the driver only once
+//! the library is loaded. For dec, sign, verify and hash_<n> the driver
+//! builds a pool of distinct inputs from it in the untimed setup and walks
+//! it; before every call of keygen, enc and sign it re-seeds the library's
+//! randomness from the seed and the call's number, so no two calls draw
+//! the same randomness and any one call can be made again. The driver
 //! reports a hash of every timed call's input and output; once the trial
 //! process has ended (so nothing in it could know them) pqbench picks a
 //! few timed calls at random and has a separate driver process of the same
-//! library recompute exactly those, untimed, from the same seed. A
-//! difference makes the operation `inconsistent`.
+//! library recompute exactly those, untimed, from the same seed, and check
+//! each output against its counterpart (dec for enc, verify for sign, a
+//! round trip for keygen). A difference makes the operation `inconsistent`.
 
 use std::path::Path;
 use std::time::Duration;
@@ -50,10 +54,11 @@ pub(crate) fn pooled(op: &str) -> bool {
 }
 
 /// Whether `op`'s timed outputs are recomputed: those of the pooled
-/// operations (sign's randomness is re-seeded before every call from the
+/// operations, and of keygen and enc, whose input is the library's
+/// randomness (re-seeded before every call of these and sign from the
 /// trial's seed and the call's number, so a replay reproduces it).
 pub fn checked(op: &str) -> bool {
-    pooled(op)
+    pooled(op) || matches!(op, "keygen" | "enc")
 }
 
 /// `n` bytes from the operating system's random source.
@@ -81,10 +86,14 @@ pub(crate) struct PoolPlan {
 
 impl PoolPlan {
     pub(crate) fn calibration(op: &str) -> Option<PoolPlan> {
-        pooled(op).then(|| PoolPlan {
+        checked(op).then(|| PoolPlan {
             op: op.to_string(),
             pool_max: CALIBRATION_POOL,
-            pool_seconds: CALIBRATION_POOL_SECONDS,
+            pool_seconds: if pooled(op) {
+                CALIBRATION_POOL_SECONDS
+            } else {
+                0.0
+            },
         })
     }
 
@@ -96,10 +105,15 @@ impl PoolPlan {
         warmup: u32,
         seconds_per_call: f64,
     ) -> Option<PoolPlan> {
-        pooled(op).then(|| PoolPlan {
+        checked(op).then(|| PoolPlan {
             op: op.to_string(),
             pool_max: iterations + u64::from(warmup),
-            pool_seconds: POOL_SHARE * iterations as f64 * seconds_per_call,
+            // keygen and enc build no pool: no untimed time for one.
+            pool_seconds: if pooled(op) {
+                POOL_SHARE * iterations as f64 * seconds_per_call
+            } else {
+                0.0
+            },
         })
     }
 
@@ -122,6 +136,7 @@ impl PoolPlan {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Walk {
     pub seed: String,
+    /// 0: no pool (keygen, enc: each call's input is its randomness).
     pub pool: u64,
     pub warmup: u64,
     pub wraps: u64,
@@ -131,7 +146,7 @@ pub(crate) fn walk(proc: &ProcessRecord) -> Option<Walk> {
     let l = proc.line("inputs")?;
     Some(Walk {
         seed: l.get("seed")?.to_string(),
-        pool: l.u64("pool")?.max(1),
+        pool: l.u64("pool")?,
         warmup: l.u64("warm")?,
         wraps: l.u64("wraps").unwrap_or(0),
     })
@@ -141,6 +156,9 @@ pub(crate) fn walk(proc: &ProcessRecord) -> Option<Walk> {
 /// None. Timed call i is call `warmup + i` and uses input (that mod pool):
 /// calls from `pool` on see inputs seen before.
 pub(crate) fn cache_drop(samples: &[u64], w: &Walk) -> Option<String> {
+    if w.pool == 0 {
+        return None;
+    }
     let (mut first, mut later): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
     for (i, &s) in samples.iter().enumerate() {
         if w.warmup + (i as u64) < w.pool {
@@ -198,9 +216,9 @@ pub(crate) struct TrialCheck {
 }
 
 /// Checks one kept trial of `plan.op`: it walked the pool of the seed it
-/// was sent, did not get cheaper on repeated inputs, and (dec, verify,
-/// hash) a few of its timed calls, picked now, recompute to the same
-/// output in a separate process.
+/// was sent, did not get cheaper on repeated inputs, and a few of its
+/// timed calls, picked now, recompute to the same output in a separate
+/// process.
 pub(crate) fn check_trial(
     cx: &Cx,
     lib: &Path,
@@ -394,10 +412,23 @@ mod tests {
             ..unrepeatable
         };
         assert!(verdict(&[rejected]).is_some());
-        assert_eq!(
-            PoolPlan::trial("keygen", 10, 2, 1e-3).map(|p| p.pool_max),
-            None
-        );
-        assert!(checked("hash_64") && checked("sign") && !checked("keygen"));
+    }
+
+    #[test]
+    fn keygen_and_enc_are_checked_without_a_pool_and_kex_steps_are_not() {
+        let keygen = PoolPlan::trial("keygen", 10, 2, 1e-3).expect("seeded");
+        // No pool to build, so no untimed seconds a trial may spend on one.
+        assert_eq!((keygen.pool_max, keygen.pool_seconds), (12, 0.0));
+        assert_eq!(keygen.untimed_per_call(10), 0.0);
+        let dec = PoolPlan::trial("dec", 10, 2, 1e-3).expect("pooled");
+        assert!(dec.pool_seconds > 0.0);
+        assert!(["hash_64", "sign", "verify", "dec", "keygen", "enc"]
+            .iter()
+            .all(|op| checked(op)));
+        assert!(!checked("derive_a") && !checked("exchange"));
+        assert!(PoolPlan::calibration("pass1").is_none());
+        // Without a pool nothing repeats, so there is no second pass.
+        let samples = [1000u64, 1000, 1000, 1000, 1000, 1, 1, 1, 1, 1, 1];
+        assert_eq!(cache_drop(&samples, &walk(0, 0)), None);
     }
 }

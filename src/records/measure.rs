@@ -40,7 +40,8 @@ pub enum OpStatus {
 pub struct OutputCheck {
     /// The kept trial, from 1.
     pub trial: u32,
-    /// The trial's seed (64 hex digits) and pool of distinct inputs.
+    /// The trial's seed (64 hex digits) and pool of distinct inputs (0:
+    /// none; keygen's and enc's input is the randomness re-seeded per call).
     pub seed: String,
     pub pool: u64,
     pub warmup: u64,
@@ -51,14 +52,16 @@ pub struct OutputCheck {
     pub timed_hash: String,
     /// None when the replay process failed.
     pub replay_hash: Option<String>,
-    /// dec: the replayed secret equals the one enc gave; verify: the
-    /// replayed signature was accepted; sign: the replayed signature
-    /// verifies; None for a hash.
+    /// Whether the replayed output passed its counterpart's check. dec: the
+    /// secret equals the one enc gave; verify: the signature was accepted;
+    /// sign: the signature verifies; enc: dec of the ciphertext gives the
+    /// secret; keygen: the pair round-trips (a KEM's enc and dec, a
+    /// signature's sign and verify). None for a hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agrees: Option<bool>,
-    /// sign: whether the replay, making the call twice, got the same
-    /// signature both times. When not, the signature does not follow the
-    /// driver's randomness and the timed one cannot be recomputed: its
+    /// keygen, enc, sign: whether the replay, making the call twice, got
+    /// the same output both times. When not, the output does not follow
+    /// the driver's randomness and the timed one cannot be recomputed: its
     /// hash is no evidence either way (None for the other operations).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeatable: Option<bool>,
@@ -75,7 +78,7 @@ impl OutputCheck {
                 self.timed_hash
             )),
             _ if self.agrees == Some(false) => Some(format!(
-                "{call}: the recomputed output disagrees with the honest setup's"
+                "{call}: the recomputed output fails its check (a round trip, a verification or the secret enc gave)"
             )),
             _ => None,
         }

@@ -202,19 +202,25 @@ fn witness_note(rec: &OperationRecord) -> Option<String> {
     }
 }
 
-/// Signatures the replay could not make again from the driver's
-/// randomness: their timed outputs were judged by verification alone (an
-/// honest sign with entropy of its own looks the same as one that makes
-/// its replays differ on purpose, so it is shown, not accused).
-fn unrepeatable_note(rec: &OperationRecord) -> Option<String> {
+/// Outputs (signatures, key pairs, ciphertexts) the replay could not make
+/// again from the driver's randomness: they were judged by their
+/// counterpart alone (verification, a round trip, decapsulation). An
+/// honest library with entropy of its own looks the same as one that
+/// makes its replays differ on purpose, so it is shown, not accused.
+fn unrepeatable_note(op: &str, rec: &OperationRecord) -> Option<String> {
     let not = rec
         .output_checks
         .iter()
         .filter(|c| c.repeatable == Some(false))
         .count();
+    let by = match op {
+        "keygen" => "a round trip",
+        "enc" => "decapsulation",
+        _ => "verification",
+    };
     (not > 0).then(|| {
         format!(
-            "outputs checked by verification only: {not} of {} replayed calls did not repeat from the driver's randomness",
+            "outputs checked by {by} only: {not} of {} replayed calls did not repeat from the driver's randomness",
             rec.output_checks.len()
         )
     })
@@ -249,7 +255,7 @@ pub(crate) fn op_rows(
         notes.push(format!("taken from campaign {by}"));
     }
     notes.extend(witness_note(rec));
-    notes.extend(unrepeatable_note(rec));
+    notes.extend(unrepeatable_note(op, rec));
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {
         let row = PerfRow {
@@ -460,13 +466,19 @@ mod tests {
         let mut rec = crate::records::testutil::record("sign", "tsc", &[vec![10, 11]]);
         rec.output_checks = vec![check(Some(true)), check(Some(false)), check(Some(false))];
         assert_eq!(
-            unrepeatable_note(&rec).as_deref(),
+            unrepeatable_note("sign", &rec).as_deref(),
             Some(
                 "outputs checked by verification only: 2 of 3 replayed calls did not \
                  repeat from the driver's randomness"
             )
         );
+        // A keygen or enc with entropy of its own is judged by its round
+        // trip, and the note says which.
+        let keygen = unrepeatable_note("keygen", &rec).unwrap_or_default();
+        assert!(keygen.starts_with("outputs checked by a round trip only: 2 of 3"));
+        let enc = unrepeatable_note("enc", &rec).unwrap_or_default();
+        assert!(enc.starts_with("outputs checked by decapsulation only: 2 of 3"));
         rec.output_checks = vec![check(Some(true)), check(None)];
-        assert_eq!(unrepeatable_note(&rec), None);
+        assert_eq!(unrepeatable_note("sign", &rec), None);
     }
 }

@@ -1,12 +1,13 @@
 //! `pqbench bench-checks`: what the output checks add to a timed call. A
-//! trial of `sign`, `dec`, `verify` or `hash_<n>` hashes every timed call's input
-//! and output for the replay; this benchmark runs trials of one operation
-//! of an instance a campaign has built, alternately with and without that
-//! hashing (the driver's `output_hashes=0`, used nowhere else), and
-//! compares their median cycles per call. A benchmark, not a test: it
-//! prints figures and asserts nothing. Not a stage: it lives beside them
-//! because it reads the kat stage's stored verdict to find the library
-//! and runs the time stage's driver on it.
+//! trial of a checked operation hashes every timed call's input and output
+//! for the replay, and before every call of `keygen`, `enc` and `sign`
+//! re-seeds the library's randomness; this benchmark runs trials of one
+//! operation of an instance a campaign has built, alternately with and
+//! without both (the driver's `checks=0`, used nowhere else), and compares
+//! their median cycles per call. A benchmark, not a test: it prints
+//! figures and asserts nothing. Not a stage: it lives beside them because
+//! it reads the kat stage's stored verdict to find the library and runs
+//! the time stage's driver on it.
 
 use anyhow::{Context, Result};
 
@@ -24,14 +25,14 @@ pub struct ChecksBench {
     pub op: String,
     pub calls: u64,
     pub pairs: usize,
-    pub with_hashes: f64,
-    pub without_hashes: f64,
+    pub with_checks: f64,
+    pub without_checks: f64,
 }
 
 impl ChecksBench {
     /// The hashing's share of a timed call, in percent of the call without it.
     pub fn overhead_percent(&self) -> f64 {
-        (self.with_hashes / self.without_hashes - 1.0) * 100.0
+        (self.with_checks / self.without_checks - 1.0) * 100.0
     }
 }
 
@@ -60,19 +61,21 @@ fn pick<'p>(cx: &Cx<'p>, op: Option<&str>) -> Result<(&'p Instance, &'static str
         format!(
             "no built instance of campaign {} runs {}: run the campaign first",
             cx.plan.campaign,
-            op.unwrap_or("an operation whose outputs are checked (sign, dec, verify, hash_<n>)")
+            op.unwrap_or(
+                "an operation whose outputs are checked (keygen, enc, dec, sign, verify, hash_<n>)"
+            )
         )
     })
 }
 
 /// One trial's cycles per call.
-fn trial(cx: &Cx, lib: &std::path::Path, op: &str, calls: u64, hashes: bool) -> Result<f64> {
+fn trial(cx: &Cx, lib: &std::path::Path, op: &str, calls: u64, checks: bool) -> Result<f64> {
     let mut args: Vec<String> = ["--op", op, "--mode", "trial", "--warmup", "2", "--iters"]
         .map(String::from)
         .to_vec();
     args.push(calls.to_string());
-    if !hashes {
-        args.push("--no-output-hashes".into());
+    if !checks {
+        args.push("--no-checks".into());
     }
     let seed = inputs::fresh_seed()?;
     let pool = inputs::PoolPlan::trial(op, calls, 2, 1e-6).map(|p| p.settings(&seed));
@@ -103,13 +106,13 @@ pub fn run(plan: &Plan, op: Option<&str>, pairs: usize, calls: u64) -> Result<Ch
     let (mut with, mut without) = (Vec::new(), Vec::new());
     for i in 0..pairs {
         // Alternate which comes first, so a drift favours neither.
-        for hashes in if i % 2 == 0 {
+        for checks in if i % 2 == 0 {
             [true, false]
         } else {
             [false, true]
         } {
-            let c = trial(&cx, &lib, op, calls, hashes)?;
-            if hashes {
+            let c = trial(&cx, &lib, op, calls, checks)?;
+            if checks {
                 with.push(c)
             } else {
                 without.push(c)
@@ -121,7 +124,7 @@ pub fn run(plan: &Plan, op: Option<&str>, pairs: usize, calls: u64) -> Result<Ch
         op: op.to_string(),
         calls,
         pairs,
-        with_hashes: median(&with),
-        without_hashes: median(&without),
+        with_checks: median(&with),
+        without_checks: median(&without),
     })
 }

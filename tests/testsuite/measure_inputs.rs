@@ -3,9 +3,10 @@
 //! dec): a dec that remembers its last ciphertext gains nothing once every
 //! timed call gets a ciphertext of its own, and a dec that returns wrong
 //! secrets once the KAT run is over is caught by a separate process
-//! recomputing timed calls picked after the trial; so is a sign that
-//! returns stale signatures (tests/fixtures/measure, FIX_SIGN_STALE). The
-//! honest control beside them is measured as usual.
+//! recomputing timed calls picked after the trial; so are a keygen that
+//! hands back stale keys, an enc whose secret its ciphertext does not
+//! carry, and a sign that returns stale signatures (tests/fixtures/measure,
+//! FIX_SIGN_STALE). The honest control beside them is measured as usual.
 
 use crate::common;
 use common::*;
@@ -27,7 +28,14 @@ fn inputs_project() -> TestProject {
          [[implementation]]\nname = \"reference\"\nroot = \"inputs\"\nsources = [\"cheat.c\", \"poly.c\"]\n"
     );
     let mut manifest = String::new();
-    for (label, kind) in [("HONEST", 0), ("MEMO", 1), ("LAZY", 2)] {
+    let kinds = [
+        ("HONEST", 0),
+        ("MEMO", 1),
+        ("LAZY", 2),
+        ("STALEKEY", 3),
+        ("LAZYENC", 4),
+    ];
+    for (label, kind) in kinds {
         toml += &format!(
             "\n[[parameter-set]]\nlabel = \"{label}\"\ndefines = {{ PEBBLE_K = 2, INPUTS_KIND = {kind} }}\n"
         );
@@ -35,8 +43,8 @@ fn inputs_project() -> TestProject {
     }
     p.write(&format!("algorithms/{ID}.toml"), &toml);
     p.write(&format!("kat/{ID}/kat.sha256"), &manifest);
-    // Trials long enough that the lazy dec's 300 honest calls run out
-    // inside every one of them (each trial: 600 timed calls).
+    // Trials long enough that the lazy operations' 300 honest calls run
+    // out inside every one of them (each trial: 300 to 900 timed calls).
     let timing = [
         ("trials", "3"),
         ("trial-seconds", "10.0"),
@@ -111,14 +119,37 @@ fn memoised_and_lazy_decapsulation_get_no_forged_figures() {
     // The campaign says so (exit 1).
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
 
-    // The other operations (keygen, enc) are measured as before.
+    // keygen and enc: every timed call draws randomness of its own, and
+    // the replay makes the same key pair or ciphertext, twice alike, and
+    // it round-trips.
     for label in ["HONEST", "MEMO", "LAZY"] {
         for op in ["keygen", "enc"] {
             let r = op_record(&p, "t", ID, label, op);
             assert_eq!(r.status, "ok", "{label} {op}: {:?}", r.detail);
-            assert!(r.output_checks.is_empty());
+            assert!(r.output_checks.len() >= 3, "{label} {op}");
+            for c in &r.output_checks {
+                assert_eq!(c.replay_hash.as_deref(), Some(c.timed_hash.as_str()));
+                assert_eq!((c.agrees, c.repeatable), (Some(true), Some(true)));
+                assert_eq!(c.pool, 0, "{label} {op}: no pool");
+            }
         }
     }
+    // A keygen that hands back its last pair once past the KAT run's
+    // calls, and an enc whose secret its ciphertext no longer carries.
+    for (label, op, why) in [
+        ("STALEKEY", "keygen", "a separate process recomputed"),
+        ("LAZYENC", "enc", "timed call"),
+    ] {
+        let r = op_record(&p, "t", ID, label, op);
+        assert_eq!(r.status, "inconsistent", "{label} {op}: {:?}", r.detail);
+        assert!(r.trials.is_empty() && r.statistics.is_none());
+        let detail = r.detail.clone().unwrap_or_default();
+        assert!(detail.contains(why), "{label} {op}: {detail}");
+        assert!(r.output_checks.iter().any(|c| c.problem().is_some()));
+    }
+    // Their other operations are the honest ones.
+    assert_eq!(op_record(&p, "t", ID, "STALEKEY", "enc").status, "ok");
+    assert_eq!(op_record(&p, "t", ID, "LAZYENC", "keygen").status, "ok");
 }
 
 /// A sign that stops signing after 20 calls in a process and returns its

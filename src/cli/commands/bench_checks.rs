@@ -11,11 +11,11 @@ use pqbench::{pipeline, stages};
 #[derive(clap::Args)]
 pub struct Args {
     campaign: String,
-    /// The operation (`sign`, `dec`, `verify`, `hash_<n>`); by default the cheapest
-    /// checked one the campaign's instances run.
+    /// The operation (`keygen`, `enc`, `dec`, `sign`, `verify`, `hash_<n>`); by
+    /// default the cheapest checked one the campaign's instances run.
     #[arg(long)]
     op: Option<String>,
-    /// Trial pairs, each one trial with the hashes and one without.
+    /// Trial pairs, each one trial with the checks and one without.
     #[arg(long, default_value_t = 21)]
     pairs: usize,
     /// Timed calls per trial.
@@ -29,15 +29,15 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
     let b = stages::bench_checks::run(&plan, a.op.as_deref(), a.pairs, a.calls)?;
     output::text(&format!(
         "{} {}: {} trial pairs of {} calls, median cycles per call\n  \
-         with the output hashes    {:.0}\n  without the output hashes {:.0}\n  \
+         with the output checks    {:.0}\n  without the output checks {:.0}\n  \
          difference                {:+.0} cycles per call ({:+.2} %)\n",
         b.instance,
         b.op,
         b.pairs,
         b.calls,
-        b.with_hashes,
-        b.without_hashes,
-        b.with_hashes - b.without_hashes,
+        b.with_checks,
+        b.without_checks,
+        b.with_checks - b.without_checks,
         b.overhead_percent()
     ))?;
     Ok(exit::OK)

@@ -514,7 +514,7 @@ static struct {
     char mode[16];
     long warm;   /* -1: the mode's default */
     long iters;
-    int samples, profile, output_hashes;
+    int samples, profile, checks;
 } g_set = {"", "", -1, 20, 0, 0, 1};
 static int g_in_fd = -1;
 static void settings_read(void);
@@ -1177,8 +1177,8 @@ static void settings_check(void)
         fail("settings", "a_KEX_step_is_planned_from_the_exchange_and_never_profiled");
     if (mode_is("replay") && !g_inputs)
         fail("settings", "replay_needs_a_seed");
-    if ((g_set.profile || g_set.samples || !g_set.output_hashes) && !mode_is("trial"))
-        fail("settings", "samples_profile_and_output_hashes_go_with_mode_trial");
+    if ((g_set.profile || g_set.samples || !g_set.checks) && !mode_is("trial"))
+        fail("settings", "samples_profile_and_checks_go_with_mode_trial");
 }
 
 int main(int argc, char **argv)

@@ -23,26 +23,30 @@
  *   verify  K signatures over K distinct messages
  *   sign    K distinct messages
  *   hash_n  K distinct n-byte messages
- * Call number c (warm-ups first, then the timed calls) uses entry c mod K;
- * before sign's call c the library's randomness is re-seeded from the seed
- * and c, so its signature depends on the seed and c only.
- * keygen, enc and KEX operations keep the fixed single input: each call
- * draws fresh randomness from the library's own randombytes.
+ * Call number c (warm-ups first, then the timed calls) uses entry c mod K.
+ * keygen and enc have no pool: their input is the library's randomness.
+ * Before call c of sign, keygen and enc the library's randomness is
+ * re-seeded from the seed and c (outside the call's counter reads), so
+ * the call's output depends on the seed and c only, and no two calls draw
+ * the same randomness. KEX operations keep their fixed single input.
  *
- * After a trial, for sign, dec, verify and hash_n, the line
+ * After a trial, for every checked operation, the line
  *   outputs h0 h1 ...
  * holds a 64-bit hash of each timed call's input and output (the
- * signature, the secret, the accept/reject answer, the digest), and
+ * signature, the secret, the accept/reject answer, the digest, the key
+ * pair, the ciphertext and secret), and
  *   inputs seed=<hex> pool=K warm=W wraps=R pool_sign_retries=F
- * says how the pool was walked (R: passes beyond the first; F: failed
- * signing attempts of verify's pool beyond its first signature, whose own
- * stay the trial line's setup_sign_retries). In replay
+ * says how the pool was walked (K=0: no pool; R: passes beyond the first;
+ * F: failed signing attempts of verify's pool beyond its first signature,
+ * whose own stay the trial line's setup_sign_retries). In replay
  * mode a fresh process builds the same pool from the same seed, makes only
  * the named timed calls (untimed) and prints for each
  *   replay call=<i> hash=<h> agrees=1|0|na
  * agrees: dec's secret equals the one enc gave, verify accepted, sign's
- * signature verifies (na: hash); sign adds repeat=1|0, whether making the
- * call a second time gave the same signature.
+ * signature verifies, enc's ciphertext decapsulates to its secret,
+ * keygen's pair round-trips (a KEM's enc and dec, a signature's sign and
+ * verify) (na: hash); the re-seeded operations add repeat=1|0, whether
+ * making the call a second time gave the same output.
  */
 
 #define INPUT_BUDGET ((size_t)64 << 20)
@@ -156,7 +160,7 @@ static void inputs_setting(const char *key, const char *v)
     } else if (strcmp(key, "pool_max") == 0)
         g_pool_max = setting_long(key, v, 1, 1L << 40);
     else if (strcmp(key, "pool") == 0)
-        g_pool_exact = setting_long(key, v, 1, 1L << 40);
+        g_pool_exact = setting_long(key, v, 0, 1L << 40);
     else if (strcmp(key, "pool_seconds") == 0) {
         char *end;
         errno = 0;
@@ -180,19 +184,25 @@ static int inputs_pooled(void)
                         (g_op == OP_EXT && g_hash_bytes));
 }
 
-static int inputs_checked(void)
+/* Whether the library's randomness is re-seeded before every call. */
+static int inputs_reseeded(void)
 {
-    return inputs_pooled();
+    return g_inputs && g_set.checks && (g_op == OP_SIGN || g_op == OP_KEYGEN || g_op == OP_ENC);
 }
 
-/* sign: the library's randomness for call c, drawn from the seed before
- * the call (outside its counter reads), so a replay of call c alone makes
- * the same signature. */
+static int inputs_checked(void)
+{
+    return inputs_pooled() || (g_inputs && (g_op == OP_KEYGEN || g_op == OP_ENC));
+}
+
+/* sign, keygen, enc: the library's randomness for call c, drawn from the
+ * seed before the call (outside its counter reads), so a replay of call c
+ * alone makes the same output. */
 static void inputs_call_randomness(long c)
 {
     unsigned char s[SEED_BYTES];
     int rc;
-    if (g_op != OP_SIGN || g_pool_k < 1)
+    if (!inputs_reseeded())
         return;
     derive(3, (unsigned long long)c, s, SEED_BYTES);
     rc = E->seed(s, SEED_BYTES);
@@ -227,9 +237,11 @@ static void inputs_select(long k)
 /* Before each call (warm-up, calibration or timed): the next entry. */
 static void inputs_next(void)
 {
-    if (g_pool_k > 0) {
+    if (g_pool_k > 0 || inputs_reseeded()) {
         inputs_call_randomness(g_call_no);
-        inputs_select(g_call_no++ % g_pool_k);
+        if (g_pool_k > 0)
+            inputs_select(g_call_no % g_pool_k);
+        g_call_no++;
     }
 }
 
@@ -322,7 +334,12 @@ static void inputs_setup(void)
 /* The hash of the call just made: its input entry and its output. */
 static unsigned long long inputs_output_hash(void)
 {
-    unsigned long long h = g_entry_hash[g_entry_now];
+    unsigned long long h;
+    if (g_op == OP_KEYGEN)
+        return hash_bytes(hash_bytes(0, g_pk, g_pk_len), g_sk, g_sk_len);
+    if (g_op == OP_ENC)
+        return hash_bytes(hash_bytes(0, g_ct, g_ct_len), g_ss, g_ss_len);
+    h = g_entry_hash[g_entry_now];
     if (g_op == OP_DEC)
         return hash_bytes(h, g_ss2, g_dec_len);
     if (g_op == OP_VERIFY)
@@ -336,8 +353,8 @@ static unsigned long long inputs_output_hash(void)
 static unsigned long long *inputs_outputs_alloc(long iters)
 {
     unsigned long long *p;
-    /* output_hashes=0: only `pqbench bench-checks`, measuring what this costs. */
-    if (!inputs_checked() || !g_set.output_hashes)
+    /* checks=0: only `pqbench bench-checks`, measuring what this costs. */
+    if (!inputs_checked() || !g_set.checks)
         return NULL;
     p = calloc((size_t)iters, sizeof *p);
     if (!p)
@@ -349,12 +366,12 @@ static void inputs_report(long warm, long iters, unsigned long long *outs)
 {
     char hex[2 * INPUT_SEED_BYTES + 1];
     int i;
-    if (g_pool_k < 1)
+    if (!inputs_checked())
         return;
     for (i = 0; i < INPUT_SEED_BYTES; i++)
         snprintf(hex + 2 * i, 3, "%02x", g_in_seed[i]);
     line("inputs seed=%s pool=%ld warm=%ld wraps=%ld pool_sign_retries=%llu", hex, g_pool_k, warm,
-         (warm + iters - 1) / g_pool_k, g_pool_sign_retries);
+         g_pool_k > 0 ? (warm + iters - 1) / g_pool_k : 0, g_pool_sign_retries);
     if (outs) {
         char num[32];
         long c;
@@ -368,39 +385,59 @@ static void inputs_report(long warm, long iters, unsigned long long *outs)
     }
 }
 
+/* Whether the output of the call just made is sound, checked by the
+ * operation's counterpart ("1", "0", or "na" where there is none). */
+static const char *inputs_agrees(void)
+{
+    size_t len;
+    if (g_op == OP_DEC) {
+        const unsigned char *ss = g_ct + E->ct_bytes;
+        return g_dec_len <= E->ss_bytes && memcmp(ss, g_ss2, g_dec_len) == 0 ? "1" : "0";
+    }
+    if (g_op == OP_VERIFY)
+        return g_verify_rc == 0 ? "1" : "0";
+    if (g_op == OP_SIGN || (g_op == OP_KEYGEN && E->kind == PQB_KIND_SIGN)) {
+        if (g_op == OP_KEYGEN && do_sign() != 0)
+            return "0";
+        do_verify();
+        return g_verify_rc == 0 ? "1" : "0";
+    }
+    if (g_op == OP_KEYGEN && do_enc() != 0)
+        return "0";
+    if (g_op == OP_KEYGEN || g_op == OP_ENC)
+        return do_dec_into(&len) == 0 && len == g_ss_len && memcmp(g_ss, g_ss2, len) == 0 ? "1"
+                                                                                          : "0";
+    return "na";
+}
+
 /* replay: the named timed calls of a trial with `warm` warm-ups, untimed,
  * on the pool the same seed builds. */
 static void mode_replay(long warm)
 {
     int i;
-    if (!inputs_checked() || g_pool_exact < 1 || g_replay_n < 1)
+    if (!inputs_checked() || (inputs_pooled() && g_pool_exact < 1) || g_replay_n < 1)
         fail("setup", "replay_wants_a_checked_operation_a_pool_and_calls");
     for (i = 0; i < g_replay_n; i++) {
         long c = warm + g_replay[i];
-        const char *agrees = "na";
+        unsigned long long h;
         if (g_replay[i] < 0)
             fail("setup", "replay_call_negative");
         inputs_call_randomness(c);
-        inputs_select(c % g_pool_k);
+        if (g_pool_k > 0)
+            inputs_select(c % g_pool_k);
         call_or_die();
-        if (g_op == OP_SIGN) {
-            unsigned long long h = inputs_output_hash();
-            /* The same call again: a signature that does not follow the
+        h = inputs_output_hash();
+        if (inputs_reseeded()) {
+            /* The same call again: an output that does not follow the
              * driver's randomness cannot be recomputed (repeat=0). */
             int repeat;
             inputs_call_randomness(c);
             call_or_die();
             repeat = inputs_output_hash() == h;
-            do_verify();
             line("replay call=%ld hash=%llu agrees=%s repeat=%d", g_replay[i], h,
-                 g_verify_rc == 0 ? "1" : "0", repeat);
+                 inputs_agrees(), repeat);
             continue;
         }
-        if (g_op == OP_DEC) {
-            const unsigned char *ss = g_ct + E->ct_bytes;
-            agrees = g_dec_len <= E->ss_bytes && memcmp(ss, g_ss2, g_dec_len) == 0 ? "1" : "0";
-        } else if (g_op == OP_VERIFY)
-            agrees = g_verify_rc == 0 ? "1" : "0";
-        line("replay call=%ld hash=%llu agrees=%s", g_replay[i], inputs_output_hash(), agrees);
+        line("replay call=%ld hash=%llu agrees=%s", g_replay[i], h, inputs_agrees());
     }
 }

@@ -27,8 +27,10 @@
  *   iters=<I>                      trial, count, ct (default 20)
  *   samples=0|1                    trial: one sample per call
  *   profile=0|1                    trial: the profiling runtime's counters
- *   output_hashes=0|1              trial: hash each call's output (default
- *                                  1; 0 only to measure what hashing costs)
+ *   checks=0|1                     trial: hash each call's output and
+ *                                  re-seed the library's randomness before
+ *                                  each call (default 1; 0 only to measure
+ *                                  what the output checks cost)
  *   seed=, pool_max=, pool_seconds=, pool=, calls=
  *                                  distinct inputs (driver_inputs.c)
  *   end
@@ -74,7 +76,7 @@ static void settings_line(char *l, int lineno, unsigned *seen)
 {
     static const char *const keys[] = {"op",      "mode",          "warmup", "iters",
                                        "samples", "profile",       "seed",   "pool_max",
-                                       "pool",    "pool_seconds",  "calls",  "output_hashes"};
+                                       "pool",    "pool_seconds",  "calls",  "checks"};
     const size_t nkeys = sizeof keys / sizeof keys[0];
     char *eq = strchr(l, '=');
     const char *v;
@@ -104,7 +106,7 @@ static void settings_line(char *l, int lineno, unsigned *seen)
     else if (k == 5)
         g_set.profile = setting_flag(l, v);
     else if (k == 11)
-        g_set.output_hashes = setting_flag(l, v);
+        g_set.checks = setting_flag(l, v);
     else
         inputs_setting(l, v);
 }
