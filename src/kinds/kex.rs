@@ -38,10 +38,15 @@ pub fn kex_pass(op: &str) -> Option<u32> {
     op.strip_prefix("pass")?.parse().ok()
 }
 
+/// Whether `op` is a KEX operation: the whole `exchange` or a step.
+pub fn is_kex_operation(op: &str) -> bool {
+    KEX_OPERATIONS.contains(&op)
+}
+
 /// Whether a KEX operation is a step (timed inside complete protocol
 /// runs), as opposed to the whole `exchange`.
 pub fn is_kex_step(op: &str) -> bool {
-    op != "exchange" && KEX_OPERATIONS.contains(&op)
+    op != "exchange" && is_kex_operation(op)
 }
 
 /// The operations of a KEX with `passes` passes, in protocol order.

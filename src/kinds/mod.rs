@@ -21,8 +21,8 @@ pub(crate) use crate::records::kinds::{ApiFamily, Kind};
 
 pub use hash::{hash_bytes, HASH_OPERATIONS, HASH_SIZES};
 pub use kex::{
-    is_kex_step, kex_api_names, kex_operations, kex_pass, kex_pass_name, KEX_MAX_PASSES,
-    KEX_OPERATIONS,
+    is_kex_operation, is_kex_step, kex_api_names, kex_operations, kex_pass, kex_pass_name,
+    KEX_MAX_PASSES, KEX_OPERATIONS,
 };
 
 /// One size figure of a signature or KEM: the page's column title, the

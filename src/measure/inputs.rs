@@ -54,11 +54,12 @@ pub(crate) fn pooled(op: &str) -> bool {
 }
 
 /// Whether `op`'s timed outputs are recomputed: those of the pooled
-/// operations, and of keygen and enc, whose input is the library's
-/// randomness (re-seeded before every call of these and sign from the
-/// trial's seed and the call's number, so a replay reproduces it).
+/// operations, and of keygen, enc and the key-exchange operations, whose
+/// input is the library's randomness (re-seeded before every call of these
+/// and sign, or every protocol run of a KEX, from the trial's seed and the
+/// call's number, so a replay reproduces it).
 pub fn checked(op: &str) -> bool {
-    pooled(op) || matches!(op, "keygen" | "enc")
+    pooled(op) || matches!(op, "keygen" | "enc") || crate::kinds::is_kex_operation(op)
 }
 
 /// `n` bytes from the operating system's random source.
@@ -415,7 +416,7 @@ mod tests {
     }
 
     #[test]
-    fn keygen_and_enc_are_checked_without_a_pool_and_kex_steps_are_not() {
+    fn keygen_enc_and_kex_operations_are_checked_without_a_pool() {
         let keygen = PoolPlan::trial("keygen", 10, 2, 1e-3).expect("seeded");
         // No pool to build, so no untimed seconds a trial may spend on one.
         assert_eq!((keygen.pool_max, keygen.pool_seconds), (12, 0.0));
@@ -425,8 +426,13 @@ mod tests {
         assert!(["hash_64", "sign", "verify", "dec", "keygen", "enc"]
             .iter()
             .all(|op| checked(op)));
-        assert!(!checked("derive_a") && !checked("exchange"));
-        assert!(PoolPlan::calibration("pass1").is_none());
+        // A key exchange's every protocol run is re-seeded, so the exchange
+        // and each step are checked, without a pool.
+        for op in ["exchange", "init_a", "pass3", "derive_b"] {
+            assert!(checked(op), "{op}");
+            assert_eq!(PoolPlan::trial(op, 10, 2, 1e-3).unwrap().pool_seconds, 0.0);
+        }
+        assert!(!checked("passage") && !checked("hashing"));
         // Without a pool nothing repeats, so there is no second pass.
         let samples = [1000u64, 1000, 1000, 1000, 1000, 1, 1, 1, 1, 1, 1];
         assert_eq!(cache_drop(&samples, &walk(0, 0)), None);

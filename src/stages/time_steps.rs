@@ -58,8 +58,10 @@ pub(crate) fn time_step(
             // The rest of each protocol runs untimed around the step.
             untimed_per_call: protocol,
         },
-        // A step's inputs are the protocol's, fresh every run.
-        pool: None,
+        // No pool: a step's inputs are the protocol's, and every run's
+        // randomness is re-seeded from the trial's seed, so picked runs
+        // can be made again and checked.
+        pool: crate::measure::inputs::PoolPlan::trial(op, iterations, s.warmup, protocol),
     };
     let started_utc = Some(crate::records::utc_now());
     let mut timing = planned(op, started_utc, calibration, plan, s);

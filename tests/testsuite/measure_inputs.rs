@@ -6,7 +6,9 @@
 //! recomputing timed calls picked after the trial; so are a keygen that
 //! hands back stale keys, an enc whose secret its ciphertext does not
 //! carry, and a sign that returns stale signatures (tests/fixtures/measure,
-//! FIX_SIGN_STALE). The honest control beside them is measured as usual.
+//! FIX_SIGN_STALE), and a key-exchange step that stops deriving
+//! (tests/fixtures/inputs/cheat_kex.c). The honest control beside them is
+//! measured as usual.
 
 use crate::common;
 use common::*;
@@ -198,4 +200,75 @@ fn a_stale_signature_in_timed_calls_is_caught_by_the_replay() {
         let r = op_record(&p, "t", "fix-96", "HONEST", op);
         assert_eq!(r.status, "ok", "{op}: {:?}", r.detail);
     }
+}
+
+/// A key-exchange step that stops deriving after 300 calls in a process
+/// and hands back its last secret (tests/fixtures/inputs/cheat_kex.c, the
+/// demo's Tarn): every protocol run is re-seeded from the trial's seed and
+/// its number, so a separate process remakes picked runs, and the lazy
+/// step's secret is not the one the run asked for; the two sides'
+/// secrets also differ. The honest control's exchange and steps are
+/// checked alike and measured.
+#[test]
+fn a_lazy_key_exchange_step_is_caught_by_the_replay() {
+    const KEX: &str = "kex-97";
+    let p = TestProject::bare();
+    p.copy("algorithms/kex-94", "algorithms/lazykex");
+    p.copy(
+        "tests/fixtures/inputs/cheat_kex.c",
+        "algorithms/lazykex/cheat_kex.c",
+    );
+    let tarn_kat = "bb4e9e8a1edf8eb23ac0bd5be23db28fdcc62a1e5e96cdb98cad61ebcb08b437";
+    let mut toml = format!(
+        "id = \"{KEX}\"\nname = \"Lazy KEX fixture\"\nkind = \"kex\"\napi = \"ngcc\"\n\
+         uses = [\"iccs-standin\"]\n\n[ngcc]\nheaders = [\"api.h\", \"drng.h\"]\n\n\
+         [[implementation]]\nname = \"reference\"\nroot = \"lazykex\"\nsources = [\"cheat_kex.c\"]\n"
+    );
+    let mut manifest = String::new();
+    for (label, lazy) in [("HONEST", 0), ("LAZY", 1)] {
+        toml += &format!(
+            "\n[[parameter-set]]\nlabel = \"{label}\"\ndefines = {{ KEX_LANES = 16, KEX_LAZY = {lazy} }}\n"
+        );
+        manifest += &format!("{tarn_kat} strict {label}/KAT_KEX_{label}.txt\n");
+    }
+    p.write(&format!("algorithms/{KEX}.toml"), &toml);
+    p.write(&format!("kat/{KEX}/kat.sha256"), &manifest);
+    // Every step trial runs 400 protocols, past the lazy step's 300.
+    let timing = [
+        ("trials", "3"),
+        ("min-iterations", "400"),
+        ("max-iterations", "400"),
+        ("budget-seconds", "60.0"),
+        ("timeout-seconds", "60"),
+    ];
+    let campaign = measure_campaign(&[KEX], &["build", "kat", "time"], &timing, "");
+    p.write("campaigns/t.toml", &campaign);
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let build = p.json("output/t/local/build.json");
+    for inst in build["instances"].as_array().unwrap() {
+        assert_eq!(inst["kat_status"], "PASS", "{}", inst["label"]);
+    }
+
+    for op in [
+        "exchange", "init_a", "pass1", "pass3", "derive_a", "derive_b",
+    ] {
+        let r = op_record(&p, "t", KEX, "HONEST", op);
+        assert_eq!(r.status, "ok", "{op}: {:?}", r.detail);
+        assert!(r.output_checks.len() >= 3, "{op}");
+        for c in &r.output_checks {
+            assert_eq!(c.replay_hash.as_deref(), Some(c.timed_hash.as_str()));
+            assert_eq!((c.agrees, c.repeatable), (Some(true), Some(true)));
+        }
+    }
+    // The lazy step shows in the exchange, whose every run makes it: the
+    // exchange has no figures, and the steps planned from it are not timed.
+    let lazy = op_record(&p, "t", KEX, "LAZY", "exchange");
+    assert_eq!(lazy.status, "inconsistent", "{:?}", lazy.detail);
+    assert!(lazy.trials.is_empty() && lazy.statistics.is_none());
+    let detail = lazy.detail.clone().unwrap_or_default();
+    assert!(detail.contains("timed call"), "{detail}");
+    assert!(lazy.output_checks.iter().any(|c| c.problem().is_some()));
+    let step = op_record(&p, "t", KEX, "LAZY", "derive_a");
+    assert!(step.statistics.is_none(), "{:?}", step.detail);
 }

@@ -528,6 +528,7 @@ static int inputs_pooled(void);
 static void inputs_setup(void);
 static void inputs_next(void);
 static unsigned long long inputs_output_hash(void);
+static unsigned long long hash_bytes(unsigned long long h, const unsigned char *p, size_t n);
 static unsigned long long *inputs_outputs_alloc(long iters);
 static void inputs_report(long warm, long iters, unsigned long long *outs);
 static void mode_replay(long warm);

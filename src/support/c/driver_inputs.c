@@ -28,13 +28,15 @@
  * Before call c of sign, keygen and enc the library's randomness is
  * re-seeded from the seed and c (outside the call's counter reads), so
  * the call's output depends on the seed and c only, and no two calls draw
- * the same randomness. KEX operations keep their fixed single input.
+ * the same randomness; so is every protocol run of a KEX operation (the
+ * exchange, or the run around a timed step), before its first step.
  *
  * After a trial, for every checked operation, the line
  *   outputs h0 h1 ...
  * holds a 64-bit hash of each timed call's input and output (the
  * signature, the secret, the accept/reject answer, the digest, the key
- * pair, the ciphertext and secret), and
+ * pair, the ciphertext and secret; KEX: the run's key pairs, messages and
+ * both secrets), and
  *   inputs seed=<hex> pool=K warm=W wraps=R pool_sign_retries=F
  * says how the pool was walked (K=0: no pool; R: passes beyond the first;
  * F: failed signing attempts of verify's pool beyond its first signature,
@@ -45,8 +47,9 @@
  * agrees: dec's secret equals the one enc gave, verify accepted, sign's
  * signature verifies, enc's ciphertext decapsulates to its secret,
  * keygen's pair round-trips (a KEM's enc and dec, a signature's sign and
- * verify) (na: hash); the re-seeded operations add repeat=1|0, whether
- * making the call a second time gave the same output.
+ * verify), a KEX run gave both sides the same secret (na: hash); the
+ * re-seeded operations add repeat=1|0, whether making the call a second
+ * time gave the same output.
  */
 
 #define INPUT_BUDGET ((size_t)64 << 20)
@@ -184,15 +187,27 @@ static int inputs_pooled(void)
                         (g_op == OP_EXT && g_hash_bytes));
 }
 
+/* A key-exchange operation: the whole exchange or one step of it. */
+static int inputs_kex(void)
+{
+    return g_op == OP_EXT && !g_hash_bytes;
+}
+
+/* The operations whose input is the library's randomness. */
+static int inputs_randomised(void)
+{
+    return g_op == OP_SIGN || g_op == OP_KEYGEN || g_op == OP_ENC || inputs_kex();
+}
+
 /* Whether the library's randomness is re-seeded before every call. */
 static int inputs_reseeded(void)
 {
-    return g_inputs && g_set.checks && (g_op == OP_SIGN || g_op == OP_KEYGEN || g_op == OP_ENC);
+    return g_inputs && g_set.checks && inputs_randomised();
 }
 
 static int inputs_checked(void)
 {
-    return inputs_pooled() || (g_inputs && (g_op == OP_KEYGEN || g_op == OP_ENC));
+    return inputs_pooled() || (g_inputs && inputs_randomised());
 }
 
 /* sign, keygen, enc: the library's randomness for call c, drawn from the
@@ -335,6 +350,8 @@ static void inputs_setup(void)
 static unsigned long long inputs_output_hash(void)
 {
     unsigned long long h;
+    if (inputs_kex())
+        return kex_output_hash();
     if (g_op == OP_KEYGEN)
         return hash_bytes(hash_bytes(0, g_pk, g_pk_len), g_sk, g_sk_len);
     if (g_op == OP_ENC)
@@ -396,6 +413,8 @@ static const char *inputs_agrees(void)
     }
     if (g_op == OP_VERIFY)
         return g_verify_rc == 0 ? "1" : "0";
+    if (inputs_kex())
+        return kex_agrees() ? "1" : "0";
     if (g_op == OP_SIGN || (g_op == OP_KEYGEN && E->kind == PQB_KIND_SIGN)) {
         if (g_op == OP_KEYGEN && do_sign() != 0)
             return "0";
@@ -408,6 +427,15 @@ static const char *inputs_agrees(void)
         return do_dec_into(&len) == 0 && len == g_ss_len && memcmp(g_ss, g_ss2, len) == 0 ? "1"
                                                                                           : "0";
     return "na";
+}
+
+/* One call as the trial made it: a KEX step inside its whole protocol run. */
+static void replay_call(void)
+{
+    if (inputs_kex() && kex_all() != 0)
+        fail("op", "%s", g_err);
+    if (!inputs_kex())
+        call_or_die();
 }
 
 /* replay: the named timed calls of a trial with `warm` warm-ups, untimed,
@@ -425,14 +453,14 @@ static void mode_replay(long warm)
         inputs_call_randomness(c);
         if (g_pool_k > 0)
             inputs_select(c % g_pool_k);
-        call_or_die();
+        replay_call();
         h = inputs_output_hash();
         if (inputs_reseeded()) {
             /* The same call again: an output that does not follow the
              * driver's randomness cannot be recomputed (repeat=0). */
             int repeat;
             inputs_call_randomness(c);
-            call_or_die();
+            replay_call();
             repeat = inputs_output_hash() == h;
             line("replay call=%ld hash=%llu agrees=%s repeat=%d", g_replay[i], h,
                  inputs_agrees(), repeat);

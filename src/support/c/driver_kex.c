@@ -218,6 +218,29 @@ static void kex_setup(void)
         fail("setup", "the_two_shared_secrets_differ");
 }
 
+/* A hash of everything the protocol run just made that is not the
+ * parties' private state (which may hold pointers): both key pairs, every
+ * message and both secrets. With the randomness re-seeded before the run,
+ * a replay of the run makes the same. */
+static unsigned long long kex_output_hash(void)
+{
+    unsigned long long h = hash_bytes(0, kx_pka, kx_pka_len);
+    int k;
+    h = hash_bytes(h, kx_ska, kx_ska_len);
+    h = hash_bytes(h, kx_pkb, kx_pkb_len);
+    h = hash_bytes(h, kx_skb, kx_skb_len);
+    for (k = 1; k <= g_kex_passes; k++)
+        h = hash_bytes(h, kx_m[k], kx_m_len[k]);
+    h = hash_bytes(h, kx_ssa, kx_ssa_len);
+    return hash_bytes(h, kx_ssb, kx_ssb_len);
+}
+
+/* Whether the run just made gave both sides the same secret. */
+static int kex_agrees(void)
+{
+    return kx_ssa_len == kx_ssb_len && kx_ssa_len > 0 && memcmp(kx_ssa, kx_ssb, kx_ssa_len) == 0;
+}
+
 static int kex_call(void)
 {
     return g_kex_op == 1 ? kex_all() : kex_step(g_kex_target);
@@ -257,7 +280,7 @@ static unsigned long long counter_overhead(void)
 
 static void ext_mode_trial_steps(long warm, long iters, int want_samples)
 {
-    unsigned long long *samples = NULL, cycles = 0, c0, c1;
+    unsigned long long *samples = NULL, *outs = inputs_outputs_alloc(iters), cycles = 0, c0, c1;
     double seconds = 0.0, t0, t1, loop0, loop1, cpu0, cpu1, share;
     long i;
     int end = g_kex_passes + 4;
@@ -267,12 +290,15 @@ static void ext_mode_trial_steps(long warm, long iters, int want_samples)
         if (!samples)
             fail("setup", "out_of_memory_for_samples");
     }
-    for (i = 0; i < warm; i++)
+    for (i = 0; i < warm; i++) {
+        inputs_next();
         if (kex_all() != 0)
             fail("op", "%s", g_err);
+    }
     cpu0 = pqb_thread_cpu_seconds();
     loop0 = pqb_now_seconds();
     for (i = 0; i < iters; i++) {
+        inputs_next(); /* the run's randomness, before its first step */
         if (kex_run(0, g_kex_target) != 0)
             fail("op", "%s", g_err);
         t0 = pqb_now_seconds();
@@ -287,6 +313,8 @@ static void ext_mode_trial_steps(long warm, long iters, int want_samples)
         seconds += t1 - t0;
         if (samples)
             samples[i] = c1 - c0;
+        if (outs)
+            outs[i] = inputs_output_hash();
     }
     loop1 = pqb_now_seconds();
     cpu1 = pqb_thread_cpu_seconds();
@@ -296,6 +324,8 @@ static void ext_mode_trial_steps(long warm, long iters, int want_samples)
     line("trial calls=%ld seconds=%.9e cycles=%llu cpu_seconds=%.9e sign_retries=0 "
          "verify_rejects=0 loop_seconds=%.9e loop_cpu_seconds=%.9e",
          iters, seconds, cycles, seconds * share, loop1 - loop0, cpu1 - cpu0);
+    inputs_report(warm, iters, outs);
+    free(outs);
     if (samples) {
         char num[32];
         out_write("samples", 7);
