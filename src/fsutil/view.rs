@@ -26,16 +26,16 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct FsView {
-    volatile: Option<PathBuf>,
+    volatile: PathBuf,
     stable: Vec<PathBuf>,
     digests: Mutex<HashMap<PathBuf, String>>,
     listings: Mutex<HashMap<PathBuf, Arc<[PathBuf]>>>,
     /// Values computed from the listings of a set of directories.
     of_listings: Mutex<HashMap<Vec<PathBuf>, String>>,
     /// Digests kept across commands, in this file.
-    index: Option<PathBuf>,
+    index: PathBuf,
     stamped: Mutex<Option<Stamped>>,
 }
 
@@ -85,12 +85,12 @@ impl FsView {
     /// `index`.
     pub(crate) fn new(volatile: &Path, stable: &[PathBuf], index: PathBuf) -> FsView {
         FsView {
-            volatile: Some(volatile.to_path_buf()),
+            volatile: volatile.to_path_buf(),
             stable: stable.to_vec(),
             digests: Mutex::default(),
             listings: Mutex::default(),
             of_listings: Mutex::default(),
-            index: Some(index),
+            index,
             stamped: Mutex::default(),
         }
     }
@@ -138,7 +138,7 @@ impl FsView {
 
     /// `f` over the kept digests, read from the index the first time.
     fn with_stamped<T>(&self, f: impl FnOnce(&mut Stamped) -> T) -> Option<T> {
-        let index = self.index.as_ref()?;
+        let index = &self.index;
         let mut guard = self.stamped.lock().ok()?;
         let s = guard.get_or_insert_with(|| Stamped {
             files: super::read_json::<Vec<(PathBuf, Stamp, String)>>(index)
@@ -152,10 +152,7 @@ impl FsView {
     }
 
     fn remembers(&self, p: &Path) -> bool {
-        match &self.volatile {
-            Some(v) if p.starts_with(v) => self.stable.iter().any(|s| p.starts_with(s)),
-            _ => true,
-        }
+        !p.starts_with(&self.volatile) || self.stable.iter().any(|s| p.starts_with(s))
     }
 
     /// The files under `dir` as `list` finds them the first time.
@@ -203,7 +200,7 @@ impl Drop for FsView {
     /// Keeps the digests read by this command for the next ones; a file
     /// that cannot be written only costs them a read.
     fn drop(&mut self) {
-        let (Some(index), Ok(guard)) = (&self.index, self.stamped.lock()) else {
+        let (index, Ok(guard)) = (&self.index, self.stamped.lock()) else {
             return;
         };
         if let Some(s) = guard.as_ref().filter(|s| s.changed) {
