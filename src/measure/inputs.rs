@@ -25,7 +25,7 @@ use anyhow::{Context, Result};
 
 use super::driver::{self, ProcessRecord};
 use crate::context::Cx;
-use crate::records::measure::OutputCheck;
+use crate::records::measure::{FullReplay, OutputCheck};
 
 /// A calibration process's pool: at most this many inputs, and no longer
 /// to build than the calibration's own minimum (50 ms of calls).
@@ -190,9 +190,17 @@ fn median(v: &mut [u64]) -> f64 {
     }
 }
 
-/// The first inconsistent call of `checks`, in words.
-pub(crate) fn verdict(checks: &[OutputCheck]) -> Option<String> {
-    checks.iter().find_map(OutputCheck::problem)
+/// The first inconsistent call of `checks` or of `full` replays, in
+/// words. A full replay's hashes are no evidence when the picked checks
+/// show outputs that do not repeat from the driver's randomness (the
+/// library draws its own): those are judged by their counterparts only.
+pub(crate) fn verdict(checks: &[OutputCheck], full: &[FullReplay]) -> Option<String> {
+    let repeatable = checks.iter().all(|c| c.repeatable != Some(false));
+    checks.iter().find_map(OutputCheck::problem).or_else(|| {
+        full.iter()
+            .filter(|f| repeatable || f.differing.is_none())
+            .find_map(FullReplay::problem)
+    })
 }
 
 /// One kept trial process and what it reported beside its record.
@@ -204,14 +212,17 @@ pub(crate) struct Timed<'a> {
     /// The kept trial, from 1.
     pub trial: u32,
     pub iterations: u64,
+    /// Whether every timed call of this trial is remade, not a few.
+    pub full: bool,
 }
 
 /// What checking one trial found.
 #[derive(Default)]
 pub(crate) struct TrialCheck {
     pub checks: Vec<OutputCheck>,
-    /// The replay process (to keep with the operation's processes).
-    pub replay: Option<ProcessRecord>,
+    pub full: Option<FullReplay>,
+    /// The replay processes (to keep with the operation's processes).
+    pub replays: Vec<ProcessRecord>,
     /// Why the trial's figures cannot stand.
     pub problem: Option<String>,
 }
@@ -284,12 +295,76 @@ pub(crate) fn check_trial(
             }
         })
         .collect();
-    out.problem = verdict(&out.checks).map(|why| match replayed.failure() {
-        Some((_, detail)) => format!("{why} ({detail})"),
+    let failure = replayed.failure().map(|(_, detail)| detail);
+    out.replays.push(replayed);
+    if t.full {
+        let (all, made) = replay_all(cx, lib, plan, &w, t, cpu, timeout)?;
+        let made = all.failure().is_none().then_some(made.as_slice());
+        out.full = Some(full_replay(t.trial, t.outputs, made));
+        out.replays.push(all);
+    }
+    let full: Vec<FullReplay> = out.full.iter().cloned().collect();
+    out.problem = verdict(&out.checks, &full).map(|why| match failure {
+        Some(detail) => format!("{why} ({detail})"),
         None => why,
     });
-    out.replay = Some(replayed);
     Ok(out)
+}
+
+/// What remaking every timed call of `trial` gave (None: the replay
+/// failed), against the output hashes the trial reported.
+fn full_replay(trial: u32, outputs: &[u64], made: Option<&[u64]>) -> FullReplay {
+    let (differing, first) = match made {
+        Some(h) if h.len() == outputs.len() => {
+            let diff: Vec<u64> = (0..h.len() as u64)
+                .filter(|&i| h[i as usize] != outputs[i as usize])
+                .collect();
+            (Some(diff.len() as u64), diff.first().copied())
+        }
+        _ => (None, None),
+    };
+    FullReplay {
+        trial,
+        calls: outputs.len() as u64,
+        differing,
+        first_differing: first,
+    }
+}
+
+/// A separate driver process remaking every timed call of a trial that
+/// walked `w`, untimed, and the output hashes it reported.
+fn replay_all(
+    cx: &Cx,
+    lib: &Path,
+    plan: &PoolPlan,
+    w: &Walk,
+    t: &Timed,
+    cpu: Option<usize>,
+    timeout: Duration,
+) -> Result<(ProcessRecord, Vec<u64>)> {
+    let settings = format!("seed={} pool={} calls=all", w.seed, w.pool);
+    let args: Vec<String> = [
+        "--op",
+        &plan.op,
+        "--mode",
+        "replay",
+        "--warmup",
+        &w.warmup.to_string(),
+        "--iters",
+        &t.iterations.to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let ran = driver::run_fed(cx, lib, &args, Some(&settings), cpu, timeout)?;
+    Ok((ran.proc, ran.outputs))
+}
+
+/// The kept trial, from 1 of `trials`, whose every timed call is remade,
+/// drawn at random: a library cannot tell which of its trials it is.
+pub(crate) fn full_replay_trial(trials: u32) -> Result<u32> {
+    let b = os_random(4)?;
+    Ok(u32::from_le_bytes(b.try_into().expect("4 bytes")) % trials.max(1) + 1)
 }
 
 /// `CHECKED_CALLS` distinct timed calls drawn at random (the last one
@@ -388,18 +463,18 @@ mod tests {
             agrees: Some(true),
             repeatable: None,
         };
-        assert_eq!(verdict(std::slice::from_ref(&ok)), None);
+        assert_eq!(verdict(std::slice::from_ref(&ok), &[]), None);
         let bad = OutputCheck {
             replay_hash: Some("00000000000000bb".into()),
             ..ok.clone()
         };
-        let why = verdict(&[ok.clone(), bad]).unwrap();
+        let why = verdict(&[ok.clone(), bad], &[]).unwrap();
         assert!(why.contains("timed call 7 of trial 2"), "{why}");
         let disagrees = OutputCheck {
             agrees: Some(false),
             ..ok.clone()
         };
-        assert!(verdict(&[disagrees]).is_some());
+        assert!(verdict(&[disagrees], &[]).is_some());
         // A signature the replay could not make twice alike is no
         // evidence by its hash, but still by its verification.
         let unrepeatable = OutputCheck {
@@ -407,12 +482,61 @@ mod tests {
             repeatable: Some(false),
             ..ok
         };
-        assert_eq!(verdict(std::slice::from_ref(&unrepeatable)), None);
+        assert_eq!(verdict(std::slice::from_ref(&unrepeatable), &[]), None);
         let rejected = OutputCheck {
             agrees: Some(false),
             ..unrepeatable
         };
-        assert!(verdict(&[rejected]).is_some());
+        assert!(verdict(&[rejected], &[]).is_some());
+    }
+
+    #[test]
+    fn a_full_replay_names_the_first_call_that_differs_unless_outputs_do_not_repeat() {
+        let timed = [1, 2, 3, 4];
+        let same = full_replay(2, &timed, Some(&[1, 2, 3, 4]));
+        assert_eq!((same.differing, same.first_differing), (Some(0), None));
+        assert_eq!(verdict(&[], std::slice::from_ref(&same)), None);
+        let two = full_replay(2, &timed, Some(&[1, 9, 3, 9]));
+        assert_eq!((two.differing, two.first_differing), (Some(2), Some(1)));
+        let why = verdict(&[], std::slice::from_ref(&two)).expect("inconsistent");
+        assert!(
+            why.starts_with("timed call 1 of trial 2 (and 1 more of its 4"),
+            "{why}"
+        );
+        // Too few hashes, or none: the replay failed, which is a problem
+        // whatever the outputs' nature.
+        let short = full_replay(2, &timed, Some(&[1, 2]));
+        assert_eq!(short.differing, None);
+        assert!(full_replay(2, &timed, None)
+            .problem()
+            .unwrap()
+            .contains("failed"));
+        // Outputs that do not repeat from the driver's randomness: their
+        // hashes are no evidence, in a full replay as in a picked one.
+        let unrepeatable = OutputCheck {
+            trial: 2,
+            seed: "00".into(),
+            pool: 0,
+            warmup: 2,
+            wraps: 0,
+            call: 3,
+            timed_hash: "0000000000000004".into(),
+            replay_hash: Some("0000000000000009".into()),
+            agrees: Some(true),
+            repeatable: Some(false),
+        };
+        assert_eq!(verdict(std::slice::from_ref(&unrepeatable), &[two]), None);
+        assert!(verdict(&[unrepeatable], &[short]).is_some());
+    }
+
+    #[test]
+    fn the_fully_replayed_trial_is_one_of_the_trials() {
+        for trials in [1, 2, 5] {
+            for _ in 0..50 {
+                let k = full_replay_trial(trials).unwrap();
+                assert!((1..=trials).contains(&k), "{k} of {trials}");
+            }
+        }
     }
 
     #[test]

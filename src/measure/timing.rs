@@ -49,6 +49,7 @@ pub(crate) struct OpTiming {
     /// Timed calls whose outputs a separate process recomputed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_checks: Vec<crate::records::measure::OutputCheck>,
+    pub full_replays: Vec<crate::records::measure::FullReplay>,
     /// The trial processes' CPU time as the kernel witnessed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<CpuFit>,

@@ -67,6 +67,41 @@ pub struct OutputCheck {
     pub repeatable: Option<bool>,
 }
 
+/// A kept trial all of whose timed calls a separate process made again,
+/// untimed (one trial per operation, drawn before its trials ran and told
+/// to no process). `pqbench check` recomputes the verdict from these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FullReplay {
+    /// The kept trial, from 1.
+    pub trial: u32,
+    /// Its timed calls, all remade.
+    pub calls: u64,
+    /// How many of them gave another output hash than the timed call, and
+    /// the first of those (from 0). None: the replay failed.
+    pub differing: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_differing: Option<u64>,
+}
+
+impl FullReplay {
+    /// Why this trial is inconsistent, or None.
+    pub fn problem(&self) -> Option<String> {
+        match (self.differing, self.first_differing) {
+            (None, _) => Some(format!(
+                "the replay of all {} timed calls of trial {} failed",
+                self.calls, self.trial
+            )),
+            (Some(n), Some(first)) if n > 0 => Some(format!(
+                "timed call {first} of trial {} (and {} more of its {} calls) returned an output a separate process remaking every call did not",
+                self.trial,
+                n - 1,
+                self.calls
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl OutputCheck {
     /// Why this call is inconsistent, or None.
     pub fn problem(&self) -> Option<String> {

@@ -58,6 +58,9 @@ pub struct OperationRecord {
     /// Timed calls whose outputs a separate process recomputed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub output_checks: Vec<super::measure::OutputCheck>,
+    /// A kept trial whose every timed call a separate process remade.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub full_replays: Vec<super::measure::FullReplay>,
     /// The trial processes' CPU time as the kernel's task-clock witnessed
     /// it, fitted per call and per process; `pqbench check` recomputes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -86,6 +86,7 @@ pub(crate) fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> Operati
         statistics: stats::summarize(&trials),
         step: None,
         output_checks: Vec::new(),
+        full_replays: Vec::new(),
         witness: None,
         trials,
         repeated_trials: 0,

@@ -389,6 +389,7 @@ impl Synth {
             statistics: crate::stats::summarize(&trials),
             step: None,
             output_checks: Vec::new(),
+            full_replays: Vec::new(),
             witness: None,
             trials,
             repeated_trials: 0,

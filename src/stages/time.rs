@@ -185,6 +185,7 @@ impl Stage for TimeStage {
                 measured_by: r.lent_by(Self::NAME),
                 step: t.step.clone(),
                 output_checks: t.output_checks.clone(),
+                full_replays: t.full_replays.clone(),
                 witness: t.witness.clone(),
             };
             p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
@@ -281,6 +282,7 @@ pub(super) fn failed(
         summary: None,
         step: None,
         output_checks: Vec::new(),
+        full_replays: Vec::new(),
         witness: None,
     }
 }
@@ -328,6 +330,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
                 .map_or(0.0, |p| p.untimed_per_call(plan.iterations)),
         },
         pool,
+        full_replay_trial: inputs::full_replay_trial(s.trials)?,
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     timing.processes.push(calib_proc);
@@ -487,6 +490,7 @@ pub(super) fn planned(
         summary: None,
         step: None,
         output_checks: Vec::new(),
+        full_replays: Vec::new(),
         witness: None,
     }
 }

@@ -78,7 +78,7 @@ fn check_statistics(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) 
 /// A record whose output checks show a timed call that differs from its
 /// recomputation must be `inconsistent`, with no figures.
 fn check_outputs(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
-    let Some(why) = crate::measure::inputs::verdict(&r.output_checks) else {
+    let Some(why) = crate::measure::inputs::verdict(&r.output_checks, &r.full_replays) else {
         return;
     };
     if r.status != crate::measure::OpStatus::Inconsistent || r.statistics.is_some() {

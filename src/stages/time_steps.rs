@@ -62,6 +62,7 @@ pub(crate) fn time_step(
         // randomness is re-seeded from the trial's seed, so picked runs
         // can be made again and checked.
         pool: crate::measure::inputs::PoolPlan::trial(op, iterations, s.warmup, protocol),
+        full_replay_trial: crate::measure::inputs::full_replay_trial(s.trials)?,
     };
     let started_utc = Some(crate::records::utc_now());
     let mut timing = planned(op, started_utc, calibration, plan, s);

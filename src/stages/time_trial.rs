@@ -25,6 +25,9 @@ pub(super) struct TrialRun<'a> {
     /// Distinct inputs per call (`measure::inputs`), for the operations
     /// that take them.
     pub pool: Option<PoolPlan>,
+    /// The kept trial (from 1) whose every timed call is remade: drawn
+    /// before the trials run, and told to no process.
+    pub full_replay_trial: u32,
 }
 
 /// How one trial ended.
@@ -238,7 +241,7 @@ pub(crate) fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
 }
 
 /// A kept trial's inputs and outputs checked (`measure::inputs`): why its
-/// figures cannot stand, or None. The checks and the replay process are
+/// figures cannot stand, or None. The checks and the replay processes are
 /// added to `timing`.
 fn check_outputs(
     run: &TrialRun,
@@ -257,9 +260,11 @@ fn check_outputs(
         outputs,
         trial: timing.trials.len() as u32 + 1,
         iterations: run.expected.iterations,
+        full: timing.trials.len() as u32 + 1 == run.full_replay_trial,
     };
     let c = inputs::check_trial(run.cx, run.lib, pool, &timed, run.cpu, run.timeout)?;
     timing.output_checks.extend(c.checks);
-    timing.processes.extend(c.replay);
+    timing.full_replays.extend(c.full);
+    timing.processes.extend(c.replays);
     Ok(c.problem)
 }

@@ -87,15 +87,18 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
     }
     let trial_processes = modes.iter().filter(|m| **m == "trial").count();
     assert_eq!(trial_processes, 5 + r.repeated_trials as usize, "{what}");
-    // One replay per kept trial of an operation whose outputs are checked.
+    // One replay per kept trial of an operation whose outputs are checked,
+    // and one more for the trial remade in full.
     let replays = modes.iter().filter(|m| **m == "replay").count();
     let checked = pqbench::measure::inputs::checked(op);
-    assert_eq!(replays, if checked { 5 } else { 0 }, "{what}");
-    assert_eq!(r.output_checks.len(), replays * 3, "{what}");
+    assert_eq!(replays, if checked { 5 + 1 } else { 0 }, "{what}");
+    assert_eq!(r.output_checks.len(), 5 * 3, "{what}");
     assert!(
         r.output_checks.iter().all(|c| c.problem().is_none()),
         "{what}"
     );
+    assert_eq!(r.full_replays.len(), 1, "{what}");
+    assert_eq!(r.full_replays[0].differing, Some(0), "{what}");
     assert_eq!(
         modes.len(),
         usize::from(!step) + trial_processes + replays,

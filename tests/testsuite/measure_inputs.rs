@@ -21,6 +21,19 @@ const ID: &str = "inp-97";
 const PEBBLE_2_KAT: &str = "74194395821be605c3927b8be903931eb6be03848c4a7205d39bd78a34054350";
 
 fn inputs_project() -> TestProject {
+    let kinds = [
+        ("HONEST", 0),
+        ("MEMO", 1),
+        ("LAZY", 2),
+        ("STALEKEY", 3),
+        ("LAZYENC", 4),
+    ];
+    pebble_project(&kinds, "3")
+}
+
+/// Pebble with the cheating operations `kinds` (label, INPUTS_KIND),
+/// measured in `trials` trials.
+fn pebble_project(kinds: &[(&str, u32)], trials: &str) -> TestProject {
     let p = TestProject::bare();
     p.copy("algorithms/kem-91", "algorithms/inputs");
     p.copy("tests/fixtures/inputs/cheat.c", "algorithms/inputs/cheat.c");
@@ -30,13 +43,6 @@ fn inputs_project() -> TestProject {
          [[implementation]]\nname = \"reference\"\nroot = \"inputs\"\nsources = [\"cheat.c\", \"poly.c\"]\n"
     );
     let mut manifest = String::new();
-    let kinds = [
-        ("HONEST", 0),
-        ("MEMO", 1),
-        ("LAZY", 2),
-        ("STALEKEY", 3),
-        ("LAZYENC", 4),
-    ];
     for (label, kind) in kinds {
         toml += &format!(
             "\n[[parameter-set]]\nlabel = \"{label}\"\ndefines = {{ PEBBLE_K = 2, INPUTS_KIND = {kind} }}\n"
@@ -48,7 +54,7 @@ fn inputs_project() -> TestProject {
     // Trials long enough that the lazy operations' 300 honest calls run
     // out inside every one of them (each trial: 300 to 900 timed calls).
     let timing = [
-        ("trials", "3"),
+        ("trials", trials),
         ("trial-seconds", "10.0"),
         ("budget-seconds", "600.0"),
         ("min-iterations", "600"),
@@ -152,6 +158,42 @@ fn memoised_and_lazy_decapsulation_get_no_forged_figures() {
     // Their other operations are the honest ones.
     assert_eq!(op_record(&p, "t", ID, "STALEKEY", "enc").status, "ok");
     assert_eq!(op_record(&p, "t", ID, "LAZYENC", "keygen").status, "ok");
+}
+
+/// A dec wrong on one call in 151 only: the three timed calls of a trial
+/// picked for the replay rarely land on one, but one trial of each
+/// operation, drawn at random and told to nobody, has every timed call
+/// remade by a separate process, and that names it. (One trial here, so
+/// it is the one remade.)
+#[test]
+fn a_dec_wrong_on_a_few_calls_is_caught_by_the_trial_remade_in_full() {
+    let p = pebble_project(&[("HONEST", 0), ("SPARSE", 5)], "1");
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+
+    let honest = dec_of(&p, "HONEST");
+    assert_eq!(honest.status, "ok", "{:?}", honest.detail);
+    assert_eq!(honest.full_replays.len(), 1, "{:?}", honest.full_replays);
+    let full = &honest.full_replays[0];
+    assert_eq!((full.trial, full.calls), (1, honest.trials[0].calls));
+    assert_eq!(full.differing, Some(0));
+    for op in ["keygen", "enc"] {
+        let r = op_record(&p, "t", ID, "HONEST", op);
+        assert_eq!(r.full_replays.len(), 1, "{op}");
+        assert_eq!(r.full_replays[0].differing, Some(0), "{op}");
+    }
+
+    let sparse = dec_of(&p, "SPARSE");
+    assert_eq!(sparse.status, "inconsistent", "{:?}", sparse.detail);
+    assert!(sparse.trials.is_empty() && sparse.statistics.is_none());
+    assert_eq!(sparse.full_replays.len(), 1, "{:?}", sparse.full_replays);
+    let full = &sparse.full_replays[0];
+    // The set-up's round trip and the one warm-up are the trial process's
+    // dec calls 1 and 2, so timed call i (from 0) is its call i + 3: of
+    // 600, calls 148, 299 and 450 are wrong. The replay runs the same
+    // library without the warm-up, so it is wrong on 149, 300 and 451.
+    assert_eq!(full.differing, Some(6), "{full:?}");
+    assert_eq!(full.first_differing, Some(148), "{full:?}");
 }
 
 /// A sign that stops signing after 20 calls in a process and returns its

@@ -92,15 +92,17 @@ fn trials_that_lost_the_cpu_are_repeated_and_counted() {
         "no trial lost the CPU to the busy thread"
     );
     assert!(r.repeated_trials <= 2 * 5, "at most 3 attempts a trial");
-    // One calibration, every attempt, and one replay per kept trial (its
-    // signatures are remade in a process of their own).
+    // One calibration, every attempt, one replay per kept trial (its
+    // signatures are remade in a process of their own) and one more for
+    // the trial remade in full.
     let trial_procs: Vec<_> = r
         .processes
         .iter()
         .filter(|p| p.line("trial").is_some())
         .collect();
     assert_eq!(trial_procs.len(), 5 + r.repeated_trials as usize);
-    assert_eq!(r.processes.len(), 1 + trial_procs.len() + 5);
+    assert_eq!(r.full_replays.len(), 1);
+    assert_eq!(r.processes.len(), 1 + trial_procs.len() + 5 + 1);
     assert_eq!(r.trials.len(), 5);
     let kept = kept_trial_processes(&r);
     let is_kept =

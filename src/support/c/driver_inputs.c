@@ -11,7 +11,7 @@
  * keeps it from replacing or tee-ing the descriptor), may carry a seed:
  *
  *   seed=<64 hex> pool_max=<K> pool_seconds=<S>      calibrate, trial
- *   seed=<64 hex> pool=<K> calls=<i>,<j>,...         replay
+ *   seed=<64 hex> pool=<K> calls=<i>,<j>,...|all     replay
  *
  * (one `key=value` a line there)
  * and derives everything from the seed: the 48 bytes seeding the library's
@@ -49,7 +49,9 @@
  * keygen's pair round-trips (a KEM's enc and dec, a signature's sign and
  * verify), a KEX run gave both sides the same secret (na: hash); the
  * re-seeded operations add repeat=1|0, whether making the call a second
- * time gave the same output.
+ * time gave the same output. With calls=all (and iters=N) it makes every
+ * one of the trial's N timed calls instead, and prints their hashes on one
+ * `outputs` line, as the trial did.
  */
 
 #define INPUT_BUDGET ((size_t)64 << 20)
@@ -61,7 +63,7 @@ static unsigned char g_in_seed[INPUT_SEED_BYTES];
 static long g_pool_max = 1, g_pool_exact;      /* exact: replay */
 static double g_pool_seconds;
 static long g_replay[REPLAY_MAX];
-static int g_replay_n;
+static int g_replay_n, g_replay_all; /* calls=all: every timed call */
 
 /* The pool: K entries of g_entry_bytes, each with the hash of its input. */
 static unsigned char *g_pool;
@@ -130,6 +132,10 @@ static int hexval(char c)
 static void inputs_calls(const char *v)
 {
     const char *p = v;
+    if (strcmp(v, "all") == 0) {
+        g_replay_all = 1;
+        return;
+    }
     for (;;) {
         char num[24];
         size_t n = strcspn(p, ",");
@@ -366,6 +372,20 @@ static unsigned long long inputs_output_hash(void)
     return hash_bytes(h, g_hash_digest, g_hash_digest_len);
 }
 
+/* The line `outputs h0 h1 ...`. */
+static void print_outputs(const unsigned long long *outs, long iters)
+{
+    char num[32];
+    long c;
+    out_write("outputs", 7);
+    for (c = 0; c < iters; c++) {
+        int n = snprintf(num, sizeof num, " %llu", outs[c]);
+        out_write(num, (size_t)n);
+    }
+    out_write("\n", 1);
+    fflush(g_out);
+}
+
 /* Storage for the timed calls' output hashes (NULL: not checked). */
 static unsigned long long *inputs_outputs_alloc(long iters)
 {
@@ -389,17 +409,8 @@ static void inputs_report(long warm, long iters, unsigned long long *outs)
         snprintf(hex + 2 * i, 3, "%02x", g_in_seed[i]);
     line("inputs seed=%s pool=%ld warm=%ld wraps=%ld pool_sign_retries=%llu", hex, g_pool_k, warm,
          g_pool_k > 0 ? (warm + iters - 1) / g_pool_k : 0, g_pool_sign_retries);
-    if (outs) {
-        char num[32];
-        long c;
-        out_write("outputs", 7);
-        for (c = 0; c < iters; c++) {
-            int n = snprintf(num, sizeof num, " %llu", outs[c]);
-            out_write(num, (size_t)n);
-        }
-        out_write("\n", 1);
-        fflush(g_out);
-    }
+    if (outs)
+        print_outputs(outs, iters);
 }
 
 /* Whether the output of the call just made is sound, checked by the
@@ -440,11 +451,35 @@ static void replay_call(void)
 
 /* replay: the named timed calls of a trial with `warm` warm-ups, untimed,
  * on the pool the same seed builds. */
+/* replay calls=all: every one of a trial's `iters` timed calls, untimed,
+ * their output hashes on one `outputs` line as the trial gave them. */
+static void replay_all(long warm, long iters)
+{
+    unsigned long long *outs = calloc((size_t)iters, sizeof *outs);
+    long i;
+    if (!outs)
+        fail("setup", "out_of_memory_for_output_hashes");
+    for (i = 0; i < iters; i++) {
+        inputs_call_randomness(warm + i);
+        if (g_pool_k > 0)
+            inputs_select((warm + i) % g_pool_k);
+        replay_call();
+        outs[i] = inputs_output_hash();
+    }
+    print_outputs(outs, iters);
+    free(outs);
+}
+
 static void mode_replay(long warm)
 {
     int i;
-    if (!inputs_checked() || (inputs_pooled() && g_pool_exact < 1) || g_replay_n < 1)
+    if (!inputs_checked() || (inputs_pooled() && g_pool_exact < 1) ||
+        (g_replay_n < 1 && !g_replay_all))
         fail("setup", "replay_wants_a_checked_operation_a_pool_and_calls");
+    if (g_replay_all) {
+        replay_all(warm, g_set.iters);
+        return;
+    }
     for (i = 0; i < g_replay_n; i++) {
         long c = warm + g_replay[i];
         unsigned long long h;

@@ -24,7 +24,8 @@
  *                                  count, ct or replay
  *   warmup=<W>                     default: calibrate 3, trial 2, count 1,
  *                                  replay 2
- *   iters=<I>                      trial, count, ct (default 20)
+ *   iters=<I>                      trial, count, ct, replay with calls=all
+ *                                  (default 20)
  *   samples=0|1                    trial: one sample per call
  *   profile=0|1                    trial: the profiling runtime's counters
  *   checks=0|1                     trial: hash each call's output and
