@@ -290,13 +290,23 @@ impl Resolver<'_> {
         complete.then_some(sources)
     }
 
-    /// The root, then the instance's own include directories; `None` when
-    /// one is missing or outside the root.
+    /// The root, then the implementation's include directories and the
+    /// set's (added to them: a set that needs one more directory names only
+    /// that one); `None` when one is missing or outside the root. A set
+    /// with a root of its own has only its own: the implementation's are
+    /// relative to the implementation's root.
     fn own_include_dirs(&mut self, root: &Path, x: &Parts) -> Option<Vec<PathBuf>> {
         let mut complete = true;
         let mut include_dirs = vec![root.to_path_buf()];
-        for inc in x.ps.include_dirs.as_ref().unwrap_or(&x.imp.include_dirs) {
+        let inherited = if x.ps.root.is_some() {
+            &[][..]
+        } else {
+            &x.imp.include_dirs[..]
+        };
+        for inc in inherited.iter().chain(x.ps.include_dirs.iter().flatten()) {
             match self.include_dir(root, inc) {
+                // Named by both: searched once, where the implementation put it.
+                Some(d) if include_dirs.contains(&d) => {}
                 Some(d) => include_dirs.push(d),
                 None => complete = false,
             }

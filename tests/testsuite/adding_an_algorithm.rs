@@ -5,7 +5,7 @@
 //! the new algorithm from nothing to KAT PASS and timed records.
 
 use crate::common;
-use common::TestProject;
+use common::{quick_campaign, TestProject};
 
 use std::process::Command;
 
@@ -69,4 +69,57 @@ fn the_walk_through_works_as_written() {
         .path()
         .join("output/larch/site/local/larch-copy.html")
         .is_file());
+}
+
+/// A parameter set's `include-dirs` add to its implementation's: a set
+/// that needs one more directory names only that one, and still finds the
+/// implementation's headers.
+#[test]
+fn a_sets_include_dirs_add_to_the_implementations() {
+    let p = TestProject::bare();
+    p.copy("algorithms/sign-92", "algorithms/dirs");
+    p.write("algorithms/dirs/inc/imp_only.h", "#define IMP_ONLY 1\n");
+    p.write("algorithms/dirs/extra/set_only.h", "#define SET_ONLY 1\n");
+    p.write(
+        "algorithms/dirs/dirs_check.c",
+        "#include \"imp_only.h\"\n#include \"set_only.h\"\n\
+         #if IMP_ONLY + SET_ONLY != 2\n#error both directories are searched\n#endif\n\
+         int pqb_dirs_check(void) { return IMP_ONLY + SET_ONLY; }\n",
+    );
+    let toml = std::fs::read_to_string(common::repo().join("algorithms/sign-92.toml"))
+        .unwrap()
+        .replace("id = \"sign-92\"", "id = \"dirs-98\"")
+        .replace(
+            "root = \"sign-92\"",
+            "root = \"dirs\"\ninclude-dirs = [\"inc\"]",
+        )
+        .replace(
+            "namespace = \"PQB_LARCH1_\"",
+            "namespace = \"PQB_LARCH1_\"\ninclude-dirs = [\"extra\", \"inc\"]",
+        )
+        .replace(
+            "namespace = \"PQB_LARCH3_\"",
+            "namespace = \"PQB_LARCH3_\"\ninclude-dirs = [\"extra\"]",
+        );
+    p.write("algorithms/dirs-98.toml", &toml);
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["dirs-98"], "stages = [\"build\"]"),
+    );
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let build = p.json("output/t/local/build.json");
+    let built: Vec<_> = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let built = i["attempts"][0]["built"].as_bool();
+            (i["label"].as_str().unwrap().to_string(), built)
+        })
+        .collect();
+    // LARCH-3 names only `extra` and finds `inc` from its implementation;
+    // LARCH-1 names both, which is the same.
+    assert_eq!(built.len(), 2, "{built:?}");
+    assert!(built.iter().all(|(_, b)| *b == Some(true)), "{built:?}");
 }
