@@ -44,6 +44,11 @@ fn imported(stages: &[&str]) -> TestProject {
         "{}",
         out.stdout
     );
+    // The drafts' own account is checked as `validate` checks them.
+    for id in ["fixkem", "fixsig"] {
+        let ok = format!("validate algorithms/{id}.toml: OK (");
+        assert!(out.stdout.contains(&ok), "{}", out.stdout);
+    }
     let list: Vec<String> = stages.iter().map(|s| format!("\"{s}\"")).collect();
     p.write(
         "campaigns/t.toml",

@@ -68,7 +68,36 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
         catalog: a.catalog.clone(),
         basis: a.basis.as_str().to_string(),
     };
-    let lines = pqbench::import::import(&cli.root, &opts)?.lines;
-    output::text(&lines.iter().map(|l| format!("{l}\n")).collect::<String>())?;
+    let report = pqbench::import::import(&cli.root, &opts)?;
+    let mut text: String = report.lines.iter().map(|l| format!("{l}\n")).collect();
+    text += &validate_drafts(cli, &report.tomls);
+    output::text(&text)?;
     Ok(exit::OK)
+}
+
+/// Every drafted TOML checked as `pqbench validate` checks it (compiled
+/// and trial-linked), so the import's own account of its drafts (their
+/// TODO lines) is never the only word: one line per draft, with the
+/// first problem of one that does not validate.
+fn validate_drafts(cli: &Cli, tomls: &[PathBuf]) -> String {
+    let mut out = String::new();
+    let root = cli.root.canonicalize().unwrap_or_else(|_| cli.root.clone());
+    for t in tomls {
+        let shown = t.strip_prefix(&root).unwrap_or(t).display().to_string();
+        match pqbench::validate::validate(&cli.root, t) {
+            Ok(r) if r.problems.is_empty() => {
+                out += &format!("validate {shown}: OK ({} instances)\n", r.instances)
+            }
+            Ok(r) => {
+                let first = r.problems[0].to_string();
+                let first = first.lines().next().unwrap_or_default();
+                out += &format!(
+                    "validate {shown}: {} problem(s), the first: {first}\n  (fix the draft, then run `pqbench validate {shown}`)\n",
+                    r.problems.len()
+                );
+            }
+            Err(e) => out += &format!("validate {shown}: {e}\n"),
+        }
+    }
+    out
 }
