@@ -119,9 +119,10 @@ pub(crate) fn file_run(
     let staging = tempfile::Builder::new()
         .prefix(".tmp-")
         .tempdir_in(runs_dir)?;
+    let mut present = Present::default();
     for rel in result_files(plan, registry) {
         let from = plan.output_dir.join(&rel);
-        if from.is_file() {
+        if present.is_file(&from) {
             let sha = place(cache, &from, &staging.path().join(&rel))?;
             lock.files.insert(rel, sha);
         }
@@ -200,6 +201,35 @@ fn result_files(plan: &Plan, registry: &Registry) -> Vec<String> {
         ));
     }
     files
+}
+
+/// The regular files of each directory asked about, listed once: a run
+/// of many instances asks about a dozen files each (every stage's), most
+/// in the same few directories, so one listing replaces a `stat` per file.
+/// An entry that is a link is not a file here.
+#[derive(Default)]
+struct Present {
+    dirs: std::collections::HashMap<PathBuf, std::collections::HashSet<std::ffi::OsString>>,
+}
+
+impl Present {
+    fn is_file(&mut self, p: &Path) -> bool {
+        let (Some(dir), Some(name)) = (p.parent(), p.file_name()) else {
+            return false;
+        };
+        self.dirs
+            .entry(dir.to_path_buf())
+            .or_insert_with(|| {
+                std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+                    .map(|e| e.file_name())
+                    .collect()
+            })
+            .contains(name)
+    }
 }
 
 /// Stores `from` as a blob and links it to `to` (copying when the file
