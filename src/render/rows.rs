@@ -216,6 +216,7 @@ fn unrepeatable_note(op: &str, rec: &OperationRecord) -> Option<String> {
     let by = match op {
         "keygen" => "a round trip",
         "enc" => "decapsulation",
+        op if crate::kinds::is_kex_operation(op) => "the two sides' agreement",
         _ => "verification",
     };
     (not > 0).then(|| {
@@ -478,6 +479,8 @@ mod tests {
         assert!(keygen.starts_with("outputs checked by a round trip only: 2 of 3"));
         let enc = unrepeatable_note("enc", &rec).unwrap_or_default();
         assert!(enc.starts_with("outputs checked by decapsulation only: 2 of 3"));
+        let kex = unrepeatable_note("derive_a", &rec).unwrap_or_default();
+        assert!(kex.starts_with("outputs checked by the two sides' agreement only"));
         rec.output_checks = vec![check(Some(true)), check(None)];
         assert_eq!(unrepeatable_note("sign", &rec), None);
     }
