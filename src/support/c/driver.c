@@ -273,6 +273,21 @@ static void out_write(const char *p, size_t n)
     fwrite(p, 1, n, g_out);
 }
 
+/* The line `<tag> v0 v1 ...`: one number per call (samples, counts,
+ * output hashes), too long for `line`'s buffer. */
+static void numbers_line(const char *tag, const unsigned long long *v, long n)
+{
+    char num[32];
+    long i;
+    out_write(tag, strlen(tag));
+    for (i = 0; i < n; i++) {
+        int k = snprintf(num, sizeof num, " %llu", v[i]);
+        out_write(num, (size_t)k);
+    }
+    out_write("\n", 1);
+    fflush(g_out);
+}
+
 static void line(const char *fmt, ...) PQB_PRINTF(1, 2);
 static void line(const char *fmt, ...)
 {
@@ -797,14 +812,7 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
     inputs_report(warm, iters, outs);
     free(outs);
     if (samples) {
-        char num[32];
-        out_write("samples", 7);
-        for (i = 0; i < iters; i++) {
-            int n = snprintf(num, sizeof num, " %llu", samples[i]);
-            out_write(num, (size_t)n);
-        }
-        out_write("\n", 1);
-        fflush(g_out);
+        numbers_line("samples", samples, iters);
         free(samples);
     }
     if (profile) {

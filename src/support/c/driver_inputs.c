@@ -372,20 +372,6 @@ static unsigned long long inputs_output_hash(void)
     return hash_bytes(h, g_hash_digest, g_hash_digest_len);
 }
 
-/* The line `outputs h0 h1 ...`. */
-static void print_outputs(const unsigned long long *outs, long iters)
-{
-    char num[32];
-    long c;
-    out_write("outputs", 7);
-    for (c = 0; c < iters; c++) {
-        int n = snprintf(num, sizeof num, " %llu", outs[c]);
-        out_write(num, (size_t)n);
-    }
-    out_write("\n", 1);
-    fflush(g_out);
-}
-
 /* Storage for the timed calls' output hashes (NULL: not checked). */
 static unsigned long long *inputs_outputs_alloc(long iters)
 {
@@ -410,7 +396,7 @@ static void inputs_report(long warm, long iters, unsigned long long *outs)
     line("inputs seed=%s pool=%ld warm=%ld wraps=%ld pool_sign_retries=%llu", hex, g_pool_k, warm,
          g_pool_k > 0 ? (warm + iters - 1) / g_pool_k : 0, g_pool_sign_retries);
     if (outs)
-        print_outputs(outs, iters);
+        numbers_line("outputs", outs, iters);
 }
 
 /* Whether the output of the call just made is sound, checked by the
@@ -466,7 +452,7 @@ static void replay_all(long warm, long iters)
         replay_call();
         outs[i] = inputs_output_hash();
     }
-    print_outputs(outs, iters);
+    numbers_line("outputs", outs, iters);
     free(outs);
 }
 

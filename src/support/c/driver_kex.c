@@ -327,14 +327,7 @@ static void ext_mode_trial_steps(long warm, long iters, int want_samples)
     inputs_report(warm, iters, outs);
     free(outs);
     if (samples) {
-        char num[32];
-        out_write("samples", 7);
-        for (i = 0; i < iters; i++) {
-            int n = snprintf(num, sizeof num, " %llu", samples[i]);
-            out_write(num, (size_t)n);
-        }
-        out_write("\n", 1);
-        fflush(g_out);
+        numbers_line("samples", samples, iters);
         free(samples);
     }
     line("overhead counter_read_cycles=%llu pairs=%d", counter_overhead(), OVERHEAD_PAIRS);

@@ -120,7 +120,6 @@ static void mode_count(long warm, long iters)
     {
         int err = 0, fd = pqb_instructions_open(&err);
         unsigned long long *v, a, b;
-        char num[32];
         if (fd < 0)
             fail("count", "no_hardware_instruction_counter_errno_%d", err);
         v = malloc((size_t)iters * sizeof *v);
@@ -134,13 +133,7 @@ static void mode_count(long warm, long iters)
         }
         close(fd);
         line("count method=perf-instructions calls=%ld warmup=%ld", iters, warm);
-        out_write("instructions", 12);
-        for (i = 0; i < iters; i++) {
-            int n = snprintf(num, sizeof num, " %llu", v[i]);
-            out_write(num, (size_t)n);
-        }
-        out_write("\n", 1);
-        fflush(g_out);
+        numbers_line("instructions", v, iters);
         free(v);
     }
 }
