@@ -4,19 +4,23 @@
 //! A deterministic operation timed on one repeated input can remember its
 //! last answer, and an operation whose timed outputs nobody reads can stop
 //! working once the KAT runner is done with it. So every calibration and
-//! trial process of keygen, enc, dec, sign, verify and hash_<n> gets a
-//! fresh random seed on its input descriptor, read by the driver only once
-//! the library is loaded. For dec, sign, verify and hash_<n> the driver
-//! builds a pool of distinct inputs from it in the untimed setup and walks
-//! it; before every call of keygen, enc and sign it re-seeds the library's
-//! randomness from the seed and the call's number, so no two calls draw
-//! the same randomness and any one call can be made again. The driver
+//! trial process of keygen, enc, dec, sign, verify, hash_<n> and the
+//! key-exchange operations gets a fresh random seed on its input
+//! descriptor, read by the driver only once the library is loaded. For
+//! dec, sign, verify and hash_<n> the driver builds a pool of distinct
+//! inputs from it in the untimed setup and walks it; before every call of
+//! keygen, enc and sign, and every protocol run of a key exchange, it
+//! re-seeds the library's randomness from the seed and the call's number,
+//! so no two calls draw the same randomness and any one call can be made
+//! again. The driver
 //! reports a hash of every timed call's input and output; once the trial
 //! process has ended (so nothing in it could know them) pqbench picks a
 //! few timed calls at random and has a separate driver process of the same
 //! library recompute exactly those, untimed, from the same seed, and check
 //! each output against its counterpart (dec for enc, verify for sign, a
-//! round trip for keygen). A difference makes the operation `inconsistent`.
+//! round trip for keygen, both sides' secrets for a key exchange); one
+//! trial per operation, drawn at random, is remade in full. A difference
+//! makes the operation `inconsistent`.
 
 use std::path::Path;
 use std::time::Duration;
