@@ -72,8 +72,24 @@ pub(crate) fn missing(
     }
     let wanted = crate::toolchain::library::api_symbols(inst);
     let sibling = wanted.iter().find_map(|w| defined.get(w)).cloned();
+    // A header may name an API function as a function-like macro over a
+    // defined one (PQClean's ML-DSA: `crypto_sign(...)` is
+    // `crypto_sign_ctx(..., NULL, 0, ...)`); the adapter includes the
+    // header, so its calls reach the defined function.
+    let by_macro = |sym: &str| {
+        macros.iter().any(|m| {
+            m.name == sym
+                && m.params.is_some()
+                && m.body
+                    .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .any(|w| defined.contains_key(w))
+        })
+    };
     let mut out = Vec::new();
-    for sym in wanted.iter().filter(|s| !defined.contains_key(*s)) {
+    for sym in wanted
+        .iter()
+        .filter(|s| !defined.contains_key(*s) && !by_macro(s))
+    {
         let declared = scanned.iter().find(|(_, f)| {
             f.decls
                 .iter()
@@ -206,5 +222,40 @@ mod tests {
             "{}",
             m[0].detail
         );
+    }
+
+    #[test]
+    fn an_api_function_named_by_a_macro_over_a_defined_one_counts() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path();
+        std::fs::write(
+            p.join("api.h"),
+            "#define P1_crypto_sign(sm, smlen, m, mlen, sk) P1_crypto_sign_ctx(sm, smlen, m, mlen, 0, 0, sk)\n\
+             #define P1_crypto_sign_open(m, ml, sm, sml, pk) P1_missing_ctx(m, ml, sm, sml, 0, 0, pk)\n",
+        )
+        .unwrap();
+        std::fs::write(
+            p.join("s.c"),
+            "int P1_crypto_sign_keypair(void) { return 0; }\nint P1_crypto_sign_ctx(void) { return 0; }\n",
+        )
+        .unwrap();
+        let raw: RawAlgorithm = crate::config::parse(
+            Path::new("a.toml"),
+            "id = \"a\"\nname = \"A\"\nkind = \"sign\"\napi = \"nist\"\n[nist]\nnamespace = \"P1_\"\n",
+        )
+        .unwrap();
+        let inst = instance(
+            &raw,
+            None,
+            "A-1",
+            vec![p.join("s.c")],
+            vec![p.to_path_buf()],
+        );
+        let show = |q: &Path| q.file_name().unwrap().to_string_lossy().into_owned();
+        let m = missing(&inst, &mut Cache::new(), &show);
+        // crypto_sign reaches a defined function; crypto_sign_open's macro
+        // names one that nothing defines, so it is still missing.
+        let names: Vec<&str> = m.iter().map(|x| x.symbol.as_str()).collect();
+        assert_eq!(names, ["P1_crypto_sign_open"], "{m:?}");
     }
 }
