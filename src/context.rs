@@ -33,6 +33,11 @@ pub struct Cx<'a> {
     /// shards (`--deferred-cpu`), instead of after them.
     pub deferred_cpu: Option<usize>,
     pub progress: Progress,
+    /// A build's key may be learnt by compiling (`run`): a unit with no
+    /// remembered dependency list is compiled once, its object kept for the
+    /// build, instead of being listed by the preprocessor first and
+    /// compiled afterwards. `plan` and `status` never compile.
+    pub compiles_to_key: bool,
     /// Values a stage derives from files once per command and reads
     /// several times (a build's manifest, for its stage, the KAT's key
     /// and the lock), by the name the stage gives them.
@@ -52,6 +57,7 @@ impl<'a> Cx<'a> {
             deferred_only: false,
             deferred_cpu: None,
             progress: Progress::new(quiet),
+            compiles_to_key: false,
             memo: Mutex::new(HashMap::new()),
         }
     }

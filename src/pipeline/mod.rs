@@ -269,6 +269,7 @@ fn run_in_pool(
 ) -> Result<RunSummary, Error> {
     let mut cx = Cx::new(plan, compiler, opts.remeasure, opts.quiet);
     cx.deferred_only = opts.deferred_only;
+    cx.compiles_to_key = true;
     cx.deferred_cpu = opts.deferred_cpu;
     let started = crate::records::utc_now();
     cx.progress.note(&format!(

@@ -15,7 +15,7 @@ use crate::plan::Instance;
 use crate::records::AttemptRecord;
 use crate::support::Part;
 use crate::toolchain::deps;
-use crate::toolchain::library::{build_profile, units, BuildOutput};
+use crate::toolchain::library::{build_profile, deps_by_compiling, units, BuildOutput};
 
 pub struct BuildStage;
 
@@ -141,9 +141,19 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         support,
         cx.cache.dir(),
     );
-    for profile in &cx.plan.flag_profiles {
+    for (i, profile) in cx.plan.flag_profiles.iter().enumerate() {
         for unit in units(inst, profile, support) {
-            for (file, sha) in deps::of(&cx.cache, &cx.compiler, &unit, &reads)?.files {
+            // The first profile is the one built: in a run, a unit of it
+            // never listed is compiled now, so that learning what it reads
+            // is its compile.
+            let deps = match deps::remembered(&cx.cache, &cx.compiler, &unit) {
+                Some(deps) => deps,
+                None => match compiling_env(cx, inst, i) {
+                    Some(env) => deps_by_compiling(&env, &unit, &reads)?,
+                    None => deps::of(&cx.cache, &cx.compiler, &unit, &reads)?,
+                },
+            };
+            for (file, sha) in deps.files {
                 if file.starts_with(support) {
                     continue;
                 }
@@ -198,6 +208,27 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         }
     }
     Ok(m)
+}
+
+/// The build environment when this command may compile to learn a build's
+/// key (`Cx::compiles_to_key`), for the first flag profile (the others are
+/// built only when it fails), and the instance is built here by pqbench
+/// alone: not one skipped on this system, nor one whose CMake project
+/// builds first (its units may need what that project generates).
+fn compiling_env<'a>(
+    cx: &'a Cx,
+    inst: &Instance,
+    profile: usize,
+) -> Option<crate::toolchain::BuildEnv<'a>> {
+    if !cx.compiles_to_key || profile > 0 || inst.cmake.is_some() {
+        return None;
+    }
+    // Without the support code (its compile failed) the build stage says
+    // why; its key is listed by the preprocessor meanwhile.
+    let env = cx.build_env().ok()?;
+    crate::toolchain::library::skip_reason(&env, inst)
+        .is_none()
+        .then_some(env)
 }
 
 /// Every file under a CMake root (hidden ones aside): part of the build's

@@ -1,5 +1,6 @@
 //! The files a compilation unit reads, as the compiler itself lists them
-//! (`-MD -MF` when compiling, `-M -MG -MF` to find out beforehand): every
+//! (`-MD -MF` when compiling, which is how a run learns them; `-M -MG -MF`
+//! to find out without compiling, for `plan` and `status`): every
 //! header at any depth of any include directory, any extension (`.inc`,
 //! `.macros`, ...), force-included headers and system headers.
 //!
@@ -93,24 +94,10 @@ fn record_path(cache: &Cache, id: &str) -> PathBuf {
 /// when every file on it is unchanged, else a fresh scan, reading only
 /// beneath `reads` (see `BuildEnv::reads`).
 pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -> Result<Deps> {
-    let id = unit_id(cc, unit);
-    let path = record_path(cache, &id);
-    if let Ok(rec) = fsutil::read_json::<Record>(&path) {
-        let current: Vec<(PathBuf, String)> = rec
-            .files
-            .iter()
-            .map(|(p, _)| (p.clone(), hash_in(cache, p)))
-            .collect();
-        if rec.source == unit.source
-            && current == rec.files
-            && rec.lookup == lookup_digest(cache, unit)
-        {
-            return Ok(Deps {
-                files: current,
-                exact: true,
-            });
-        }
+    if let Some(deps) = remembered(cache, cc, unit) {
+        return Ok(deps);
     }
+    let id = unit_id(cc, unit);
     let scratch = cache.scratch()?;
     let depfile = scratch.path().join("unit.d");
     let mut args = unit.args.clone();
@@ -133,6 +120,50 @@ pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -
         Some(files) if !files.is_empty() => Ok(remember(cache, &id, unit, &files)),
         _ => Ok(fallback(cache, unit)),
     }
+}
+
+/// The remembered list of `unit`, when every file on it and the names
+/// under its lookup directories are as they were when it was listed.
+pub(crate) fn remembered(cache: &Cache, cc: &Compiler, unit: &Unit) -> Option<Deps> {
+    let rec = fsutil::read_json::<Record>(&record_path(cache, &unit_id(cc, unit))).ok()?;
+    let current: Vec<(PathBuf, String)> = rec
+        .files
+        .iter()
+        .map(|(p, _)| (p.clone(), hash_in(cache, p)))
+        .collect();
+    (rec.source == unit.source && current == rec.files && rec.lookup == lookup_digest(cache, unit))
+        .then_some(Deps {
+            files: current,
+            exact: true,
+        })
+}
+
+/// True when a file on `deps` changed after `began`, or so shortly before
+/// it that the kernel's coarse clock cannot tell (its change time is
+/// stamped from a clock that ticks every few milliseconds), or is gone.
+pub(crate) fn changed_since(deps: &Deps, began: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    const TICK: std::time::Duration = std::time::Duration::from_millis(20);
+    let Some(limit) = began
+        .checked_sub(TICK)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+    else {
+        return true;
+    };
+    deps.files.iter().any(|(p, _)| {
+        std::fs::metadata(p).map_or(true, |m| {
+            let ctime = std::time::Duration::new(
+                u64::try_from(m.ctime()).unwrap_or(0),
+                u32::try_from(m.ctime_nsec()).unwrap_or(0),
+            );
+            ctime >= limit
+        })
+    })
+}
+
+/// Drops the remembered list of `unit`: it is listed again next time.
+pub(crate) fn forget(cache: &Cache, cc: &Compiler, unit: &Unit) {
+    let _ = std::fs::remove_file(record_path(cache, &unit_id(cc, unit)));
 }
 
 /// Records the list the compiler wrote while compiling (`-MD -MF depfile`).
@@ -333,6 +364,37 @@ pub(crate) fn hash_in(cache: &Cache, p: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_written_after_a_compile_began_or_gone_is_unsettled() {
+        use std::time::{Duration, SystemTime};
+        let dir = tempfile::tempdir().unwrap();
+        let header = dir.path().join("h.h");
+        let before = SystemTime::now() - Duration::from_secs(5);
+        std::fs::write(&header, "#define X 1\n").unwrap();
+        let deps = |p: &Path| Deps {
+            files: vec![(p.to_path_buf(), "x".into())],
+            exact: true,
+        };
+        // Written after the compile began: its object may be older.
+        assert!(changed_since(&deps(&header), before));
+        // Written well before: settled.
+        let after = SystemTime::now() + Duration::from_secs(5);
+        assert!(!changed_since(&deps(&header), after));
+        // Within the clock's tick before the compile began: not known.
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(&header).unwrap();
+        let ctime = SystemTime::UNIX_EPOCH + Duration::new(m.ctime() as u64, m.ctime_nsec() as u32);
+        assert!(changed_since(
+            &deps(&header),
+            ctime + Duration::from_millis(10)
+        ));
+        assert!(!changed_since(
+            &deps(&header),
+            ctime + Duration::from_millis(30)
+        ));
+        assert!(changed_since(&deps(&dir.path().join("gone.h")), after));
+    }
 
     #[test]
     fn make_rules_are_read_with_escapes_and_normal_paths() {

@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::deps::{self, Unit};
+use super::deps::{self, Deps, Unit};
 use super::Compiler;
 use crate::cache::Cache;
 use crate::fsutil;
@@ -361,15 +361,111 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
 
 /// Compiles one unit unless an object for exactly these inputs exists;
 /// returns the object's cache key and the compiler's warnings. The key
-/// covers every file the compiler lists for the unit, and compiling
-/// records that list again (`-MD`).
+/// covers every file the compiler lists for the unit (`deps`): the
+/// remembered list while it stands, else the one the compiler writes while
+/// compiling (`-MD`), so a unit never listed before costs one compiler run,
+/// not a preprocessor run and a compile.
 pub(crate) fn compile_cached(
     env: &BuildEnv,
     unit: &Unit,
     reads: &[PathBuf],
 ) -> Result<(String, String)> {
-    let deps = deps::of(env.cache, env.compiler, unit, reads)?;
-    let key = fsutil::sha256_hex(
+    if let Some(deps) = deps::remembered(env.cache, env.compiler, unit) {
+        let key = object_key(env, unit, &deps);
+        if env.cache.object_path(&key).is_file() {
+            return Ok((key, String::new()));
+        }
+    }
+    let (key, _, log) = compile_listing(env, unit, reads)?;
+    Ok((key, log))
+}
+
+/// The dependencies of `unit` for a build's key, learnt by compiling it
+/// when no list is remembered (the object is then cached for the build);
+/// a unit that does not compile is listed by the preprocessor
+/// (`deps::of`), as `plan` and `status` list every unit.
+pub(crate) fn deps_by_compiling(env: &BuildEnv, unit: &Unit, reads: &[PathBuf]) -> Result<Deps> {
+    if let Some(deps) = deps::remembered(env.cache, env.compiler, unit) {
+        return Ok(deps);
+    }
+    match compile_listing(env, unit, reads) {
+        Ok((_, deps, _)) => Ok(deps),
+        Err(_) => deps::of(env.cache, env.compiler, unit, reads),
+    }
+}
+
+/// How often a unit is compiled again while a file it read keeps changing
+/// under the compiler, before its object is kept for this command only.
+const UNSETTLED_RETRIES: usize = 3;
+
+/// Compiles `unit` with `-MD`, records the list the compiler wrote and
+/// stores the object under the key of that list. The files on the list are
+/// hashed after the compile: when one of them changed after the compile
+/// began (its change time, which user space cannot set back, says so), the
+/// object may come from its old contents, so the unit is compiled again;
+/// if the files never settle, the object is stored under a key of its own
+/// that no later command computes, and the list is forgotten.
+fn compile_listing(
+    env: &BuildEnv,
+    unit: &Unit,
+    reads: &[PathBuf],
+) -> Result<(String, Deps, String)> {
+    for _ in 0..UNSETTLED_RETRIES {
+        let began = std::time::SystemTime::now();
+        let (tmp, scratch, log) = compile_to_scratch(env, unit, reads)?;
+        let deps = deps::compiled(
+            env.cache,
+            env.compiler,
+            unit,
+            &scratch.path().join("unit.d"),
+        )?;
+        if deps::changed_since(&deps, began) {
+            continue;
+        }
+        let key = object_key(env, unit, &deps);
+        store_object(env, &tmp, &key)?;
+        return Ok((key, deps, log));
+    }
+    deps::forget(env.cache, env.compiler, unit);
+    let (tmp, scratch, log) = compile_to_scratch(env, unit, reads)?;
+    let deps = deps::compiled(
+        env.cache,
+        env.compiler,
+        unit,
+        &scratch.path().join("unit.d"),
+    )?;
+    deps::forget(env.cache, env.compiler, unit);
+    let key = fsutil::sha256_hex(format!("unsettled|{}", fsutil::sha256_file(&tmp)?).as_bytes());
+    store_object(env, &tmp, &key)?;
+    Ok((key, deps, log))
+}
+
+/// Compiles `unit` into `unit.o` (and its list into `unit.d`) of a fresh
+/// scratch directory, kept alive by the returned handle.
+fn compile_to_scratch(
+    env: &BuildEnv,
+    unit: &Unit,
+    reads: &[PathBuf],
+) -> Result<(PathBuf, tempfile::TempDir, String)> {
+    let scratch = env.cache.scratch()?;
+    let tmp = scratch.path().join("unit.o");
+    let depfile = scratch.path().join("unit.d");
+    let mut args = unit.args.clone();
+    args.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
+    let log = env.compiler.compile(reads, &unit.source, &tmp, &args)?;
+    Ok((tmp, scratch, log))
+}
+
+fn store_object(env: &BuildEnv, tmp: &Path, key: &str) -> Result<()> {
+    let obj = env.cache.object_path(key);
+    std::fs::create_dir_all(obj.parent().expect("object dir"))?;
+    std::fs::rename(tmp, &obj).context("storing object")
+}
+
+/// An object's key: the compiler's identity, the unit's arguments and
+/// every file it reads with its contents.
+fn object_key(env: &BuildEnv, unit: &Unit, deps: &Deps) -> String {
+    fsutil::sha256_hex(
         format!(
             "{}|{}|{}|{}",
             env.compiler.binary_sha256,
@@ -378,21 +474,7 @@ pub(crate) fn compile_cached(
             deps.digest()
         )
         .as_bytes(),
-    );
-    let obj = env.cache.object_path(&key);
-    if obj.is_file() {
-        return Ok((key, String::new()));
-    }
-    let scratch = env.cache.scratch()?;
-    let tmp = scratch.path().join("unit.o");
-    let depfile = scratch.path().join("unit.d");
-    let mut args = unit.args.clone();
-    args.extend(["-MD".into(), "-MF".into(), depfile.display().to_string()]);
-    let log = env.compiler.compile(reads, &unit.source, &tmp, &args)?;
-    deps::compiled(env.cache, env.compiler, unit, &depfile)?;
-    std::fs::create_dir_all(obj.parent().expect("object dir"))?;
-    std::fs::rename(&tmp, &obj).context("storing object")?;
-    Ok((key, log))
+    )
 }
 
 /// Exports: the entry table and the API functions; everything else local.
@@ -438,7 +520,7 @@ pub(crate) fn target_arch(compiler: &Compiler) -> &str {
 /// Why `inst` is not built with this compiler here, if it is not: code
 /// written for another architecture, or CPU features this host lacks (only
 /// checked when building for this host: an emulator provides its own CPU).
-fn skip_reason(env: &BuildEnv, inst: &Instance) -> Option<String> {
+pub(crate) fn skip_reason(env: &BuildEnv, inst: &Instance) -> Option<String> {
     let arch = target_arch(env.compiler);
     if !inst.arch.is_empty() && !inst.arch.iter().any(|a| a == arch) {
         return Some(format!(

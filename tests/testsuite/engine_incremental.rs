@@ -212,3 +212,44 @@ fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
         .iter()
         .all(|r| r["kat_status"] == "PASS"));
 }
+
+/// A cold run learns what each unit reads from the compile itself (`-MD`),
+/// never from a separate preprocessor run first: with a compiler that
+/// refuses to preprocess only (`-M` without `-c`), the run builds and
+/// passes, the next run reuses every result, and `status` calls them fresh.
+/// Had the first run listed the units with `-M`, the refusal would have
+/// keyed its build on the stand-in list, and the second run's key (from the
+/// compiler's own list) would differ.
+#[test]
+fn a_cold_build_learns_its_dependencies_by_compiling_once() {
+    let p = TestProject::demo();
+    p.write(
+        "campaigns/t.toml",
+        &common::quick_campaign(&["sign-92"], "stages = [\"build\", \"kat\"]"),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let wrapper = dir.path().join("cc-no-scan.sh");
+    std::fs::write(
+        &wrapper,
+        "#!/bin/sh\nfor a in \"$@\"; do\n  case \"$a\" in -M) echo 'cc-no-scan: -M refused' >&2; exit 1;; esac\ndone\nexec gcc \"$@\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+            .arg("-C")
+            .arg(p.path())
+            .args(args)
+            .env("CC", &wrapper)
+            .output()
+            .unwrap();
+        common::Run::from(out)
+    };
+    let first = run(&["run", "t"]).expect(0);
+    assert!(first.stdout.contains("2 PASS"), "{}", first.stdout);
+    let again = run(&["run", "t"]).expect(0);
+    assert_eq!(recomputed(&again.stderr), Vec::new(), "{}", again.stderr);
+    let status = run(&["status", "t"]).expect(0);
+    assert!(!status.stdout.contains("stale"), "{}", status.stdout);
+}
