@@ -147,7 +147,7 @@ impl<'a> Cx<'a> {
     pub(crate) fn build_env(&self) -> Result<crate::toolchain::BuildEnv<'_>> {
         Ok(crate::toolchain::BuildEnv {
             compiler: &self.compiler,
-            support: self.support()?,
+            support_dir: self.support_sources()?,
             cache: &self.cache,
             project_root: &self.plan.project_root,
         })

@@ -205,21 +205,42 @@ impl Support {
             std::fs::rename(&staged, dir.join(out))?;
             Ok(())
         };
-        build(
-            "pqb-kat",
-            &["kat_runner.c", "aes256.c", "ctr_drbg.c"],
-            &["-ldl"],
-        )?;
-        build(
-            "pqb-driver",
-            &["driver.c", "counter.c"],
-            &["-ldl", "-rdynamic"],
-        )?;
-        build(
-            "pqb-drbg",
-            &["drbg_tool.c", "aes256.c", "ctr_drbg.c", "counter.c"],
-            &[],
-        )?;
+        // Independent tools, built side by side: the first stage that needs
+        // them waits for the slowest, not for the three in turn.
+        let tools: [(&str, &[&str], &[&str]); 3] = [
+            (
+                "pqb-kat",
+                &["kat_runner.c", "aes256.c", "ctr_drbg.c"],
+                &["-ldl"],
+            ),
+            (
+                "pqb-driver",
+                &["driver.c", "counter.c"],
+                &["-ldl", "-rdynamic"],
+            ),
+            (
+                "pqb-drbg",
+                &["drbg_tool.c", "aes256.c", "ctr_drbg.c", "counter.c"],
+                &[],
+            ),
+        ];
+        // Threads of their own, not rayon's: a rayon worker waiting here
+        // could take another job that asks for the support tools, and
+        // wait on itself.
+        std::thread::scope(|scope| {
+            let running: Vec<_> = tools
+                .iter()
+                .map(|(out, sources, extra)| scope.spawn(|| build(out, sources, extra)))
+                .collect();
+            running
+                .into_iter()
+                .map(|t| {
+                    t.join().unwrap_or_else(|_| {
+                        Err(anyhow::anyhow!("building a support tool panicked"))
+                    })
+                })
+                .collect::<Result<Vec<()>>>()
+        })?;
         Ok(support)
     }
 
@@ -245,10 +266,6 @@ impl Support {
     /// that a `Support` built elsewhere needs no new field.
     pub fn drbg_tool(&self) -> PathBuf {
         self.kat_runner.with_file_name("pqb-drbg")
-    }
-
-    pub(crate) fn file(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
     }
 }
 

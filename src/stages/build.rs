@@ -223,8 +223,8 @@ fn compiling_env<'a>(
     if !cx.compiles_to_key || profile > 0 || inst.cmake.is_some() {
         return None;
     }
-    // Without the support code (its compile failed) the build stage says
-    // why; its key is listed by the preprocessor meanwhile.
+    // Without the support sources the build stage says why; its key is
+    // listed by the preprocessor meanwhile.
     let env = cx.build_env().ok()?;
     crate::toolchain::library::skip_reason(&env, inst)
         .is_none()

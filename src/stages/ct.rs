@@ -244,7 +244,7 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
         "-g".into(),
         "-fPIC".into(),
         "-D_GNU_SOURCE".into(),
-        format!("-I{}", env.support.dir.display()),
+        format!("-I{}", env.support_dir.display()),
         format!("-DPQB_CT_RANDOM_SYM={symbol}"),
     ];
     if ngcc {
@@ -252,7 +252,7 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
     }
     env.compiler.compile(
         &env.reads(inst),
-        &env.support.file("ct_hooks.c"),
+        &env.support_dir.join("ct_hooks.c"),
         &hooks,
         &args,
     )?;

@@ -181,14 +181,18 @@ fn relink(
         "-fPIC".into(),
         "-std=c99".into(),
         "-D_GNU_SOURCE".into(),
-        format!("-I{}", env.support.dir.display()),
+        format!("-I{}", env.support_dir.display()),
     ];
     let wrap_o = dir.join("wraps.o");
     let rt_o = dir.join("prof_runtime.o");
     let reads = env.reads(inst);
     env.compiler.compile(&reads, &wrap_c, &wrap_o, &args)?;
-    env.compiler
-        .compile(&reads, &env.support.file("prof_runtime.c"), &rt_o, &args)?;
+    env.compiler.compile(
+        &reads,
+        &env.support_dir.join("prof_runtime.c"),
+        &rt_o,
+        &args,
+    )?;
     let mut extra = vec![wrap_o.display().to_string(), rt_o.display().to_string()];
     extra.extend(wraps.iter().map(|w| format!("-Wl,--wrap={}", w.symbol)));
     link_library(env, inst, fp, objects, &extra, out)

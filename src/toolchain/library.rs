@@ -15,14 +15,15 @@ use super::Compiler;
 use crate::cache::Cache;
 use crate::fsutil;
 use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, KatRng, LengthType};
-use crate::support::Support;
 
 /// What building needs: the compiler, the support code, the cache, and the
 /// project root (stripped from logs, which are published).
 #[derive(Clone, Copy)]
 pub(crate) struct BuildEnv<'a> {
     pub compiler: &'a Compiler,
-    pub support: &'a Support,
+    /// pqbench's support sources (adapters, DRBG): written out, never
+    /// compiled as tools for a build.
+    pub support_dir: &'a Path,
     pub cache: &'a Cache,
     pub project_root: &'a Path,
 }
@@ -67,7 +68,7 @@ impl BuildEnv<'_> {
     /// directories), pqbench's support sources and the cache (objects,
     /// scratch directories). Nothing else of the evaluator's files.
     pub(crate) fn reads(&self, inst: &Instance) -> Vec<PathBuf> {
-        compiler_reads(self.project_root, inst, &self.support.dir, self.cache.dir())
+        compiler_reads(self.project_root, inst, self.support_dir, self.cache.dir())
     }
 
     /// A path relative to the project root, for records.
@@ -223,7 +224,7 @@ pub(crate) fn build_profile(
             Err(e) => return Ok(failed(format!("{e:#}"))),
         }
     }
-    let units = units(inst, profile, &env.support.dir);
+    let units = units(inst, profile, env.support_dir);
     let reads = env.reads(inst);
     let results: Vec<Result<(String, String)>> = units
         .par_iter()

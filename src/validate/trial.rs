@@ -58,7 +58,7 @@ impl Trial {
     fn env(&self) -> BuildEnv<'_> {
         BuildEnv {
             compiler: &self.compiler,
-            support: &self.support,
+            support_dir: &self.support.dir,
             cache: &self.cache,
             project_root: &self.project_root,
         }
