@@ -7,7 +7,8 @@
 //!   edits, build and pass their KATs;
 //! * liboqs 0.13.0 inside `oqs-sys` 0.11.0: its upstream-derived ML-DSA-44
 //!   reference and AVX2 code, on the FIPS 204 context-string API, pass
-//!   liboqs's own KAT digest from a short hand-written TOML, with no edit.
+//!   liboqs's own KAT digest from a short hand-written TOML, with no edit;
+//!   so do its mlkem-native ML-KEM-768 C and x86_64 (assembly) folders.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -244,9 +245,41 @@ arch = ["x86_64"]
 label = "ML-DSA-44"
 "#;
 
-/// The digest liboqs publishes for `name` (`all`: its 100-record KAT).
-fn liboqs_kat_digest(liboqs: &std::path::Path, name: &str) -> String {
-    let text = std::fs::read_to_string(liboqs.join("tests/KATs/sig/kats.json")).unwrap();
+/// A project holding liboqs's `common/` and `folders` (relative to its
+/// `src/`) under `algorithms/liboqs/`, with the headers liboqs's own
+/// configure step writes (`<oqs/oqs.h>`, the generated `oqsconfig.h`) in
+/// its `build/include/`; nothing of liboqs is built.
+fn liboqs_project(liboqs: &std::path::Path, folders: &[&str], minimal: &str) -> TestProject {
+    let p = TestProject::bare();
+    let root = p.path().join("algorithms/liboqs");
+    for dir in folders.iter().chain(&["common"]) {
+        let dir = format!("src/{dir}");
+        common::copy_tree(&liboqs.join(&dir), &root.join(&dir));
+    }
+    let status = Command::new("cmake")
+        .arg("-S")
+        .arg(liboqs)
+        .arg("-B")
+        .arg(root.join("build"))
+        .arg(format!("-DOQS_MINIMAL_BUILD={minimal}"))
+        .args([
+            "-DOQS_USE_OPENSSL=OFF",
+            "-DOQS_DIST_BUILD=OFF",
+            "-DOQS_OPT_TARGET=generic",
+            "-DOQS_BUILD_ONLY_LIB=ON",
+        ])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .expect("running cmake");
+    assert!(status.success(), "liboqs's configure step failed");
+    p
+}
+
+/// The digest liboqs publishes for `name` (`all`: its 100-record KAT) in
+/// `tests/KATs/<kind>/kats.json` (`kind`: `sig` or `kem`).
+fn liboqs_kat_digest(liboqs: &std::path::Path, kind: &str, name: &str) -> String {
+    let text =
+        std::fs::read_to_string(liboqs.join(format!("tests/KATs/{kind}/kats.json"))).unwrap();
     let kats: serde_json::Value = serde_json::from_str(&text).unwrap();
     kats[name]["all"].as_str().unwrap().to_string()
 }
@@ -260,32 +293,9 @@ fn liboqs_ml_dsa_44_ref_and_avx2_on_the_context_api_pass_liboqs_kat_digest() {
     if !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
         return;
     }
-    let p = TestProject::bare();
-    let root = p.path().join("algorithms/liboqs");
-    for dir in MLDSA44.iter().chain(&["common"]) {
-        let dir = format!("src/{dir}");
-        common::copy_tree(&liboqs.join(&dir), &root.join(&dir));
-    }
-    // liboqs's own configure step writes the <oqs/...> headers (among them
-    // the generated oqsconfig.h) that sign.h includes; nothing is built.
-    let status = Command::new("cmake")
-        .arg("-S")
-        .arg(&liboqs)
-        .arg("-B")
-        .arg(root.join("build"))
-        .args([
-            "-DOQS_MINIMAL_BUILD=SIG_ml_dsa_44",
-            "-DOQS_USE_OPENSSL=OFF",
-            "-DOQS_DIST_BUILD=OFF",
-            "-DOQS_OPT_TARGET=generic",
-            "-DOQS_BUILD_ONLY_LIB=ON",
-        ])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .expect("running cmake");
-    assert!(status.success(), "liboqs's configure step failed");
+    let p = liboqs_project(&liboqs, &MLDSA44, "SIG_ml_dsa_44");
     p.write("algorithms/ml-dsa-44.toml", MLDSA44_TOML);
-    let digest = liboqs_kat_digest(&liboqs, "ML-DSA-44");
+    let digest = liboqs_kat_digest(&liboqs, "sig", "ML-DSA-44");
     p.write(
         "kat/ml-dsa-44/kat.sha256",
         &format!(
@@ -356,4 +366,153 @@ fn liboqs_ml_dsa_44_ref_and_avx2_on_the_context_api_pass_liboqs_kat_digest() {
             "{label}"
         );
     }
+}
+
+/// The liboqs folders of ML-KEM-768's mlkem-native C and x86_64 code,
+/// relative to `src/`.
+const MLKEM768: [&str; 2] = [
+    "kem/ml_kem/mlkem-native_ml-kem-768_ref",
+    "kem/ml_kem/mlkem-native_ml-kem-768_x86_64",
+];
+
+/// The algorithm file of mlkem-native's ML-KEM-768 as liboqs 0.13.0 ships
+/// it (docs/src/import.md shows it). liboqs's `src/kem/ml_kem/
+/// CMakeLists.txt` compiles each folder with `MLKEM_K=3` and a config file
+/// of its `integration/liboqs/`, which sets the symbol prefix and, for
+/// x86_64, the native arithmetic backend. `mlkem/mlkem_native.h` maps
+/// `crypto_kem_*` to the prefixed functions and defines the plain
+/// `CRYPTO_*BYTES` sizes, not `CRYPTO_ALGNAME` (given on the command line:
+/// it only names the `.rsp` header). SHA-3 goes through the
+/// `pqclean_shims` to `OQS_SHA3_*`, the 4-way SHAKE too (the matrix is
+/// sampled four rows at a time even in the C code); `randombytes` is
+/// `OQS_randombytes`, which pqbench's adapter defines.
+const MLKEM768_TOML: &str = r#"id = "ml-kem-768"
+name = "ML-KEM-768 (liboqs 0.13.0, mlkem-native)"
+kind = "kem"
+api = "nist"
+
+[nist]
+header = "mlkem/mlkem_native.h"
+randombytes = "OQS_randombytes"
+
+[[implementation]]
+name = "ref"
+root = "liboqs"
+sources = [
+  "src/kem/ml_kem/mlkem-native_ml-kem-768_ref/mlkem/*.c",
+  "src/common/common.c",
+  "src/common/sha3/sha3.c",
+  "src/common/sha3/xkcp_sha3.c",
+  "src/common/sha3/sha3x4.c",
+  "src/common/sha3/xkcp_sha3x4.c",
+  "src/common/pqclean_shims/fips202.c",
+  "src/common/pqclean_shims/fips202x4.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits/KeccakP-1600-opt64.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600times4/serial/KeccakP-1600-times4-on1.c",
+]
+include-dirs = [
+  "src/kem/ml_kem/mlkem-native_ml-kem-768_ref",
+  "src/common/pqclean_shims",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits",
+  "build/include",
+]
+defines = { MLKEM_K = 3, MLK_CONFIG_FILE = '"../integration/liboqs/config_c.h"', CRYPTO_ALGNAME = '"ML-KEM-768"' }
+
+[[implementation]]
+name = "x86_64"
+root = "liboqs"
+sources = [
+  "src/kem/ml_kem/mlkem-native_ml-kem-768_x86_64/mlkem/*.c",
+  "src/kem/ml_kem/mlkem-native_ml-kem-768_x86_64/mlkem/native/x86_64/src/*.c",
+  "src/kem/ml_kem/mlkem-native_ml-kem-768_x86_64/mlkem/native/x86_64/src/*.S",
+  "src/common/common.c",
+  "src/common/sha3/sha3.c",
+  "src/common/sha3/xkcp_sha3.c",
+  "src/common/sha3/sha3x4.c",
+  "src/common/sha3/xkcp_sha3x4.c",
+  "src/common/pqclean_shims/fips202.c",
+  "src/common/pqclean_shims/fips202x4.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits/KeccakP-1600-opt64.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600times4/serial/KeccakP-1600-times4-on1.c",
+]
+include-dirs = [
+  "src/kem/ml_kem/mlkem-native_ml-kem-768_x86_64",
+  "src/common/pqclean_shims",
+  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits",
+  "build/include",
+]
+defines = { MLKEM_K = 3, MLK_CONFIG_FILE = '"../integration/liboqs/config_x86_64.h"', CRYPTO_ALGNAME = '"ML-KEM-768"' }
+cpu-features = ["avx2", "bmi2", "popcnt"]
+arch = ["x86_64"]
+
+[[parameter-set]]
+label = "ML-KEM-768"
+"#;
+
+/// liboqs's `kat_kem` for ML-KEM draws from the NIST KAT DRBG, calls the
+/// randomised `keypair` and `enc`, and hashes the records as `kat_sig`
+/// does: `exact:100`. The x86_64 library must hold the AVX2 arithmetic (its
+/// assembly linked, not the C fallback).
+#[test]
+fn liboqs_mlkem_native_ml_kem_768_c_and_x86_64_pass_liboqs_kat_digest() {
+    let Some(liboqs) = liboqs() else { return };
+    if !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
+        return;
+    }
+    let p = liboqs_project(&liboqs, &MLKEM768, "KEM_ml_kem_768");
+    p.write("algorithms/ml-kem-768.toml", MLKEM768_TOML);
+    let digest = liboqs_kat_digest(&liboqs, "kem", "ML-KEM-768");
+    p.write(
+        "kat/ml-kem-768/kat.sha256",
+        &format!(
+            "# provenance: published\n# liboqs 0.13.0 tests/KATs/kem/kats.json, ML-KEM-768 \"all\"\n{digest} exact:100 ML-KEM-768/PQCkemKAT.rsp\n{digest} exact:100 ML-KEM-768.x86_64/PQCkemKAT.rsp\n"
+        ),
+    );
+    p.write(
+        "campaigns/t.toml",
+        &common::quick_campaign(&["ml-kem-768"], "stages = [\"build\", \"kat\"]"),
+    );
+    p.pqbench(&["validate", "algorithms/ml-kem-768.toml"])
+        .expect(0);
+    let run = p.pqbench(&["-q", "run", "t"]);
+    let build = p.json("output/t/local/build.json");
+    let avx2 = host_has_avx2();
+    for (label, runs) in [("ML-KEM-768", true), ("ML-KEM-768.x86_64", avx2)] {
+        let inst = build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .unwrap_or_else(|| panic!("no {label} in {build:#}"));
+        let want = if runs { "PASS" } else { "SKIPPED" };
+        assert_eq!(
+            inst["kat_status"], want,
+            "{inst}\n{}\n{}",
+            run.stdout, run.stderr
+        );
+    }
+    run.expect(0);
+    if !avx2 {
+        skip::not_applicable("no AVX2 here: the x86_64 instance is skipped");
+        return;
+    }
+    let lib = |label: &str| -> Vec<u8> {
+        let inst = build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .unwrap();
+        let sha = inst["library_sha256"].as_str().expect("a built library");
+        // The cache keeps each library as a blob named by its sha256.
+        let blob = p
+            .path()
+            .join("output/.cache/blobs")
+            .join(&sha[..2])
+            .join(sha);
+        std::fs::read(&blob).unwrap_or_else(|e| panic!("{label}: {}: {e}", blob.display()))
+    };
+    let has = |bytes: &[u8], name: &str| bytes.windows(name.len()).any(|w| w == name.as_bytes());
+    assert!(has(&lib("ML-KEM-768.x86_64"), "_ntt_avx2"));
+    assert!(!has(&lib("ML-KEM-768"), "_ntt_avx2"));
 }
