@@ -55,8 +55,38 @@ pub(super) struct ImplDraft {
     pub namespace: Option<String>,
     /// Components compiled with this implementation only.
     pub uses: Vec<String>,
-    /// Why it is drafted commented out (another architecture), if it is.
+    /// The architectures it is written for (`arch`), when its metadata
+    /// names them: it is built and checked on systems of those only.
+    pub arch: Vec<String>,
+    /// Why it is drafted commented out (written for no architecture
+    /// pqbench builds for), if it is.
     pub disabled: Option<String>,
+}
+
+/// Where an implementation whose metadata (`source`) lists
+/// `architectures` is built: `arch` from the ones pqbench builds for, or,
+/// when it names none of them, the reason to draft it commented out.
+pub(super) fn placement(
+    name: &str,
+    architectures: &[String],
+    source: &str,
+) -> (Vec<String>, Option<String>) {
+    const BUILT: [&str; 2] = ["x86_64", "aarch64"];
+    let arch: Vec<String> = architectures
+        .iter()
+        .filter(|a| BUILT.contains(&a.as_str()))
+        .cloned()
+        .collect();
+    if architectures.is_empty() || !arch.is_empty() {
+        return (arch, None);
+    }
+    (
+        arch,
+        Some(format!(
+            "Implementation `{name}` is for {} ({source}): pqbench builds for x86_64 and aarch64 only.",
+            architectures.join(", ")
+        )),
+    )
 }
 
 #[derive(Debug, Clone, Default)]
@@ -175,8 +205,8 @@ pub(super) fn render(d: &Draft) -> String {
     for imp in d.implementations.iter().filter(|i| i.disabled.is_none()) {
         o.push_str(&implementation(imp));
     }
-    // Another architecture's code: kept as a commented block to enable
-    // where it can be built.
+    // Code for no architecture pqbench builds for: kept as a commented
+    // block.
     for imp in d.implementations.iter().filter(|i| i.disabled.is_some()) {
         o.push('\n');
         comment(&mut o, &[imp.disabled.clone().unwrap_or_default()]);
@@ -209,6 +239,9 @@ fn implementation(imp: &ImplDraft) -> String {
         }
         if !imp.cpu_features.is_empty() {
             o.push_str(&format!("cpu-features = {}\n", list(&imp.cpu_features)));
+        }
+        if !imp.arch.is_empty() {
+            o.push_str(&format!("arch = {}\n", list(&imp.arch)));
         }
         if let Some(ns) = &imp.namespace {
             o.push_str(&format!("namespace = {}\n", q(ns)));

@@ -119,14 +119,8 @@ fn impl_draft(i: &MetaImpl, id: &str) -> ImplDraft {
         "root: the folder (relative to algorithms/) holding the `{}` sources; metadata names none",
         i.name
     ));
-    if !i.runs_on(std::env::consts::ARCH) {
-        d.disabled = Some(format!(
-            "Implementation `{}` is for {} (metadata): not built on this {} host; uncomment it on a system of that architecture.",
-            i.name,
-            i.architectures.join(", "),
-            std::env::consts::ARCH
-        ));
-    } else if !i.only_on.is_empty() {
+    (d.arch, d.disabled) = super::emit::placement(&i.name, &i.architectures, "metadata");
+    if d.disabled.is_none() && !i.only_on.is_empty() {
         d.todos
             .push(format!("runs only on {}", i.only_on.join(", ")));
     }

@@ -368,13 +368,14 @@ fn impl_draft(
         d.uses = common_uses(cx, common, f, &include_dirs, shared);
     }
     d.uses.extend(rng_component.cloned());
-    if let Some(m) = f.meta.as_ref().filter(|m| !m.runs_on(cx.arch)) {
-        d.disabled = Some(format!(
-            "Implementation `{}` is for {} (META.yml): not built on this {} host; uncomment it on a system of that architecture.",
-            f.name,
-            m.architectures.join(", "),
-            cx.arch
-        ));
+    if let Some(m) = &f.meta {
+        (d.arch, d.disabled) = super::emit::placement(&f.name, &m.architectures, "META.yml");
+        if !d.arch.is_empty() {
+            d.notes.push(format!(
+                "arch: written for {} (META.yml): built and KAT-checked on systems of that architecture, SKIPPED with the reason elsewhere",
+                d.arch.join(", ")
+            ));
+        }
     }
     d
 }
@@ -384,7 +385,12 @@ fn cpu_features(f: &Found, d: &mut ImplDraft) {
     let flags: Vec<String> = f
         .meta
         .as_ref()
-        .map(|m| m.cpu_features.iter().map(|c| gcc_feature(c)).collect())
+        .map(|m| {
+            m.cpu_features
+                .iter()
+                .filter_map(|c| gcc_feature(c))
+                .collect()
+        })
         .unwrap_or_default();
     if flags.is_empty() {
         d.cpu_features = f.folder.cpu_features();
@@ -525,12 +531,21 @@ fn manifest(
 }
 
 /// gcc's `-m` names for the flags metadata lists.
-fn gcc_feature(flag: &str) -> String {
-    match flag {
-        "sse4_1" => "sse4.1".into(),
-        "sse4_2" => "sse4.2".into(),
-        other => other.to_string(),
-    }
+/// A CPU flag as metadata writes it (the kernel's `/proc/cpuinfo` names)
+/// as gcc's `-m` option names it; None for what needs no option (NEON,
+/// part of every AArch64 CPU).
+fn gcc_feature(flag: &str) -> Option<String> {
+    Some(
+        match flag {
+            "sse4_1" => "sse4.1",
+            "sse4_2" => "sse4.2",
+            "bmi1" => "bmi",
+            "pclmulqdq" => "pclmul",
+            "asimd" | "neon" => return None,
+            other => other,
+        }
+        .to_string(),
+    )
 }
 
 fn component_toml(
@@ -574,5 +589,25 @@ mod tests {
         let meta = detect(&t.join("crypto_sign/fixsig/META.yml")).unwrap();
         assert_eq!(meta, one);
         assert!(detect(&t.join("common")).is_none());
+    }
+
+    /// PQClean's McEliece AVX2 code requires `bmi1`, which gcc rejects as
+    /// `-mbmi1`; its AArch64 code requires `asimd`, part of every AArch64
+    /// CPU and no gcc option there.
+    #[test]
+    fn metadata_cpu_flags_become_gcc_option_names() {
+        let got: Vec<Option<String>> = ["avx2", "bmi1", "sse4_1", "pclmulqdq", "asimd", "popcnt"]
+            .iter()
+            .map(|f| gcc_feature(f))
+            .collect();
+        let want = [
+            Some("avx2"),
+            Some("bmi"),
+            Some("sse4.1"),
+            Some("pclmul"),
+            None,
+            Some("popcnt"),
+        ];
+        assert_eq!(got, want.map(|w| w.map(String::from)));
     }
 }

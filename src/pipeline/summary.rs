@@ -23,8 +23,9 @@ pub struct RunSummary {
     pub kat: BTreeMap<String, usize>,
     /// Items that did not pass or could not be measured.
     pub failures: Vec<ItemFailure>,
-    /// Instances not built on this host (it lacks a CPU feature they
-    /// need): neither passed nor failed.
+    /// Instances not built on this system (written for another
+    /// architecture, or needing a CPU feature it lacks): neither passed
+    /// nor failed.
     #[serde(default)]
     pub skipped: Vec<ItemFailure>,
     /// Stage jobs that produced no result at all.

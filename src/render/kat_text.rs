@@ -96,7 +96,7 @@ pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentenc
     }
     if !skipped.is_empty() {
         tail.push_str(&format!(
-            "; not built on this host (it lacks a CPU feature they need): {}",
+            "; not built on this system (written for another architecture, or needing a CPU feature it lacks: each footnote says which): {}",
             skipped.join(", ")
         ));
     }

@@ -537,6 +537,16 @@ pub(crate) fn skip_reason(env: &BuildEnv, inst: &Instance) -> Option<String> {
         .map(|m| format!("host CPU lacks required features: {m}"))
 }
 
+/// A feature as gcc's `-m` option names it, as `/proc/cpuinfo` lists it.
+fn cpuinfo_name(feature: &str) -> String {
+    match feature {
+        "bmi" => "bmi1".into(),
+        "pclmul" => "pclmulqdq".into(),
+        "lzcnt" => "abm".into(),
+        f => f.replace(['.', '-'], "_"),
+    }
+}
+
 /// Features named in the TOML that /proc/cpuinfo does not list.
 fn missing_cpu_features(features: &[String]) -> Option<String> {
     if features.is_empty() {
@@ -552,7 +562,28 @@ fn missing_cpu_features(features: &[String]) -> Option<String> {
     let missing: Vec<&str> = features
         .iter()
         .map(|f| f.as_str())
-        .filter(|f| !flags.contains_key(f.replace('.', "_").as_str()))
+        .filter(|f| !flags.contains_key(cpuinfo_name(f).as_str()))
         .collect();
     (!missing.is_empty()).then(|| missing.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cpuinfo_name;
+
+    /// The TOML names features as gcc's `-m` options; the host check looks
+    /// them up under the kernel's names (`bmi` is listed as `bmi1`).
+    #[test]
+    fn gcc_feature_names_are_looked_up_under_cpuinfo_names() {
+        for (gcc, kernel) in [
+            ("bmi", "bmi1"),
+            ("bmi2", "bmi2"),
+            ("sse4.1", "sse4_1"),
+            ("pclmul", "pclmulqdq"),
+            ("amx-tile", "amx_tile"),
+            ("avx2", "avx2"),
+        ] {
+            assert_eq!(cpuinfo_name(gcc), kernel);
+        }
+    }
 }

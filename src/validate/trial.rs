@@ -15,7 +15,7 @@ use crate::cache::Cache;
 use crate::plan::{FlagProfile, Instance};
 use crate::support::Support;
 use crate::toolchain::deps::Unit;
-use crate::toolchain::library::{compile_cached, link_library, units, ObjectRef};
+use crate::toolchain::library::{compile_cached, link_library, target_arch, units, ObjectRef};
 use crate::toolchain::{diag, BuildEnv, Compiler};
 
 /// One problem of the trial build, with the instances it concerns.
@@ -78,8 +78,12 @@ impl Trial {
             .collect();
         // message → (implementation, help, labels)
         let mut found: BTreeMap<String, (String, String, Vec<String>)> = BTreeMap::new();
+        let arch = target_arch(&self.compiler);
         for inst in instances {
-            if inst.cmake.is_some() {
+            // Code for another architecture cannot compile here: a run on
+            // this system skips it with the reason.
+            let elsewhere = !inst.arch.is_empty() && !inst.arch.iter().any(|a| a == arch);
+            if inst.cmake.is_some() || elsewhere {
                 continue;
             }
             for (message, help) in self.instance(inst, &profiles, known) {

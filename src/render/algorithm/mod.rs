@@ -7,6 +7,7 @@ mod timing;
 
 use crate::kinds::{Chart, Sizes};
 use crate::records::campaign::AlgorithmInfo;
+use crate::records::kat::KatStatus;
 use crate::records::BuildRecord;
 
 use super::dataset::Dataset;
@@ -34,7 +35,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         id: a.id.clone(),
         name: a.name.clone(),
         description: a.description.clone(),
-        basic: basic_info(a, &system),
+        basic: basic_info(ds, a, &system),
         environment: environment(ds, &timing::measuring_cpus(ds, a, &insts)),
         kat_manifest: a.kat_manifest.clone(),
         kat_sentence: kat_sentence_parts(&insts),
@@ -87,7 +88,20 @@ fn title(ds: &Dataset, a: &AlgorithmInfo, system: &str) -> String {
 
 /// Section 1: category, names, implementations, parameter sets, the TOML's
 /// links and the method page.
-fn basic_info(a: &AlgorithmInfo, system: &str) -> Vec<Bullet> {
+fn basic_info(ds: &Dataset, a: &AlgorithmInfo, system: &str) -> Vec<Bullet> {
+    let skipped_everywhere = |imp: &str| {
+        let mut records = a
+            .labels
+            .iter()
+            .filter_map(|l| ds.build_record(&a.id, l))
+            .filter(|r| r.implementation == imp)
+            .peekable();
+        records.peek().is_some() && records.all(|r| r.kat_status == KatStatus::Skipped)
+    };
+    let (elsewhere, built): (Vec<&String>, Vec<&String>) = a
+        .implementations
+        .iter()
+        .partition(|i| skipped_everywhere(i));
     let mut basic = vec![
         Bullet {
             label: "Category".into(),
@@ -103,7 +117,7 @@ fn basic_info(a: &AlgorithmInfo, system: &str) -> Vec<Bullet> {
         },
         Bullet {
             label: "Implementation versions measured".into(),
-            items: a.implementations.iter().cloned().map(Link::text).collect(),
+            items: built.iter().map(|i| Link::text(i.to_string())).collect(),
         },
         Bullet {
             label: "Parameter sets".into(),
@@ -116,6 +130,18 @@ fn basic_info(a: &AlgorithmInfo, system: &str) -> Vec<Bullet> {
         basic.push(Bullet {
             label: "Instances (parameter set.implementation)".into(),
             items: a.labels.iter().cloned().map(Link::text).collect(),
+        });
+    }
+    // An implementation this system did not build (written for another
+    // architecture, or needing CPU features it lacks) was not measured
+    // here; its instances say why.
+    if !elsewhere.is_empty() {
+        basic.push(Bullet {
+            label: "Not built on this system (see its instances)".into(),
+            items: elsewhere
+                .iter()
+                .map(|i| Link::text(i.to_string()))
+                .collect(),
         });
     }
     basic.extend(a.links.iter().map(|(k, v)| toml_link(k, v)));
