@@ -630,3 +630,50 @@ fn a_link_in_a_tree_is_an_error_naming_it_and_nothing_is_imported() {
         );
     }
 }
+
+/// The AArch64 implementation is drafted for its architecture, not
+/// commented out: on the emulated AArch64 system the same drafts build it
+/// with the cross compiler (NEON intrinsics, no `-m` option for `asimd`)
+/// and it passes its published digest, while the AVX2 one is skipped
+/// there with its reason.
+#[test]
+fn the_aarch64_draft_passes_on_the_emulated_system_unedited() {
+    if !common::skip::tools_or_skip(
+        &["aarch64-linux-gnu-gcc", "qemu-aarch64"],
+        "apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user",
+    ) {
+        return;
+    }
+    let p = imported(&["build", "kat"]);
+    p.write(
+        "campaigns/systems.toml",
+        &std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("campaigns/systems.toml"),
+        )
+        .unwrap(),
+    );
+    let campaign = p.read("campaigns/t.toml");
+    p.write(
+        "campaigns/t.toml",
+        &format!("systems = [\"local\", \"arm_qemu\"]\n{campaign}"),
+    );
+    let kem = p.read("algorithms/fixkem.toml");
+    assert!(!kem.contains("asimd"), "{kem}");
+    let out = p.pqbench(&["run", "t", "--system", "arm_qemu"]).expect(0);
+    let build = p.json("output/t/arm_qemu/build.json");
+    assert_eq!(
+        build_record(&build, "FixKEM-512.aarch64")["kat_status"],
+        "PASS",
+        "{}",
+        out.stdout
+    );
+    assert_eq!(build_record(&build, "FixKEM-512")["kat_status"], "PASS");
+    let avx2 = build_record(&build, "FixKEM-512.avx2");
+    assert_eq!(avx2["kat_status"], "SKIPPED", "{avx2}");
+    assert!(
+        avx2["kat_detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("written for x86_64")),
+        "{avx2}"
+    );
+}
