@@ -15,6 +15,8 @@ const SKIP_DIRS: &[&str] = &[
     "benchmark",
     "benchmarks",
     "kat",
+    // Upstream reference code keeps its KAT generator and NIST's DRBG here.
+    "nistkat",
     "example",
     "examples",
     "doc",
@@ -262,6 +264,13 @@ pub(super) fn exclusion(f: &CFile) -> Option<&'static str> {
     if n == "rng.c" && (f.defines_fn("randombytes_init") || f.defines_fn("randombytes")) {
         return Some("NIST's rng.c: pqbench's builtin KAT DRBG provides the randomness");
     }
+    // Upstream code ships the operating system's randomness under the
+    // name the library calls; the adapter defines that name.
+    if f.defines_fn("randombytes") {
+        return Some(
+            "defines randombytes (the system's randomness): pqbench's adapter provides it",
+        );
+    }
     None
 }
 
@@ -291,6 +300,15 @@ mod tests {
         w("PQCgenKAT_sign.c", "int x;\n");
         w("driver.c", "int main(void) { return 0; }\n");
         w("rng.c", "void randombytes_init(unsigned char *e) { }\nint randombytes(unsigned char *x, unsigned long long n) { return 0; }\n");
+        w(
+            "randombytes.c",
+            "#include <sys/random.h>\nvoid randombytes(unsigned char *x, unsigned long n) { getrandom(x, n, 0); }\n",
+        );
+        std::fs::create_dir(dir.path().join("nistkat")).unwrap();
+        w(
+            "nistkat/rng.h",
+            "void randombytes_init(unsigned char *e);\n",
+        );
         w("sign.c", "int crypto_sign_keypair(unsigned char *pk, unsigned char *sk) { return randombytes(pk, 1); }\n");
         w(
             "api.h",
@@ -300,8 +318,12 @@ mod tests {
         w("tests/t.c", "int y;\n");
         let f = Folder::scan(dir.path());
         let names: Vec<&str> = f.excluded.iter().map(|(n, _)| n.as_str()).collect();
-        assert_eq!(names, vec!["PQCgenKAT_sign.c", "driver.c", "rng.c"]);
+        assert_eq!(
+            names,
+            vec!["PQCgenKAT_sign.c", "driver.c", "randombytes.c", "rng.c"]
+        );
         assert_eq!(f.source_patterns(), vec!["*.c"]);
+        assert!(f.include_dirs().is_empty(), "{:?}", f.include_dirs());
         assert!(f.calls().contains("randombytes"));
         assert!(!f.defined().contains("randombytes"));
         assert_eq!(f.declaring("crypto_sign_keypair").unwrap().rel, "api.h");

@@ -280,10 +280,18 @@ fn add_kat_files(
     if a.kats.is_empty() {
         let m = kat_dir.join("kat.sha256");
         let shown = format!("kat/{id}/kat.sha256");
-        plan.lines.push(if m.is_file() {
-            format!("no KAT files found; kept {shown}")
-        } else {
-            format!("no KAT files found: after a run, `pqbench bless` writes {shown}")
+        plan.lines.push(match (m.is_file(), &a.generator) {
+            (true, _) => format!("no KAT files found; kept {shown}"),
+            (false, None) => {
+                format!("no KAT files found: after a run, `pqbench bless` writes {shown}")
+            }
+            (false, Some(g)) => format!(
+                "no KAT files found, but the tree ships its KAT generator {g}: what it writes \
+                 is the reference. Run the campaign, check that each set's file in \
+                 output/<campaign>/<system>/kat/{id}/ equals the generator's output for that \
+                 set (build it as the tree's own build does), then `pqbench bless <campaign>` \
+                 writes {shown}"
+            ),
         });
         // A kept manifest must still name the drafted labels.
         if m.is_file() {

@@ -61,6 +61,9 @@ pub(super) fn define_selected(
             .collect();
     }
     if sets.is_empty() {
+        sets = named_branches(files);
+    }
+    if sets.is_empty() {
         sets = from_conditions(files, fallback_label);
     }
     // Attach namespaces (only needed when the folder has several).
@@ -255,6 +258,44 @@ fn branches(f: &CFile) -> Vec<Branch> {
     out
 }
 
+/// Sets from an `#if X == n` chain whose branches each define a plain
+/// `CRYPTO_ALGNAME` (upstream reference code: Dilithium's `DILITHIUM_MODE`,
+/// Kyber's `KYBER_K`): the value selects the set, the branch names it.
+/// Where a branch names several (a nested option such as Kyber's 90s
+/// variant), the last is the one that holds without further defines.
+fn named_branches(files: &[CFile]) -> Vec<SetGuess> {
+    let re =
+        regex::Regex::new(r#"#\s*define\s+CRYPTO_ALGNAME\s+"([^"]+)""#).expect("algname regex");
+    let mut sets: Vec<SetGuess> = Vec::new();
+    let mut selector: Option<String> = None;
+    for f in files {
+        for b in branches(f) {
+            let Some(label) = re.captures_iter(&b.text).last().map(|c| c[1].to_string()) else {
+                continue;
+            };
+            if selector.get_or_insert_with(|| b.var.clone()) != &b.var
+                || sets.iter().any(|s| s.defines[0].1 == value(&b.value))
+            {
+                continue;
+            }
+            sets.push(SetGuess {
+                label: super::submission::sanitize(&label),
+                defines: vec![(b.var.clone(), value(&b.value))],
+                notes: vec![format!(
+                    "selected by `#if {} == {}` in {}, whose CRYPTO_ALGNAME names it",
+                    b.var, b.value, b.file
+                )],
+                ..SetGuess::default()
+            });
+        }
+    }
+    // One named branch is a single set, not a choice.
+    if sets.len() < 2 {
+        sets.clear();
+    }
+    sets
+}
+
 /// Sets from preprocessor conditions alone: the values are known, the
 /// names are not.
 fn from_conditions(files: &[CFile], fallback_label: &str) -> Vec<SetGuess> {
@@ -384,6 +425,38 @@ mod tests {
         assert_eq!(
             sets[1].defines,
             vec![("LVL".to_string(), toml::Value::Integer(3))]
+        );
+    }
+
+    #[test]
+    fn a_mode_chain_names_its_sets_by_their_crypto_algname() {
+        let params = file(
+            "params.h",
+            "#ifndef MODE\n#define MODE 2\n#endif\n#if MODE == 2\n#define CRYPTO_ALGNAME \"Dil2\"\n\
+             #elif MODE == 3\n#ifdef AES\n#define CRYPTO_ALGNAME \"Dil3-AES\"\n#else\n\
+             #define CRYPTO_ALGNAME \"Dil3\"\n#endif\n#endif\n",
+        );
+        let files = [params];
+        let names = algnames(&files);
+        let sets = define_selected(&files, None, &names, "Dil2");
+        let got: Vec<_> = sets
+            .iter()
+            .map(|s| (s.label.as_str(), s.defines.clone(), s.todos.len()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "Dil2",
+                    vec![("MODE".to_string(), toml::Value::Integer(2))],
+                    0
+                ),
+                (
+                    "Dil3",
+                    vec![("MODE".to_string(), toml::Value::Integer(3))],
+                    0
+                )
+            ]
         );
     }
 

@@ -20,6 +20,9 @@ pub(super) struct Analysis {
     /// `algorithms/`). Empty when the sources are already there.
     pub copies: Vec<(PathBuf, String)>,
     pub notes: Vec<String>,
+    /// The tree's own KAT generator (`PQCgenKAT_*.c`, relative to the
+    /// imported directory), when it ships one and no KAT file.
+    pub generator: Option<String>,
 }
 
 /// One implementation: its name, directory and source folders (one per
@@ -263,12 +266,44 @@ pub(super) fn analyse(
         sets,
     };
     share_kats(&draft, &mut kats);
+    let generator = kats
+        .is_empty()
+        .then(|| kat_generator(dir, dir, 0))
+        .flatten();
     Analysis {
         draft,
         kats,
         copies,
         notes,
+        generator,
     }
+}
+
+/// The first `PQCgenKAT_*.c` under `dir` (three levels deep at most: a
+/// `ref/nistkat/` folder), relative to `root`.
+fn kat_generator(root: &Path, dir: &Path, depth: usize) -> Option<String> {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    entries.sort();
+    let is_generator = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .is_some_and(|n| n.starts_with("pqcgenkat") && n.ends_with(".c"))
+    };
+    let rel = |p: &Path| p.strip_prefix(root).unwrap_or(p).display().to_string();
+    if let Some(g) = entries.iter().find(|p| p.is_file() && is_generator(p)) {
+        return Some(rel(g));
+    }
+    if depth >= 3 {
+        return None;
+    }
+    entries
+        .iter()
+        .filter(|p| p.is_dir() && !p.is_symlink())
+        .find_map(|p| kat_generator(root, p, depth + 1))
 }
 
 /// The API family and kind to draft, with a note or TODO where the main

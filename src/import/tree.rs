@@ -7,8 +7,10 @@
 //! randomness call's link symbol from the renaming header; `nistkat-rng`
 //! as the submission's own KAT RNG; one `exact:1` manifest line per
 //! implementation from `nistkat-sha256` (the published digest holds for
-//! each). An implementation for another architecture is drafted commented
-//! out, with the reason.
+//! each). An implementation for one architecture is drafted with `arch`
+//! (built on that system's compiler, emulated systems included, SKIPPED
+//! elsewhere); only one for an architecture pqbench does not build is
+//! commented out, with the reason.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

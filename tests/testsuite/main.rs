@@ -38,6 +38,7 @@ mod import_kex_hash;
 mod import_nist;
 mod import_real_trees;
 mod import_tree;
+mod import_upstream;
 mod import_yaml;
 mod integrity;
 mod kat_drbg;

@@ -1,0 +1,146 @@
+//! Importing an upstream project's `ref/` folder as it ships
+//! (tests/fixtures/import/upstream-ref): parameter sets chosen by a
+//! `params.h` macro and named by the `CRYPTO_ALGNAME` of each branch, the
+//! FIPS 204 context API, the system's `randombytes.c` left out, the
+//! project's `nistkat/` generator left out and named as the reference.
+//! The KAT files pqbench writes are compared byte for byte with what the
+//! project's own generator (built by its own Makefile, on OpenSSL's AES)
+//! writes.
+
+use std::process::Command;
+
+use crate::common;
+
+use common::skip;
+use common::TestProject;
+
+fn fixture() -> std::path::PathBuf {
+    common::repo().join("tests/fixtures/import/upstream-ref")
+}
+
+/// The sets and the secret-key sizes that name the generator's files.
+const SETS: [(&str, i64, usize); 3] = [("ParToy2", 2, 32), ("ParToy3", 3, 48), ("ParToy5", 5, 64)];
+
+#[test]
+fn a_ref_folder_imports_unedited_and_its_kat_files_equal_its_own_generators() {
+    let p = TestProject::bare();
+    let ref_dir = fixture().join("ref");
+    let out = p
+        .pqbench(&["import", ref_dir.to_str().unwrap(), "--id", "partoy"])
+        .expect(0);
+    assert!(out.stdout.contains("(0 TODO lines)"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains("validate algorithms/partoy.toml: OK (3 instances)"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("ships its KAT generator nistkat/PQCgenKAT_sign.c"),
+        "{}",
+        out.stdout
+    );
+    let raw = pqbench::config::load::<pqbench::config::algorithm::RawAlgorithm>(
+        &p.path().join("algorithms/partoy.toml"),
+    )
+    .unwrap()
+    .value;
+    let sets: Vec<(String, Option<i64>)> = raw
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            let mode = match s.defines.get("PARTOY_MODE") {
+                Some(pqbench::config::algorithm::DefineValue::Int(n)) => Some(*n),
+                _ => None,
+            };
+            (s.label.get_ref().clone(), mode)
+        })
+        .collect();
+    let want: Vec<(String, Option<i64>)> = SETS
+        .iter()
+        .map(|(l, m, _)| (l.to_string(), Some(*m)))
+        .collect();
+    assert_eq!(sets, want);
+    assert_eq!(raw.implementations[0].exclude, ["randombytes.c"]);
+    let toml = p.read("algorithms/partoy.toml");
+    assert!(
+        toml.contains("signature-api = \"fips204-context\""),
+        "{toml}"
+    );
+    assert!(!toml.contains("nistkat"), "{toml}");
+
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"partoy\"]\nstages = [\"build\", \"kat\"]\n\n[kat]\ntimeout-seconds = 60\n\n[host]\nrequire-fixed = false\n",
+    );
+    // No reference yet: every set is NOKAT, and its file is written.
+    p.pqbench(&["run", "t"]).expect(1);
+    if generator_outputs_match(&p) {
+        p.pqbench(&["bless", "t"]).expect(0);
+        let out = p.pqbench(&["run", "t"]).expect(0);
+        assert!(out.stdout.contains("KAT: 3 PASS of 3"), "{}", out.stdout);
+    }
+}
+
+/// Builds the project's generator for each mode with its own Makefile in
+/// a copy of the tree, runs it, and compares its file with pqbench's.
+/// False (the test reported skipped) without OpenSSL's headers.
+fn generator_outputs_match(p: &TestProject) -> bool {
+    if !skip::tools_or_skip(
+        &["make", "/usr/include/openssl/evp.h"],
+        "apt-get install make libssl-dev",
+    ) {
+        return false;
+    }
+    let work = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture().join("ref"), &work.path().join("ref"));
+    let ref_dir = work.path().join("ref");
+    let made = Command::new("make")
+        .arg("-s")
+        .arg("CC=gcc")
+        .current_dir(&ref_dir)
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    for (label, mode, sk) in SETS {
+        let run_dir = work.path().join(label);
+        std::fs::create_dir(&run_dir).unwrap();
+        let gen = ref_dir.join(format!("nistkat/PQCgenKAT_sign_mode{mode}"));
+        let st = Command::new(&gen).current_dir(&run_dir).status().unwrap();
+        assert!(st.success(), "{}: {st}", gen.display());
+        let theirs = std::fs::read(run_dir.join(format!("PQCsignKAT_{sk}.rsp"))).unwrap();
+        let ours = std::fs::read(
+            p.path()
+                .join(format!("output/t/local/kat/partoy/{label}.rsp")),
+        )
+        .unwrap();
+        assert!(
+            theirs == ours,
+            "{label}: pqbench's KAT file differs from the generator's\n{}",
+            first_difference(&ours, &theirs)
+        );
+        assert!(ours.starts_with(format!("# {label}\n\ncount = 0\n").as_bytes()));
+        assert_eq!(count_records(&ours), 100, "{label}");
+    }
+    true
+}
+
+fn count_records(rsp: &[u8]) -> usize {
+    String::from_utf8_lossy(rsp)
+        .lines()
+        .filter(|l| l.starts_with("count = "))
+        .count()
+}
+
+fn first_difference(a: &[u8], b: &[u8]) -> String {
+    let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
+    a.lines()
+        .zip(b.lines())
+        .enumerate()
+        .find(|(_, (x, y))| x != y)
+        .map_or_else(
+            || "one is a prefix of the other".into(),
+            |(n, (x, y))| format!("line {}: pqbench `{x}`, generator `{y}`", n + 1),
+        )
+}
