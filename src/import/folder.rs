@@ -40,7 +40,33 @@ pub(super) struct Folder {
 impl Folder {
     pub(super) fn scan(path: &Path) -> Folder {
         let mut found = Found::default();
-        scan_into(path, path, 0, &mut found);
+        scan_into(path, path, 0, MAX_DEPTH, &mut found);
+        Folder::of(path, found)
+    }
+
+    /// One variant of a project that keeps each variant in its own folder
+    /// beside shared code: the files of `variant` (and below) and of each
+    /// `shared` folder (not below), named relative to `root`, so that
+    /// `source_patterns` and `include_dirs` are the variant's whole build.
+    pub(super) fn scan_variant(root: &Path, variant: &Path, shared: &[PathBuf]) -> Folder {
+        let mut found = Found::default();
+        for dir in shared {
+            scan_into(root, dir, 0, 0, &mut found);
+        }
+        scan_into(root, variant, 0, MAX_DEPTH, &mut found);
+        Folder::of(variant, found)
+    }
+
+    /// The shared folders alone (not below), named relative to `root`.
+    pub(super) fn scan_shared(root: &Path, shared: &[PathBuf]) -> Folder {
+        let mut found = Found::default();
+        for dir in shared {
+            scan_into(root, dir, 0, 0, &mut found);
+        }
+        Folder::of(root, found)
+    }
+
+    fn of(path: &Path, found: Found) -> Folder {
         let Found { mut files, mut asm } = found;
         files.sort_by(|a: &CFile, b| a.rel.cmp(&b.rel));
         asm.sort();
@@ -194,8 +220,17 @@ struct Found {
     asm: Vec<String>,
 }
 
-fn scan_into(root: &Path, dir: &Path, depth: usize, out: &mut Found) {
-    if depth > 4 {
+/// How deep below a folder its sources are looked for.
+const MAX_DEPTH: usize = 4;
+
+/// Whether a subfolder (by name) is never library code.
+pub(super) fn skipped_dir(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    name.starts_with('.') || SKIP_DIRS.contains(&lower.as_str()) || lower.starts_with("kat")
+}
+
+fn scan_into(root: &Path, dir: &Path, depth: usize, max_depth: usize, out: &mut Found) {
+    if depth > max_depth {
         return;
     }
     let Ok(rd) = std::fs::read_dir(dir) else {
@@ -214,9 +249,8 @@ fn scan_into(root: &Path, dir: &Path, depth: usize, out: &mut Found) {
                 .replace('\\', "/")
         };
         if p.is_dir() {
-            let lower = name.to_ascii_lowercase();
-            if !SKIP_DIRS.contains(&lower.as_str()) && !lower.starts_with("kat") {
-                scan_into(root, &p, depth + 1, out);
+            if !skipped_dir(&name) {
+                scan_into(root, &p, depth + 1, max_depth, out);
             }
         } else if name.ends_with(".c") || name.ends_with(".h") {
             if let Ok(f) = CFile::read(&p, &rel()) {

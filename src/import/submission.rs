@@ -32,6 +32,18 @@ struct Impl {
     dir: PathBuf,
     per_set: bool,
     folders: Vec<Folder>,
+    /// Set when each variant has a folder beside shared code (the folders
+    /// then hold the shared files too, and sets keep the implementation's
+    /// root).
+    shared: Option<Shared>,
+}
+
+/// The code every variant of a variant-per-folder project builds.
+struct Shared {
+    /// `sources` patterns of the shared folders, relative to the root.
+    sources: Vec<String>,
+    include_dirs: Vec<String>,
+    notes: Vec<String>,
 }
 
 fn implementations(dir: &Path) -> Vec<Impl> {
@@ -49,6 +61,9 @@ fn implementations(dir: &Path) -> Vec<Impl> {
         }
     }
     if found.is_empty() {
+        if let Some(imp) = variant_folders(dir) {
+            return vec![imp];
+        }
         found.push(("reference".into(), dir.to_path_buf()));
     }
     found
@@ -75,9 +90,87 @@ fn implementations(dir: &Path) -> Vec<Impl> {
                 dir,
                 per_set,
                 folders,
+                shared: None,
             }
         })
         .collect()
+}
+
+/// Folders (three levels deep at most, programs and tests aside) holding
+/// an `api.h` and C code: the variants of a project that builds each
+/// from its own folder.
+fn api_folders(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
+    for (name, path) in subdirs(dir) {
+        if super::folder::skipped_dir(&name) || path.is_symlink() {
+            continue;
+        }
+        let has = |ext: &str| {
+            std::fs::read_dir(&path)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == ext))
+        };
+        if path.join("api.h").is_file() && has("c") {
+            out.push(path.clone());
+        } else if depth < 2 {
+            api_folders(&path, depth + 1, out);
+        }
+    }
+}
+
+/// A project with one folder per variant below its root (`src/<variant>/`
+/// with `api.h`), beside code they share: the `.c` files of the folders
+/// between the root and the variants, and the header folders there
+/// (`include/`). None when the variants are the root's own subfolders
+/// (a package with one folder per set, which needs nothing shared).
+fn variant_folders(dir: &Path) -> Option<Impl> {
+    let mut found = Vec::new();
+    api_folders(dir, 0, &mut found);
+    let parent = found.first()?.parent()?.to_path_buf();
+    if found.len() < 2 || parent == dir || found.iter().any(|f| f.parent() != Some(&parent)) {
+        return None;
+    }
+    let rel = |p: &Path| p.strip_prefix(dir).unwrap_or(p).display().to_string();
+    let mut shared_dirs: Vec<PathBuf> = parent
+        .ancestors()
+        .take_while(|a| a.starts_with(dir))
+        .map(Path::to_path_buf)
+        .collect();
+    for base in [dir, parent.as_path()] {
+        for (name, path) in subdirs(base) {
+            if ["include", "inc"].contains(&name.to_ascii_lowercase().as_str())
+                && !shared_dirs.contains(&path)
+            {
+                shared_dirs.push(path);
+            }
+        }
+    }
+    let common = Folder::scan_shared(dir, &shared_dirs);
+    let mut notes = Vec::new();
+    for (name, path) in subdirs(&parent) {
+        if !found.contains(&path) && has_c(&path, 0) && !super::folder::skipped_dir(&name) {
+            notes.push(format!(
+                "{}/ is not drafted: it has no api.h (a backend or helper the project's build may add; add its sources to each set's `sources` where it does)",
+                rel(&path)
+            ));
+        }
+    }
+    let folders = found
+        .iter()
+        .map(|v| Folder::scan_variant(dir, v, &shared_dirs))
+        .collect();
+    Some(Impl {
+        name: "reference".into(),
+        dir: dir.to_path_buf(),
+        per_set: true,
+        folders,
+        shared: Some(Shared {
+            sources: common.source_patterns(),
+            include_dirs: common.include_dirs(),
+            notes,
+        }),
+    })
 }
 
 pub(super) fn subdirs(dir: &Path) -> Vec<(String, PathBuf)> {
@@ -233,12 +326,14 @@ pub(super) fn analyse(
             let (uses, note, headers) = binding::ngcc(main, alg_dir, &mut todos);
             (uses, note, headers, None)
         }
-        ApiFamily::Nist => (
-            Vec::new(),
-            None,
-            Vec::new(),
-            Some(binding::nist(main, kind, common_ns, &api.namespaces)),
-        ),
+        ApiFamily::Nist => {
+            let mut n = binding::nist(main, kind, common_ns, &api.namespaces);
+            if impls[0].shared.is_some() {
+                // Each set's include directories hold its own header.
+                n.header = n.header.rsplit('/').next().unwrap_or(&n.header).to_string();
+            }
+            (Vec::new(), None, Vec::new(), Some(n))
+        }
     };
     let (mut kats, kat_notes) = katfiles::discover(dir, family, &kat_keys(&sets, &impls));
     notes.extend(kat_notes);
@@ -357,7 +452,8 @@ fn guess_sets<'a>(
         let mut sets = Vec::new();
         for f in &imp.folders {
             if imp.per_set {
-                sets.push((folder_set(f, forced), Some(rel(&f.path)), f));
+                let root = imp.shared.is_none().then(|| rel(&f.path));
+                sets.push((folder_set(f, forced), root, f));
             } else {
                 for g in define_selected_sets(f, api, &fallback) {
                     sets.push((g, None, f));
@@ -442,14 +538,32 @@ fn set_drafts(impls: &[Impl], per_impl: &[Vec<FoundSet>], common_ns: bool) -> Ve
             if common_ns {
                 g.namespace = None;
             }
-            let first = &imp.folders[0];
-            let differs = f.source_patterns() != first.source_patterns();
+            let (sources, include_dirs) = match &imp.shared {
+                // Each variant adds its own folder to the shared code.
+                Some(shared) => (
+                    Some(f.source_patterns()),
+                    Some(
+                        f.include_dirs()
+                            .into_iter()
+                            .filter(|d| !shared.include_dirs.contains(d))
+                            .collect(),
+                    ),
+                ),
+                None => {
+                    let first = &imp.folders[0];
+                    let differs = f.source_patterns() != first.source_patterns();
+                    (
+                        differs.then(|| f.source_patterns()),
+                        (f.include_dirs() != first.include_dirs()).then(|| f.include_dirs()),
+                    )
+                }
+            };
             sets.push(SetDraft {
                 guess: g,
                 implementations: (impls.len() > 1 && any_per_set).then(|| vec![imp.name.clone()]),
                 root: root.clone(),
-                sources: differs.then(|| f.source_patterns()),
-                include_dirs: (f.include_dirs() != first.include_dirs()).then(|| f.include_dirs()),
+                sources,
+                include_dirs,
                 kat_records: None,
                 digest_bits: None,
             });
@@ -552,7 +666,14 @@ fn impl_draft(imp: &Impl, rel: &dyn Fn(&Path) -> String) -> ImplDraft {
             d.root
         ));
     }
-    if imp.per_set {
+    if let Some(shared) = &imp.shared {
+        d.sources = shared.sources.clone();
+        d.include_dirs = shared.include_dirs.clone();
+        d.notes.push(
+            "one folder per variant (with api.h) beside shared code: each [[parameter-set]] adds its folder's sources and headers".into(),
+        );
+        d.notes.extend(shared.notes.iter().cloned());
+    } else if imp.per_set {
         d.notes.push(
             "one folder per parameter set: each [[parameter-set]] sets its own `root`".into(),
         );

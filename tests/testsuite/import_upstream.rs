@@ -1,11 +1,14 @@
-//! Importing an upstream project's `ref/` folder as it ships
-//! (tests/fixtures/import/upstream-ref): parameter sets chosen by a
+//! Importing upstream layouts as they ship. An upstream project's `ref/`
+//! folder (tests/fixtures/import/upstream-ref): parameter sets chosen by a
 //! `params.h` macro and named by the `CRYPTO_ALGNAME` of each branch, the
 //! FIPS 204 context API, the system's `randombytes.c` left out, the
 //! project's `nistkat/` generator left out and named as the reference.
 //! The KAT files pqbench writes are compared byte for byte with what the
 //! project's own generator (built by its own Makefile, on OpenSSL's AES)
-//! writes.
+//! writes. A CMake project with one folder per variant beside shared code
+//! (tests/fixtures/import/variant-folders): the variants are the folders
+//! with an `api.h`, not every folder with C code, and each passes the KAT
+//! file the project ships.
 
 use std::process::Command;
 
@@ -16,6 +19,10 @@ use common::TestProject;
 
 fn fixture() -> std::path::PathBuf {
     common::repo().join("tests/fixtures/import/upstream-ref")
+}
+
+fn variant_fixture() -> std::path::PathBuf {
+    common::repo().join("tests/fixtures/import/variant-folders")
 }
 
 /// The sets and the secret-key sizes that name the generator's files.
@@ -143,4 +150,70 @@ fn first_difference(a: &[u8], b: &[u8]) -> String {
             || "one is a prefix of the other".into(),
             |(n, (x, y))| format!("line {}: pqbench `{x}`, generator `{y}`", n + 1),
         )
+}
+
+#[test]
+fn a_variant_per_folder_project_drafts_its_variants_and_passes_its_shipped_kats() {
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&[
+            "import",
+            variant_fixture().to_str().unwrap(),
+            "--id",
+            "vtoy",
+        ])
+        .expect(0);
+    for want in [
+        "(0 TODO lines)",
+        "4 manifest lines in kat/vtoy/kat.sha256",
+        "validate algorithms/vtoy.toml: OK (4 instances)",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+    let raw = pqbench::config::load::<pqbench::config::algorithm::RawAlgorithm>(
+        &p.path().join("algorithms/vtoy.toml"),
+    )
+    .unwrap()
+    .value;
+    let imp = &raw.implementations[0];
+    let strs = |v: &[toml::Spanned<String>]| -> Vec<String> {
+        v.iter().map(|s| s.get_ref().clone()).collect()
+    };
+    assert_eq!(strs(&imp.sources), ["src/*.c"]);
+    assert_eq!(strs(&imp.include_dirs), ["include"]);
+    assert_eq!(imp.exclude, ["randombytes.c"]);
+    let sets: Vec<(String, Vec<String>, Vec<String>)> = raw
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            (
+                s.label.get_ref().clone(),
+                strs(s.sources.as_deref().unwrap_or_default()),
+                strs(s.include_dirs.as_deref().unwrap_or_default()),
+            )
+        })
+        .collect();
+    let want: Vec<(String, Vec<String>, Vec<String>)> = ["128", "192", "256", "512"]
+        .iter()
+        .map(|n| {
+            (
+                format!("VTOY-{n}"),
+                vec!["src/*.c".to_string(), format!("src/vtoy-{n}/*.c")],
+                vec![format!("src/vtoy-{n}")],
+            )
+        })
+        .collect();
+    assert_eq!(sets, want);
+    let toml = p.read("algorithms/vtoy.toml");
+    // The optional NEON backend is named, not taken for the whole code.
+    assert!(toml.contains("# src/neon/ is not drafted"), "{toml}");
+    assert!(!toml.contains("builds only on aarch64"), "{toml}");
+    assert!(toml.contains("kind = \"kem\""), "{toml}");
+
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"vtoy\"]\nstages = [\"build\", \"kat\"]\n\n[kat]\ntimeout-seconds = 60\n\n[host]\nrequire-fixed = false\n",
+    );
+    let out = p.pqbench(&["run", "t"]).expect(0);
+    assert!(out.stdout.contains("KAT: 4 PASS of 4"), "{}", out.stdout);
 }
