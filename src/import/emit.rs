@@ -284,8 +284,9 @@ fn sets(o: &mut String, d: &Draft) {
             o.push_str(&format!("include-dirs = {}\n", list(inc)));
         }
         if let Some(n) = s.kat_records {
+            let records = if n == 1 { "record" } else { "records" };
             o.push_str(&format!(
-                "kat-records = {n}  # the reference KAT file has {n} records\n"
+                "kat-records = {n}  # the reference covers {n} {records}\n"
             ));
         }
         if let Some(n) = s.digest_bits {

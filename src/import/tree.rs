@@ -7,7 +7,7 @@
 //! randomness call's link symbol from the renaming header; `nistkat-rng`
 //! as the submission's own KAT RNG; one `exact:1` manifest line per
 //! implementation from `nistkat-sha256` (the published digest holds for
-//! each). An implementation for one architecture is drafted with `arch`
+//! each), and one KAT record per set (what that digest covers). An implementation for one architecture is drafted with `arch`
 //! (built on that system's compiler, emulated systems included, SKIPPED
 //! elsewhere); only one for an architecture pqbench does not build is
 //! commented out, with the reason.
@@ -189,12 +189,17 @@ pub(super) fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, 
         impls.push(impl_draft(cx, f, &mut shared, rng_component.as_ref()));
     }
     let nist = nist_binding(cx, &first.folder, kind, &api, &shared.symbol, &rng);
+    // The published digest covers the first record only (the tree's own
+    // KAT test writes one): more records would be generated unchecked,
+    // and McEliece's would take minutes each.
+    let published = s.kat_single.as_deref().is_some_and(is_sha256);
     let set = SetDraft {
         guess: SetGuess {
             label: sanitize(&s.name),
             notes: vec![format!("{} (META.yml)", s.facts().join(", "))],
             ..SetGuess::default()
         },
+        kat_records: published.then_some(1),
         ..SetDraft::default()
     };
     let draft = Draft {
@@ -497,6 +502,10 @@ fn nist_binding(
     nist
 }
 
+fn is_sha256(d: &str) -> bool {
+    d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 /// One `exact:1` line per instance from META.yml `nistkat-sha256`, after
 /// its provenance comment; a note when there is no usable digest.
 fn manifest(
@@ -508,7 +517,7 @@ fn manifest(
     let file = reference_name(ApiFamily::Nist, kind);
     let mut manifest = Vec::new();
     match &s.kat_single {
-        Some(d) if d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit()) => {
+        Some(d) if is_sha256(d) => {
             manifest.push((
                 String::new(),
                 Provenance::Published.comment(&format!(

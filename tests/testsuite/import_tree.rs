@@ -28,7 +28,10 @@ fn host_has(features: &[&str]) -> bool {
 }
 
 /// A bare project with the tree imported, and a campaign `t` running
-/// `stages` on both schemes.
+/// `stages` on both schemes. The drafts check one KAT record (what the
+/// published digests cover); the campaign asks for 100, so the files can
+/// be compared with the classic generator's and the pages show the range
+/// of variable lengths.
 fn imported(stages: &[&str]) -> TestProject {
     let p = TestProject::bare();
     let out = p.pqbench(&["import", tree().to_str().unwrap()]).expect(0);
@@ -53,7 +56,7 @@ fn imported(stages: &[&str]) -> TestProject {
     p.write(
         "campaigns/t.toml",
         &format!(
-            "algorithms = [\"fixkem\", \"fixsig\"]\nstages = [{}]\n\n[kat]\ntimeout-seconds = 60\n\n[host]\nrequire-fixed = false\n",
+            "algorithms = [\"fixkem\", \"fixsig\"]\nstages = [{}]\n\n[kat]\ntimeout-seconds = 60\nrecords = 100\n\n[host]\nrequire-fixed = false\n",
             list.join(", ")
         ),
     );
@@ -98,6 +101,13 @@ fn a_public_tree_imports_validates_and_passes_every_kat_with_zero_edits() {
     );
     // The link symbol, not the macro name.
     assert!(kem.contains("randombytes = \"PQFIX_randombytes\""), "{kem}");
+    // One KAT record: the published digest covers the first.
+    for text in [&kem, &sig] {
+        assert!(
+            text.contains("kat-records = 1  # the reference covers 1 record\n"),
+            "{text}"
+        );
+    }
     // The scheme's own KAT RNG, found from META.yml's nistkat-rng.
     assert!(sig.contains("kat-rng = \"submission\"\nrandombytes-init = \"fixsig_kat_init\"\nrandombytes-init-args = \"entropy\""), "{sig}");
     assert!(sig.contains("\"pubtree-fixsig-sha256ctr\"]"), "{sig}");
