@@ -111,6 +111,9 @@ pub(super) struct TreeCx<'a> {
     pub shown: String,
     /// The architecture of this host (`std::env::consts::ARCH`).
     pub arch: &'static str,
+    /// Names META.yml gives to more than one scheme imported together
+    /// (PQClean names `mceliece348864` and `mceliece348864f` alike).
+    pub shared_names: BTreeMap<String, Vec<String>>,
 }
 
 impl TreeCx<'_> {
@@ -152,6 +155,44 @@ pub(super) fn tree_cx<'a>(layout: &'a Layout, alg_dir: &Path, shown: String) -> 
         common,
         shown,
         arch: std::env::consts::ARCH,
+        shared_names: shared_names(&layout.schemes),
+    }
+}
+
+/// META.yml names held by several of `schemes`, with the folders holding
+/// each (unreadable metadata is reported when its scheme is drafted).
+fn shared_names(schemes: &[PathBuf]) -> BTreeMap<String, Vec<String>> {
+    let mut by_name: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for dir in schemes {
+        let Ok(meta) = yaml::read(&dir.join("META.yml")) else {
+            continue;
+        };
+        let folder = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if let Some(s) = meta.schemes.first() {
+            by_name.entry(s.name.clone()).or_default().push(folder);
+        }
+    }
+    by_name.retain(|_, folders| folders.len() > 1);
+    by_name
+}
+
+/// META.yml's name, with the id added where other schemes of the tree
+/// share it (their pages would otherwise read alike).
+fn display_name(cx: &TreeCx, s: &Scheme, id: &str, notes: &mut Vec<String>) -> String {
+    match cx.shared_names.get(&s.name) {
+        Some(folders) => {
+            notes.push(format!(
+                "META.yml names {} alike (`{}`): drafted as `{} ({id})`",
+                folders.join(", "),
+                s.name,
+                s.name
+            ));
+            format!("{} ({id})", s.name)
+        }
+        None => s.name.clone(),
     }
 }
 
@@ -204,7 +245,7 @@ pub(super) fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, 
     };
     let draft = Draft {
         id: id.to_string(),
-        name: s.name.clone(),
+        name: display_name(cx, s, id, &mut notes),
         kind,
         api: ApiFamily::Nist,
         header: vec![

@@ -687,3 +687,35 @@ fn the_aarch64_draft_passes_on_the_emulated_system_unedited() {
         "{avx2}"
     );
 }
+
+/// Two schemes whose META.yml give them one name (PQClean's
+/// `mceliece348864` and `mceliece348864f`) are drafted with their ids
+/// added, so their pages do not read alike; the import says why.
+#[test]
+fn schemes_sharing_a_metadata_name_are_drafted_apart() {
+    let work = tempfile::tempdir().unwrap();
+    let copy = work.path().join("pubtree");
+    common::copy_tree(&tree(), &copy);
+    common::copy_tree(
+        &copy.join("crypto_kem/fixkem"),
+        &copy.join("crypto_kem/fixkemf"),
+    );
+    let p = TestProject::bare();
+    let out = p.pqbench(&["import", copy.to_str().unwrap()]).expect(0);
+    let name = |id: &str| {
+        let text = p.read(&format!("algorithms/{id}.toml"));
+        text.lines()
+            .find_map(|l| l.strip_prefix("name = "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(name("fixkem"), "\"FixKEM-512 (fixkem)\"", "{}", out.stdout);
+    assert_eq!(name("fixkemf"), "\"FixKEM-512 (fixkemf)\"");
+    assert_eq!(name("fixsig"), "\"FixSig-1\"");
+    assert!(
+        out.stdout
+            .contains("note: META.yml names fixkem, fixkemf alike"),
+        "{}",
+        out.stdout
+    );
+}
