@@ -81,6 +81,10 @@ pub enum Command {
     /// demo (cold build, cold build + KAT, warm re-run, status) beside
     /// bare gcc (a benchmark: prints figures, asserts nothing).
     BenchEngine(commands::bench_engine::Args),
+    /// Import a whole public tree (PQClean) into a fresh project with no
+    /// edit, build it and run its KATs, and print a table per instance
+    /// with the wall times (the acceptance command for real trees).
+    BenchTree(commands::bench_tree::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(commands::completions::Args),
     /// pqbench's own steps on a machine a shard was sent to.

@@ -4,12 +4,14 @@
 //! returns a summary. Also answers `plan` and `status`.
 
 pub mod bench_engine;
+pub mod bench_tree;
 pub(crate) mod campaign;
 pub(crate) mod evidence;
 pub mod locks;
 pub(crate) mod rundir;
 pub mod status;
 pub(crate) mod summary;
+pub(crate) mod timing;
 
 use anyhow::{Context, Result};
 

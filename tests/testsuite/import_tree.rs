@@ -719,3 +719,54 @@ fn schemes_sharing_a_metadata_name_are_drafted_apart() {
         out.stdout
     );
 }
+
+/// `bench-tree`, the acceptance command for real trees, on the fixture
+/// tree: a fresh project, the import validated, one row per instance with
+/// its verdict against the published digest, and the exit code saying all
+/// passed.
+#[test]
+fn bench_tree_runs_a_whole_tree_unedited_and_tabulates_it() {
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&[
+            "bench-tree",
+            tree().to_str().unwrap(),
+            "--keep",
+            "bt",
+            "--exclude",
+            "fixsig",
+        ])
+        .expect(0);
+    let row = |instance: &str| {
+        out.stdout
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(instance))
+            .unwrap_or_else(|| panic!("{instance}\n{}", out.stdout))
+            .split_whitespace()
+            .skip(1)
+            .take(2)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("fixkem/FixKEM-512"), ["PASS", "published"]);
+    let aarch64 = if cfg!(target_arch = "aarch64") {
+        "PASS"
+    } else {
+        "SKIPPED"
+    };
+    assert_eq!(row("fixkem/FixKEM-512.aarch64")[0], aarch64);
+    assert!(
+        out.stdout.contains("left out (--exclude): fixsig"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout
+            .contains("every one of the 2 drafts: 0 TODO lines, validates"),
+        "{}",
+        out.stdout
+    );
+    // The project is kept, with the campaign it ran.
+    let campaign = p.read("bt/campaigns/tree.toml");
+    assert!(campaign.contains("algorithms = [\"fixkem\"]"), "{campaign}");
+    assert!(p.path().join("bt/output/tree/local/build.json").is_file());
+}

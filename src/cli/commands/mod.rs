@@ -6,6 +6,7 @@
 pub mod bench_checks;
 pub mod bench_engine;
 pub mod bench_render;
+pub mod bench_tree;
 pub mod bless;
 pub mod check;
 pub mod compare;
@@ -45,6 +46,7 @@ pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
         Command::BenchRender(a) => bench_render::run(cli, a),
         Command::BenchChecks(a) => bench_checks::run(cli, a),
         Command::BenchEngine(a) => bench_engine::run(cli, a),
+        Command::BenchTree(a) => bench_tree::run(cli, a),
         Command::Completions(a) => completions::run(cli, a),
         Command::Internal(a) => internal::run(cli, a),
     }
