@@ -4,7 +4,8 @@
 //! * the complete PQClean tree inside `pqcrypto-mlkem` 0.1.1: schemes whose
 //!   AVX2 code ships assembly and links the 4-way Keccak of
 //!   `common/keccak4x/`, which no header of theirs names, import with zero
-//!   edits, build and pass their KATs;
+//!   edits, build and pass their KATs; so do HQC-128 (its KAT RNG kept in
+//!   `test/common/`), Falcon-512 and ML-DSA-44 (clean and AVX2);
 //! * liboqs 0.13.0 inside `oqs-sys` 0.11.0: its upstream-derived ML-DSA-44
 //!   reference and AVX2 code, on the FIPS 204 context-string API, pass
 //!   liboqs's own KAT digest from a short hand-written TOML, with no edit;
@@ -119,6 +120,56 @@ fn avx2_code_with_assembly_and_link_only_keccak4x_passes_its_kat_unedited() {
         assert_eq!(pass, 2, "{build:#}");
     } else {
         skip::not_applicable("no AVX2 here: the avx2 instance is skipped");
+    }
+}
+
+/// Falcon (floating-point code, an AVX2 variant) and ML-DSA (whose api.h
+/// maps the classic signature API onto its `_ctx` functions with function-
+/// like macros): every x86-64 instance of
+/// both passes its published digest as drafted; the AArch64 ones are
+/// drafted for their architecture and skipped here.
+#[test]
+fn falcon_and_ml_dsa_pass_their_published_digests_unedited() {
+    let Some(tree) = pqclean() else { return };
+    let p = TestProject::bare();
+    for scheme in ["crypto_sign/falcon-512", "crypto_sign/ml-dsa-44"] {
+        let out = p
+            .pqbench(&["import", tree.join(scheme).to_str().unwrap()])
+            .expect(0);
+        assert!(out.stdout.contains("(0 TODO lines)"), "{}", out.stdout);
+        assert!(out.stdout.contains(": OK ("), "{}", out.stdout);
+    }
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"falcon-512\", \"ml-dsa-44\"]\nstages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    p.pqbench(&["run", "t"]).expect(0);
+    let build: serde_json::Value =
+        serde_json::from_str(&p.read("output/t/local/build.json")).unwrap();
+    let mut got: Vec<(String, String)> = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            let label = i["label"].as_str().unwrap().to_string();
+            (label, i["kat_status"].as_str().unwrap().to_string())
+        })
+        .collect();
+    got.sort();
+    let avx2 = if host_has_avx2() { "PASS" } else { "SKIPPED" };
+    let want: Vec<(String, String)> = [
+        ("Falcon-512", "PASS"),
+        ("Falcon-512.aarch64", "SKIPPED"),
+        ("Falcon-512.avx2", avx2),
+        ("ML-DSA-44", "PASS"),
+        ("ML-DSA-44.aarch64", "SKIPPED"),
+        ("ML-DSA-44.avx2", avx2),
+    ]
+    .iter()
+    .map(|(l, s)| (l.to_string(), s.to_string()))
+    .collect();
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(got, want, "{build:#}");
     }
 }
 
