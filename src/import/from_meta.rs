@@ -112,7 +112,11 @@ fn impl_draft(i: &MetaImpl, id: &str) -> ImplDraft {
         root: format!("{id}/{name}"),
         name,
         sources: vec!["*.c".into()],
-        cpu_features: i.cpu_features.clone(),
+        cpu_features: i
+            .cpu_features
+            .iter()
+            .filter_map(|f| super::tree::gcc_feature(f))
+            .collect(),
         ..ImplDraft::default()
     };
     d.todos.push(format!(

@@ -582,11 +582,11 @@ fn manifest(
     manifest
 }
 
-/// gcc's `-m` names for the flags metadata lists.
 /// A CPU flag as metadata writes it (the kernel's `/proc/cpuinfo` names)
-/// as gcc's `-m` option names it; None for what needs no option (NEON,
-/// part of every AArch64 CPU).
-fn gcc_feature(flag: &str) -> Option<String> {
+/// as gcc names it (an `-m` option on x86, a `-march` extension on
+/// AArch64); None for what needs no option (NEON, part of every AArch64
+/// CPU).
+pub(super) fn gcc_feature(flag: &str) -> Option<String> {
     Some(
         match flag {
             "sse4_1" => "sse4.1",

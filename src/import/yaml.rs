@@ -275,19 +275,20 @@ fn implementation(v: &Value) -> Option<MetaImpl> {
         if !arch.is_empty() && !out.architectures.contains(&arch_name(&arch)) {
             out.architectures.push(arch_name(&arch));
         }
-        if arch == "x86_64" || arch == "x86" {
-            for f in p
-                .get("required_flags")
-                .and_then(Value::as_sequence)
-                .into_iter()
-                .flatten()
-                .filter_map(|f| text(Some(f)))
-            {
-                if !out.cpu_features.contains(&f) {
-                    out.cpu_features.push(f);
-                }
+        // The flags an implementation requires, on whichever architecture
+        // it is written for (PQClean's AArch64 SPHINCS+ requires `sha3`).
+        for f in p
+            .get("required_flags")
+            .and_then(Value::as_sequence)
+            .into_iter()
+            .flatten()
+            .filter_map(|f| text(Some(f)))
+        {
+            if !out.cpu_features.contains(&f) {
+                out.cpu_features.push(f);
             }
-        } else if !arch.is_empty() {
+        }
+        if arch != "x86_64" && arch != "x86" && !arch.is_empty() {
             out.only_on.push(arch);
         }
     }

@@ -125,7 +125,8 @@ fn bare_gcc(work: &Path, jobs: usize) -> Result<Timing> {
         .instances
         .iter()
         .map(|inst| {
-            let mut a = crate::toolchain::library::compile_args(inst, profile);
+            let mut a =
+                crate::toolchain::library::compile_args(inst, profile, std::env::consts::ARCH);
             a.extend(["-fPIC".into(), "-shared".into(), "-o".into()]);
             a.push(out.join(format!("{}.so", inst.label)).display().to_string());
             a.extend(inst.sources.iter().map(|s| s.path.display().to_string()));

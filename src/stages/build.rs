@@ -15,7 +15,9 @@ use crate::plan::Instance;
 use crate::records::AttemptRecord;
 use crate::support::Part;
 use crate::toolchain::deps;
-use crate::toolchain::library::{build_profile, deps_by_compiling, units, BuildOutput};
+use crate::toolchain::library::{
+    build_profile, deps_by_compiling, target_arch, units, BuildOutput,
+};
 
 pub struct BuildStage;
 
@@ -142,7 +144,7 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         cx.cache.dir(),
     );
     for (i, profile) in cx.plan.flag_profiles.iter().enumerate() {
-        for unit in units(inst, profile, support) {
+        for unit in units(inst, profile, support, target_arch(&cx.compiler)) {
             // The first profile is the one built: in a run, a unit of it
             // never listed is compiled now, so that learning what it reads
             // is its compile.

@@ -141,8 +141,13 @@ impl BuildOutput {
 /// (those its CMake project does not build), the API adapter and, with
 /// pqbench's own KAT RNG, the AES-256 CTR_DRBG. `support_dir` holds the
 /// support sources (`Support::sources`).
-pub(crate) fn units(inst: &Instance, profile: &FlagProfile, support_dir: &Path) -> Vec<Unit> {
-    let args = compile_args(inst, profile);
+pub(crate) fn units(
+    inst: &Instance,
+    profile: &FlagProfile,
+    support_dir: &Path,
+    arch: &str,
+) -> Vec<Unit> {
+    let args = compile_args(inst, profile, arch);
     let mut units: Vec<Unit> = inst
         .sources
         .iter()
@@ -224,7 +229,7 @@ pub(crate) fn build_profile(
             Err(e) => return Ok(failed(format!("{e:#}"))),
         }
     }
-    let units = units(inst, profile, env.support_dir);
+    let units = units(inst, profile, env.support_dir, target_arch(env.compiler));
     let reads = env.reads(inst);
     let results: Vec<Result<(String, String)>> = units
         .par_iter()
@@ -297,10 +302,11 @@ pub(crate) fn link_library(
     Ok(())
 }
 
-/// The arguments every unit of `inst` is compiled with under `profile`.
-pub(crate) fn compile_args(inst: &Instance, profile: &FlagProfile) -> Vec<String> {
+/// The arguments every unit of `inst` is compiled with under `profile`
+/// for a compiler targeting `arch` (`target_arch`).
+pub(crate) fn compile_args(inst: &Instance, profile: &FlagProfile, arch: &str) -> Vec<String> {
     let mut args = profile.cflags.clone();
-    args.extend(inst.cpu_features.iter().map(|f| format!("-m{f}")));
+    args.extend(feature_args(&inst.cpu_features, arch));
     args.extend(inst.defines.iter().cloned());
     args.extend(
         inst.include_dirs
@@ -308,6 +314,20 @@ pub(crate) fn compile_args(inst: &Instance, profile: &FlagProfile) -> Vec<String
             .map(|d| format!("-I{}", d.display())),
     );
     args
+}
+
+/// CPU features as the compiler takes them: x86 ones as `-m<feature>`
+/// each; AArch64 ones as extensions of the architecture
+/// (`-march=armv8.2-a+sha3`: gcc accepts the SHA-3 extension from v8.2
+/// on, and the features AArch64 code asks for are of v8.2 or later).
+fn feature_args(features: &[String], arch: &str) -> Vec<String> {
+    if features.is_empty() {
+        return Vec::new();
+    }
+    if arch == "aarch64" {
+        return vec![format!("-march=armv8.2-a+{}", features.join("+"))];
+    }
+    features.iter().map(|f| format!("-m{f}")).collect()
 }
 
 fn adapter_file(api: ApiFamily) -> &'static str {
@@ -569,7 +589,27 @@ fn missing_cpu_features(features: &[String]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::cpuinfo_name;
+    use super::{cpuinfo_name, feature_args};
+
+    /// x86 features are `-m` options each; AArch64 ones extend `-march`
+    /// (gcc has no `-msha3` for AArch64).
+    #[test]
+    fn features_are_options_on_x86_and_march_extensions_on_aarch64() {
+        let f = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            feature_args(&f(&["avx2", "bmi2"]), "x86_64"),
+            ["-mavx2", "-mbmi2"]
+        );
+        assert_eq!(
+            feature_args(&f(&["sha3"]), "aarch64"),
+            ["-march=armv8.2-a+sha3"]
+        );
+        assert_eq!(
+            feature_args(&f(&["sha3", "sm4"]), "aarch64"),
+            ["-march=armv8.2-a+sha3+sm4"]
+        );
+        assert!(feature_args(&[], "aarch64").is_empty());
+    }
 
     /// The TOML names features as gcc's `-m` options; the host check looks
     /// them up under the kernel's names (`bmi` is listed as `bmi1`).

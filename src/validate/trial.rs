@@ -114,7 +114,12 @@ impl Trial {
         let env = self.env();
         let mut failures = Vec::new();
         for profile in profiles {
-            let list = units(inst, profile, &self.support.dir);
+            let list = units(
+                inst,
+                profile,
+                &self.support.dir,
+                crate::toolchain::library::target_arch(&self.compiler),
+            );
             let reads = env.reads(inst);
             let results: Vec<Result<(String, String)>> = list
                 .par_iter()
