@@ -37,7 +37,16 @@ fn assert_complete(r: &OperationRecord, trials: u32) {
         r.trials
             .iter()
             .any(|t| { t.cycles - t.samples.iter().sum::<u64>() as f64 <= gap_allowed(r, t) }),
-        "{what}: every trial's cycles exceed its samples' sum beyond the loop"
+        "{what}: every trial's cycles exceed its samples' sum beyond the loop: {:?}",
+        r.trials
+            .iter()
+            .map(|t| (
+                t.calls,
+                t.cycles as u64,
+                t.cycles as u64 - t.samples.iter().sum::<u64>(),
+                gap_allowed(r, t) as u64
+            ))
+            .collect::<Vec<_>>()
     );
     assert_statistics_recompute(r);
     let n = r.statistics.as_ref().expect("statistics").n;
