@@ -31,6 +31,7 @@ impl OpStatus {
             OpStatus::RelinkFailed => "relink-failed",
             OpStatus::Emulated => "emulated",
             OpStatus::Inconsistent => "inconsistent",
+            OpStatus::Unwitnessed => "unwitnessed",
         }
     }
 

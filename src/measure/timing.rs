@@ -53,6 +53,9 @@ pub(crate) struct OpTiming {
     /// The trial processes' CPU time as the kernel witnessed it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<CpuFit>,
+    /// The sets of trials the witness asked for beyond the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness_sets: Option<crate::records::measure::WitnessSets>,
 }
 
 pub use crate::records::measure::CpuFit;

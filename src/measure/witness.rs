@@ -113,13 +113,20 @@ pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
             Some((*calls as f64, ns as f64 * 1e-9))
         })
         .collect();
-    let missing = points.is_empty().then(|| {
-        trials
-            .iter()
-            .find_map(|(p, _)| p.sandbox.cpu_witness.missing.clone())
-            .unwrap_or_else(|| "no trial process was witnessed".into())
-    });
     let line = least_squares(&points);
+    let missing = match points.first() {
+        None => Some(
+            trials
+                .iter()
+                .find_map(|(p, _)| p.sandbox.cpu_witness.missing.clone())
+                .unwrap_or_else(|| "no trial process was witnessed".into()),
+        ),
+        // The campaign's choice (one trial): said, not judged.
+        Some((calls, _)) if line.is_none() => Some(format!(
+            "every witnessed trial ran {calls} calls; the witness fits trials of different lengths (timing.trials of 3 or more)"
+        )),
+        Some(_) => None,
+    };
     Some(CpuFit {
         processes: points.len() as u32,
         per_call_seconds: line.map(|l| l.1),
@@ -129,44 +136,101 @@ pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
     })
 }
 
-/// Why the trials claim less time per call than the kernel saw their
-/// processes spend per call, or None. One-sided: time off the CPU makes a
-/// claim (wall time on the counter) longer than the CPU time, never
-/// shorter, so a loaded honest run is never flagged.
-pub(crate) fn claims_below_witness(
+/// What the kernel's witness says of an operation's claimed per-call time.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Verdict {
+    /// Every claim holds even against the witness's upper bound.
+    Upheld,
+    /// A claim below the witness's lower bound: why (implausible).
+    Below(String),
+    /// The claims fall between the bounds, or the fit cannot bound them:
+    /// why. More trial processes narrow the bounds.
+    Undecided(String),
+    /// Nothing to judge against: no witness on this host, one call count
+    /// only, or no counter rate (the fit's `missing` says which).
+    Absent,
+}
+
+impl Verdict {
+    /// Another set of trials could change it.
+    pub(crate) fn open(&self) -> bool {
+        matches!(self, Verdict::Below(_) | Verdict::Undecided(_))
+    }
+}
+
+/// Judges the trials' claimed per-call time against the witness, one-sided:
+/// time off the CPU makes a claim (wall time on the counter) longer than
+/// the CPU time, never shorter, so a loaded honest run is never `Below`.
+/// A claim under `share` of the lower bound (`STDERRS` standard errors
+/// under the fitted slope) is `Below`; every claim at or over `share` of
+/// the upper bound is `Upheld`; anything between, or a fit without a
+/// standard error, is `Undecided`: a noisy fit never lets a claim pass
+/// unjudged.
+pub(crate) fn judge(
     trials: &[Trial],
     counter: Option<&str>,
     counter_hz: Option<f64>,
     fit: &CpuFit,
-) -> Option<String> {
-    let witnessed = fit.per_call_seconds?;
-    let lower = witnessed - STDERRS * fit.per_call_stderr_seconds?;
-    let hz = counter_hz.filter(|h| *h > 0.0)?;
+) -> Verdict {
+    let (Some(witnessed), Some(hz)) = (fit.per_call_seconds, counter_hz.filter(|h| *h > 0.0))
+    else {
+        return Verdict::Absent;
+    };
     let share = match counter {
         Some("perf-user-cycles") => BELOW_SHARE_USER_CYCLES,
         _ => BELOW_SHARE,
     };
+    let claims: Vec<(usize, &Trial, f64)> = trials
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.calls > 0)
+        .map(|(i, t)| (i, t, t.cycles / t.calls as f64 / hz))
+        .collect();
+    let Some(&(i, t, claimed)) = claims.iter().min_by(|a, b| a.2.total_cmp(&b.2)) else {
+        return Verdict::Absent;
+    };
+    let claim = || {
+        format!(
+            "trial {} claims {claimed:.4e} s per call ({} cycles / {} calls at {hz:.4e} Hz), the kernel's task-clock witnessed {witnessed:.4e} s of CPU per call",
+            i + 1,
+            t.cycles,
+            t.calls
+        )
+    };
+    let fitted = format!(
+        "fit over {} processes, set-up {:.4} s",
+        fit.processes,
+        fit.setup_seconds.unwrap_or(0.0)
+    );
+    let Some(stderr) = fit.per_call_stderr_seconds else {
+        return Verdict::Undecided(format!(
+            "{} ({fitted}, no standard error: fewer than three processes)",
+            claim()
+        ));
+    };
+    let (lower, upper) = (witnessed - STDERRS * stderr, witnessed + STDERRS * stderr);
+    if claimed >= upper * share - BELOW_SECONDS {
+        return Verdict::Upheld;
+    }
     // Where the smallest trial's calls witness less CPU than the set-up's
     // size (its noise on a loaded machine: library loading, keygen, the
-    // input pool), the slope is not evidence: no verdict either way.
-    let fewest = trials.iter().map(|t| t.calls).filter(|c| *c > 0).min()?;
-    if witnessed * (fewest as f64) < fit.setup_seconds.unwrap_or(0.0).abs() {
-        return None;
+    // input pool), the slope convicts no one.
+    let fewest = claims.iter().map(|c| c.1.calls).min().unwrap_or(1);
+    let setup_bound = witnessed * (fewest as f64) < fit.setup_seconds.unwrap_or(0.0).abs();
+    if claimed < lower * share - BELOW_SECONDS && !setup_bound {
+        return Verdict::Below(format!(
+            "{} (at least {lower:.4e} s; {fitted}): below {share} of it",
+            claim()
+        ));
     }
-    let floor = lower * share - BELOW_SECONDS;
-    trials.iter().enumerate().find_map(|(i, t)| {
-        let claimed = t.cycles / t.calls.max(1) as f64 / hz;
-        (t.calls > 0 && claimed < floor).then(|| {
-            format!(
-                "trial {} claims {claimed:.4e} s per call ({} cycles / {} calls at {hz:.4e} Hz), the kernel's task-clock witnessed {witnessed:.4e} s of CPU per call (at least {lower:.4e} s; fit over {} processes, set-up {:.4} s): below {share} of it",
-                i + 1,
-                t.cycles,
-                t.calls,
-                fit.processes,
-                fit.setup_seconds.unwrap_or(0.0)
-            )
-        })
-    })
+    let why = match setup_bound {
+        true => format!("the set-up is as large as the fewest calls' CPU; {fitted}"),
+        false => format!("between {lower:.4e} and {upper:.4e} s; {fitted}"),
+    };
+    Verdict::Undecided(format!(
+        "{} ({why}): neither below {share} of its lower bound nor at {share} of its upper one",
+        claim()
+    ))
 }
 
 #[cfg(test)]
@@ -250,10 +314,18 @@ mod tests {
         assert_eq!(f.per_call_seconds, None);
         assert!(f.missing.as_deref().unwrap().contains("EACCES"));
         let t = [trial(50, 1.0)];
-        assert_eq!(claims_below_witness(&t, Some("tsc"), Some(1e9), &f), None);
-        // One call count only: no slope.
+        assert_eq!(judge(&t, Some("tsc"), Some(1e9), &f), Verdict::Absent);
+        // One call count only: no slope, and the record says why.
         let f = fit(&[process(100, Some(1)), process(100, Some(2))]).unwrap();
         assert_eq!((f.processes, f.per_call_seconds), (2, None));
+        assert!(f.missing.unwrap().contains("ran 100 calls"));
+    }
+
+    fn undecided(v: Verdict) -> String {
+        match v {
+            Verdict::Undecided(why) => why,
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -268,36 +340,65 @@ mod tests {
         let hz = Some(1e9);
         // Honest: 1 ms per call, or slower (preempted, loaded).
         let honest = [trial(100, 1e8), trial(50, 0.5e8 * 3.0)];
-        assert_eq!(claims_below_witness(&honest, Some("tsc"), hz, &f), None);
-        // Within the tolerance.
-        let near = [trial(100, 1e8 * BELOW_SHARE * 1.01)];
-        assert_eq!(claims_below_witness(&near, Some("tsc"), hz, &f), None);
+        assert_eq!(judge(&honest, Some("tsc"), hz, &f), Verdict::Upheld);
         // Scaled down by a third: named, with both figures.
         let forged = [trial(100, 1e8), trial(300, 1e8)];
-        let why = claims_below_witness(&forged, Some("tsc"), hz, &f).unwrap();
+        let Verdict::Below(why) = judge(&forged, Some("tsc"), hz, &f) else {
+            panic!()
+        };
         assert!(
             why.starts_with("trial 2 claims 3.3333e-4 s per call"),
             "{why}"
         );
         assert!(why.contains("witnessed 1.1000e-3 s"), "{why}");
         assert!(why.contains("at least 1.0000e-3 s"), "{why}");
+        // User-mode cycles get the wider margin.
+        assert_eq!(
+            judge(&forged, Some("perf-user-cycles"), hz, &f),
+            Verdict::Upheld
+        );
+    }
+
+    #[test]
+    fn a_noisy_fit_never_lets_a_low_claim_pass() {
+        let f = CpuFit {
+            processes: 5,
+            per_call_seconds: Some(1.1e-3),
+            per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
+            setup_seconds: Some(0.02),
+            missing: None,
+        };
+        let hz = Some(1e9);
+        let forged = [trial(100, 1e8), trial(300, 1e8)];
+        // Between half the lower bound (0.5 ms) and half the upper one
+        // (0.6 ms): neither convicted nor passed.
+        let near = [trial(100, 0.55e8)];
+        let why = undecided(judge(&near, Some("tsc"), hz, &f));
+        assert!(why.contains("between 1.0000e-3 and 1.2000e-3 s"), "{why}");
+        // A standard error as large as the slope: a fiftieth still stands
+        // undecided, never upheld.
+        let noisy = CpuFit {
+            per_call_stderr_seconds: Some(1.1e-3),
+            ..f.clone()
+        };
+        undecided(judge(&forged, Some("tsc"), hz, &noisy));
         // Without a standard error (two points) nothing is concluded.
         let two = CpuFit {
             per_call_stderr_seconds: None,
             ..f.clone()
         };
-        assert_eq!(claims_below_witness(&forged, Some("tsc"), hz, &two), None);
+        let why = undecided(judge(&forged, Some("tsc"), hz, &two));
+        assert!(why.contains("no standard error"), "{why}");
         // Set-up larger than the fewest calls' CPU: its noise could make
-        // the slope, so nothing is concluded (an honest loaded verify).
-        let noisy = CpuFit {
+        // the slope, so no one is convicted (an honest loaded verify), and
+        // a low claim is not passed either.
+        let setup = CpuFit {
             setup_seconds: Some(0.2),
             ..f.clone()
         };
-        assert_eq!(claims_below_witness(&forged, Some("tsc"), hz, &noisy), None);
-        // User-mode cycles get the wider margin.
-        assert_eq!(
-            claims_below_witness(&forged, Some("perf-user-cycles"), hz, &f),
-            None
-        );
+        let why = undecided(judge(&forged, Some("tsc"), hz, &setup));
+        assert!(why.contains("set-up is as large"), "{why}");
+        let honest = [trial(100, 1e8)];
+        assert_eq!(judge(&honest, Some("tsc"), hz, &setup), Verdict::Upheld);
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use super::process::ProcessRecord;
 use super::settings::HelperClass;
 
-/// How a measured operation ended; `ok` is the only one with figures.
+/// How a measured operation ended; `ok` and `unwitnessed` have figures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum OpStatus {
@@ -29,6 +29,11 @@ pub enum OpStatus {
     /// of the same library recomputes for the same inputs (or the timed
     /// calls got cheaper once their inputs repeated): no figures.
     Inconsistent,
+    /// The kernel's CPU witness could neither confirm nor refute the
+    /// trials' claimed time after repeated sets of trials (its fit too
+    /// noisy on this host): the figures stand on the process's word alone,
+    /// kept and flagged, and left out of the summary chart.
+    Unwitnessed,
 }
 
 /// One timed call whose output was checked after the trial: the trial's
@@ -174,6 +179,19 @@ pub struct CpuFit {
     /// Why there is no witness (the first trial process's reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
+}
+
+/// The further sets of trials an operation ran because the CPU witness's
+/// verdict on the first set was open (docs: measurement.md, "The CPU
+/// witness"); absent when one set sufficed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WitnessSets {
+    /// Sets of trials run, the first included.
+    pub sets: u32,
+    /// The kept (last) set's call counts over the first set's: 1 where a
+    /// claim below the witness ran again as it was, more where an
+    /// undecided witness asked for longer trials.
+    pub scale: u64,
 }
 
 /// The DRBG cost measured at campaign start.

@@ -65,6 +65,9 @@ pub struct OperationRecord {
     /// it, fitted per call and per process; `pqbench check` recomputes it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub witness: Option<super::measure::CpuFit>,
+    /// The sets of trials the witness asked for beyond the first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub witness_sets: Option<super::measure::WitnessSets>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

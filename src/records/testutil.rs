@@ -88,6 +88,7 @@ pub(crate) fn record(op: &str, counter: &str, per_trial: &[Vec<u64>]) -> Operati
         output_checks: Vec::new(),
         full_replays: Vec::new(),
         witness: None,
+        witness_sets: None,
         trials,
         repeated_trials: 0,
         sign_failures_retried: 0,

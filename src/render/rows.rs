@@ -202,6 +202,19 @@ fn witness_note(rec: &OperationRecord) -> Option<String> {
     }
 }
 
+/// Trials the CPU witness asked for beyond the first set: the kept ones
+/// may run more calls than the plan says.
+fn witness_sets_note(rec: &OperationRecord) -> Option<String> {
+    let w = rec.witness_sets.as_ref()?;
+    Some(match w.scale {
+        1 => format!("trials run {} times for the CPU witness", w.sets),
+        n => format!(
+            "kept trials of {n}× the planned calls (set {} of the CPU witness)",
+            w.sets
+        ),
+    })
+}
+
 /// Outputs (signatures, key pairs, ciphertexts) the replay could not make
 /// again from the driver's randomness: they were judged by their
 /// counterpart alone (verification, a round trip, decapsulation). An
@@ -256,6 +269,7 @@ pub(crate) fn op_rows(
         notes.push(format!("taken from campaign {by}"));
     }
     notes.extend(witness_note(rec));
+    notes.extend(witness_sets_note(rec));
     notes.extend(unrepeatable_note(op, rec));
     let notes = notes.join("; ");
     let Some(s) = &rec.statistics else {

@@ -391,6 +391,7 @@ impl Synth {
             output_checks: Vec::new(),
             full_replays: Vec::new(),
             witness: None,
+            witness_sets: None,
             trials,
             repeated_trials: 0,
             sign_failures_retried: retries,

@@ -7,6 +7,7 @@ use crate::kinds::{Kind, Summary};
 use crate::measure::timing::LOST_CPU_SHARE;
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::records::kat::KatStatus as Status;
+use crate::records::measure::OpStatus;
 
 use super::chart;
 use super::dataset::Dataset;
@@ -155,6 +156,7 @@ fn op_cells(
     let ops = a.kind.operations();
     let mut cells = Vec::new();
     let mut disturbed: Vec<String> = Vec::new();
+    let mut unwitnessed: Vec<String> = Vec::new();
     for op in ops {
         let cell = match ds.record(&a.id, label, op) {
             None => "–".to_string(),
@@ -167,6 +169,16 @@ fn op_cells(
                     if disturbance(r).is_some() {
                         disturbed.push(op.to_string());
                     }
+                    // Figures the witness could not judge stay in the row,
+                    // flagged, but not in the chart's comparison.
+                    let mut left_out = Vec::new();
+                    let bars = match r.status == OpStatus::Unwitnessed {
+                        true => {
+                            unwitnessed.push(op.to_string());
+                            &mut left_out
+                        }
+                        false => &mut *bars,
+                    };
                     bars.push(chart::Bar::of(
                         chart::Statistic::Mean,
                         format!("{label} {op}"),
@@ -188,6 +200,12 @@ fn op_cells(
     }
     if !disturbed.is_empty() {
         notes.push(format!("⚠ disturbed: {}", disturbed.join(", ")));
+    }
+    if !unwitnessed.is_empty() {
+        notes.push(format!(
+            "⚠ unwitnessed: {} (the CPU witness could not judge its claims; left out of the chart)",
+            unwitnessed.join(", ")
+        ));
     }
     cells
 }

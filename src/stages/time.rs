@@ -187,6 +187,7 @@ impl Stage for TimeStage {
                 output_checks: t.output_checks.clone(),
                 full_replays: t.full_replays.clone(),
                 witness: t.witness.clone(),
+                witness_sets: t.witness_sets.clone(),
             };
             p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
         }
@@ -284,6 +285,7 @@ pub(super) fn failed(
         output_checks: Vec::new(),
         full_replays: Vec::new(),
         witness: None,
+        witness_sets: None,
     }
 }
 
@@ -337,26 +339,82 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     if let Some(stop) = run_trials(&mut run, &counts, &mut timing, op)? {
         return Ok(stop.end(timing));
     }
-    if below_witness(&mut timing).is_some() {
-        // Evidence must survive repetition: the trials run once more, the
-        // witness is fitted over both sets' processes (a noisy one weighs
-        // less among twice the points), and the second set's trials are
-        // the ones judged and kept. The first set's processes stay in the
-        // record (the fit counts them); `repeated_trials` keeps meaning
-        // trials that lost the CPU, as the pages say.
+    let seconds_per_call = timing
+        .calibration
+        .as_ref()
+        .map_or(0.0, |c| c.seconds_per_call);
+    let (verdict, sets) = match witness_sets(&mut run, &counts, &mut timing, op, seconds_per_call)?
+    {
+        Ok(judged) => judged,
+        Err(stop) => return Ok(stop.end(timing)),
+    };
+    Ok(match verdict {
+        // Named after the trial the check found; every trial is dropped.
+        witness::Verdict::Below(why) => without_figures(timing, OpStatus::Implausible, why),
+        witness::Verdict::Undecided(why) => {
+            timing.status = OpStatus::Unwitnessed;
+            timing.detail = Some(format!("⚠ unwitnessed after {sets} sets of trials: {why}"));
+            finish(timing)
+        }
+        witness::Verdict::Upheld | witness::Verdict::Absent => finish(timing),
+    })
+}
+
+/// Judges the first set of trials against the witness and, while the
+/// verdict is open, runs further sets (`WITNESS_SETS` in all): the
+/// verdict and how many sets ran, or the trial that ended the operation.
+fn witness_sets(
+    run: &mut TrialRun,
+    counts: &[u64],
+    timing: &mut OpTiming,
+    op: &str,
+    seconds_per_call: f64,
+) -> Result<std::result::Result<(witness::Verdict, u32), Stop>> {
+    let s = &run.cx.plan.timing;
+    // Longer sets stay within the operation's budget each.
+    let planned: u64 = counts.iter().sum();
+    let max_scale = (s.budget_seconds / (planned as f64 * seconds_per_call.max(1e-9))).floor();
+    let max_scale = (max_scale as u64).max(1);
+    let mut scale = 1;
+    let mut verdict = judge_witness(timing);
+    let mut sets = 1;
+    while verdict.open() && sets < WITNESS_SETS {
+        // Evidence must survive repetition, and an undecided witness must
+        // not let a claim pass. A claim below the witness runs again as it
+        // was; an undecided one runs WITNESS_SCALE times longer (within
+        // the budget), so the calls' CPU outweighs the noise of each
+        // process's set-up. The witness is fitted over every set's
+        // processes (a noisy one weighs less among more points), and the
+        // latest set's trials are the ones judged and kept; the pool stays
+        // the first set's, so every process's set-up is alike and the fit
+        // stays unbiased (longer trials walk it more than once). Earlier
+        // sets' processes stay in the record (the fit counts them);
+        // `repeated_trials` keeps meaning trials that lost the CPU.
+        match verdict {
+            witness::Verdict::Below(_) if sets >= 2 => break,
+            witness::Verdict::Below(_) => {}
+            _ => scale = (scale * WITNESS_SCALE).min(max_scale),
+        }
+        let longer: Vec<u64> = counts.iter().map(|c| c * scale).collect();
+        let longest = longer.iter().copied().max().unwrap_or(1);
+        run.timeout = trial_timeout(longest, seconds_per_call, s);
+        // The output checks describe the kept trials; the earlier sets'
+        // agreed (a disagreement ends the operation), and their replay
+        // processes stay in the record.
         timing.trials.clear();
+        timing.output_checks.clear();
+        timing.full_replays.clear();
         timing.sign_retries = 0;
         timing.setup_sign_retries = 0;
         timing.verify_rejects = 0;
-        if let Some(stop) = run_trials(&mut run, &counts, &mut timing, op)? {
-            return Ok(stop.end(timing));
+        if let Some(stop) = run_trials(run, &longer, timing, op)? {
+            return Ok(Err(stop));
         }
+        sets += 1;
+        verdict = judge_witness(timing);
+        timing.witness_sets = Some(crate::records::measure::WitnessSets { sets, scale });
     }
-    Ok(match below_witness(&mut timing) {
-        // Named after the trial the check found; every trial is dropped.
-        Some(why) => without_figures(timing, OpStatus::Implausible, why),
-        None => finish(timing),
-    })
+    Ok(Ok((verdict, sets)))
 }
 
 /// Why a trial ended its operation.
@@ -406,13 +464,23 @@ fn run_trials(
     Ok(None)
 }
 
-/// Fits the witness over every trial process so far and says why the
-/// kept trials claim less than it, or None.
-fn below_witness(timing: &mut OpTiming) -> Option<String> {
+/// Sets of trials an operation runs at most while the witness is open
+/// (`witness::Verdict::open`): a claim convicted twice is implausible, one
+/// still undecided after the last set is `unwitnessed`.
+const WITNESS_SETS: u32 = 3;
+/// How much longer each set's trials run than the last one's while the
+/// witness is undecided.
+const WITNESS_SCALE: u64 = 4;
+
+/// Fits the witness over every trial process so far and judges the kept
+/// trials against it.
+fn judge_witness(timing: &mut OpTiming) -> witness::Verdict {
     timing.witness = witness::fit(&timing.processes);
-    let f = timing.witness.as_ref()?;
+    let Some(f) = timing.witness.as_ref() else {
+        return witness::Verdict::Absent;
+    };
     let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
-    witness::claims_below_witness(&timing.trials, counter, hz, f)
+    witness::judge(&timing.trials, counter, hz, f)
 }
 
 /// The driver's arguments for `op` in `mode`, up to its warm-up calls.
@@ -492,6 +560,7 @@ pub(super) fn planned(
         output_checks: Vec::new(),
         full_replays: Vec::new(),
         witness: None,
+        witness_sets: None,
     }
 }
 

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::engine::{misplaced, OperationRecords};
 use crate::fsutil;
+use crate::measure::OpStatus;
 use crate::records::campaign::CampaignRecord;
 use crate::records::diff::{differ, first_difference};
 use crate::records::layout::RECORDS as RECORDS_DIR;
@@ -111,13 +112,30 @@ fn check_witness(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
                     .unwrap_or_else(|| "witness differs".into());
                 problems.push(format!("{rel}: {why}"));
             }
-            if r.status.is_ok() {
-                let (counter, hz) = (r.counter.as_deref(), r.counter_hz);
-                if let Some(why) = witness::claims_below_witness(&r.trials, counter, hz, w) {
-                    problems.push(format!("{rel}: status ok, but {why}"));
-                }
+            let (counter, hz) = (r.counter.as_deref(), r.counter_hz);
+            let verdict = witness::judge(&r.trials, counter, hz, w);
+            if let Some(why) = witness_disagrees(r.status, verdict) {
+                problems.push(format!("{rel}: status {}, but {why}", r.status));
             }
         }
+    }
+}
+
+/// Why a record's status is not what its witness verdict makes it: `ok`
+/// needs the claims upheld (or no witness to judge them), `unwitnessed`
+/// needs them undecided.
+fn witness_disagrees(
+    status: OpStatus,
+    verdict: crate::measure::witness::Verdict,
+) -> Option<String> {
+    use crate::measure::witness::Verdict;
+    match (status, verdict) {
+        (OpStatus::Ok, Verdict::Below(why)) => Some(why),
+        (OpStatus::Ok, Verdict::Undecided(why)) => Some(format!("the witness is undecided: {why}")),
+        (OpStatus::Unwitnessed, Verdict::Undecided(_)) => None,
+        (OpStatus::Unwitnessed, Verdict::Below(why)) => Some(why),
+        (OpStatus::Unwitnessed, _) => Some("the witness upholds its claims".into()),
+        _ => None,
     }
 }
 
@@ -162,7 +180,7 @@ fn check_provenance(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::measure::OpStatus;
+    use crate::measure::witness::Verdict;
     use crate::records::measure::OutputCheck;
 
     #[test]
@@ -197,5 +215,24 @@ mod tests {
         r.statistics = None;
         check_outputs("x.json", &r, &mut problems);
         assert!(problems.is_empty(), "{problems:?}");
+    }
+
+    #[test]
+    fn ok_needs_an_upheld_witness_and_unwitnessed_an_undecided_one() {
+        let undecided = || Verdict::Undecided("between the bounds".into());
+        let below = || Verdict::Below("claims 1e-6 s".into());
+        assert_eq!(witness_disagrees(OpStatus::Ok, Verdict::Upheld), None);
+        assert_eq!(witness_disagrees(OpStatus::Ok, Verdict::Absent), None);
+        let why = witness_disagrees(OpStatus::Ok, undecided()).unwrap();
+        assert!(why.contains("undecided: between the bounds"), "{why}");
+        assert_eq!(
+            witness_disagrees(OpStatus::Ok, below()).unwrap(),
+            "claims 1e-6 s"
+        );
+        assert_eq!(witness_disagrees(OpStatus::Unwitnessed, undecided()), None);
+        assert!(witness_disagrees(OpStatus::Unwitnessed, Verdict::Upheld).is_some());
+        assert!(witness_disagrees(OpStatus::Unwitnessed, below()).is_some());
+        // Records without figures are judged by other checks.
+        assert_eq!(witness_disagrees(OpStatus::Implausible, below()), None);
     }
 }

@@ -58,6 +58,7 @@ mod render_escape;
 mod render_pages;
 mod render_reference;
 mod render_reference_001;
+mod render_unwitnessed;
 mod reproduce_changes;
 mod reproduce_demo;
 mod sandbox_hostile;

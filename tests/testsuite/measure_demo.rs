@@ -86,12 +86,17 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         assert_eq!(modes[0], "calibrate", "{what}");
     }
     let trial_processes = modes.iter().filter(|m| **m == "trial").count();
-    assert_eq!(trial_processes, 5 + r.repeated_trials as usize, "{what}");
+    let sets = trial_sets(r);
+    assert_eq!(
+        trial_processes,
+        5 * sets + r.repeated_trials as usize,
+        "{what}"
+    );
     // One replay per kept trial of an operation whose outputs are checked,
     // and one more for the trial remade in full.
     let replays = modes.iter().filter(|m| **m == "replay").count();
     let checked = pqbench::measure::inputs::checked(op);
-    assert_eq!(replays, if checked { 5 + 1 } else { 0 }, "{what}");
+    assert_eq!(replays, if checked { (5 + 1) * sets } else { 0 }, "{what}");
     assert_eq!(r.output_checks.len(), 5 * 3, "{what}");
     assert!(
         r.output_checks.iter().all(|c| c.problem().is_none()),
@@ -128,7 +133,7 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
     // Raw trials with their per-call samples, and the statistics from them.
     assert_eq!(r.trials.len(), 5, "{what}");
     for t in &r.trials {
-        assert!(within_spread(t.calls, plan.iterations), "{what}");
+        assert!(kept_within_spread(r, t.calls, plan.iterations), "{what}");
         assert_eq!(t.samples.len() as u64, t.calls, "{what}");
         // The samples time the calls alone; the trial's cycles also cover
         // the loop around them, by at most a few hundred cycles per call.
@@ -148,7 +153,8 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
     kept_trial_processes(r); // every kept trial came from a recorded process
     assert_statistics_recompute(r);
     let s = r.statistics.as_ref().expect("statistics");
-    assert_eq!(s.n, 5 * plan.iterations, "{what}");
+    let scale = r.witness_sets.as_ref().map_or(1, |w| w.scale);
+    assert_eq!(s.n, 5 * plan.iterations * scale, "{what}");
     assert_eq!(s.basis, "per-call samples", "{what}");
     assert!(s.n >= 100 || plan.below_min_calls, "{what}: {} calls", s.n);
     assert!(

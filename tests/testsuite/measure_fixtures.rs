@@ -22,7 +22,7 @@ fn assert_complete(r: &OperationRecord, trials: u32) {
     let plan = r.plan.as_ref().expect("plan");
     assert_eq!(r.trials.len(), trials as usize, "{what}");
     for t in &r.trials {
-        assert!(within_spread(t.calls, plan.iterations), "{what}");
+        assert!(kept_within_spread(r, t.calls, plan.iterations), "{what}");
         assert_eq!(t.samples.len() as u64, t.calls, "{what}");
         // The trial's cycles span the whole timed loop: its calls plus a
         // counter read or two per call, never less than the calls.
@@ -50,7 +50,8 @@ fn assert_complete(r: &OperationRecord, trials: u32) {
     );
     assert_statistics_recompute(r);
     let n = r.statistics.as_ref().expect("statistics").n;
-    assert_eq!(n, u64::from(trials) * plan.iterations, "{what}");
+    let scale = r.witness_sets.as_ref().map_or(1, |w| w.scale);
+    assert_eq!(n, u64::from(trials) * plan.iterations * scale, "{what}");
 }
 
 #[test]

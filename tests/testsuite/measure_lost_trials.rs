@@ -100,35 +100,37 @@ fn trials_that_lost_the_cpu_are_repeated_and_counted() {
         .iter()
         .filter(|p| p.line("trial").is_some())
         .collect();
-    assert_eq!(trial_procs.len(), 5 + r.repeated_trials as usize);
+    let sets = trial_sets(&r);
+    assert_eq!(trial_procs.len(), 5 * sets + r.repeated_trials as usize);
     assert_eq!(r.full_replays.len(), 1);
-    assert_eq!(r.processes.len(), 1 + trial_procs.len() + 5 + 1);
+    assert_eq!(r.processes.len(), 1 + trial_procs.len() + (5 + 1) * sets);
     assert_eq!(r.trials.len(), 5);
-    let kept = kept_trial_processes(&r);
-    let is_kept =
-        |p: &pqbench::measure::driver::ProcessRecord| kept.iter().any(|k| std::ptr::eq(*k, p));
-    let dropped = trial_procs.iter().filter(|p| !is_kept(p)).count();
-    assert_eq!(dropped, r.repeated_trials as usize);
-    // A trial is dropped because it ran below 95 % of its time; a kept
-    // trial either had the CPU or was the third attempt.
+    // A trial is run again because it ran below 95 % of its time; an
+    // attempt ends its trial when it had the CPU or was the third. The
+    // kept trials are the last set's (the CPU witness may ask for more
+    // than one set); every other attempt was repeated or an earlier set's.
+    let mut ends = Vec::new();
     let mut attempt = 0;
-    for p in trial_procs {
+    for p in &trial_procs {
         attempt += 1;
-        if is_kept(p) {
-            assert!(
-                cpu_share(p) >= 0.95 || attempt == 3,
-                "kept a lost trial early"
-            );
+        if cpu_share(p) >= 0.95 || attempt == 3 {
+            ends.push(*p);
             attempt = 0;
-        } else {
-            assert!(
-                cpu_share(p) < 0.95,
-                "dropped a trial with CPU share {}",
-                cpu_share(p)
-            );
         }
     }
     assert_eq!(attempt, 0, "the last attempt was dropped");
+    assert_eq!(ends.len(), 5 * sets);
+    assert_eq!(
+        trial_procs.len() - ends.len(),
+        r.repeated_trials as usize,
+        "repeated attempts"
+    );
+    let kept = kept_trial_processes(&r);
+    let last_set = &ends[ends.len() - 5..];
+    assert!(
+        kept.iter().zip(last_set).all(|(k, e)| std::ptr::eq(*k, *e)),
+        "the kept trials are the last set's trial-ending attempts"
+    );
     // The figures come from the kept trials only.
     assert_statistics_recompute(&r);
     let n = r.statistics.as_ref().unwrap().n;

@@ -147,6 +147,37 @@ static double measure_hz(const pqb_counter *c, double seconds)
     }
 }
 
+/* The same rate across a sleep of about `seconds`: an invariant TSC ticks
+ * on while the process sleeps, so measuring it costs no CPU time. A spin's
+ * CPU time would be whatever part of the 20 ms the process held the CPU:
+ * on a loaded host that varies by milliseconds from process to process,
+ * and the kernel witness's fit of CPU time over call counts takes it for
+ * the calls' (see docs/src/measurement.md, "The CPU witness"). */
+static double measure_hz_asleep(const pqb_counter *c, double seconds)
+{
+    struct timespec rest;
+    unsigned long long a0, a1, b0, b1, c0, c1;
+
+    (void)pqb_counter_read(c);
+    a0 = clock_ns();
+    c0 = pqb_counter_read(c);
+    a1 = clock_ns();
+    rest.tv_sec = (time_t)seconds;
+    rest.tv_nsec = (long)((seconds - (double)rest.tv_sec) * 1e9);
+    while (nanosleep(&rest, &rest) != 0 && errno == EINTR)
+        ;
+    b0 = clock_ns();
+    c1 = pqb_counter_read(c);
+    b1 = clock_ns();
+    {
+        double t0 = ((double)a0 + (double)a1) / 2.0;
+        double t1 = ((double)b0 + (double)b1) / 2.0;
+        if (t1 <= t0)
+            return 0.0;
+        return (double)(c1 - c0) / ((t1 - t0) * 1e-9);
+    }
+}
+
 static int open_perf(pqb_counter *c, char *err, size_t errlen)
 {
 #if PQB_HAVE_PERF
@@ -282,7 +313,10 @@ int pqb_counter_open(pqb_counter *c, char *err, size_t errlen)
 void pqb_counter_measure_rate(pqb_counter *c)
 {
     if (c->kind == PQB_COUNTER_PERF || c->kind == PQB_COUNTER_TSC) {
-        double hz = measure_hz(c, PQB_CALIBRATE_SECONDS);
+        /* User-mode cycles stop while the process sleeps: they spin. */
+        double hz = c->kind == PQB_COUNTER_TSC && c->tsc_invariant == 1
+                        ? measure_hz_asleep(c, PQB_CALIBRATE_SECONDS)
+                        : measure_hz(c, PQB_CALIBRATE_SECONDS);
         if (hz > 1e6)
             c->hz = hz;
     }

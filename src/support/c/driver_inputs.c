@@ -312,12 +312,16 @@ static size_t inputs_entry_bytes(void)
     return (size_t)g_hash_bytes;
 }
 
-/* The untimed pool, after keygen (or the hash's setup). */
+/* The untimed pool, after keygen (or the hash's setup). Its time limit is
+ * the thread's CPU time, not the clock's: on a loaded host a clock limit
+ * would let each process spend a different share of it on the pool, and
+ * the kernel witness's fit of CPU time over call counts would see that as
+ * noise. */
 static void inputs_setup(void)
 {
     long cap, k;
     unsigned long long first_retries = 0;
-    double t0 = pqb_now_seconds();
+    double t0 = pqb_thread_cpu_seconds();
     if (!inputs_pooled())
         return;
     g_entry_bytes = inputs_entry_bytes() + BUF_SLACK;
@@ -342,7 +346,7 @@ static void inputs_setup(void)
         if (k == 0)
             first_retries = g_sign_retries;
         /* Two entries at least, so that no call repeats the one before. */
-        if (g_pool_exact < 1 && k >= 1 && pqb_now_seconds() - t0 >= g_pool_seconds)
+        if (g_pool_exact < 1 && k >= 1 && pqb_thread_cpu_seconds() - t0 >= g_pool_seconds)
             break;
     }
     /* The setup's retries stay those of its one honest signature, as

@@ -383,3 +383,20 @@ pub fn gap_allowed(
 pub fn within_spread(calls: u64, planned: u64) -> bool {
     calls >= 1 && 2 * calls + 1 >= planned && 2 * calls <= 3 * planned + 1
 }
+
+/// Whether a kept trial's call count is one the time stage spreads around
+/// the planned count, times the scale of the set the CPU witness kept.
+pub fn kept_within_spread(
+    r: &pqbench::records::operation::OperationRecord,
+    calls: u64,
+    planned: u64,
+) -> bool {
+    let scale = r.witness_sets.as_ref().map_or(1, |w| w.scale);
+    calls % scale == 0 && within_spread(calls / scale, planned)
+}
+
+/// Sets of trials an operation ran (more than one when the CPU witness's
+/// first verdict was open).
+pub fn trial_sets(r: &pqbench::records::operation::OperationRecord) -> usize {
+    r.witness_sets.as_ref().map_or(1, |w| w.sets as usize)
+}
