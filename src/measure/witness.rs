@@ -75,29 +75,68 @@ fn asked_calls(p: &ProcessRecord) -> Option<u64> {
         .and_then(|w| w[1].parse().ok())
 }
 
-/// Least squares of `y = a + b·x`: (a, b, standard error of b, None
-/// below three points); None without two distinct `x`.
-pub(crate) fn least_squares(points: &[(f64, f64)]) -> Option<(f64, f64, Option<f64>)> {
-    let n = points.len() as f64;
-    let mx = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let my = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    (points.len() >= 2 && sxx > 0.0).then(|| {
-        let b = sxy / sxx;
-        let a = my - b * mx;
-        let se = (points.len() >= 3).then(|| {
-            let rss: f64 = points.iter().map(|p| (p.1 - a - b * p.0).powi(2)).sum();
-            (rss / (n - 2.0) / sxx).sqrt()
-        });
-        (a, b, se)
+/// How many times longer each further set of trials runs than the last
+/// while the witness is undecided (a power of it, or the same length).
+pub(crate) const SET_SCALE: u64 = 4;
+
+/// The set of trials a process of `calls` calls belongs to, when the first
+/// set's counts spread around `planned`: set lengths grow by powers of
+/// `SET_SCALE`, and the spread (half to one and a half times) keeps their
+/// ranges apart. Sets of one length share a group.
+fn length_group(calls: u64, planned: Option<u64>) -> i64 {
+    planned.filter(|p| *p > 0).map_or(0, |p| {
+        // Set k spans 4^k times [0.5, 1.5] of the plan: k - 0.5 to
+        // k + 0.29 in powers of four.
+        ((calls as f64 / p as f64).log(SET_SCALE as f64) + 0.6).floor() as i64
     })
 }
 
+/// Least squares of `y = a_g + b·x` with an intercept per group `g` (the
+/// slope from the variation within each group only, so a set run later,
+/// under another load, shifts its own intercept and not the slope): (the
+/// last point's group's a, b, standard error of b, None without a degree
+/// of freedom left); None without two distinct `x` in some group.
+pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<(f64, f64, Option<f64>)> {
+    let mut groups: Vec<i64> = points.iter().map(|p| p.0).collect();
+    groups.sort_unstable();
+    groups.dedup();
+    let mean = |g: i64, f: fn(&(i64, f64, f64)) -> f64| {
+        let v: Vec<f64> = points.iter().filter(|p| p.0 == g).map(f).collect();
+        v.iter().sum::<f64>() / v.len() as f64
+    };
+    let means: Vec<(i64, f64, f64)> = groups
+        .iter()
+        .map(|&g| (g, mean(g, |p| p.1), mean(g, |p| p.2)))
+        .collect();
+    let centred: Vec<(f64, f64)> = points
+        .iter()
+        .map(|p| {
+            let m = means.iter().find(|m| m.0 == p.0).expect("its group");
+            (p.1 - m.1, p.2 - m.2)
+        })
+        .collect();
+    let sxx: f64 = centred.iter().map(|c| c.0 * c.0).sum();
+    let sxy: f64 = centred.iter().map(|c| c.0 * c.1).sum();
+    if sxx <= 0.0 {
+        return None;
+    }
+    let b = sxy / sxx;
+    let last = points.last().map(|p| p.0)?;
+    let m = means.iter().find(|m| m.0 == last)?;
+    let a = m.2 - b * m.1;
+    let dof = points.len() as f64 - groups.len() as f64 - 1.0;
+    let se = (dof >= 1.0).then(|| {
+        let rss: f64 = centred.iter().map(|c| (c.1 - b * c.0).powi(2)).sum();
+        (rss / dof / sxx).sqrt()
+    });
+    Some((a, b, se))
+}
+
 /// The fit over an operation's trial processes that ran to the end (kept
-/// or repeated: CPU time is CPU time, whoever else had the CPU), or None
-/// when the operation ran no trial process.
-pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
+/// or repeated: CPU time is CPU time, whoever else had the CPU), with an
+/// intercept per length of set (`length_group`, from the plan's
+/// iterations), or None when the operation ran no trial process.
+pub fn fit(processes: &[ProcessRecord], planned: Option<u64>) -> Option<CpuFit> {
     let trials: Vec<(&ProcessRecord, u64)> = processes
         .iter()
         .filter(|p| p.ok())
@@ -106,11 +145,15 @@ pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
     if trials.is_empty() {
         return None;
     }
-    let points: Vec<(f64, f64)> = trials
+    let points: Vec<(i64, f64, f64)> = trials
         .iter()
         .filter_map(|(p, calls)| {
             let ns = p.sandbox.cpu_witness.task_clock_ns?;
-            Some((*calls as f64, ns as f64 * 1e-9))
+            Some((
+                length_group(*calls, planned),
+                *calls as f64,
+                ns as f64 * 1e-9,
+            ))
         })
         .collect();
     let line = least_squares(&points);
@@ -122,7 +165,7 @@ pub fn fit(processes: &[ProcessRecord]) -> Option<CpuFit> {
                 .unwrap_or_else(|| "no trial process was witnessed".into()),
         ),
         // The campaign's choice (one trial): said, not judged.
-        Some((calls, _)) if line.is_none() => Some(format!(
+        Some((_, calls, _)) if line.is_none() => Some(format!(
             "every witnessed trial ran {calls} calls; the witness fits trials of different lengths (timing.trials of 3 or more)"
         )),
         Some(_) => None,
@@ -299,7 +342,7 @@ mod tests {
             .iter()
             .map(|&n| process(n, Some(((1.3 + n as f64 * 2e-3) * 1e9) as u64)))
             .collect();
-        let f = fit(&procs).unwrap();
+        let f = fit(&procs, None).unwrap();
         assert_eq!(f.processes, 5);
         assert!((f.per_call_seconds.unwrap() - 2e-3).abs() < 1e-9);
         assert!((f.setup_seconds.unwrap() - 1.3).abs() < 1e-6);
@@ -307,16 +350,41 @@ mod tests {
     }
 
     #[test]
+    fn a_longer_set_under_another_load_moves_its_intercept_not_the_slope() {
+        // 2 µs per call; the first set (around 100 calls) costs 2 ms of
+        // set-up, the second, four times longer, ran while the host was
+        // busier: 4 ms. One line through both would take the extra set-up
+        // for calls (2 ms over 300 calls: 6.7 µs more per call).
+        let set = |scale: u64, setup: f64| {
+            [50u64, 75, 100, 125, 150].map(|n| {
+                let calls = n * scale;
+                process(calls, Some(((setup + calls as f64 * 2e-6) * 1e9) as u64))
+            })
+        };
+        let procs: Vec<ProcessRecord> = set(1, 2e-3).into_iter().chain(set(4, 4e-3)).collect();
+        let f = fit(&procs, Some(100)).unwrap();
+        assert!((f.per_call_seconds.unwrap() - 2e-6).abs() < 1e-12, "{f:?}");
+        assert!((f.setup_seconds.unwrap() - 4e-3).abs() < 1e-9, "{f:?}");
+        let naive = fit(&procs, None).unwrap();
+        assert!(naive.per_call_seconds.unwrap() > 2.5e-6, "{naive:?}");
+        // Lengths a power of four apart fall in their own groups.
+        assert_eq!(
+            [50, 150, 200, 600, 800, 2400].map(|c| length_group(c, Some(100))),
+            [0, 0, 1, 1, 2, 2]
+        );
+    }
+
+    #[test]
     fn no_witness_is_recorded_with_its_reason_and_checks_nothing() {
         let procs = vec![process(50, None), process(150, None)];
-        let f = fit(&procs).unwrap();
+        let f = fit(&procs, None).unwrap();
         assert_eq!(f.processes, 0);
         assert_eq!(f.per_call_seconds, None);
         assert!(f.missing.as_deref().unwrap().contains("EACCES"));
         let t = [trial(50, 1.0)];
         assert_eq!(judge(&t, Some("tsc"), Some(1e9), &f), Verdict::Absent);
         // One call count only: no slope, and the record says why.
-        let f = fit(&[process(100, Some(1)), process(100, Some(2))]).unwrap();
+        let f = fit(&[process(100, Some(1)), process(100, Some(2))], None).unwrap();
         assert_eq!((f.processes, f.per_call_seconds), (2, None));
         assert!(f.missing.unwrap().contains("ran 100 calls"));
     }

@@ -371,21 +371,18 @@ fn witness_sets(
     seconds_per_call: f64,
 ) -> Result<std::result::Result<(witness::Verdict, u32), Stop>> {
     let s = &run.cx.plan.timing;
-    // Longer sets stay within the operation's budget each.
-    let planned: u64 = counts.iter().sum();
-    let max_scale = (s.budget_seconds / (planned as f64 * seconds_per_call.max(1e-9))).floor();
-    let max_scale = (max_scale as u64).max(1);
     let mut scale = 1;
     let mut verdict = judge_witness(timing);
     let mut sets = 1;
     while verdict.open() && sets < WITNESS_SETS {
         // Evidence must survive repetition, and an undecided witness must
         // not let a claim pass. A claim below the witness runs again as it
-        // was; an undecided one runs WITNESS_SCALE times longer (within
+        // was; an undecided one runs SET_SCALE times longer (within
         // the budget), so the calls' CPU outweighs the noise of each
         // process's set-up. The witness is fitted over every set's
-        // processes (a noisy one weighs less among more points), and the
-        // latest set's trials are the ones judged and kept; the pool stays
+        // processes with an intercept per set length (a set run later,
+        // under another load, moves its own intercept, not the slope), and
+        // the latest set's trials are the ones judged and kept; the pool stays
         // the first set's, so every process's set-up is alike and the fit
         // stays unbiased (longer trials walk it more than once). Earlier
         // sets' processes stay in the record (the fit counts them);
@@ -393,7 +390,7 @@ fn witness_sets(
         match verdict {
             witness::Verdict::Below(_) if sets >= 2 => break,
             witness::Verdict::Below(_) => {}
-            _ => scale = (scale * WITNESS_SCALE).min(max_scale),
+            _ => scale = next_scale(scale, timing, counts, seconds_per_call, s.budget_seconds),
         }
         let longer: Vec<u64> = counts.iter().map(|c| c * scale).collect();
         let longest = longer.iter().copied().max().unwrap_or(1);
@@ -468,14 +465,47 @@ fn run_trials(
 /// (`witness::Verdict::open`): a claim convicted twice is implausible, one
 /// still undecided after the last set is `unwitnessed`.
 const WITNESS_SETS: u32 = 3;
-/// How much longer each set's trials run than the last one's while the
-/// witness is undecided.
-const WITNESS_SCALE: u64 = 4;
+
+/// The longest a set of trials may run, in the first set's lengths.
+const MAX_SCALE: u64 = 1024;
+
+/// The length of the next set while the witness is undecided, in the first
+/// set's lengths: four times the last, or as many powers of four more as
+/// the shortest trial's calls need to cost four times the fitted set-up;
+/// always a power of four (the fit tells sets apart by it, see
+/// `witness::fit`) and within `MAX_SCALE` and the operation's time budget
+/// per set, at the dearer of the claimed and the witnessed cost per call
+/// (a library that claims too little cannot make the sets run long).
+fn next_scale(
+    scale: u64,
+    timing: &OpTiming,
+    counts: &[u64],
+    claimed_per_call: f64,
+    budget_seconds: f64,
+) -> u64 {
+    let fit = timing.witness.as_ref();
+    let witnessed = fit.and_then(|f| f.per_call_seconds).unwrap_or(0.0);
+    let per_call = claimed_per_call.max(witnessed).max(1e-9);
+    let setup = fit.and_then(|f| f.setup_seconds).unwrap_or(0.0).abs();
+    let fewest = counts.iter().copied().min().unwrap_or(1).max(1) as f64;
+    let planned: u64 = counts.iter().sum();
+    let affordable = budget_seconds / (planned as f64 * per_call);
+    let needed = 4.0 * setup / (fewest * per_call);
+    let mut next = scale * witness::SET_SCALE;
+    while (next as f64) < needed && next < MAX_SCALE {
+        next *= witness::SET_SCALE;
+    }
+    while next > scale && (next > MAX_SCALE || next as f64 > affordable) {
+        next /= witness::SET_SCALE;
+    }
+    next
+}
 
 /// Fits the witness over every trial process so far and judges the kept
 /// trials against it.
 fn judge_witness(timing: &mut OpTiming) -> witness::Verdict {
-    timing.witness = witness::fit(&timing.processes);
+    let planned = timing.plan.as_ref().map(|p| p.iterations);
+    timing.witness = witness::fit(&timing.processes, planned);
     let Some(f) = timing.witness.as_ref() else {
         return witness::Verdict::Absent;
     };

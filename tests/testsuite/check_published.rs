@@ -235,7 +235,8 @@ fn a_claim_below_the_kernels_witness_is_named() {
             .iter()
             .map(|p| serde_json::from_value(p.clone()).unwrap())
             .collect();
-        let fit = pqbench::measure::witness::fit(&records).unwrap();
+        let planned = v["plan"]["iterations"].as_u64();
+        let fit = pqbench::measure::witness::fit(&records, planned).unwrap();
         v["processes"] = serde_json::json!(processes);
         v["witness"] = serde_json::to_value(fit).unwrap();
     });
