@@ -121,10 +121,16 @@ unsigned long long pqb_counter_read(const pqb_counter *c)
     }
 }
 
-/* Rate of the counter against CLOCK_MONOTONIC_RAW, spinning in user mode
- * for about `seconds`. Each end is bracketed by two clock reads and the
- * counter is taken to have been read at their midpoint. */
-static double measure_hz(const pqb_counter *c, double seconds)
+/* Rate of the counter against CLOCK_MONOTONIC_RAW over about `seconds`,
+ * spinning in user mode or, with `asleep`, sleeping. Each end is bracketed
+ * by two clock reads and the counter is taken to have been read at their
+ * midpoint. An invariant TSC ticks on while the process sleeps, so it is
+ * measured asleep at no CPU cost: a spin's CPU time would be whatever part
+ * of the 20 ms the process held the CPU, which on a loaded host varies by
+ * milliseconds from process to process, and the kernel witness's fit of CPU
+ * time over call counts takes it for the calls' (docs/src/measurement.md,
+ * "The CPU witness"). User-mode cycles stop while it sleeps: they spin. */
+static double measure_hz(const pqb_counter *c, double seconds, int asleep)
 {
     unsigned long long a0, a1, b0, b1, c0, c1;
     unsigned long long span = (unsigned long long)(seconds * 1e9);
@@ -133,40 +139,16 @@ static double measure_hz(const pqb_counter *c, double seconds)
     a0 = clock_ns();
     c0 = pqb_counter_read(c);
     a1 = clock_ns();
+    if (asleep) {
+        struct timespec rest;
+        rest.tv_sec = (time_t)seconds;
+        rest.tv_nsec = (long)((seconds - (double)rest.tv_sec) * 1e9);
+        while (nanosleep(&rest, &rest) != 0 && errno == EINTR)
+            ;
+    }
     do {
         b0 = clock_ns();
     } while (b0 - a0 < span);
-    c1 = pqb_counter_read(c);
-    b1 = clock_ns();
-    {
-        double t0 = ((double)a0 + (double)a1) / 2.0;
-        double t1 = ((double)b0 + (double)b1) / 2.0;
-        if (t1 <= t0)
-            return 0.0;
-        return (double)(c1 - c0) / ((t1 - t0) * 1e-9);
-    }
-}
-
-/* The same rate across a sleep of about `seconds`: an invariant TSC ticks
- * on while the process sleeps, so measuring it costs no CPU time. A spin's
- * CPU time would be whatever part of the 20 ms the process held the CPU:
- * on a loaded host that varies by milliseconds from process to process,
- * and the kernel witness's fit of CPU time over call counts takes it for
- * the calls' (see docs/src/measurement.md, "The CPU witness"). */
-static double measure_hz_asleep(const pqb_counter *c, double seconds)
-{
-    struct timespec rest;
-    unsigned long long a0, a1, b0, b1, c0, c1;
-
-    (void)pqb_counter_read(c);
-    a0 = clock_ns();
-    c0 = pqb_counter_read(c);
-    a1 = clock_ns();
-    rest.tv_sec = (time_t)seconds;
-    rest.tv_nsec = (long)((seconds - (double)rest.tv_sec) * 1e9);
-    while (nanosleep(&rest, &rest) != 0 && errno == EINTR)
-        ;
-    b0 = clock_ns();
     c1 = pqb_counter_read(c);
     b1 = clock_ns();
     {
@@ -200,7 +182,7 @@ static int open_perf(pqb_counter *c, char *err, size_t errlen)
     c->kind = PQB_COUNTER_PERF;
     c->name = "perf-user-cycles";
     c->perf_fd = (int)fd;
-    c->hz = measure_hz(c, PQB_PROBE_SECONDS);
+    c->hz = measure_hz(c, PQB_PROBE_SECONDS, 0);
     /* Some hypervisors accept the event but never count: such a counter
      * is as good as none. */
     if (!(c->hz > 1e6)) {
@@ -226,7 +208,7 @@ static int open_tsc(pqb_counter *c, int forced, char *err, size_t errlen)
     }
     c->kind = PQB_COUNTER_TSC;
     c->name = "tsc";
-    c->hz = measure_hz(c, PQB_PROBE_SECONDS);
+    c->hz = measure_hz(c, PQB_PROBE_SECONDS, 0);
     if (!(c->hz > 1e6)) {
         snprintf(err, errlen, "tsc_does_not_count");
         return -1;
@@ -248,7 +230,7 @@ static int open_cntvct(pqb_counter *c, char *err, size_t errlen)
     c->name = "cntvct";
     /* cntfrq_el0 is the architected rate; measure only if firmware left
      * it unset. */
-    c->hz = f ? (double)f : measure_hz(c, PQB_CALIBRATE_SECONDS);
+    c->hz = f ? (double)f : measure_hz(c, PQB_CALIBRATE_SECONDS, 0);
     if (!(c->hz > 0.0)) {
         snprintf(err, errlen, "cntvct_does_not_count");
         return -1;
@@ -313,10 +295,8 @@ int pqb_counter_open(pqb_counter *c, char *err, size_t errlen)
 void pqb_counter_measure_rate(pqb_counter *c)
 {
     if (c->kind == PQB_COUNTER_PERF || c->kind == PQB_COUNTER_TSC) {
-        /* User-mode cycles stop while the process sleeps: they spin. */
-        double hz = c->kind == PQB_COUNTER_TSC && c->tsc_invariant == 1
-                        ? measure_hz_asleep(c, PQB_CALIBRATE_SECONDS)
-                        : measure_hz(c, PQB_CALIBRATE_SECONDS);
+        int asleep = c->kind == PQB_COUNTER_TSC && c->tsc_invariant == 1;
+        double hz = measure_hz(c, PQB_CALIBRATE_SECONDS, asleep);
         if (hz > 1e6)
             c->hz = hz;
     }
