@@ -6,7 +6,9 @@
 //! call from what it costs once (loading, set-up, warm-ups). A library
 //! that burns CPU on purpose outside its calls moves the intercept, not
 //! the slope; one that makes the driver claim fewer cycles than its calls
-//! took is caught by `claims_below_witness`.
+//! took is caught by `judge`. Each kept trial's own process also bounds its
+//! calls' cost from above with no fit at all (`ceiling`): an honest claim
+//! stands on that bound once the calls outweigh the set-up.
 
 use std::hash::{BuildHasher, Hasher};
 
@@ -132,11 +134,31 @@ pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<(f64, f64, Opt
     Some((a, b, se))
 }
 
+/// The most CPU any kept trial's call can have cost: for each kept trial,
+/// its own process's witnessed CPU over the calls pqbench asked of it
+/// (everything the process did counts against the calls, so this bounds
+/// their true cost from above whatever the set-up and the load did); the
+/// largest of them. None when a kept trial has no witnessed process (its
+/// `trial` line is the one the trial was read from).
+fn ceiling(processes: &[ProcessRecord], kept: &[Trial]) -> Option<f64> {
+    let own = |t: &Trial| {
+        processes.iter().find_map(|p| {
+            let line = p.line("trial")?;
+            let same = line.u64("calls") == Some(t.calls) && line.f64("cycles") == Some(t.cycles);
+            let calls = asked_calls(p).filter(|c| *c > 0 && same && p.ok())?;
+            Some(p.sandbox.cpu_witness.task_clock_ns? as f64 * 1e-9 / calls as f64)
+        })
+    };
+    let each: Option<Vec<f64>> = kept.iter().filter(|t| t.calls > 0).map(own).collect();
+    each?.into_iter().reduce(f64::max)
+}
+
 /// The fit over an operation's trial processes that ran to the end (kept
 /// or repeated: CPU time is CPU time, whoever else had the CPU), with an
 /// intercept per length of set (`length_group`, from the plan's
-/// iterations), or None when the operation ran no trial process.
-pub fn fit(processes: &[ProcessRecord], planned: Option<u64>) -> Option<CpuFit> {
+/// iterations), and the kept trials' ceiling; None when the operation ran
+/// no trial process.
+pub fn fit(processes: &[ProcessRecord], planned: Option<u64>, kept: &[Trial]) -> Option<CpuFit> {
     let trials: Vec<(&ProcessRecord, u64)> = processes
         .iter()
         .filter(|p| p.ok())
@@ -175,6 +197,7 @@ pub fn fit(processes: &[ProcessRecord], planned: Option<u64>) -> Option<CpuFit> 
         per_call_seconds: line.map(|l| l.1),
         per_call_stderr_seconds: line.and_then(|l| l.2),
         setup_seconds: line.map(|l| l.0),
+        per_call_ceiling_seconds: ceiling(processes, kept),
         missing,
     })
 }
@@ -204,11 +227,11 @@ impl Verdict {
 /// Judges the trials' claimed per-call time against the witness, one-sided:
 /// time off the CPU makes a claim (wall time on the counter) longer than
 /// the CPU time, never shorter, so a loaded honest run is never `Below`.
-/// A claim under `share` of the lower bound (`STDERRS` standard errors
-/// under the fitted slope) is `Below`; every claim at or over `share` of
-/// the upper bound is `Upheld`; anything between, or a fit without a
-/// standard error, is `Undecided`: a noisy fit never lets a claim pass
-/// unjudged.
+/// Every claim at or over `share` of the kept trials' ceiling (a bound
+/// that needs no fit) or of the fit's upper bound (`STDERRS` standard
+/// errors over its slope) is `Upheld`; a claim under `share` of the lower
+/// bound is `Below`; anything between, or a fit without a standard error,
+/// is `Undecided`: a noisy fit never lets a claim pass unjudged.
 pub(crate) fn judge(
     trials: &[Trial],
     counter: Option<&str>,
@@ -240,10 +263,19 @@ pub(crate) fn judge(
             t.calls
         )
     };
+    // The ceiling bounds the true cost with no statistics: a claim at
+    // `share` of it stands however noisy the fit.
+    let ceiling = fit.per_call_ceiling_seconds;
+    if ceiling.is_some_and(|c| claimed >= c * share - BELOW_SECONDS) {
+        return Verdict::Upheld;
+    }
     let fitted = format!(
-        "fit over {} processes, set-up {:.4} s",
+        "fit over {} processes, set-up {:.4} s{}",
         fit.processes,
-        fit.setup_seconds.unwrap_or(0.0)
+        fit.setup_seconds.unwrap_or(0.0),
+        ceiling.map_or(String::new(), |c| format!(
+            "; ceiling {c:.4e} s per call, set-up included"
+        ))
     );
     let Some(stderr) = fit.per_call_stderr_seconds else {
         return Verdict::Undecided(format!(
@@ -282,8 +314,13 @@ mod tests {
     use crate::records::process::{CpuWitness, Outcome, ProcessFacts};
 
     fn process(calls: u64, ns: Option<u64>) -> ProcessRecord {
+        claiming(calls, 1.0, ns)
+    }
+
+    /// A trial process that printed `cycles` for its `calls`.
+    fn claiming(calls: u64, cycles: f64, ns: Option<u64>) -> ProcessRecord {
         let lines = crate::measure::driver::parse_lines(&format!(
-            "trial calls={calls} seconds=1 cycles=1\ndone\n"
+            "trial calls={calls} seconds=1 cycles={cycles}\ndone\n"
         ));
         ProcessRecord {
             command: ["--mode", "trial", "--warmup", "2", "--iters"]
@@ -342,7 +379,7 @@ mod tests {
             .iter()
             .map(|&n| process(n, Some(((1.3 + n as f64 * 2e-3) * 1e9) as u64)))
             .collect();
-        let f = fit(&procs, None).unwrap();
+        let f = fit(&procs, None, &[]).unwrap();
         assert_eq!(f.processes, 5);
         assert!((f.per_call_seconds.unwrap() - 2e-3).abs() < 1e-9);
         assert!((f.setup_seconds.unwrap() - 1.3).abs() < 1e-6);
@@ -362,10 +399,10 @@ mod tests {
             })
         };
         let procs: Vec<ProcessRecord> = set(1, 2e-3).into_iter().chain(set(4, 4e-3)).collect();
-        let f = fit(&procs, Some(100)).unwrap();
+        let f = fit(&procs, Some(100), &[]).unwrap();
         assert!((f.per_call_seconds.unwrap() - 2e-6).abs() < 1e-12, "{f:?}");
         assert!((f.setup_seconds.unwrap() - 4e-3).abs() < 1e-9, "{f:?}");
-        let naive = fit(&procs, None).unwrap();
+        let naive = fit(&procs, None, &[]).unwrap();
         assert!(naive.per_call_seconds.unwrap() > 2.5e-6, "{naive:?}");
         // Lengths a power of four apart fall in their own groups.
         assert_eq!(
@@ -377,14 +414,14 @@ mod tests {
     #[test]
     fn no_witness_is_recorded_with_its_reason_and_checks_nothing() {
         let procs = vec![process(50, None), process(150, None)];
-        let f = fit(&procs, None).unwrap();
+        let f = fit(&procs, None, &[]).unwrap();
         assert_eq!(f.processes, 0);
         assert_eq!(f.per_call_seconds, None);
         assert!(f.missing.as_deref().unwrap().contains("EACCES"));
         let t = [trial(50, 1.0)];
         assert_eq!(judge(&t, Some("tsc"), Some(1e9), &f), Verdict::Absent);
         // One call count only: no slope, and the record says why.
-        let f = fit(&[process(100, Some(1)), process(100, Some(2))], None).unwrap();
+        let f = fit(&[process(100, Some(1)), process(100, Some(2))], None, &[]).unwrap();
         assert_eq!((f.processes, f.per_call_seconds), (2, None));
         assert!(f.missing.unwrap().contains("ran 100 calls"));
     }
@@ -403,6 +440,7 @@ mod tests {
             per_call_seconds: Some(1.1e-3),
             per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
             setup_seconds: Some(0.02),
+            per_call_ceiling_seconds: None,
             missing: None,
         };
         let hz = Some(1e9);
@@ -434,6 +472,7 @@ mod tests {
             per_call_seconds: Some(1.1e-3),
             per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
             setup_seconds: Some(0.02),
+            per_call_ceiling_seconds: None,
             missing: None,
         };
         let hz = Some(1e9);
@@ -468,5 +507,46 @@ mod tests {
         assert!(why.contains("set-up is as large"), "{why}");
         let honest = [trial(100, 1e8)];
         assert_eq!(judge(&honest, Some("tsc"), hz, &setup), Verdict::Upheld);
+    }
+
+    #[test]
+    fn each_kept_trial_bounds_its_calls_and_an_honest_claim_stands_on_it() {
+        // 10 µs per call (10,000 cycles at 1 GHz), set-up 20 or 90 ms
+        // at random: a fit over two processes has no standard error, yet
+        // each process's CPU over its calls bounds the calls' cost.
+        let hz = Some(1e9);
+        let kept = [trial(20_000, 2.0e8), trial(60_000, 6.0e8)];
+        let procs = [(20_000u64, 90e-3), (60_000, 20e-3)].map(|(n, setup)| {
+            claiming(
+                n,
+                n as f64 * 1e4,
+                Some(((setup + n as f64 * 1e-5) * 1e9) as u64),
+            )
+        });
+        let f = fit(&procs, None, &kept).unwrap();
+        assert_eq!(f.per_call_stderr_seconds, None);
+        // The shorter trial's 90 ms of set-up weigh most: 14.5 µs per call.
+        let c = f.per_call_ceiling_seconds.unwrap();
+        assert!((c - 1.45e-5).abs() < 1e-11, "{f:?}");
+        assert_eq!(judge(&kept, Some("tsc"), hz, &f), Verdict::Upheld);
+        // The same processes claiming a third of their calls' cost: the
+        // ceiling never falls below the true cost, so nothing upholds them.
+        let forged = kept.map(|t| trial(t.calls, t.cycles / 3.0));
+        let procs = [(20_000u64, 90e-3), (60_000, 20e-3)].map(|(n, setup)| {
+            claiming(
+                n,
+                n as f64 * 1e4 / 3.0,
+                Some(((setup + n as f64 * 1e-5) * 1e9) as u64),
+            )
+        });
+        let f = fit(&procs, None, &forged).unwrap();
+        let why = undecided(judge(&forged, Some("tsc"), hz, &f));
+        assert!(why.contains("ceiling 1.4500e-5 s per call"), "{why}");
+        // A kept trial no witnessed process printed: no ceiling.
+        let stray = [trial(20_000, 2.0e8), trial(30_000, 3.0e8)];
+        assert_eq!(
+            fit(&procs, None, &stray).unwrap().per_call_ceiling_seconds,
+            None
+        );
     }
 }

@@ -194,8 +194,13 @@ fn witness_note(rec: &OperationRecord) -> Option<String> {
     let w = rec.witness.as_ref()?;
     match (w.per_call_seconds, &w.missing) {
         (Some(per_call), _) => Some(format!(
-            "kernel-witnessed CPU {} per call",
-            format::duration(per_call)
+            "kernel-witnessed CPU {} per call{}",
+            format::duration(per_call),
+            w.per_call_ceiling_seconds
+                .map_or(String::new(), |c| format!(
+                    ", at most {} in any kept trial (set-up included)",
+                    format::duration(c)
+                ))
         )),
         (None, Some(why)) => Some(format!("no CPU witness: {why}")),
         (None, None) => None,

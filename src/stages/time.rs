@@ -508,7 +508,7 @@ fn next_scale(
 /// trials against it.
 fn judge_witness(timing: &mut OpTiming) -> witness::Verdict {
     let planned = timing.plan.as_ref().map(|p| p.iterations);
-    timing.witness = witness::fit(&timing.processes, planned);
+    timing.witness = witness::fit(&timing.processes, planned, &timing.trials);
     let Some(f) = timing.witness.as_ref() else {
         return witness::Verdict::Absent;
     };
@@ -629,6 +629,11 @@ fn without_figures(mut timing: OpTiming, status: OpStatus, detail: String) -> Op
     timing.sign_retries = 0;
     timing.setup_sign_retries = 0;
     timing.verify_rejects = 0;
+    // The fit's ceiling is the kept trials'; with none kept it has none
+    // (as `check` recomputes it).
+    if timing.witness.is_some() {
+        judge_witness(&mut timing);
+    }
     finish(timing)
 }
 

@@ -100,7 +100,11 @@ fn check_witness(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
         .processes
         .iter()
         .any(|p| p.sandbox.cpu_witness.task_clock_ns.is_some());
-    let recomputed = witness::fit(&r.processes, r.plan.as_ref().map(|p| p.iterations));
+    let recomputed = witness::fit(
+        &r.processes,
+        r.plan.as_ref().map(|p| p.iterations),
+        &r.trials,
+    );
     match &r.witness {
         None if witnessed && r.step.is_none() && r.status.is_ok() => problems.push(format!(
             "{rel}: its trial processes were witnessed but it carries no witness fit"

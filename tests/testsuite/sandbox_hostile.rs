@@ -347,7 +347,11 @@ fn prints_and_floods_on_stdout_change_no_figure_or_verdict() {
         let ok = record(&p, "t", "OK", op);
         for label in ["PRINT", "FLOOD"] {
             let r = record(&p, "t", label, op);
-            assert_eq!(r.status, "ok", "{label} {op}: {:?}", r.detail);
+            // FLOOD's 100 MiB at loading is tens of milliseconds of set-up
+            // beside microseconds of calls: the witness may not see the
+            // calls through it, and then says so (figures kept).
+            let unseen = label == "FLOOD" && r.status == "unwitnessed";
+            assert!(r.status == "ok" || unseen, "{label} {op}: {:?}", r.detail);
             assert_eq!(r.trials.len(), 2, "{label} {op}");
             let planned = r.plan.as_ref().unwrap().iterations;
             for t in &r.trials {
