@@ -134,13 +134,13 @@ pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<(f64, f64, Opt
     Some((a, b, se))
 }
 
-/// The most CPU any kept trial's call can have cost: for each kept trial,
-/// its own process's witnessed CPU over the calls pqbench asked of it
-/// (everything the process did counts against the calls, so this bounds
-/// their true cost from above whatever the set-up and the load did); the
-/// largest of them. None when a kept trial has no witnessed process (its
-/// `trial` line is the one the trial was read from).
-fn ceiling(processes: &[ProcessRecord], kept: &[Trial]) -> Option<f64> {
+/// Per kept trial, the most CPU one of its calls can have cost: its own
+/// process's witnessed CPU over the calls pqbench asked of it (everything
+/// the process did counts against the calls, so this bounds their true
+/// cost from above whatever the set-up and the load did). Empty when a
+/// kept trial has no witnessed process (its `trial` line is the one the
+/// trial was read from).
+fn ceilings(processes: &[ProcessRecord], kept: &[Trial]) -> Vec<f64> {
     let own = |t: &Trial| {
         processes.iter().find_map(|p| {
             let line = p.line("trial")?;
@@ -149,14 +149,14 @@ fn ceiling(processes: &[ProcessRecord], kept: &[Trial]) -> Option<f64> {
             Some(p.sandbox.cpu_witness.task_clock_ns? as f64 * 1e-9 / calls as f64)
         })
     };
-    let each: Option<Vec<f64>> = kept.iter().filter(|t| t.calls > 0).map(own).collect();
-    each?.into_iter().reduce(f64::max)
+    let each: Option<Vec<f64>> = kept.iter().map(own).collect();
+    each.unwrap_or_default()
 }
 
 /// The fit over an operation's trial processes that ran to the end (kept
 /// or repeated: CPU time is CPU time, whoever else had the CPU), with an
 /// intercept per length of set (`length_group`, from the plan's
-/// iterations), and the kept trials' ceiling; None when the operation ran
+/// iterations), and the kept trials' ceilings; None when the operation ran
 /// no trial process.
 pub fn fit(processes: &[ProcessRecord], planned: Option<u64>, kept: &[Trial]) -> Option<CpuFit> {
     let trials: Vec<(&ProcessRecord, u64)> = processes
@@ -197,7 +197,7 @@ pub fn fit(processes: &[ProcessRecord], planned: Option<u64>, kept: &[Trial]) ->
         per_call_seconds: line.map(|l| l.1),
         per_call_stderr_seconds: line.and_then(|l| l.2),
         setup_seconds: line.map(|l| l.0),
-        per_call_ceiling_seconds: ceiling(processes, kept),
+        per_call_ceilings_seconds: ceilings(processes, kept),
         missing,
     })
 }
@@ -227,8 +227,9 @@ impl Verdict {
 /// Judges the trials' claimed per-call time against the witness, one-sided:
 /// time off the CPU makes a claim (wall time on the counter) longer than
 /// the CPU time, never shorter, so a loaded honest run is never `Below`.
-/// Every claim at or over `share` of the kept trials' ceiling (a bound
-/// that needs no fit) or of the fit's upper bound (`STDERRS` standard
+/// Claims are `Upheld` when each is at or over `share` of its own trial's
+/// ceiling (a bound that needs no fit), or when every one is at or over
+/// `share` of the fit's upper bound (`STDERRS` standard
 /// errors over its slope) is `Upheld`; a claim under `share` of the lower
 /// bound is `Below`; anything between, or a fit without a standard error,
 /// is `Undecided`: a noisy fit never lets a claim pass unjudged.
@@ -263,19 +264,34 @@ pub(crate) fn judge(
             t.calls
         )
     };
-    // The ceiling bounds the true cost with no statistics: a claim at
-    // `share` of it stands however noisy the fit.
-    let ceiling = fit.per_call_ceiling_seconds;
-    if ceiling.is_some_and(|c| claimed >= c * share - BELOW_SECONDS) {
+    // A trial's ceiling bounds its calls' true cost with no statistics,
+    // and its claim ran under the same load: a claim at `share` of it
+    // stands however noisy the fit.
+    let rates: Vec<f64> = trials
+        .iter()
+        .map(|t| t.cycles / t.calls.max(1) as f64 / hz)
+        .collect();
+    let ceilings = &fit.per_call_ceilings_seconds;
+    let held = |(c, u): (&f64, &f64)| *c >= u * share - BELOW_SECONDS;
+    if ceilings.len() == rates.len() && rates.iter().zip(ceilings).all(held) {
         return Verdict::Upheld;
     }
+    let worst = rates
+        .iter()
+        .zip(ceilings)
+        .enumerate()
+        .map(|(k, (c, u))| (k, *c, *u))
+        .min_by(|a, b| (a.1 / a.2).total_cmp(&(b.1 / b.2)))
+        .map_or(String::new(), |(k, c, u)| {
+            format!(
+                "; trial {}'s process bounds its calls at {u:.4e} s each, set-up included, against {c:.4e} s claimed",
+                k + 1
+            )
+        });
     let fitted = format!(
-        "fit over {} processes, set-up {:.4} s{}",
+        "fit over {} processes, set-up {:.4} s{worst}",
         fit.processes,
         fit.setup_seconds.unwrap_or(0.0),
-        ceiling.map_or(String::new(), |c| format!(
-            "; ceiling {c:.4e} s per call, set-up included"
-        ))
     );
     let Some(stderr) = fit.per_call_stderr_seconds else {
         return Verdict::Undecided(format!(
@@ -440,7 +456,7 @@ mod tests {
             per_call_seconds: Some(1.1e-3),
             per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
             setup_seconds: Some(0.02),
-            per_call_ceiling_seconds: None,
+            per_call_ceilings_seconds: Vec::new(),
             missing: None,
         };
         let hz = Some(1e9);
@@ -472,7 +488,7 @@ mod tests {
             per_call_seconds: Some(1.1e-3),
             per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
             setup_seconds: Some(0.02),
-            per_call_ceiling_seconds: None,
+            per_call_ceilings_seconds: Vec::new(),
             missing: None,
         };
         let hz = Some(1e9);
@@ -511,42 +527,65 @@ mod tests {
 
     #[test]
     fn each_kept_trial_bounds_its_calls_and_an_honest_claim_stands_on_it() {
-        // 10 µs per call (10,000 cycles at 1 GHz), set-up 20 or 90 ms
-        // at random: a fit over two processes has no standard error, yet
-        // each process's CPU over its calls bounds the calls' cost.
+        // 10 µs per call (10,000 cycles at 1 GHz), set-up 90 or 20 ms: a
+        // fit over two processes has no standard error, yet each process's
+        // CPU over its calls bounds the calls' cost.
         let hz = Some(1e9);
         let kept = [trial(20_000, 2.0e8), trial(60_000, 6.0e8)];
-        let procs = [(20_000u64, 90e-3), (60_000, 20e-3)].map(|(n, setup)| {
-            claiming(
-                n,
-                n as f64 * 1e4,
-                Some(((setup + n as f64 * 1e-5) * 1e9) as u64),
-            )
-        });
-        let f = fit(&procs, None, &kept).unwrap();
+        let witnessed = |claims: &[Trial]| {
+            [(20_000u64, 90e-3), (60_000, 20e-3)]
+                .iter()
+                .zip(claims)
+                .map(|(&(n, setup), t)| {
+                    let ns = ((setup + n as f64 * 1e-5) * 1e9) as u64;
+                    claiming(n, t.cycles, Some(ns))
+                })
+                .collect::<Vec<_>>()
+        };
+        let f = fit(&witnessed(&kept), None, &kept).unwrap();
         assert_eq!(f.per_call_stderr_seconds, None);
         // The shorter trial's 90 ms of set-up weigh most: 14.5 µs per call.
-        let c = f.per_call_ceiling_seconds.unwrap();
-        assert!((c - 1.45e-5).abs() < 1e-11, "{f:?}");
-        assert_eq!(judge(&kept, Some("tsc"), hz, &f), Verdict::Upheld);
-        // The same processes claiming a third of their calls' cost: the
-        // ceiling never falls below the true cost, so nothing upholds them.
-        let forged = kept.map(|t| trial(t.calls, t.cycles / 3.0));
-        let procs = [(20_000u64, 90e-3), (60_000, 20e-3)].map(|(n, setup)| {
-            claiming(
-                n,
-                n as f64 * 1e4 / 3.0,
-                Some(((setup + n as f64 * 1e-5) * 1e9) as u64),
-            )
-        });
-        let f = fit(&procs, None, &forged).unwrap();
-        let why = undecided(judge(&forged, Some("tsc"), hz, &f));
-        assert!(why.contains("ceiling 1.4500e-5 s per call"), "{why}");
-        // A kept trial no witnessed process printed: no ceiling.
-        let stray = [trial(20_000, 2.0e8), trial(30_000, 3.0e8)];
-        assert_eq!(
-            fit(&procs, None, &stray).unwrap().per_call_ceiling_seconds,
-            None
+        let c = &f.per_call_ceilings_seconds;
+        assert!(
+            (c[0] - 1.45e-5).abs() < 1e-11 && (c[1] - 1.0333e-5).abs() < 1e-9,
+            "{f:?}"
         );
+        assert_eq!(judge(&kept, Some("tsc"), hz, &f), Verdict::Upheld);
+        // The same processes claiming a third of their calls' cost: a
+        // ceiling never falls below the true cost, so nothing upholds them.
+        let forged = kept.clone().map(|t| trial(t.calls, t.cycles / 3.0));
+        let f = fit(&witnessed(&forged), None, &forged).unwrap();
+        let why = undecided(judge(&forged, Some("tsc"), hz, &f));
+        assert!(
+            why.contains("trial 1's process bounds its calls at 1.4500e-5 s each"),
+            "{why}"
+        );
+        // A kept trial no witnessed process printed: no ceilings.
+        let stray = [trial(20_000, 2.0e8), trial(30_000, 3.0e8)];
+        let f = fit(&witnessed(&kept), None, &stray).unwrap();
+        assert!(f.per_call_ceilings_seconds.is_empty());
+    }
+
+    #[test]
+    fn a_trial_slowed_by_load_is_judged_against_its_own_process() {
+        // Trial 2 ran beside a busy neighbour: its calls took 2.5 times
+        // longer, on the clock and on the CPU alike. Against the other
+        // trial's claim its ceiling would be far too high; against its own
+        // it holds.
+        let f = CpuFit {
+            processes: 2,
+            per_call_seconds: Some(2e-5),
+            per_call_stderr_seconds: None,
+            setup_seconds: Some(0.0),
+            per_call_ceilings_seconds: vec![1.1e-5, 2.7e-5],
+            missing: None,
+        };
+        let t = [trial(1000, 1e7), trial(1000, 2.5e7)];
+        assert_eq!(judge(&t, Some("tsc"), Some(1e9), &f), Verdict::Upheld);
+        let pooled = CpuFit {
+            per_call_ceilings_seconds: vec![2.7e-5, 2.7e-5],
+            ..f
+        };
+        undecided(judge(&t, Some("tsc"), Some(1e9), &pooled));
     }
 }

@@ -176,12 +176,13 @@ pub struct CpuFit {
     /// Its intercept: CPU seconds of everything a trial does once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup_seconds: Option<f64>,
-    /// The most CPU a kept trial's call can have cost: the largest, over
-    /// the kept trials, of their own process's witnessed CPU (set-up
-    /// included) over the calls pqbench asked of it. A bound, not an
-    /// estimate: no noise can make it fall below the calls' true cost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub per_call_ceiling_seconds: Option<f64>,
+    /// Per kept trial, in order, the most CPU one of its calls can have
+    /// cost: its own process's witnessed CPU (set-up included) over the
+    /// calls pqbench asked of it. A bound, not an estimate: no noise can
+    /// make it fall below the calls' true cost. Empty when a kept trial
+    /// has no witnessed process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_call_ceilings_seconds: Vec<f64>,
     /// Why there is no witness (the first trial process's reason).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,

@@ -196,7 +196,10 @@ fn witness_note(rec: &OperationRecord) -> Option<String> {
         (Some(per_call), _) => Some(format!(
             "kernel-witnessed CPU {} per call{}",
             format::duration(per_call),
-            w.per_call_ceiling_seconds
+            w.per_call_ceilings_seconds
+                .iter()
+                .copied()
+                .reduce(f64::max)
                 .map_or(String::new(), |c| format!(
                     ", at most {} in any kept trial (set-up included)",
                     format::duration(c)

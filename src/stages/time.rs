@@ -470,14 +470,18 @@ fn run_trials(
 const WITNESS_SETS: u32 = 3;
 
 /// The longest a set of trials may run, in the first set's lengths.
-const MAX_SCALE: u64 = 64;
+const MAX_SCALE: u64 = 256;
+
+/// The most calls a set of trials may run in all: the kept trials' per-call
+/// samples go into the record, about 6 bytes each.
+const MAX_SET_CALLS: u64 = 200_000;
 
 /// The length of the next set while the witness is undecided, in the first
 /// set's lengths: four times the last, or as many powers of four more as
 /// the shortest trial's calls need to cost four times the fitted set-up;
 /// always a power of four (the fit tells sets apart by it, see
-/// `witness::fit`) and within `MAX_SCALE` and the operation's time budget
-/// per set, at the dearer of the claimed and the witnessed cost per call
+/// `witness::fit`) and within `MAX_SCALE`, `MAX_SET_CALLS` and the
+/// operation's time budget per set, at the dearer of the claimed and the witnessed cost per call
 /// (a library that claims too little cannot make the sets run long).
 fn next_scale(
     scale: u64,
@@ -492,7 +496,8 @@ fn next_scale(
     let setup = fit.and_then(|f| f.setup_seconds).unwrap_or(0.0).abs();
     let fewest = counts.iter().copied().min().unwrap_or(1).max(1) as f64;
     let planned: u64 = counts.iter().sum();
-    let affordable = budget_seconds / (planned as f64 * per_call);
+    let affordable =
+        (budget_seconds / (planned as f64 * per_call)).min((MAX_SET_CALLS / planned.max(1)) as f64);
     let needed = 4.0 * setup / (fewest * per_call);
     let mut next = scale * witness::SET_SCALE;
     while (next as f64) < needed && next < MAX_SCALE {
