@@ -7,7 +7,7 @@
 //! that burns CPU on purpose outside its calls moves the intercept, not
 //! the slope; one that makes the driver claim fewer cycles than its calls
 //! took is caught by `judge`. Each kept trial's own process also bounds its
-//! calls' cost from above with no fit at all (`ceiling`): an honest claim
+//! calls' cost from above with no fit at all (`ceilings`): an honest claim
 //! stands on that bound once the calls outweigh the set-up.
 
 use std::hash::{BuildHasher, Hasher};
@@ -141,13 +141,20 @@ pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<(f64, f64, Opt
 /// kept trial has no witnessed process (its `trial` line is the one the
 /// trial was read from).
 fn ceilings(processes: &[ProcessRecord], kept: &[Trial]) -> Vec<f64> {
+    // The library writes the trial lines, so two processes may print the
+    // same one: a trial is bounded by the dearest process that printed it,
+    // and a cheap twin cannot lend it a lower ceiling.
     let own = |t: &Trial| {
-        processes.iter().find_map(|p| {
-            let line = p.line("trial")?;
-            let same = line.u64("calls") == Some(t.calls) && line.f64("cycles") == Some(t.cycles);
-            let calls = asked_calls(p).filter(|c| *c > 0 && same && p.ok())?;
-            Some(p.sandbox.cpu_witness.task_clock_ns? as f64 * 1e-9 / calls as f64)
-        })
+        processes
+            .iter()
+            .filter_map(|p| {
+                let line = p.line("trial")?;
+                let same =
+                    line.u64("calls") == Some(t.calls) && line.f64("cycles") == Some(t.cycles);
+                let calls = asked_calls(p).filter(|c| *c > 0 && same && p.ok())?;
+                Some(p.sandbox.cpu_witness.task_clock_ns? as f64 * 1e-9 / calls as f64)
+            })
+            .reduce(f64::max)
     };
     let each: Option<Vec<f64>> = kept.iter().map(own).collect();
     each.unwrap_or_default()
@@ -227,12 +234,12 @@ impl Verdict {
 /// Judges the trials' claimed per-call time against the witness, one-sided:
 /// time off the CPU makes a claim (wall time on the counter) longer than
 /// the CPU time, never shorter, so a loaded honest run is never `Below`.
-/// Claims are `Upheld` when each is at or over `share` of its own trial's
-/// ceiling (a bound that needs no fit), or when every one is at or over
-/// `share` of the fit's upper bound (`STDERRS` standard
-/// errors over its slope) is `Upheld`; a claim under `share` of the lower
-/// bound is `Below`; anything between, or a fit without a standard error,
-/// is `Undecided`: a noisy fit never lets a claim pass unjudged.
+/// The claims are `Upheld` when each is at or over `share` of its own
+/// trial's ceiling (a bound that needs no fit), or when every one is at or
+/// over `share` of the fit's upper bound (`STDERRS` standard errors over
+/// its slope); a claim under `share` of the lower bound is `Below`;
+/// anything between, or a fit without a standard error, is `Undecided`: a
+/// noisy fit never lets a claim pass unjudged.
 pub(crate) fn judge(
     trials: &[Trial],
     counter: Option<&str>,
@@ -560,6 +567,12 @@ mod tests {
             why.contains("trial 1's process bounds its calls at 1.4500e-5 s each"),
             "{why}"
         );
+        // A cheap twin printing the first trial's very line (the library
+        // writes it) lends it no lower ceiling.
+        let mut twins = witnessed(&forged);
+        twins.push(claiming(20_000, forged[0].cycles, Some(1_000_000)));
+        let t = fit(&twins, None, &forged).unwrap();
+        assert_eq!(t.per_call_ceilings_seconds, f.per_call_ceilings_seconds);
         // A kept trial no witnessed process printed: no ceilings.
         let stray = [trial(20_000, 2.0e8), trial(30_000, 3.0e8)];
         let f = fit(&witnessed(&kept), None, &stray).unwrap();

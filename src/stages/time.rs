@@ -478,7 +478,8 @@ const MAX_SET_CALLS: u64 = 200_000;
 
 /// The length of the next set while the witness is undecided, in the first
 /// set's lengths: four times the last, or as many powers of four more as
-/// the shortest trial's calls need to cost four times the fitted set-up;
+/// the shortest trial's calls need to cost four times the set-up (the
+/// fitted one, or the most CPU a kept process used beyond its claims);
 /// always a power of four (the fit tells sets apart by it, see
 /// `witness::fit`) and within `MAX_SCALE`, `MAX_SET_CALLS` and the
 /// operation's time budget per set, at the dearer of the claimed and the witnessed cost per call
@@ -493,7 +494,26 @@ fn next_scale(
     let fit = timing.witness.as_ref();
     let witnessed = fit.and_then(|f| f.per_call_seconds).unwrap_or(0.0);
     let per_call = claimed_per_call.max(witnessed).max(1e-9);
-    let setup = fit.and_then(|f| f.setup_seconds).unwrap_or(0.0).abs();
+    // The fitted set-up is as noisy as the fit; each kept process's CPU
+    // beyond what its calls claimed is set-up too, with no fit.
+    let unclaimed = fit.map_or(0.0, |f| {
+        let hz = timing
+            .counter_hz
+            .filter(|h| *h > 0.0)
+            .unwrap_or(f64::INFINITY);
+        let ceilings = f.per_call_ceilings_seconds.iter();
+        timing
+            .trials
+            .iter()
+            .zip(ceilings)
+            .map(|(t, u)| u * t.calls as f64 - t.cycles / hz)
+            .fold(0.0, f64::max)
+    });
+    let setup = fit
+        .and_then(|f| f.setup_seconds)
+        .unwrap_or(0.0)
+        .abs()
+        .max(unclaimed);
     let fewest = counts.iter().copied().min().unwrap_or(1).max(1) as f64;
     let planned: u64 = counts.iter().sum();
     let affordable =
@@ -652,4 +672,52 @@ pub(super) fn inconsistent_timing(timing: OpTiming, why: String) -> OpTiming {
 pub(super) fn finish(mut t: OpTiming) -> OpTiming {
     t.summary = stats::summarize(&t.trials);
     t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::records::measure::CpuFit;
+
+    /// Five kept trials of 1 µs calls, each process's CPU `unclaimed` over
+    /// its claims, under a fit whose set-up came out `fitted`.
+    fn judged(fitted: f64, unclaimed: Option<f64>) -> OpTiming {
+        let counts = [50u64, 75, 100, 125, 150];
+        let mut t = failed("keygen", OpStatus::Ok, String::new(), Vec::new());
+        t.counter_hz = Some(1e9);
+        t.trials = counts
+            .iter()
+            .map(|&n| crate::stats::Trial {
+                calls: n,
+                seconds: n as f64 * 1e-6,
+                cycles: n as f64 * 1e3,
+                samples: Vec::new(),
+            })
+            .collect();
+        t.witness = Some(CpuFit {
+            processes: 5,
+            per_call_seconds: Some(1e-6),
+            per_call_stderr_seconds: None,
+            setup_seconds: Some(fitted),
+            per_call_ceilings_seconds: unclaimed.map_or(Vec::new(), |u| {
+                counts.iter().map(|&n| 1e-6 + u / n as f64).collect()
+            }),
+            missing: None,
+        });
+        t
+    }
+
+    #[test]
+    fn sets_grow_until_the_calls_outweigh_the_set_up() {
+        let counts = [50u64, 75, 100, 125, 150];
+        // A fit whose set-up came out near nothing: four times longer.
+        assert_eq!(next_scale(1, &judged(1e-5, None), &counts, 1e-6, 100.0), 4);
+        // 6.6 ms each process used beyond its claims: the 50 calls need
+        // 528 times their length to cost four times that; capped.
+        let t = judged(1e-5, Some(6.6e-3));
+        assert_eq!(next_scale(1, &t, &counts, 1e-6, 100.0), MAX_SCALE);
+        // The budget bounds it (500 calls of 1 µs per set at the first
+        // length: 0.05 s affords 100 times, so 64).
+        assert_eq!(next_scale(1, &t, &counts, 1e-6, 0.05), 64);
+    }
 }
