@@ -24,8 +24,33 @@ use crate::stats::Trial;
 /// leaves room for that, and a library must claim less than about half
 /// its calls' true cost to be named.
 pub(crate) const BELOW_SHARE: f64 = 0.5;
-/// Standard errors of the fitted slope taken off before comparing.
+/// Standard errors of the fitted slope added before upholding a claim.
 pub(crate) const STDERRS: f64 = 3.0;
+
+/// Standard errors of the fitted slope taken off before convicting one,
+/// for a fit with `dof` degrees of freedom: Student's t at the one-sided
+/// tail of three normal standard errors (0.135 %). A fit over a few
+/// processes estimates its own noise poorly: with one degree of freedom
+/// three standard errors are exceeded by chance one time in ten.
+pub(crate) fn below_stderrs(dof: u32) -> f64 {
+    match dof {
+        0 => f64::INFINITY,
+        1 => 235.8,
+        2 => 19.21,
+        3 => 9.22,
+        4 => 6.62,
+        5 => 5.51,
+        6 => 4.90,
+        7 => 4.53,
+        8 => 4.28,
+        9 => 4.09,
+        10..=14 => 3.96,
+        15..=19 => 3.59,
+        20..=29 => 3.42,
+        30..=59 => 3.27,
+        _ => 3.13,
+    }
+}
 /// ... minus this many seconds per call (the driver's untimed per-call
 /// work: writing each per-call sample).
 pub(crate) const BELOW_SECONDS: f64 = 0.5e-6;
@@ -93,12 +118,22 @@ fn length_group(calls: u64, planned: Option<u64>) -> i64 {
     })
 }
 
+/// A fitted line: the last group's intercept, the slope, and the slope's
+/// standard error with the residuals' degrees of freedom (None without one
+/// left).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Line {
+    pub setup: f64,
+    pub slope: f64,
+    pub stderr: Option<(f64, u32)>,
+}
+
 /// Least squares of `y = a_g + b·x` with an intercept per group `g` (the
 /// slope from the variation within each group only, so a set run later,
-/// under another load, shifts its own intercept and not the slope): (the
-/// last point's group's a, b, standard error of b, None without a degree
-/// of freedom left); None without two distinct `x` in some group.
-pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<(f64, f64, Option<f64>)> {
+/// under another load, shifts its own intercept and not the slope), with
+/// the last point's group's intercept; None without two distinct `x` in
+/// some group.
+pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<Line> {
     let mut groups: Vec<i64> = points.iter().map(|p| p.0).collect();
     groups.sort_unstable();
     groups.dedup();
@@ -129,9 +164,13 @@ pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<(f64, f64, Opt
     let dof = points.len() as f64 - groups.len() as f64 - 1.0;
     let se = (dof >= 1.0).then(|| {
         let rss: f64 = centred.iter().map(|c| (c.1 - b * c.0).powi(2)).sum();
-        (rss / dof / sxx).sqrt()
+        ((rss / dof / sxx).sqrt(), dof as u32)
     });
-    Some((a, b, se))
+    Some(Line {
+        setup: a,
+        slope: b,
+        stderr: se,
+    })
 }
 
 /// Per kept trial, the most CPU one of its calls can have cost: its own
@@ -201,9 +240,10 @@ pub fn fit(processes: &[ProcessRecord], planned: Option<u64>, kept: &[Trial]) ->
     };
     Some(CpuFit {
         processes: points.len() as u32,
-        per_call_seconds: line.map(|l| l.1),
-        per_call_stderr_seconds: line.and_then(|l| l.2),
-        setup_seconds: line.map(|l| l.0),
+        per_call_seconds: line.map(|l| l.slope),
+        per_call_stderr_seconds: line.and_then(|l| l.stderr).map(|e| e.0),
+        degrees_of_freedom: line.and_then(|l| l.stderr).map(|e| e.1),
+        setup_seconds: line.map(|l| l.setup),
         per_call_ceilings_seconds: ceilings(processes, kept),
         missing,
     })
@@ -306,7 +346,8 @@ pub(crate) fn judge(
             claim()
         ));
     };
-    let (lower, upper) = (witnessed - STDERRS * stderr, witnessed + STDERRS * stderr);
+    let below = fit.degrees_of_freedom.map_or(STDERRS, below_stderrs);
+    let (lower, upper) = (witnessed - below * stderr, witnessed + STDERRS * stderr);
     if claimed >= upper * share - BELOW_SECONDS {
         return Verdict::Upheld;
     }
@@ -462,6 +503,7 @@ mod tests {
             processes: 5,
             per_call_seconds: Some(1.1e-3),
             per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
+            degrees_of_freedom: None,
             setup_seconds: Some(0.02),
             per_call_ceilings_seconds: Vec::new(),
             missing: None,
@@ -481,6 +523,14 @@ mod tests {
         );
         assert!(why.contains("witnessed 1.1000e-3 s"), "{why}");
         assert!(why.contains("at least 1.0000e-3 s"), "{why}");
+        // The same standard error from a fit with two degrees of freedom
+        // is its own poor estimate: Student's t takes off 19 of them.
+        let few = CpuFit {
+            degrees_of_freedom: Some(2),
+            ..f.clone()
+        };
+        let why = undecided(judge(&forged, Some("tsc"), hz, &few));
+        assert!(why.contains("between 4.5967e-4 and 1.2000e-3 s"), "{why}");
         // User-mode cycles get the wider margin.
         assert_eq!(
             judge(&forged, Some("perf-user-cycles"), hz, &f),
@@ -494,6 +544,7 @@ mod tests {
             processes: 5,
             per_call_seconds: Some(1.1e-3),
             per_call_stderr_seconds: Some(0.1e-3 / STDERRS),
+            degrees_of_freedom: None,
             setup_seconds: Some(0.02),
             per_call_ceilings_seconds: Vec::new(),
             missing: None,
@@ -589,6 +640,7 @@ mod tests {
             processes: 2,
             per_call_seconds: Some(2e-5),
             per_call_stderr_seconds: None,
+            degrees_of_freedom: None,
             setup_seconds: Some(0.0),
             per_call_ceilings_seconds: vec![1.1e-5, 2.7e-5],
             missing: None,

@@ -173,6 +173,11 @@ pub struct CpuFit {
     /// points or more).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_call_stderr_seconds: Option<f64>,
+    /// The residuals' degrees of freedom behind the standard error
+    /// (processes, less one per set length, less one): a conviction takes
+    /// off Student's t for them, not three.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub degrees_of_freedom: Option<u32>,
     /// Its intercept: CPU seconds of everything a trial does once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup_seconds: Option<f64>,

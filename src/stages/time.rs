@@ -698,6 +698,7 @@ mod tests {
             processes: 5,
             per_call_seconds: Some(1e-6),
             per_call_stderr_seconds: None,
+            degrees_of_freedom: None,
             setup_seconds: Some(fitted),
             per_call_ceilings_seconds: unclaimed.map_or(Vec::new(), |u| {
                 counts.iter().map(|&n| 1e-6 + u / n as f64).collect()
