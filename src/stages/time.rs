@@ -482,8 +482,9 @@ const MAX_SET_CALLS: u64 = 200_000;
 /// fitted one, or the most CPU a kept process used beyond its claims);
 /// always a power of four (the fit tells sets apart by it, see
 /// `witness::fit`) and within `MAX_SCALE`, `MAX_SET_CALLS` and the
-/// operation's time budget per set, at the dearer of the claimed and the witnessed cost per call
-/// (a library that claims too little cannot make the sets run long).
+/// operation's time budget per set, at the dearer of the claimed and the
+/// witnessed cost per call (a library that claims too little cannot make
+/// the sets run long).
 fn next_scale(
     scale: u64,
     timing: &OpTiming,
