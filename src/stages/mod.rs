@@ -23,6 +23,7 @@ pub(crate) mod time;
 pub(crate) mod time_records;
 pub(crate) mod time_steps;
 pub(crate) mod time_trial;
+pub(crate) mod time_witness;
 
 use crate::engine::Registry;
 
