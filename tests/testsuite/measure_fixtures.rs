@@ -80,10 +80,14 @@ fn sign_cost_doubles_with_twice_the_work_and_cycles_match_the_clock() {
     }
     // The undisturbed per-call costs (5th percentiles): the two records
     // are measured at different moments, and on a loaded machine their
-    // medians carry different shares of interruptions.
+    // medians carry different shares of interruptions. A shared VM's
+    // effective clock also drifts between those moments (ratios of 1.85
+    // and 2.14 were seen), so the band is ±15 %: wide enough for that, and
+    // still far from the 1 of a cost the work does not reach or the 4 of
+    // one counted twice.
     let ratio = low_quantile_call_cycles(&k2, 0.05) / low_quantile_call_cycles(&k, 0.05);
     assert!(
-        (1.9..=2.1).contains(&ratio),
+        (1.7..=2.3).contains(&ratio),
         "sign at 2k units costs {ratio:.3} x sign at k (5th percentiles; medians {} and {})",
         median_call_cycles(&k2),
         median_call_cycles(&k)
