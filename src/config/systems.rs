@@ -98,6 +98,12 @@ pub struct RawToolchain {
     /// Prefix of a cross toolchain, e.g. `aarch64-linux-gnu-`.
     #[serde(default)]
     pub cross_prefix: Option<String>,
+    /// The program and arguments that assemble plain assembly sources
+    /// (`.s`, which no preprocessor reads) instead of the compiler: e.g.
+    /// `["clang", "--target=aarch64-linux-gnu"]` for code written in the
+    /// syntax of Apple's assembler (`ld1.2d`), which GNU as rejects.
+    #[serde(default)]
+    pub assembler: Option<Spanned<Vec<String>>>,
     /// Root of the target's libraries (the emulator's `-L`).
     #[serde(default)]
     pub sysroot: Option<String>,

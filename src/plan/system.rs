@@ -39,6 +39,7 @@ impl SystemSpec {
             description: String::new(),
             title: None,
             compiler: None,
+            assembler: None,
             sysroot: None,
             runner: Runner::Native,
             reach: "local".into(),
@@ -169,22 +170,9 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
             ok = false;
         }
     }
-    let compiler = s
-        .toolchain
-        .compiler
-        .as_ref()
-        .map(|c| c.get_ref().clone())
-        .or_else(|| s.toolchain.cross_prefix.as_ref().map(|p| format!("{p}gcc")));
-    if matches!(runner, Runner::Emulator { .. }) && compiler.is_none() {
-        p.push(
-            raw.error_at(
-                &s.id,
-                format!("emulated system `{id}` names no cross compiler"),
-            )
-            .help("set toolchain.cross-prefix (e.g. \"aarch64-linux-gnu-\") or toolchain.compiler"),
-        );
-        ok = false;
-    }
+    let compiler = compiler(raw, s, &runner, p);
+    ok = ok && compiler.is_some();
+    let compiler = compiler.flatten();
     let executor = executor(raw, s, p);
     ok = ok && executor.is_some();
     ok.then(|| SystemSpec {
@@ -193,6 +181,7 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
         description: s.description.clone(),
         title: s.title.clone(),
         compiler,
+        assembler: s.toolchain.assembler.as_ref().map(|a| a.get_ref().clone()),
         sysroot: s.toolchain.sysroot.clone(),
         runner,
         reach: "local".into(),
@@ -203,6 +192,47 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
         registered: true,
         executor: executor.expect("checked above"),
     })
+}
+
+/// The compiler a system prescribes (`toolchain.compiler`, else the cross
+/// prefix's gcc), with its toolchain's other keys checked; None when the
+/// toolchain is unusable (reported in `p`).
+fn compiler(
+    raw: &Loaded<RawSystems>,
+    s: &RawSystem,
+    runner: &Runner,
+    p: &mut Problems,
+) -> Option<Option<String>> {
+    let mut ok = true;
+    let compiler = s
+        .toolchain
+        .compiler
+        .as_ref()
+        .map(|c| c.get_ref().clone())
+        .or_else(|| s.toolchain.cross_prefix.as_ref().map(|p| format!("{p}gcc")));
+    if matches!(runner, Runner::Emulator { .. }) && compiler.is_none() {
+        p.push(
+            raw.error_at(
+                &s.id,
+                format!(
+                    "emulated system `{}` names no cross compiler",
+                    s.id.get_ref()
+                ),
+            )
+            .help("set toolchain.cross-prefix (e.g. \"aarch64-linux-gnu-\") or toolchain.compiler"),
+        );
+        ok = false;
+    }
+    if let Some(a) = &s.toolchain.assembler {
+        if a.get_ref().first().is_none_or(|c| c.trim().is_empty()) {
+            p.push(
+                raw.error_at(a, "toolchain.assembler names no program")
+                    .help("e.g. assembler = [\"clang\", \"--target=aarch64-linux-gnu\"], or remove the key"),
+            );
+            ok = false;
+        }
+    }
+    ok.then_some(compiler)
 }
 
 /// The first executor value that could be taken for an option or split a

@@ -59,6 +59,10 @@ pub struct SystemSpec {
     pub title: Option<String>,
     /// The compiler the system prescribes (cross compilers), if any.
     pub compiler: Option<String>,
+    /// The program (with its arguments) that assembles `.s` sources
+    /// instead of the compiler, if the system names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assembler: Option<Vec<String>>,
     pub sysroot: Option<String>,
     pub runner: Runner,
     /// `local`: this machine.

@@ -18,4 +18,23 @@ pub struct Compiler {
     pub binary_sha256: String,
     /// `-dumpmachine`, the target triple.
     pub target: String,
+    /// The program that assembles plain assembly sources (`.s`) in this
+    /// compiler's stead, when the system names one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assembler: Option<Assembler>,
+}
+
+/// What identifies a system's assembler (`toolchain.assembler`): a
+/// compiler driver such as clang, run with the arguments configured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Assembler {
+    /// The command and its arguments as configured.
+    pub command: Vec<String>,
+    /// Resolved absolute path; None when it is not installed (only an
+    /// instance with `.s` sources then fails to build, saying so).
+    pub path: Option<PathBuf>,
+    /// First line of `--version`.
+    pub version: String,
+    /// sha256 of the binary.
+    pub binary_sha256: String,
 }

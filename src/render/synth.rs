@@ -226,6 +226,7 @@ impl Synth {
             version: "gcc (Debian 14.2.0-19) 14.2.0".into(),
             binary_sha256: "0".repeat(64),
             target: "x86_64-linux-gnu".into(),
+            assembler: None,
         };
         let guide = crate::plan::FlagProfile::builtin("guide").expect("built-in profile");
         let campaign_record = CampaignRecord {

@@ -440,8 +440,15 @@ fn host_bullets(c: &CampaignRecord) -> Vec<String> {
 }
 
 fn build_bullets(c: &CampaignRecord) -> Vec<String> {
+    let assembler = c.compiler.assembler.as_ref().map_or(String::new(), |a| {
+        format!(
+            " Plain assembly (.s files) is assembled by {} ({}).",
+            a.command.join(" "),
+            a.version
+        )
+    });
     vec![
-        format!("Compiler: {} (target {}); build tool: {}.", c.compiler.version, c.compiler.target, c.build_tool),
+        format!("Compiler: {} (target {}); build tool: {}.{assembler}", c.compiler.version, c.compiler.target, c.build_tool),
         format!("Flag profiles, in order of preference: {}. An instance that does not build or pass its KAT under one profile is retried under the next.", c.flag_profiles.join(", ")),
         format!("Every library reproduces its known-answer tests before it is timed (digests in each algorithm's KAT manifest); KAT timeout {} per instance.", format::duration(c.kat_timeout_seconds)),
         "Statuses: PASS, MISMATCH, NOKAT, CRYPTOFAIL, OVERFLOW, LOADFAIL, TIMEOUT, CRASH. A known issue in the algorithm's TOML decides whether a failing instance is still timed (marked ⚠ with its cause) or excluded.".into(),

@@ -193,6 +193,15 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("binding", &inst.binding)
         .set("cpu-features", &inst.cpu_features)
         .set("cmake", &inst.cmake);
+    // The assembler of `.s` sources, where the system names one: absent
+    // otherwise, so other keys stay as they were.
+    if let Some(tool) = inst
+        .sources
+        .iter()
+        .find_map(|s| cx.compiler.extra_identity(&s.path))
+    {
+        m.set("assembler", tool);
+    }
     // Key exchanges and hashes: what the adapter is compiled for (their
     // digest width or renamed functions change the library, not the
     // defines). Absent for signatures and KEMs, whose keys stay as they were.

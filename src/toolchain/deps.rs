@@ -168,6 +168,12 @@ pub(crate) fn forget(cache: &Cache, cc: &Compiler, unit: &Unit) {
 
 /// Records the list the compiler wrote while compiling (`-MD -MF depfile`).
 pub(crate) fn compiled(cache: &Cache, cc: &Compiler, unit: &Unit, depfile: &Path) -> Result<Deps> {
+    // Plain assembly is not preprocessed and no compiler lists what its
+    // `.include`s read: every file of its lookup directories stands in.
+    if super::assembler::plain(&unit.source) && !depfile.exists() {
+        let listed = lookup_files(cache, unit);
+        return Ok(remember(cache, &unit_id(cc, unit), unit, &listed));
+    }
     let text = std::fs::read_to_string(depfile)
         .with_context(|| format!("reading the dependency list {}", depfile.display()))?;
     Ok(remember(cache, &unit_id(cc, unit), unit, &parse(&text)))

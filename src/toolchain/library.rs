@@ -486,16 +486,18 @@ fn store_object(env: &BuildEnv, tmp: &Path, key: &str) -> Result<()> {
 /// An object's key: the compiler's identity, the unit's arguments and
 /// every file it reads with its contents.
 fn object_key(env: &BuildEnv, unit: &Unit, deps: &Deps) -> String {
-    fsutil::sha256_hex(
-        format!(
-            "{}|{}|{}|{}",
-            env.compiler.binary_sha256,
-            env.compiler.version,
-            unit.args.join("\u{1f}"),
-            deps.digest()
-        )
-        .as_bytes(),
-    )
+    let mut key = format!(
+        "{}|{}|{}|{}",
+        env.compiler.binary_sha256,
+        env.compiler.version,
+        unit.args.join("\u{1f}"),
+        deps.digest()
+    );
+    if let Some(tool) = env.compiler.extra_identity(&unit.source) {
+        key.push('|');
+        key.push_str(&tool);
+    }
+    fsutil::sha256_hex(key.as_bytes())
 }
 
 /// Exports: the entry table and the API functions; everything else local.

@@ -2,6 +2,7 @@
 //! key and record) and the compile and link steps; `library` builds an
 //! instance's shared library with it, `cmake` is the opt-in CMake backend.
 
+pub(crate) mod assembler;
 pub(crate) mod cmake;
 pub(crate) mod deps;
 pub(crate) mod diag;
@@ -32,7 +33,11 @@ impl Compiler {
     /// The plan's compiler: a system's cross compiler is never replaced by
     /// `CC` (which names a compiler for this host).
     pub(crate) fn for_plan(plan: &crate::plan::Plan) -> Result<Compiler> {
-        Self::detect_with(&plan.compiler, !plan.compiler_from_system)
+        let mut compiler = Self::detect_with(&plan.compiler, !plan.compiler_from_system)?;
+        if let Some(command) = &plan.system_spec.assembler {
+            compiler.assembler = Some(assembler::detect(command)?);
+        }
+        Ok(compiler)
     }
 
     fn detect_with(configured: &str, honour_cc: bool) -> Result<Compiler> {
@@ -59,6 +64,7 @@ impl Compiler {
             version,
             binary_sha256,
             target,
+            assembler: None,
         })
     }
 
@@ -70,6 +76,7 @@ impl Compiler {
             version: "placeholder 0".into(),
             binary_sha256: "0".repeat(64),
             target: "none".into(),
+            assembler: None,
         }
     }
 
@@ -90,7 +97,30 @@ impl Compiler {
             "-o".into(),
             object.display().to_string(),
         ]);
+        if let Some(a) = self.assembler.as_ref().filter(|_| assembler::plain(source)) {
+            let (program, mut own) = assembler::invocation(a)?;
+            own.extend(full);
+            let (outcome, log) = run_tool(&program, reads, &own, object)
+                .with_context(|| format!("assembling {}", source.display()))?;
+            return ended(outcome, log, "assembling", source);
+        }
         self.run(reads, &full, "compiling", source, object)
+    }
+
+    /// What identifies the program that compiles `source`: the assembler's
+    /// command and binary for plain assembly when the system names one,
+    /// else nothing beyond the compiler (whose identity every key has).
+    pub(crate) fn extra_identity(&self, source: &Path) -> Option<String> {
+        let a = self
+            .assembler
+            .as_ref()
+            .filter(|_| assembler::plain(source))?;
+        Some(format!(
+            "as:{}|{}|{}",
+            a.command.join("\u{1f}"),
+            a.binary_sha256,
+            a.version
+        ))
     }
 
     /// Links objects (and extra arguments) into `out`, reading as `compile`.
@@ -122,23 +152,7 @@ impl Compiler {
         let (outcome, log) = self
             .run_outcome(reads, args, output)
             .with_context(|| format!("{what} {}", subject.display()))?;
-        // The excerpt keeps the first `error:` line and its context, which
-        // a plain tail of a long log (notes, macro expansions) cuts off.
-        match outcome {
-            Outcome::Exited(0) => Ok(log),
-            Outcome::Exited(code) => bail!(
-                "{what} {} failed (exit {code}):\n{}{}",
-                subject.display(),
-                diag::excerpt(&log),
-                diag::denied_read(&log)
-            ),
-            other => bail!(
-                "{what} {} failed: {other}:\n{}{}",
-                subject.display(),
-                diag::excerpt(&log),
-                diag::denied_read(&log)
-            ),
-        }
+        ended(outcome, log, what, subject)
     }
 
     /// Runs the compiler as `run` does and returns how it ended with its
@@ -149,29 +163,63 @@ impl Compiler {
         args: &[String],
         output: &Path,
     ) -> Result<(Outcome, String)> {
-        let out_dir = output
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
-        let mut spec = Spec::toolchain(&self.path, args.to_vec(), vec![out_dir.clone()])
-            .reading(reads.iter().cloned().chain(self.installation()));
-        spec.timeout = Duration::from_secs(600);
-        // gcc looks for `-include` files in its working directory first:
-        // run it where only its own output is, never where pqbench was
-        // started (a stray api.h there would be force-included).
-        spec.cwd = Some(out_dir);
-        let out = sandbox::run(&spec)?;
-        Ok((
-            out.outcome,
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        ))
+        run_tool(&self.path, reads, args, output)
     }
 
     /// The compiler's own directories (see `installation`).
     pub(crate) fn installation(&self) -> Vec<PathBuf> {
         installation(&self.path)
     }
+}
+
+/// The log of a toolchain program that has ended: its diagnostics when it
+/// succeeded, else an error with the first `error:` line and its context
+/// (which a plain tail of a long log of notes and macro expansions cuts
+/// off).
+fn ended(outcome: Outcome, log: String, what: &str, subject: &Path) -> Result<String> {
+    match outcome {
+        Outcome::Exited(0) => Ok(log),
+        Outcome::Exited(code) => bail!(
+            "{what} {} failed (exit {code}):\n{}{}",
+            subject.display(),
+            diag::excerpt(&log),
+            diag::denied_read(&log)
+        ),
+        other => bail!(
+            "{what} {} failed: {other}:\n{}{}",
+            subject.display(),
+            diag::excerpt(&log),
+            diag::denied_read(&log)
+        ),
+    }
+}
+
+/// Runs a toolchain program confined: it may read only the system's
+/// toolchain directories, its own installation and `reads`, and write only
+/// in the directory of `output` (its temporary files too).
+fn run_tool(
+    program: &Path,
+    reads: &[PathBuf],
+    args: &[String],
+    output: &Path,
+) -> Result<(Outcome, String)> {
+    let out_dir = output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| PathBuf::from("."));
+    let mut spec = Spec::toolchain(program, args.to_vec(), vec![out_dir.clone()])
+        .reading(reads.iter().cloned().chain(installation(program)));
+    spec.timeout = Duration::from_secs(600);
+    // gcc looks for `-include` files in its working directory first: run
+    // it where only its own output is, never where pqbench was started (a
+    // stray api.h there would be force-included).
+    spec.cwd = Some(out_dir);
+    let out = sandbox::run(&spec)?;
+    Ok((
+        out.outcome,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    ))
 }
 
 /// Where a compiler keeps its own programs, libraries and headers, as it

@@ -339,6 +339,27 @@ fn an_executor_value_that_would_be_an_option_is_refused_before_anything_runs() {
 }
 
 #[test]
+fn an_assembler_naming_no_program_is_refused_at_its_line() {
+    let p = project(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nsystems = [\"x86_9\"]\n",
+    );
+    p.write(
+        "campaigns/systems.toml",
+        "[[system]]\nid = \"x86_9\"\narch = \"x86_64\"\n\n[system.toolchain]\nassembler = []\n",
+    );
+    let run = p.pqbench(&["run", "c"]);
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stderr.contains("toolchain.assembler names no program")
+            && run.stderr.contains("systems.toml:6"),
+        "{}",
+        run.stderr
+    );
+    assert!(!p.path().join("output/c").exists());
+}
+
+#[test]
 fn too_many_jobs_and_a_cpu_this_host_lacks_are_refused_with_their_range() {
     let p = project(
         GOOD_ALG,

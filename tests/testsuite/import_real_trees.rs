@@ -123,6 +123,63 @@ fn avx2_code_with_assembly_and_link_only_keccak4x_passes_its_kat_unedited() {
     }
 }
 
+/// PQClean's AArch64 SPHINCS+-shake keeps its 2-way Keccak as assembly in
+/// the syntax of Apple's assembler (`ld1.2d`, `eor3.16b`), which GNU as
+/// rejects. On the emulated AArch64 system, whose registry entry has clang
+/// assemble plain `.s` files, the unedited draft builds and passes the
+/// published digest, and the run records which assembler did it.
+#[test]
+fn aarch64_assembly_in_apples_syntax_passes_on_the_emulated_system_unedited() {
+    let Some(tree) = pqclean() else { return };
+    if !skip::tools_or_skip(
+        &["aarch64-linux-gnu-gcc", "qemu-aarch64", "clang"],
+        "apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user clang",
+    ) {
+        return;
+    }
+    let scheme = tree.join("crypto_sign/sphincs-shake-128f-simple");
+    assert!(scheme.join("aarch64/f1600x2.s").is_file());
+    let p = TestProject::bare();
+    p.pqbench(&["import", scheme.to_str().unwrap()]).expect(0);
+    p.write(
+        "campaigns/systems.toml",
+        &std::fs::read_to_string(common::repo().join("campaigns/systems.toml")).unwrap(),
+    );
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"sphincs-shake-128f-simple\"]\nsystems = [\"local\", \"arm_qemu\"]\nstages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    let out = p.pqbench(&["run", "t", "--system", "arm_qemu"]).expect(0);
+    let build = p.json("output/t/arm_qemu/build.json");
+    let status = |label: &str| {
+        build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .map(|i| i["kat_status"].as_str().unwrap().to_string())
+    };
+    let aarch64 = "SPHINCS+-shake-128f-simple.aarch64";
+    assert_eq!(
+        status(aarch64).as_deref(),
+        Some("PASS"),
+        "{}{build:#}",
+        out.stdout
+    );
+    assert_eq!(
+        status("SPHINCS+-shake-128f-simple").as_deref(),
+        Some("PASS")
+    );
+    let campaign = p.json("output/t/arm_qemu/campaign.json");
+    let assembler = &campaign["compiler"]["assembler"];
+    assert_eq!(assembler["command"][0], "clang", "{campaign:#}");
+    assert!(assembler["version"].as_str().unwrap().contains("clang"));
+    // The local system names no assembler and records none.
+    p.pqbench(&["run", "t", "--system", "local"]);
+    let local = p.json("output/t/local/campaign.json");
+    assert!(local["compiler"].get("assembler").is_none(), "{local:#}");
+}
+
 /// Falcon (floating-point code, an AVX2 variant) and ML-DSA (whose api.h
 /// maps the classic signature API onto its `_ctx` functions with function-
 /// like macros): every x86-64 instance of
