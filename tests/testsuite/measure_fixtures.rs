@@ -17,6 +17,13 @@ const KIB: u64 = 1024;
 fn assert_complete(r: &OperationRecord, trials: u32) {
     let what = format!("{}/{} {}", r.algorithm, r.label, r.op);
     assert_eq!(r.status, "ok", "{what}: {:?}", r.detail);
+    assert_figures_complete(r, trials);
+}
+
+/// What `assert_complete` checks beside the status: the plan, the trials,
+/// their samples and the statistics.
+fn assert_figures_complete(r: &OperationRecord, trials: u32) {
+    let what = format!("{}/{} {}", r.algorithm, r.label, r.op);
     assert_eq!(r.kat_status, "NOKAT", "{what}");
     assert_eq!(r.known_issues, ["fixture without reference KAT"], "{what}");
     let plan = r.plan.as_ref().expect("plan");
@@ -263,9 +270,19 @@ fn per_operation_budget_bounds_the_trials() {
     );
 
     // The cheap operations want 100 calls a trial, well within the budget.
+    // Their CPU witness needs sets long enough for a call of a few tenths
+    // of a microsecond to outweigh milliseconds of set-up, which a budget
+    // this tight may not allow on a loaded host: then `unwitnessed`, with
+    // its figures kept, is the documented outcome.
     for op in ["keygen", "verify"] {
         let r = op_record(&p, "t", "fix-92", "SLOW", op);
-        assert_complete(&r, 5);
+        if r.status == "unwitnessed" {
+            let detail = r.detail.as_deref().unwrap_or_default();
+            assert!(detail.starts_with("⚠ unwitnessed after "), "{op}: {detail}");
+            assert_figures_complete(&r, 5);
+        } else {
+            assert_complete(&r, 5);
+        }
         let plan = r.plan.as_ref().unwrap();
         assert_eq!((plan.iterations, plan.budget_limited), (100, false), "{op}");
     }
