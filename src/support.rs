@@ -30,7 +30,9 @@ support_files!(
     "ctr_drbg.c",
     "drbg_tool.c",
     "adapter_ngcc.c",
+    "adapter_nist.h",
     "adapter_nist.c",
+    "adapter_nist_api.c",
     "kat_runner.c",
     "counter.h",
     "counter.c",
@@ -95,6 +97,7 @@ impl Part {
             Part::Adapters => &[
                 "adapter_ngcc.c",
                 "adapter_nist.c",
+                "adapter_nist_api.c",
                 "adapter_kex_passes.c",
                 "iccs_crypthash.c",
                 "aes256.c",

@@ -46,7 +46,7 @@ impl KindDef for Sign {
     fn adapter_defines(&self, input: &AdapterInput) -> Vec<String> {
         let mut d = vec!["-DPQB_KIND_IS_SIGN".to_string()];
         if input.sign_context {
-            // adapter_nist.c: the context forms, called with the empty
+            // adapter_nist_api.c: the context forms, called with the empty
             // context.
             d.push("-DPQB_SIGN_CONTEXT".into());
         }

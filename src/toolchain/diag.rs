@@ -206,8 +206,10 @@ fn context(lines: &[&str], at: usize) -> (usize, usize) {
             break;
         }
     }
+    // A macro's expansion notes come three lines each, from the macro's
+    // definition out to the line that used it: keep a chain of four.
     let mut to = at + 1;
-    while to < lines.len() && to < at + 6 && (is_snippet(lines[to]) || lines[to].contains("note:"))
+    while to < lines.len() && to < at + 14 && (is_snippet(lines[to]) || lines[to].contains("note:"))
     {
         to += 1;
     }

@@ -14,7 +14,7 @@ use super::deps::{self, Deps, Unit};
 use super::Compiler;
 use crate::cache::Cache;
 use crate::fsutil;
-use crate::plan::{ApiFamily, Binding, FlagProfile, Instance, KatRng, LengthType};
+use crate::plan::{Binding, FlagProfile, Instance, KatRng, LengthType};
 
 /// What building needs: the compiler, the support code, the cache, and the
 /// project root (stripped from logs, which are published).
@@ -162,11 +162,7 @@ pub(crate) fn units(
             submission: true,
         })
         .collect();
-    units.push(Unit {
-        source: support_dir.join(adapter_file(inst.api)),
-        args: adapter_args(support_dir, inst, &args),
-        submission: false,
-    });
+    units.extend(adapter_units(support_dir, inst, profile, arch, &args));
     // A KEX's pass functions are looked up by name (weak references, in a
     // unit that sees none of the submission's prototypes); an ICCS baseline
     // instance gets pqbench's CryptHash over the helper it measures.
@@ -330,23 +326,35 @@ fn feature_args(features: &[String], arch: &str) -> Vec<String> {
     features.iter().map(|f| format!("-m{f}")).collect()
 }
 
-fn adapter_file(api: ApiFamily) -> &'static str {
-    match api {
-        ApiFamily::Ngcc => "adapter_ngcc.c",
-        ApiFamily::Nist => "adapter_nist.c",
-    }
-}
-
-fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<String> {
-    let mut a = base.to_vec();
-    a.push(format!("-I{}", support_dir.display()));
-    a.extend(super::kinds::adapter_defines(inst));
-    a.push(format!("-DPQB_LABEL=\"{}\"", inst.label));
+/// pqbench's adapter for the instance's API. The NIST one comes in two
+/// halves (`adapter_nist.h`): the one that calls the API, compiled with the
+/// instance's arguments and header, and the rest, compiled with the flag
+/// profile, the CPU features and the adapter's own options only, so that
+/// every instance of one kind, API options and flag set shares one object
+/// of it (a cold build of many instances compiles it once).
+fn adapter_units(
+    support_dir: &Path,
+    inst: &Instance,
+    profile: &FlagProfile,
+    arch: &str,
+    args: &[String],
+) -> Vec<Unit> {
+    let unit = |file: &str, args: Vec<String>| Unit {
+        source: support_dir.join(file),
+        args,
+        submission: false,
+    };
+    let mut own = vec![format!("-I{}", support_dir.display())];
+    own.extend(super::kinds::adapter_defines(inst));
     match &inst.binding {
         Binding::Ngcc { headers } => {
+            let mut a = args.to_vec();
+            a.extend(own);
+            a.push(format!("-DPQB_LABEL=\"{}\"", inst.label));
             for h in headers {
                 a.extend(["-include".into(), h.clone()]);
             }
+            vec![unit("adapter_ngcc.c", a)]
         }
         Binding::Nist {
             header,
@@ -357,27 +365,35 @@ fn adapter_args(support_dir: &Path, inst: &Instance, base: &[String]) -> Vec<Str
             rng_init,
             ..
         } => {
-            a.extend(["-include".into(), header.clone()]);
-            a.push(format!("-DPQB_NS={namespace}"));
-            a.push(format!("-DPQB_RANDOMBYTES={randombytes}"));
+            // The adapter is ours: hold it to no submission's warning level.
+            own.push("-Wno-pedantic".into());
+            let mut api = args.to_vec();
+            api.extend(own.iter().cloned());
+            api.extend(["-include".into(), header.clone()]);
+            api.push(format!("-DPQB_NS={namespace}"));
             if *lengths == LengthType::SizeT {
-                a.push("-DPQB_LEN_SIZE_T".into());
+                api.push("-DPQB_LEN_SIZE_T".into());
             }
+            let mut rest = profile.cflags.clone();
+            rest.extend(feature_args(&inst.cpu_features, arch));
+            rest.extend(own);
+            rest.push(format!("-DPQB_RANDOMBYTES={randombytes}"));
             if *kat_rng == KatRng::Submission {
-                a.push("-DPQB_SUBMISSION_RNG".into());
+                rest.push("-DPQB_SUBMISSION_RNG".into());
                 if let Some(init) = rng_init {
-                    a.push(format!("-DPQB_RANDOMBYTES_INIT={}", init.symbol));
-                    a.push(format!(
+                    rest.push(format!("-DPQB_RANDOMBYTES_INIT={}", init.symbol));
+                    rest.push(format!(
                         "-DPQB_INIT_ARGS_{}",
                         init.args.as_str().to_ascii_uppercase().replace('-', "_")
                     ));
                 }
             }
-            // The adapter is ours: hold it to no submission's warning level.
-            a.push("-Wno-pedantic".into());
+            vec![
+                unit("adapter_nist_api.c", api),
+                unit("adapter_nist.c", rest),
+            ]
         }
     }
-    a
 }
 
 /// Compiles one unit unless an object for exactly these inputs exists;

@@ -1,20 +1,13 @@
 /*
  * adapter_nist.c - turns a NIST PQC API submission into a pqb_entry table.
  *
- * Compiled by pqbench into every NIST-API instance library, together with
- * the submission's sources, aes256.c and ctr_drbg.c, with:
- *   -include <api header>        declares crypto_* and the CRYPTO_* macros
+ * The half of the NIST adapter that does not see the submission (see
+ * adapter_nist.h): it reaches the API through adapter_nist_api.c. Compiled
+ * by pqbench into every NIST-API instance library, together with that
+ * half, the submission's sources, aes256.c and ctr_drbg.c, with the flag
+ * profile's flags and the instance's CPU features only, and:
  *   -DPQB_KIND_IS_SIGN | -DPQB_KIND_IS_KEM
- *   -DPQB_NS=<prefix>            namespace of every symbol and macro; always
- *                                defined, possibly empty (-DPQB_NS=)
  *   -DPQB_RANDOMBYTES=<symbol>   the name the submission calls for randomness
- *   [-DPQB_LEN_SIZE_T]           the API's length pointers are size_t *
- *                                (default unsigned long long *)
- *   [-DPQB_SIGN_CONTEXT]         signatures only: crypto_sign and
- *                                crypto_sign_open take a context string
- *                                after the message (FIPS 204, FIPS 205:
- *                                ..., m, mlen, ctx, ctxlen, sk/pk); they are
- *                                called with the empty context
  *   [-DPQB_SUBMISSION_RNG]       the submission brings its own KAT RNG: no
  *                                randomness function is defined here; seed()
  *                                calls its init function
@@ -45,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "adapter_nist.h"
 #include "pqb_entry.h"
 
 #if defined(PQB_KIND_IS_SIGN) && defined(PQB_KIND_IS_KEM)
@@ -53,20 +47,9 @@
 #if !defined(PQB_KIND_IS_SIGN) && !defined(PQB_KIND_IS_KEM)
 #error "define one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
 #endif
-#ifndef PQB_NS
-#error "PQB_NS must be defined (it may be empty: -DPQB_NS=)"
-#endif
 #if !defined(PQB_SUBMISSION_RNG) && !defined(PQB_RANDOMBYTES)
 #error "PQB_RANDOMBYTES (the randomness symbol the submission calls) must be defined"
 #endif
-
-/* NS(crypto_sign) -> <PQB_NS>crypto_sign, then rescanned, so a namespaced
- * macro (NS(CRYPTO_BYTES)) expands to its value. With an empty PQB_NS the
- * plain name results. Note that the argument is macro-expanded before the
- * paste: if api.h maps a plain name with a macro, leave PQB_NS empty. */
-#define PQB_NSX(a, b) a##b
-#define PQB_NSY(a, b) PQB_NSX(a, b)
-#define NS(x) PQB_NSY(PQB_NS, x)
 
 #define PQB_STRX(x) #x
 #define PQB_STR(x) PQB_STRX(x)
@@ -74,12 +57,6 @@
 #define PQB_ASM_NAME(sym) PQB_STR(__USER_LABEL_PREFIX__) PQB_STR(sym)
 #else
 #define PQB_ASM_NAME(sym) PQB_STR(sym)
-#endif
-
-#ifdef PQB_LEN_SIZE_T
-typedef size_t pqb_nist_len;
-#else
-typedef unsigned long long pqb_nist_len;
 #endif
 
 /* Returned by verify() when crypto_sign_open wrote outside the adapter's
@@ -98,8 +75,10 @@ typedef unsigned long long pqb_nist_len;
 #endif
 
 /* The submission's KAT RNG. Declared under private C names bound to the
- * real symbols, so that a declaration in the included headers (whatever
- * its exact types) cannot conflict with these. The return values of init
+ * real symbols: the submission's own declarations may use other exact
+ * types, and must not conflict with these wherever both are seen (this
+ * half is also compiled with an api header force-included, in pqbench's
+ * tests). The return values of init
  * and randombytes are never read: callers declared void or int alike. */
 #if defined(PQB_INIT_ARGS_ENTROPY)
 extern void pqb_nist_submission_init(unsigned char *entropy_input)
@@ -163,8 +142,9 @@ static void pqb_nist_master_free(void *ctx)
 static pqb_ctr_drbg pqb_nist_drbg; /* all zero until seeded: still a valid state */
 
 /* The randomness function the submission calls, under the symbol name
- * PQB_RANDOMBYTES. The private C name keeps the included headers' own
- * declaration of that name (if any, whatever its types) from conflicting.
+ * PQB_RANDOMBYTES. The private C name keeps a declaration of that name by
+ * the submission (whatever its types) from conflicting, wherever both are
+ * seen.
  * The int return and 64-bit length are ABI-compatible on LP64 targets with
  * callers that declare it returning void or taking a size_t. */
 __attribute__((visibility("default")))
@@ -189,24 +169,17 @@ static int pqb_nist_seed(const unsigned char *seed, size_t seed_len)
 
 /* ---- operations ------------------------------------------------------- */
 
-#ifdef PQB_KIND_IS_SIGN
+/* The API's figures, read once (before the first operation: the entry
+ * table is built first). */
+static pqb_nist_figures pqb_nist_fig;
 
-/* The context-string forms get the empty context as KAT generators pass
- * it: NULL with length 0 (liboqs's OQS_SIG_sign, which its KAT test
- * calls, does exactly this). The context is signed with the message, so
- * any other context gives other signatures and KATs that match no
- * published file. */
-#ifdef PQB_SIGN_CONTEXT
-#define PQB_SIGN_CTX , NULL, 0
-#else
-#define PQB_SIGN_CTX
-#endif
+#ifdef PQB_KIND_IS_SIGN
 
 static int pqb_nist_keygen(unsigned char *pk, size_t *pk_len, unsigned char *sk, size_t *sk_len)
 {
-    int rc = NS(crypto_sign_keypair)(pk, sk);
-    *pk_len = (size_t)NS(CRYPTO_PUBLICKEYBYTES);
-    *sk_len = (size_t)NS(CRYPTO_SECRETKEYBYTES);
+    int rc = pqb_nist_api_keypair(pk, sk);
+    *pk_len = pqb_nist_fig.pk_bytes;
+    *sk_len = pqb_nist_fig.sk_bytes;
     return rc;
 }
 
@@ -214,11 +187,11 @@ static int pqb_nist_keygen(unsigned char *pk, size_t *pk_len, unsigned char *sk,
 static int pqb_nist_sign(unsigned char *out, size_t *out_len, const unsigned char *m, size_t mlen,
                          const unsigned char *sk, size_t sk_len)
 {
-    pqb_nist_len smlen = 0;
+    size_t smlen = 0;
     int rc;
     (void)sk_len;
-    rc = NS(crypto_sign)(out, &smlen, m, (pqb_nist_len)mlen PQB_SIGN_CTX, sk);
-    *out_len = (size_t)smlen;
+    rc = pqb_nist_api_sign(out, &smlen, m, mlen, sk);
+    *out_len = smlen;
     return rc;
 }
 
@@ -229,7 +202,7 @@ static int pqb_nist_verify(const unsigned char *out, size_t out_len, const unsig
 {
     unsigned char *scratch;
     unsigned char *msg;
-    pqb_nist_len opened_len = 0;
+    size_t opened_len = 0;
     size_t i;
     int rc;
     int guards_ok = 1;
@@ -241,15 +214,14 @@ static int pqb_nist_verify(const unsigned char *out, size_t out_len, const unsig
     memset(scratch, PQB_SCRATCH_FILL, out_len + 2 * PQB_SCRATCH_GUARD);
     msg = scratch + PQB_SCRATCH_GUARD;
 
-    rc = NS(crypto_sign_open)(msg, &opened_len, out, (pqb_nist_len)out_len PQB_SIGN_CTX, pk);
+    rc = pqb_nist_api_open(msg, &opened_len, out, out_len, pk);
 
     for (i = 0; i < PQB_SCRATCH_GUARD; i++)
         if (scratch[i] != PQB_SCRATCH_FILL || msg[out_len + i] != PQB_SCRATCH_FILL)
             guards_ok = 0;
-    if (!guards_ok || (unsigned long long)opened_len > (unsigned long long)out_len)
+    if (!guards_ok || opened_len > out_len)
         rc = PQB_VERIFY_SCRATCH_OVERFLOW;
-    else if (rc == 0 && ((unsigned long long)opened_len != (unsigned long long)mlen ||
-                         (mlen != 0 && memcmp(msg, m, mlen) != 0)))
+    else if (rc == 0 && (opened_len != mlen || (mlen != 0 && memcmp(msg, m, mlen) != 0)))
         rc = -1;
     free(scratch);
     return rc;
@@ -259,9 +231,9 @@ static int pqb_nist_verify(const unsigned char *out, size_t out_len, const unsig
 
 static int pqb_nist_keygen(unsigned char *pk, size_t *pk_len, unsigned char *sk, size_t *sk_len)
 {
-    int rc = NS(crypto_kem_keypair)(pk, sk);
-    *pk_len = (size_t)NS(CRYPTO_PUBLICKEYBYTES);
-    *sk_len = (size_t)NS(CRYPTO_SECRETKEYBYTES);
+    int rc = pqb_nist_api_keypair(pk, sk);
+    *pk_len = pqb_nist_fig.pk_bytes;
+    *sk_len = pqb_nist_fig.sk_bytes;
     return rc;
 }
 
@@ -270,9 +242,9 @@ static int pqb_nist_enc(unsigned char *ct, size_t *ct_len, unsigned char *ss, si
 {
     int rc;
     (void)pk_len;
-    rc = NS(crypto_kem_enc)(ct, ss, pk);
-    *ct_len = (size_t)NS(CRYPTO_CIPHERTEXTBYTES);
-    *ss_len = (size_t)NS(CRYPTO_BYTES);
+    rc = pqb_nist_api_enc(ct, ss, pk);
+    *ct_len = pqb_nist_fig.ct_bytes;
+    *ss_len = pqb_nist_fig.bytes;
     return rc;
 }
 
@@ -282,8 +254,8 @@ static int pqb_nist_dec(unsigned char *ss, size_t *ss_len, const unsigned char *
     int rc;
     (void)ct_len;
     (void)sk_len;
-    rc = NS(crypto_kem_dec)(ss, ct, sk);
-    *ss_len = (size_t)NS(CRYPTO_BYTES);
+    rc = pqb_nist_api_dec(ss, ct, sk);
+    *ss_len = pqb_nist_fig.bytes;
     return rc;
 }
 
@@ -299,11 +271,12 @@ const pqb_entry *pqb_entry_table(void)
 {
     if (!pqb_nist_table_ready) {
         pqb_entry *e = &pqb_nist_table;
+        pqb_nist_api_figures(&pqb_nist_fig);
         e->abi_version = PQB_ABI_VERSION;
         e->api = PQB_API_NIST;
-        e->algname = NS(CRYPTO_ALGNAME);
-        e->pk_bytes = (size_t)NS(CRYPTO_PUBLICKEYBYTES);
-        e->sk_bytes = (size_t)NS(CRYPTO_SECRETKEYBYTES);
+        e->algname = pqb_nist_fig.algname;
+        e->pk_bytes = pqb_nist_fig.pk_bytes;
+        e->sk_bytes = pqb_nist_fig.sk_bytes;
         e->seed = pqb_nist_seed;
         e->keygen = pqb_nist_keygen;
 #ifdef PQB_SUBMISSION_RNG
@@ -317,14 +290,14 @@ const pqb_entry *pqb_entry_table(void)
 #endif
 #ifdef PQB_KIND_IS_SIGN
         e->kind = PQB_KIND_SIGN;
-        e->sig_bytes = (size_t)NS(CRYPTO_BYTES);
+        e->sig_bytes = pqb_nist_fig.bytes;
         e->sig_attached = 1;
         e->sign = pqb_nist_sign;
         e->verify = pqb_nist_verify;
 #else
         e->kind = PQB_KIND_KEM;
-        e->ct_bytes = (size_t)NS(CRYPTO_CIPHERTEXTBYTES);
-        e->ss_bytes = (size_t)NS(CRYPTO_BYTES);
+        e->ct_bytes = pqb_nist_fig.ct_bytes;
+        e->ss_bytes = pqb_nist_fig.bytes;
         e->enc = pqb_nist_enc;
         e->dec = pqb_nist_dec;
 #endif
