@@ -162,6 +162,53 @@ fn an_undefined_symbol_of_the_trial_link_names_the_unit_and_the_symbol() {
     );
 }
 
+/// The same link failure in a run: the summary line, `build.json` and the
+/// algorithm page name the missing symbols, not `collect2`'s exit status.
+#[test]
+fn a_link_failure_names_its_symbols_in_the_run_build_json_and_the_page() {
+    let p = TestProject::demo();
+    let t = p.read("algorithms/sign-92.toml");
+    p.write(
+        "algorithms/sign-92.toml",
+        &t.replace(
+            "root = \"sign-92\"\n",
+            "root = \"sign-92\"\nsources = [\"sign.c\"]\n",
+        ),
+    );
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"sign-92\"]\nstages = [\"build\", \"kat\", \"render\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    let out = p.pqbench(&["run", "t"]).expect(1);
+    let missing = "undefined reference to `PQB_LARCH1_sha256_";
+    let line = out
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("FAIL sign-92/LARCH-1: KAT BUILDFAIL (link: "))
+        .unwrap_or_else(|| panic!("{}", out.stdout));
+    assert!(line.contains(missing), "{line}");
+    assert!(!line.contains("collect2"), "{line}");
+    let build = p.json("output/t/local/build.json");
+    let rec = build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["label"] == "LARCH-1")
+        .unwrap();
+    assert!(
+        rec["kat_detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(missing)),
+        "{rec:#}"
+    );
+    // The page escapes the backquote for Markdown.
+    let page = p.read("output/t/site/local/sign-92.md");
+    assert!(
+        page.contains("LARCH-1 BUILDFAIL: link: undefined reference to \\`PQB_LARCH1_sha256_"),
+        "{page}"
+    );
+}
+
 #[test]
 fn a_relative_toml_is_taken_from_a_relative_project_directory() {
     let p = TestProject::demo();
