@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 
-use super::capture;
+use super::version_line;
 use crate::records::toolchain::Assembler;
 
 /// Resolves the configured command. A program that is not installed is
@@ -27,12 +27,7 @@ pub(crate) fn detect(command: &[String]) -> Result<Assembler> {
             binary_sha256: String::new(),
         });
     };
-    let version = capture(&path, &["--version"])?
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_string();
+    let version = version_line(&path)?;
     Ok(Assembler {
         command: command.to_vec(),
         binary_sha256: crate::fsutil::sha256_file(&path)?,

@@ -50,12 +50,7 @@ impl Compiler {
                 "C compiler `{command}` not found on PATH (set CC or `compiler` in the campaign)"
             )
         })?;
-        let version = capture(&path, &["--version"])?
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .trim()
-            .to_string();
+        let version = version_line(&path)?;
         let target = capture(&path, &["-dumpmachine"])?.trim().to_string();
         let binary_sha256 = crate::fsutil::sha256_file(&path)?;
         Ok(Compiler {
@@ -291,6 +286,17 @@ fn include_dirs(text: &str) -> Vec<PathBuf> {
 pub(crate) fn tail(text: &str, n: usize) -> String {
     let lines: Vec<&str> = text.lines().collect();
     lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// The first line of a toolchain program's `--version`: its identity in
+/// records.
+fn version_line(path: &Path) -> Result<String> {
+    Ok(capture(path, &["--version"])?
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string())
 }
 
 fn capture(path: &Path, args: &[&str]) -> Result<String> {

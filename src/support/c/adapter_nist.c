@@ -41,12 +41,6 @@
 #include "adapter_nist.h"
 #include "pqb_entry.h"
 
-#if defined(PQB_KIND_IS_SIGN) && defined(PQB_KIND_IS_KEM)
-#error "define exactly one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
-#endif
-#if !defined(PQB_KIND_IS_SIGN) && !defined(PQB_KIND_IS_KEM)
-#error "define one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
-#endif
 #if !defined(PQB_SUBMISSION_RNG) && !defined(PQB_RANDOMBYTES)
 #error "PQB_RANDOMBYTES (the randomness symbol the submission calls) must be defined"
 #endif

@@ -18,6 +18,13 @@
 
 #include <stddef.h>
 
+#if defined(PQB_KIND_IS_SIGN) && defined(PQB_KIND_IS_KEM)
+#error "define exactly one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
+#endif
+#if !defined(PQB_KIND_IS_SIGN) && !defined(PQB_KIND_IS_KEM)
+#error "define one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
+#endif
+
 #define PQB_NIST_HIDDEN __attribute__((visibility("hidden")))
 
 /* The CRYPTO_* figures and CRYPTO_ALGNAME, as the api header gives them. */

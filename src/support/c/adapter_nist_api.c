@@ -18,12 +18,6 @@
  */
 #include "adapter_nist.h"
 
-#if defined(PQB_KIND_IS_SIGN) && defined(PQB_KIND_IS_KEM)
-#error "define exactly one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
-#endif
-#if !defined(PQB_KIND_IS_SIGN) && !defined(PQB_KIND_IS_KEM)
-#error "define one of PQB_KIND_IS_SIGN and PQB_KIND_IS_KEM"
-#endif
 #ifndef PQB_NS
 #error "PQB_NS must be defined (it may be empty: -DPQB_NS=)"
 #endif
