@@ -219,6 +219,10 @@ pub struct RawImplementation {
     /// implementation is skipped with that reason. Empty: portable.
     #[serde(default)]
     pub arch: Vec<String>,
+    /// The compiler flags of the implementation's own build (its Makefile
+    /// or CMake file), used by the campaign's `submitter` flag profile.
+    #[serde(default)]
+    pub submitter_cflags: Option<Vec<String>>,
     /// NIST namespace of this implementation's symbols and macros
     /// (overrides `[nist] namespace`; a parameter set's overrides both).
     #[serde(default)]

@@ -85,6 +85,7 @@ mod tests {
             binding: Binding::Ngcc { headers: vec![] },
             cpu_features: vec![],
             arch: vec![],
+            submitter_cflags: None,
             kat_records: 10,
             cmake: None,
             spec: Default::default(),

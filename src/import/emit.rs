@@ -61,6 +61,8 @@ pub(super) struct ImplDraft {
     /// Why it is drafted commented out (written for no architecture
     /// pqbench builds for), if it is.
     pub disabled: Option<String>,
+    /// The flags of its own build file, for the `submitter` profile.
+    pub submitter: Option<super::makeflags::SubmitterFlags>,
 }
 
 /// Where an implementation whose metadata (`source`) lists
@@ -248,6 +250,11 @@ fn implementation(imp: &ImplDraft) -> String {
         }
         if !imp.uses.is_empty() {
             o.push_str(&format!("uses = {}\n", list(&imp.uses)));
+        }
+        if let Some(s) = &imp.submitter {
+            comment(&mut o, std::slice::from_ref(&s.note));
+            todo(&mut o, &s.todos);
+            o.push_str(&format!("submitter-cflags = {}\n", list(&s.cflags)));
         }
     }
     o

@@ -16,6 +16,7 @@ mod folder;
 mod from_meta;
 pub(crate) mod katfiles;
 mod macros;
+mod makeflags;
 mod params;
 mod submission;
 pub(crate) mod symbols;

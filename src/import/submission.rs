@@ -682,6 +682,12 @@ fn impl_draft(imp: &Impl, rel: &dyn Fn(&Path) -> String) -> ImplDraft {
         d.notes
             .push("cpu-features guessed from the intrinsics the code uses".into());
     }
+    // One folder per parameter set: the first one's build file stands for
+    // all (the note names it).
+    d.submitter = super::makeflags::read(&imp.dir, "").or_else(|| {
+        let sub = first.path.strip_prefix(&imp.dir).ok()?;
+        super::makeflags::read(&first.path, &sub.display().to_string())
+    });
     if imp.folders.iter().any(|f| f.uses_neon()) {
         d.todos
             .push("this code uses ARM NEON (arm_neon.h): it builds only on aarch64".into());

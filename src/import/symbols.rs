@@ -185,6 +185,7 @@ mod tests {
             binding,
             cpu_features: Vec::new(),
             arch: Vec::new(),
+            submitter_cflags: None,
             kat_records: 0,
             cmake: None,
             spec: Default::default(),

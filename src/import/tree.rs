@@ -412,6 +412,7 @@ fn impl_draft(
         )),
     }
     cpu_features(f, &mut d);
+    d.submitter = super::makeflags::read(&f.dir, "");
     if let Some(common) = &cx.common {
         d.uses = common_uses(cx, common, f, &include_dirs, shared);
     }

@@ -182,9 +182,11 @@ fn instance_lock(
     let flags = entry
         .profile
         .as_ref()
-        .and_then(|p| cx.plan.flag_profiles.iter().find(|f| &f.name == p));
-    entry.cflags = flags.map(|f| f.cflags.clone()).unwrap_or_default();
-    entry.ldflags = flags.map(|f| f.ldflags.clone()).unwrap_or_default();
+        .and_then(|p| cx.plan.profile_for(inst, p));
+    if let Some(f) = flags {
+        entry.cflags = f.cflags;
+        entry.ldflags = f.ldflags;
+    }
     Ok(entry)
 }
 

@@ -354,6 +354,7 @@ impl Resolver<'_> {
             binding,
             cpu_features: x.imp.cpu_features.clone(),
             arch: x.imp.arch.clone(),
+            submitter_cflags: x.imp.submitter_cflags.clone(),
             kat_records,
             cmake: x.imp.cmake.as_ref().map(|c| CmakeSpec {
                 root: root.clone(),

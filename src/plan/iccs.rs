@@ -206,6 +206,7 @@ fn instance(project: &Project, parts: &ComponentParts, helper: &str, bits: u32) 
         },
         cpu_features: Vec::new(),
         arch: Vec::new(),
+        submitter_cflags: None,
         kat_records: 1,
         cmake: None,
         spec: KindSpec {

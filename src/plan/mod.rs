@@ -9,6 +9,7 @@ mod algorithm;
 mod component;
 mod deferral;
 pub(crate) mod exact;
+pub(crate) mod flags;
 pub(crate) mod iccs;
 pub(crate) mod kinds;
 pub(crate) mod names;
@@ -147,13 +148,51 @@ impl FlagProfile {
                 "-Wno-error",
             ],
             "harness-default" => &["-std=gnu11", "-O2", "-fPIC", "-D_GNU_SOURCE", "-w"],
+            // The library is shared, whatever the submission's build makes.
+            SUBMITTER => &["-fPIC"],
             _ => return None,
         };
         Some(FlagProfile {
             name: name.to_string(),
             cflags: cflags.iter().map(|s| s.to_string()).collect(),
             ldflags: Vec::new(),
+            submitter: name == SUBMITTER,
         })
+    }
+
+    /// This profile as `inst` is built with it: the submitter profile
+    /// gains the implementation's own flags, and does not apply to an
+    /// implementation that declares none.
+    pub(crate) fn for_instance(&self, inst: &Instance) -> Option<FlagProfile> {
+        if !self.submitter {
+            return Some(self.clone());
+        }
+        let own = inst.submitter_cflags.as_ref()?;
+        let mut p = self.clone();
+        p.cflags.extend(own.iter().cloned());
+        Some(p)
+    }
+}
+
+/// The built-in profile made of each implementation's own build flags.
+pub(crate) const SUBMITTER: &str = "submitter";
+
+impl Plan {
+    /// The campaign's flag profiles as `inst` is built with them, in order
+    /// of preference.
+    pub(crate) fn profiles_for(&self, inst: &Instance) -> Vec<FlagProfile> {
+        self.flag_profiles
+            .iter()
+            .filter_map(|p| p.for_instance(inst))
+            .collect()
+    }
+
+    /// The profile `name` as `inst` is built with it.
+    pub(crate) fn profile_for(&self, inst: &Instance, name: &str) -> Option<FlagProfile> {
+        self.flag_profiles
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.for_instance(inst))
     }
 }
 
@@ -319,6 +358,10 @@ pub struct Instance {
     /// Architectures the implementation is written for (empty: any).
     #[serde(default)]
     pub arch: Vec<String>,
+    /// The flags of the implementation's own build, for the `submitter`
+    /// profile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitter_cflags: Option<Vec<String>>,
     pub kat_records: u32,
     pub cmake: Option<CmakeSpec>,
     /// What a KEX or hash instance needs beyond its binding.

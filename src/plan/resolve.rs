@@ -103,6 +103,7 @@ pub fn resolve_with(
         super::sharing::reuse_from(project, &raw, campaign, system, &mut p);
     let (algorithms, instances) = selected_algorithms(project, &raw, &mut p);
     let deferred = super::deferral::deferred(&raw, &instances, &mut p);
+    unbuildable(&raw, &flag_profiles, &instances, &mut p);
 
     let output = project.output_dir();
     let output_dir = output.join(campaign).join(system);
@@ -431,6 +432,10 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
                 .help("name at least one profile"),
         );
     }
+    for (name, def) in &c.flag_profile_defs {
+        refused_flags(raw, name, "cflags", &def.cflags, p);
+        refused_flags(raw, name, "ldflags", &def.ldflags, p);
+    }
     c.flag_profiles
         .iter()
         .filter_map(|name| {
@@ -442,6 +447,7 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
                     name: n.clone(),
                     cflags: d.cflags.clone(),
                     ldflags: d.ldflags.clone(),
+                    submitter: false,
                 })
                 .or_else(|| FlagProfile::builtin(n));
             // Profile names are shown in records and page tables.
@@ -453,12 +459,69 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
             } else if found.is_none() {
                 p.push(
                     raw.error_at(name, format!("unknown flag profile `{n}`"))
-                        .help("use `guide` or `harness-default`, or define it under [flag-profile.<name>]"),
+                        .help("use `guide`, `harness-default` or `submitter`, or define it under [flag-profile.<name>]"),
                 );
             }
             found
         })
         .collect()
+}
+
+/// An instance none of the campaign's profiles applies to (the submitter
+/// profile alone, for an implementation that declares no flags of its
+/// own) is an error at `flag-profiles`, naming the implementations.
+fn unbuildable(
+    raw: &Loaded<RawCampaign>,
+    profiles: &[FlagProfile],
+    instances: &[Instance],
+    p: &mut Problems,
+) {
+    if profiles.is_empty() || profiles.iter().any(|f| !f.submitter) {
+        return;
+    }
+    let without: BTreeSet<String> = instances
+        .iter()
+        .filter(|i| i.submitter_cflags.is_none())
+        .map(|i| format!("{}/{}", i.algorithm, i.implementation))
+        .collect();
+    if without.is_empty() {
+        return;
+    }
+    p.push(
+        raw.error_at_value(
+            &[Step::Key("flag-profiles")],
+            format!(
+                "`submitter` is the only flag profile, and these implementations declare no `submitter-cflags`: {}",
+                without.into_iter().collect::<Vec<_>>().join(", ")
+            ),
+        )
+        .help("add a profile after it (e.g. \"guide\"), or give each implementation its build's flags as `submitter-cflags`"),
+    );
+}
+
+/// A `[flag-profile.<name>]` flag that would escape the build is an
+/// error at its place in the list.
+fn refused_flags(
+    raw: &Loaded<RawCampaign>,
+    name: &str,
+    key: &'static str,
+    flags: &[String],
+    p: &mut Problems,
+) {
+    for (n, flag) in flags.iter().enumerate() {
+        if let Some(why) = super::flags::refused(flag) {
+            let at = [
+                Step::Key("flag-profile"),
+                Step::Key(name),
+                Step::Key(key),
+                Step::Index(n),
+            ];
+            p.push(
+                raw.error_at_value(&at, format!("flag `{flag}` is refused: it {why}"))
+                    .help("a profile holds code-generation and warning flags only; pqbench chooses every file the compiler reads and writes"),
+            );
+        }
+    }
 }
 
 /// The measurement plan: each value's range is checked when it is read;

@@ -203,6 +203,7 @@ impl Resolver<'_> {
             }
             self.cpu_features(i, &imp.cpu_features);
             self.archs(i, &imp.arch);
+            self.submitter_cflags(i, imp.submitter_cflags.as_deref().unwrap_or_default());
             self.define_names(&imp.defines, &[Step::Key("implementation"), Step::Index(i)]);
             if let Some(ns) = &imp.namespace {
                 self.implementation_namespace(i, ns);
@@ -225,6 +226,26 @@ impl Resolver<'_> {
                     self.raw
                         .error_at_value(&at, format!("CPU feature `{f}` is not a feature name"))
                         .help("write features as gcc's -m options name them: avx2, bmi2, aes, ..."),
+                );
+            }
+        }
+    }
+
+    /// The submitter's own flags of implementation `i`: a submission's
+    /// build file may hold flags that escape the build.
+    fn submitter_cflags(&mut self, i: usize, flags: &[String]) {
+        for (n, flag) in flags.iter().enumerate() {
+            if let Some(why) = super::flags::refused(flag) {
+                let at = [
+                    Step::Key("implementation"),
+                    Step::Index(i),
+                    Step::Key("submitter-cflags"),
+                    Step::Index(n),
+                ];
+                self.p.push(
+                    self.raw
+                        .error_at_value(&at, format!("flag `{flag}` is refused: it {why}"))
+                        .help("remove it: the submitter profile holds code-generation and warning flags only"),
                 );
             }
         }

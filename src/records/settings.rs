@@ -46,6 +46,10 @@ pub struct FlagProfile {
     pub name: String,
     pub cflags: Vec<String>,
     pub ldflags: Vec<String>,
+    /// The `submitter` profile: `cflags` is pqbench's part, each
+    /// implementation's own `submitter-cflags` follow it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub submitter: bool,
 }
 
 /// The title of the ICCS placeholder hash functions' class in the default

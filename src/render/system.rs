@@ -489,7 +489,16 @@ fn flag_rows(ds: &Dataset) -> Vec<FlagRow> {
         .iter()
         .map(|p| FlagRow {
             name: p.name.clone(),
-            cflags: p.cflags.join(" "),
+            // Each implementation's own flags follow, as its TOML gives
+            // them (and each instance's lock entry records the whole line).
+            cflags: if p.submitter {
+                format!(
+                    "{} + the implementation's submitter-cflags",
+                    p.cflags.join(" ")
+                )
+            } else {
+                p.cflags.join(" ")
+            },
             ldflags: p.ldflags.join(" "),
         })
         .collect()

@@ -216,13 +216,10 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
     let inst = job.inst;
     let kat = job.prior.get::<KatStage>().context("no KAT result")?;
     let name = &kat.final_attempt().profile;
-    let base = cx
+    let mut fp = cx
         .plan
-        .flag_profiles
-        .iter()
-        .find(|p| &p.name == name)
+        .profile_for(inst, name)
         .with_context(|| format!("flag profile {name} not in the plan"))?;
-    let mut fp = base.clone();
     fp.name = format!("{name}+g");
     fp.cflags.push("-g".into());
     // Line tables must survive the link.

@@ -67,7 +67,10 @@ impl Stage for ProfileLinkStage {
         let profile_name = &kat.context("no KAT result")?.final_attempt().profile;
         let build = job.prior.get::<BuildStage>().context("no build result")?;
         let env = cx.build_env()?;
-        let fp = flag_profile(cx.plan, profile_name)?;
+        let fp = cx
+            .plan
+            .profile_for(inst, profile_name)
+            .with_context(|| format!("flag profile {profile_name} not in the plan"))?;
         let objects = match build.attempts.iter().find(|a| &a.profile == profile_name) {
             Some(a) if !a.objects.is_empty() => a.objects.clone(),
             _ => {
@@ -119,14 +122,6 @@ impl Stage for ProfileLinkStage {
     fn artifacts(&self, out: &ProfileLink) -> Vec<String> {
         out.library_sha256.iter().cloned().collect()
     }
-}
-
-fn flag_profile(plan: &crate::plan::Plan, name: &str) -> Result<FlagProfile> {
-    plan.flag_profiles
-        .iter()
-        .find(|p| p.name == name)
-        .cloned()
-        .with_context(|| format!("flag profile {name} not in the plan"))
 }
 
 /// The configured wraps whose symbol one of the linked objects defines:

@@ -470,3 +470,50 @@ fn merge_refuses_an_oversized_file_before_reading_it() {
     );
     assert!(!p.path().join("output/c/local").exists());
 }
+
+#[test]
+fn a_flag_that_escapes_the_build_is_refused_at_its_line_in_a_campaign_profile() {
+    let p = project(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nflag-profiles = [\"mine\"]\n\n[flag-profile.mine]\ncflags = [\"-O2\",\n  \"-fplugin=/tmp/evil.so\"]\nldflags = [\"-Wl,-Map=/tmp/out.map\"]\n",
+    );
+    let err = error_of(&p);
+    assert!(
+        err.contains(
+            "flag `-fplugin=/tmp/evil.so` is refused: it loads a plugin into the compiler"
+        ) && err.contains("c.toml:6"),
+        "{err}"
+    );
+    assert!(
+        err.contains("flag `-Wl,-Map=/tmp/out.map` is refused") && err.contains("c.toml:7"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_refused_submitter_flag_and_a_submitter_only_campaign_without_flags_are_named() {
+    let alg = GOOD_ALG.replace(
+        "root = \"sign-1\"\n",
+        "root = \"sign-1\"\nsubmitter-cflags = [\"-O3\", \"-save-temps\"]\n",
+    );
+    let p = project(
+        &alg,
+        "algorithms = [\"sign-1\"]\nflag-profiles = [\"submitter\"]\n",
+    );
+    let err = error_of(&p);
+    assert!(
+        err.contains("flag `-save-temps` is refused: it writes intermediate files")
+            && err.contains("sign-1.toml:13:28"),
+        "{err}"
+    );
+    let p = project(
+        GOOD_ALG,
+        "algorithms = [\"sign-1\"]\nflag-profiles = [\"submitter\"]\n",
+    );
+    let err = error_of(&p);
+    assert!(
+        err.contains("`submitter` is the only flag profile, and these implementations declare no `submitter-cflags`: sign-1/reference")
+            && err.contains("c.toml:2"),
+        "{err}"
+    );
+}

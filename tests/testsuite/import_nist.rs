@@ -147,3 +147,103 @@ fn an_optimized_implementation_shares_the_package_kats() {
     assert!(out.stdout.contains("OK (4 instances"), "{}", out.stdout);
     assert!(!out.stdout.contains("warning"), "{}", out.stdout);
 }
+
+/// The package with a Makefile per parameter set whose `CFLAGS` hold code
+/// generation flags, warnings, an include path and a refused flag; the
+/// sources compile only with its `-funsigned-char`.
+fn package_with_makefiles(p: &TestProject) -> std::path::PathBuf {
+    let tree = p.path().join("package");
+    common::copy_tree(&fixture(), &tree);
+    for set in ["toy1", "toy2"] {
+        let dir = tree.join("Reference_Implementation").join(set);
+        std::fs::write(
+            dir.join("Makefile"),
+            "OPT = -O3 -fomit-frame-pointer\nCFLAGS = $(OPT) -Wall -I. \\\n  -funsigned-char -save-temps\n\nall:\n\t$(CC) $(CFLAGS) -c sign.c\n",
+        )
+        .unwrap();
+        let sign = dir.join("sign.c");
+        let mut text = std::fs::read_to_string(&sign).unwrap();
+        text.push_str("\n#ifndef __CHAR_UNSIGNED__\n#error \"built without the Makefile's -funsigned-char\"\n#endif\n");
+        std::fs::write(&sign, text).unwrap();
+    }
+    tree
+}
+
+#[test]
+fn the_makefile_flags_become_the_submitter_profile_and_a_refused_one_a_todo() {
+    let p = TestProject::bare();
+    let tree = package_with_makefiles(&p);
+    let out = p
+        .pqbench(&["import", tree.to_str().unwrap(), "--id", "toy"])
+        .expect(0);
+    let toml = p.path().join("algorithms/toy.toml");
+    let raw = pqbench::config::load::<RawAlgorithm>(&toml).unwrap().value;
+    assert_eq!(
+        raw.implementations[0].submitter_cflags.as_deref(),
+        Some(&["-O3", "-fomit-frame-pointer", "-funsigned-char"].map(String::from)[..]),
+        "{}",
+        p.read("algorithms/toy.toml")
+    );
+    let text = p.read("algorithms/toy.toml");
+    let todo = text
+        .lines()
+        .find(|l| l.contains("TODO") && l.contains("submitter-cflags"))
+        .unwrap_or_else(|| panic!("no TODO line for the refused flag:\n{text}\n{}", out.stdout));
+    assert!(
+        todo.contains("toy1/Makefile line 2") && todo.contains("`-save-temps`"),
+        "{todo}"
+    );
+
+    // Built under the submitter profile the sources compile and pass the
+    // shipped KATs, and the lock records each instance's whole flag line.
+    p.write(
+        "campaigns/sub.toml",
+        &common::quick_campaign(
+            &["toy"],
+            "stages = [\"build\", \"kat\"]\nflag-profiles = [\"submitter\"]",
+        ),
+    );
+    let run = p.pqbench(&["-q", "run", "sub"]);
+    let build = p.json("output/sub/local/build.json");
+    for i in build["instances"].as_array().unwrap() {
+        assert_eq!(i["kat_status"], "PASS", "{i}\n{}", run.stderr);
+        assert_eq!(i["profile"], "submitter", "{i}");
+    }
+    run.expect(0);
+    let runs = p.path().join("output/sub/local/runs");
+    let lock = std::fs::read_dir(runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("lock.json"))
+        .find(|l| l.is_file())
+        .unwrap();
+    let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(lock).unwrap()).unwrap();
+    for i in lock["instances"].as_array().unwrap() {
+        assert_eq!(
+            i["cflags"],
+            serde_json::json!(["-fPIC", "-O3", "-fomit-frame-pointer", "-funsigned-char"]),
+            "{i}"
+        );
+    }
+
+    // Under the guide's flags alone the same sources do not build.
+    p.write(
+        "campaigns/guide.toml",
+        &common::quick_campaign(
+            &["toy"],
+            "stages = [\"build\", \"kat\"]\nflag-profiles = [\"guide\"]",
+        ),
+    );
+    let run = p.pqbench(&["-q", "run", "guide"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("built without the Makefile's -funsigned-char")
+            || run
+                .stderr
+                .contains("built without the Makefile's -funsigned-char"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+}
