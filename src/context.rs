@@ -45,6 +45,42 @@ pub struct Cx<'a> {
 }
 
 impl<'a> Cx<'a> {
+    /// The campaign's flag profiles as `inst` is built with them here: the
+    /// implementation's own flags in the submitter profile, and
+    /// `-march=native` as the build host resolves it.
+    pub(crate) fn profiles_for(
+        &self,
+        inst: &crate::plan::Instance,
+    ) -> Vec<crate::plan::FlagProfile> {
+        let mut profiles = self.plan.profiles_for(inst);
+        for p in &mut profiles {
+            self.resolve_native(p);
+        }
+        profiles
+    }
+
+    /// The profile `name` as `inst` is built with it here.
+    pub(crate) fn profile_for(
+        &self,
+        inst: &crate::plan::Instance,
+        name: &str,
+    ) -> Option<crate::plan::FlagProfile> {
+        let mut p = self.plan.profile_for(inst, name)?;
+        self.resolve_native(&mut p);
+        Some(p)
+    }
+
+    fn resolve_native(&self, p: &mut crate::plan::FlagProfile) {
+        if let Some(native) = self
+            .compiler
+            .native_flags
+            .as_ref()
+            .filter(|n| !n.is_empty())
+        {
+            p.cflags = crate::toolchain::native::substitute(&p.cflags, native);
+        }
+    }
+
     pub fn new(plan: &'a Plan, compiler: Compiler, remeasure: bool, quiet: bool) -> Cx<'a> {
         Cx {
             plan,

@@ -179,10 +179,7 @@ fn instance_lock(
         stages,
     };
     registry.lock_entry(cx, inst, r, &mut entry)?;
-    let flags = entry
-        .profile
-        .as_ref()
-        .and_then(|p| cx.plan.profile_for(inst, p));
+    let flags = entry.profile.as_ref().and_then(|p| cx.profile_for(inst, p));
     if let Some(f) = flags {
         entry.cflags = f.cflags;
         entry.ldflags = f.ldflags;

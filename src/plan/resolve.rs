@@ -459,7 +459,7 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
             } else if found.is_none() {
                 p.push(
                     raw.error_at(name, format!("unknown flag profile `{n}`"))
-                        .help("use `guide`, `harness-default` or `submitter`, or define it under [flag-profile.<name>]"),
+                        .help("use `guide`, `harness-default`, `o3-native` or `submitter`, or define it under [flag-profile.<name>]"),
                 );
             }
             found

@@ -22,6 +22,12 @@ pub struct Compiler {
     /// compiler's stead, when the system names one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assembler: Option<Assembler>,
+    /// What `-march=native` stood for on the build host, when a flag
+    /// profile names it: the flags built in its stead. Empty when the
+    /// compiler could not tell (a cross compiler): the flag then stays and
+    /// the compiler's error is the build's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native_flags: Option<Vec<String>>,
 }
 
 /// What identifies a system's assembler (`toolchain.assembler`): a

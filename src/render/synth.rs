@@ -227,6 +227,7 @@ impl Synth {
             binary_sha256: "0".repeat(64),
             target: "x86_64-linux-gnu".into(),
             assembler: None,
+            native_flags: None,
         };
         let guide = crate::plan::FlagProfile::builtin("guide").expect("built-in profile");
         let campaign_record = CampaignRecord {

@@ -447,8 +447,19 @@ fn build_bullets(c: &CampaignRecord) -> Vec<String> {
             a.version
         )
     });
+    let native = match c.compiler.native_flags.as_deref() {
+        None => String::new(),
+        Some([]) => {
+            " `-march=native` could not be resolved by this compiler and was passed as written."
+                .into()
+        }
+        Some(flags) => format!(
+            " `-march=native` was built as what it stands for on the build host: `{}`.",
+            flags.join(" ")
+        ),
+    };
     vec![
-        format!("Compiler: {} (target {}); build tool: {}.{assembler}", c.compiler.version, c.compiler.target, c.build_tool),
+        format!("Compiler: {} (target {}); build tool: {}.{assembler}{native}", c.compiler.version, c.compiler.target, c.build_tool),
         format!("Flag profiles, in order of preference: {}. An instance that does not build or pass its KAT under one profile is retried under the next.", c.flag_profiles.join(", ")),
         format!("Every library reproduces its known-answer tests before it is timed (digests in each algorithm's KAT manifest); KAT timeout {} per instance.", format::duration(c.kat_timeout_seconds)),
         "Statuses: PASS, MISMATCH, NOKAT, CRYPTOFAIL, OVERFLOW, LOADFAIL, TIMEOUT, CRASH. A known issue in the algorithm's TOML decides whether a failing instance is still timed (marked ⚠ with its cause) or excluded.".into(),

@@ -34,7 +34,7 @@ impl Stage for BuildStage {
     fn run(&self, job: &Job) -> Result<BuildOutput> {
         let env = job.cx.build_env()?;
         let mut attempts = Vec::new();
-        for profile in &job.cx.plan.profiles_for(job.inst) {
+        for profile in &job.cx.profiles_for(job.inst) {
             let a = build_profile(&env, job.inst, profile)?;
             let done = a.ok || a.skipped.is_some();
             attempts.push(a);
@@ -143,7 +143,7 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         support,
         cx.cache.dir(),
     );
-    let profiles = cx.plan.profiles_for(inst);
+    let profiles = cx.profiles_for(inst);
     for (i, profile) in profiles.iter().enumerate() {
         for unit in units(inst, profile, support, target_arch(&cx.compiler)) {
             // The first profile is the one built: in a run, a unit of it

@@ -217,7 +217,6 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
     let kat = job.prior.get::<KatStage>().context("no KAT result")?;
     let name = &kat.final_attempt().profile;
     let mut fp = cx
-        .plan
         .profile_for(inst, name)
         .with_context(|| format!("flag profile {name} not in the plan"))?;
     fp.name = format!("{name}+g");

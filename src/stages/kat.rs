@@ -79,7 +79,7 @@ impl Stage for KatStage {
         let (cx, inst) = (job.cx, job.inst);
         let build = job.prior.get::<BuildStage>().context("no build result")?;
         let mut attempts = Vec::new();
-        for (i, profile) in cx.plan.profiles_for(inst).iter().enumerate() {
+        for (i, profile) in cx.profiles_for(inst).iter().enumerate() {
             let built = match build.attempts.iter().find(|a| a.profile == profile.name) {
                 Some(a) => a.clone(),
                 None if i == 0 => continue,

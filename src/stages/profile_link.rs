@@ -68,7 +68,6 @@ impl Stage for ProfileLinkStage {
         let build = job.prior.get::<BuildStage>().context("no build result")?;
         let env = cx.build_env()?;
         let fp = cx
-            .plan
             .profile_for(inst, profile_name)
             .with_context(|| format!("flag profile {profile_name} not in the plan"))?;
         let objects = match build.attempts.iter().find(|a| &a.profile == profile_name) {

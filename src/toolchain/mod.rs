@@ -8,6 +8,7 @@ pub(crate) mod deps;
 pub(crate) mod diag;
 pub(crate) mod kinds;
 pub(crate) mod library;
+pub(crate) mod native;
 
 pub(crate) use library::BuildEnv;
 
@@ -37,6 +38,9 @@ impl Compiler {
         if let Some(command) = &plan.system_spec.assembler {
             compiler.assembler = Some(assembler::detect(command)?);
         }
+        if native::wanted(plan.flag_profiles.iter().flat_map(|p| &p.cflags)) {
+            compiler.native_flags = Some(native::resolve(&compiler.path).unwrap_or_default());
+        }
         Ok(compiler)
     }
 
@@ -60,6 +64,7 @@ impl Compiler {
             binary_sha256,
             target,
             assembler: None,
+            native_flags: None,
         })
     }
 
@@ -72,6 +77,7 @@ impl Compiler {
             binary_sha256: "0".repeat(64),
             target: "none".into(),
             assembler: None,
+            native_flags: None,
         }
     }
 

@@ -18,6 +18,7 @@ mod analysis_profile_classes;
 mod analysis_survey_reach;
 mod architecture;
 mod build_cmake;
+mod build_flags;
 mod check_published;
 mod compare_doubling;
 mod config_errors;
