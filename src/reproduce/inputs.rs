@@ -76,6 +76,7 @@ pub(crate) fn differences(
                 _ => per_instance.push(format!("{key} {change}: {}", inst.key())),
             }
         }
+        per_instance.extend(own_flag_change(&cx, inst, old, &lock.plan["flag_profiles"]));
     }
     for ((group, change), names) in &files {
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -129,6 +130,32 @@ fn words(v: Option<&Value>) -> String {
         Some(v) => v.to_string(),
         None => "(none)".into(),
     }
+}
+
+/// An instance's own flags changed under a profile whose campaign flags did
+/// not: the implementation's `submitter-cflags`, or what `-march=native`
+/// stands for on this host.
+fn own_flag_change(
+    cx: &Cx,
+    inst: &crate::plan::Instance,
+    old: &InstanceLock,
+    old_profiles: &Value,
+) -> Option<String> {
+    let name = old.profile.as_ref()?;
+    let now = cx.profile_for(inst, name)?;
+    let campaign_same =
+        serde_json::from_value::<Vec<crate::plan::FlagProfile>>(old_profiles.clone())
+            .ok()?
+            .iter()
+            .any(|p| &p.name == name && cx.plan.flag_profiles.contains(p));
+    (campaign_same && (now.cflags != old.cflags || now.ldflags != old.ldflags)).then(|| {
+        format!(
+            "flags changed: {}: {} → {}",
+            inst.key(),
+            old.cflags.join(" "),
+            now.cflags.join(" ")
+        )
+    })
 }
 
 /// `flags changed: guide: -O2 → -O3` per profile whose flags differ.

@@ -211,13 +211,14 @@ fn the_makefile_flags_become_the_submitter_profile_and_a_refused_one_a_todo() {
     }
     run.expect(0);
     let runs = p.path().join("output/sub/local/runs");
-    let lock = std::fs::read_dir(runs)
+    let lock_file = std::fs::read_dir(runs)
         .unwrap()
         .flatten()
         .map(|e| e.path().join("lock.json"))
         .find(|l| l.is_file())
         .unwrap();
-    let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(lock).unwrap()).unwrap();
+    let lock: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&lock_file).unwrap()).unwrap();
     for i in lock["instances"].as_array().unwrap() {
         assert_eq!(
             i["cflags"],
@@ -225,6 +226,22 @@ fn the_makefile_flags_become_the_submitter_profile_and_a_refused_one_a_todo() {
             "{i}"
         );
     }
+    // The implementation's flags are inputs: a changed one stops a
+    // reproduction before anything runs, naming the instance.
+    p.write(
+        "algorithms/toy.toml",
+        &text.replace("\"-O3\", \"-fomit", "\"-O2\", \"-fomit"),
+    );
+    let out = p.pqbench(&["reproduce", lock_file.to_str().unwrap()]);
+    assert_eq!(out.code, 2, "{}\n{}", out.stdout, out.stderr);
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        said.contains(
+            "flags changed: toy/TOY-1: -fPIC -O3 -fomit-frame-pointer -funsigned-char → -fPIC -O2"
+        ),
+        "{said}"
+    );
+    p.write("algorithms/toy.toml", &text);
 
     // Under the guide's flags alone the same sources do not build.
     p.write(
