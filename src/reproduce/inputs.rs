@@ -148,14 +148,16 @@ fn own_flag_change(
             .ok()?
             .iter()
             .any(|p| &p.name == name && cx.plan.flag_profiles.contains(p));
-    (campaign_same && (now.cflags != old.cflags || now.ldflags != old.ldflags)).then(|| {
-        format!(
-            "flags changed: {}: {} → {}",
-            inst.key(),
-            old.cflags.join(" "),
-            now.cflags.join(" ")
-        )
-    })
+    let diffs: Vec<String> = [
+        ("", &old.cflags, &now.cflags),
+        ("ldflags ", &old.ldflags, &now.ldflags),
+    ]
+    .into_iter()
+    .filter(|(_, a, b)| a != b)
+    .map(|(what, a, b)| format!("{what}{}", flag_diff(a, b)))
+    .collect();
+    (campaign_same && !diffs.is_empty())
+        .then(|| format!("flags changed: {}: {}", inst.key(), diffs.join("; ")))
 }
 
 /// `flags changed: guide: -O2 → -O3` per profile whose flags differ.
@@ -181,28 +183,31 @@ fn flag_changes(old: &Value, plan: &Plan) -> Result<Vec<String>> {
             ("", &o.cflags, &p.cflags),
             ("ldflags ", &o.ldflags, &p.ldflags),
         ] {
-            if a == b {
-                continue;
+            if a != b {
+                out.push(format!(
+                    "flags changed: {}: {what}{}",
+                    p.name,
+                    flag_diff(a, b)
+                ));
             }
-            let gone: Vec<&str> = a
-                .iter()
-                .filter(|f| !b.contains(f))
-                .map(|s| s.as_str())
-                .collect();
-            let new: Vec<&str> = b
-                .iter()
-                .filter(|f| !a.contains(f))
-                .map(|s| s.as_str())
-                .collect();
-            let text = if gone.is_empty() && new.is_empty() {
-                "order changed".to_string()
-            } else {
-                format!("{} → {}", or_none(&gone), or_none(&new))
-            };
-            out.push(format!("flags changed: {}: {what}{text}", p.name));
         }
     }
     Ok(out)
+}
+
+/// `-O2 → -O3`: the flags only `a` has, then those only `b` has.
+fn flag_diff(a: &[String], b: &[String]) -> String {
+    let only = |x: &[String], y: &[String]| -> Vec<String> {
+        x.iter().filter(|f| !y.contains(f)).cloned().collect()
+    };
+    let (gone, new) = (only(a, b), only(b, a));
+    if gone.is_empty() && new.is_empty() {
+        "order changed".to_string()
+    } else {
+        let gone: Vec<&str> = gone.iter().map(String::as_str).collect();
+        let new: Vec<&str> = new.iter().map(String::as_str).collect();
+        format!("{} → {}", or_none(&gone), or_none(&new))
+    }
 }
 
 fn or_none(v: &[&str]) -> String {

@@ -38,7 +38,14 @@ impl Compiler {
         if let Some(command) = &plan.system_spec.assembler {
             compiler.assembler = Some(assembler::detect(command)?);
         }
-        if native::wanted(plan.flag_profiles.iter().flat_map(|p| &p.cflags)) {
+        // The submitter profile's flags are each implementation's own.
+        let own = plan
+            .instances
+            .iter()
+            .filter(|_| plan.flag_profiles.iter().any(|p| p.submitter))
+            .filter_map(|i| i.submitter_cflags.as_ref())
+            .flatten();
+        if native::wanted(plan.flag_profiles.iter().flat_map(|p| &p.cflags).chain(own)) {
             compiler.native_flags = Some(native::resolve(&compiler.path).unwrap_or_default());
         }
         Ok(compiler)
