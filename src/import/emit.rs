@@ -131,6 +131,15 @@ impl Draft {
     }
 }
 
+/// A note as one comment line: text from a foreign tree (a file name, a
+/// build file's words) may hold a line break or another control character,
+/// which would end the comment and write TOML of its own.
+pub(super) fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
+}
+
 fn q(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
@@ -142,13 +151,13 @@ fn list(items: &[String]) -> String {
 
 fn comment(out: &mut String, lines: &[String]) {
     for l in lines {
-        out.push_str(&format!("# {l}\n"));
+        out.push_str(&format!("# {}\n", one_line(l)));
     }
 }
 
 fn todo(out: &mut String, lines: &[String]) {
     for l in lines {
-        out.push_str(&format!("# TODO: {l}\n"));
+        out.push_str(&format!("# TODO: {}\n", one_line(l)));
     }
 }
 
@@ -164,7 +173,7 @@ pub(super) fn render(d: &Draft) -> String {
     o.push_str("# description = \"...\"  # optional: one line shown on the algorithm's page\n");
     if !d.uses.is_empty() {
         if let Some(n) = &d.uses_note {
-            o.push_str(&format!("# {n}\n"));
+            comment(&mut o, std::slice::from_ref(n));
         }
         o.push_str(&format!("uses = {}\n", list(&d.uses)));
     }
@@ -180,7 +189,7 @@ pub(super) fn render(d: &Draft) -> String {
                 o.push_str(&format!("namespace = {}\n", q(ns)));
             }
             if let Some(note) = &n.randombytes_note {
-                o.push_str(&format!("# {note}\n"));
+                comment(&mut o, std::slice::from_ref(note));
             }
             o.push_str(&format!("randombytes = {}\n", q(&n.randombytes)));
             if let Some(l) = n.lengths {
@@ -195,7 +204,7 @@ pub(super) fn render(d: &Draft) -> String {
                 o.push_str(&format!("signature-api = {}\n", q(api.as_str())));
             }
             if let Some((init, args, note)) = &n.kat_rng {
-                o.push_str(&format!("# {note}\n"));
+                comment(&mut o, std::slice::from_ref(note));
                 o.push_str("kat-rng = \"submission\"\n");
                 o.push_str(&format!("randombytes-init = {}\n", q(init)));
                 o.push_str(&format!("randombytes-init-args = {}\n", q(args.as_str())));
@@ -321,6 +330,15 @@ pub(super) fn todo_lines(text: &str) -> usize {
 mod tests {
     use super::*;
     use crate::config::algorithm::RawAlgorithm;
+
+    #[test]
+    fn a_line_break_in_foreign_text_stays_inside_its_comment() {
+        let mut o = String::new();
+        comment(&mut o, &["a\n[evil]\r\nkey = 1".to_string()]);
+        todo(&mut o, &["b\nname = \"x\"".to_string()]);
+        assert_eq!(o.lines().count(), 2, "{o}");
+        assert!(o.lines().all(|l| l.starts_with('#')), "{o}");
+    }
 
     #[test]
     fn rendered_draft_parses_with_the_schema() {

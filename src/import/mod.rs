@@ -183,7 +183,9 @@ fn plan_metadata(
         )];
         lines.extend(m.manifest.iter().cloned());
         for c in &m.manifest_comments {
-            lines.push((String::new(), format!("# {c}")));
+            // Text from the metadata: one comment line, never a line of
+            // the manifest.
+            lines.push((String::new(), format!("# {}", emit::one_line(c))));
         }
         add_manifest(plan, &id, &lines, shown, opts.force);
     }
