@@ -261,9 +261,15 @@ fn implementation(imp: &ImplDraft) -> String {
             o.push_str(&format!("uses = {}\n", list(&imp.uses)));
         }
         if let Some(s) = &imp.submitter {
-            comment(&mut o, std::slice::from_ref(&s.note));
+            // No flags read: the TODO lines alone, no key that would build
+            // the submitter profile with `-fPIC` only.
+            if !s.cflags.is_empty() {
+                comment(&mut o, std::slice::from_ref(&s.note));
+            }
             todo(&mut o, &s.todos);
-            o.push_str(&format!("submitter-cflags = {}\n", list(&s.cflags)));
+            if !s.cflags.is_empty() {
+                o.push_str(&format!("submitter-cflags = {}\n", list(&s.cflags)));
+            }
         }
     }
     o

@@ -110,7 +110,25 @@ pub(super) fn from_cmake(file: &str, text: &str) -> Option<SubmitterFlags> {
     let mut words = Vec::new();
     let mut lines = Vec::new();
     let mut todos = Vec::new();
-    for (line_no, args) in cmake_commands(text) {
+    let commands = cmake_commands(text);
+    // Options of several targets (one file for a scheme's every
+    // implementation, as liboqs writes it) belong to none in particular.
+    let targets: std::collections::BTreeSet<String> = commands
+        .iter()
+        .filter(|(_, a)| {
+            a.first()
+                .is_some_and(|c| c.eq_ignore_ascii_case("target_compile_options"))
+        })
+        .filter_map(|(_, a)| a.get(1).cloned())
+        .collect();
+    if targets.len() > 1 {
+        let names: Vec<&str> = targets.iter().map(String::as_str).collect();
+        todos.push(format!(
+            "submitter-cflags: {file} sets compile options for several targets ({}): add those of the target this implementation builds",
+            names.join(", ")
+        ));
+    }
+    for (line_no, args) in commands {
         let (command, rest) = args.split_first()?;
         let flags: Vec<&String> = match command.to_ascii_lowercase().as_str() {
             "set" if rest.first().is_some_and(|v| v == "CMAKE_C_FLAGS") => {
@@ -118,7 +136,7 @@ pub(super) fn from_cmake(file: &str, text: &str) -> Option<SubmitterFlags> {
             }
             "add_compile_options" => rest.iter().collect(),
             // The target, then flags after any scope keyword.
-            "target_compile_options" => rest.iter().skip(1).collect(),
+            "target_compile_options" if targets.len() == 1 => rest.iter().skip(1).collect(),
             _ => continue,
         };
         lines.push(line_no.to_string());
@@ -139,7 +157,7 @@ pub(super) fn from_cmake(file: &str, text: &str) -> Option<SubmitterFlags> {
             }
         }
     }
-    if lines.is_empty() {
+    if lines.is_empty() && todos.is_empty() {
         return None;
     }
     Some(classify(
@@ -388,5 +406,17 @@ mod tests {
         assert_eq!(f.cflags, ["-O3", "-mavx2", "-fwrapv"]);
         assert!(f.note.contains("CMakeLists.txt line 2, 4"), "{}", f.note);
         assert_eq!(f.todos.len(), 1, "{:?}", f.todos);
+    }
+
+    #[test]
+    fn options_of_several_targets_belong_to_none() {
+        let cm = "target_compile_options(x_ref PUBLIC -DK=2)\ntarget_compile_options(x_avx2 PRIVATE -mavx2)\n";
+        let f = from_cmake("CMakeLists.txt", cm).unwrap();
+        assert!(f.cflags.is_empty(), "{:?}", f.cflags);
+        assert!(
+            f.todos[0].contains("several targets (x_avx2, x_ref)"),
+            "{:?}",
+            f.todos
+        );
     }
 }

@@ -32,14 +32,7 @@ fn o3_native_is_built_with_the_resolved_host_cpu_and_says_so() {
     }
     // The lock names the flags each library was built with: the CPU, not
     // `native`, so a cache shared with a host of another CPU misses.
-    let runs = p.path().join("output/native/local/runs");
-    let lock = std::fs::read_dir(runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("lock.json"))
-        .find(|l| l.is_file())
-        .unwrap();
-    let lock: serde_json::Value = serde_json::from_slice(&std::fs::read(lock).unwrap()).unwrap();
+    let (_, lock) = common::only_lock(&p.path().join("output/native/local"));
     for i in lock["instances"].as_array().unwrap() {
         let cflags: Vec<String> = serde_json::from_value(i["cflags"].clone()).unwrap();
         assert!(cflags.contains(&"-O3".to_string()), "{cflags:?}");

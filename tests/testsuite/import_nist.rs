@@ -218,15 +218,7 @@ fn the_makefile_flags_become_the_submitter_profile_and_a_refused_one_a_todo() {
         assert_eq!(i["profile"], "submitter", "{i}");
     }
     run.expect(0);
-    let runs = p.path().join("output/sub/local/runs");
-    let lock_file = std::fs::read_dir(runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path().join("lock.json"))
-        .find(|l| l.is_file())
-        .unwrap();
-    let lock: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&lock_file).unwrap()).unwrap();
+    let (lock_file, lock) = common::only_lock(&p.path().join("output/sub/local"));
     // `-march=native` is built as the CPU it stands for here.
     for i in lock["instances"].as_array().unwrap() {
         let cflags: Vec<String> = serde_json::from_value(i["cflags"].clone()).unwrap();

@@ -158,6 +158,19 @@ pub fn all_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The lock of the one run recorded under `<system dir>/runs`, and its
+/// path.
+pub fn only_lock(system_dir: &Path) -> (PathBuf, serde_json::Value) {
+    let file = std::fs::read_dir(system_dir.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("lock.json"))
+        .find(|l| l.is_file())
+        .expect("a recorded run");
+    let lock = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    (file, lock)
+}
+
 /// A campaign file with small timing settings, for tests.
 pub fn quick_campaign(algorithms: &[&str], extra: &str) -> String {
     let list: Vec<String> = algorithms.iter().map(|a| format!("\"{a}\"")).collect();
