@@ -280,7 +280,9 @@ pub fn check_system_dataset(
     report: &mut CheckReport,
 ) -> Result<()> {
     let ds = Dataset::load(d, String::new())?;
-    report.systems.push(ds.system().to_string());
+    if ds.campaign.combination.is_none() {
+        report.systems.push(ds.system().to_string());
+    }
     for records in registry.records() {
         let dir = d.join(records.dir());
         if !dir.is_dir() {
@@ -295,6 +297,11 @@ pub fn check_system_dataset(
         report.count(records.dir(), records.noun(), files.len());
     }
     check_build(&ds, shown, report);
+    // The matrix's further combinations are datasets of their own.
+    for c in &ds.combinations {
+        let rel = dataset::relative(d, &c.dir)?;
+        check_system_dataset(&c.dir, &format!("{shown}/{rel}"), registry, report)?;
+    }
     Ok(())
 }
 

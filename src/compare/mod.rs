@@ -34,6 +34,7 @@
 //! shift), which is why the interval and t carry the verdict. With trial
 //! means and few trials it is exact (`exact_mann_whitney_p`).
 
+mod combination;
 pub(crate) mod counts;
 pub(crate) mod noise;
 pub(crate) mod threshold;
@@ -48,6 +49,7 @@ use crate::error::{ConfigError, Error};
 use crate::records::campaign::CampaignRecord;
 use crate::records::operation::OperationRecord;
 use crate::stats;
+pub use combination::compare_combinations;
 pub(crate) use noise::{exact_mann_whitney_p, t975, trial_cv, trial_dispersion};
 use noise::{resolution, timed_trials};
 pub use threshold::Threshold;
@@ -526,15 +528,7 @@ pub fn compare(
     b: &str,
     threshold: Option<f64>,
 ) -> Result<CompareReport, Error> {
-    if let Some(t) = threshold {
-        if !(t.is_finite() && t >= 0.0) {
-            return Err(
-                ConfigError::new(format!("--threshold {t} is not a relative change"))
-                    .help("give a non-negative number, e.g. --threshold 0.1 for 10 %")
-                    .into(),
-            );
-        }
-    }
+    check_threshold(threshold)?;
     // A run that cannot be found or read is bad input (exit 2).
     let (_, ra) = load_run(root, a).map_err(Error::input)?;
     let (_, rb) = load_run(root, b).map_err(Error::input)?;
@@ -543,6 +537,18 @@ pub fn compare(
         &rb,
         choose_threshold(threshold, &ra, &rb),
     ))
+}
+
+/// A `--threshold` must be a relative change.
+pub(crate) fn check_threshold(threshold: Option<f64>) -> Result<(), Error> {
+    match threshold {
+        Some(t) if !(t.is_finite() && t >= 0.0) => Err(ConfigError::new(format!(
+            "--threshold {t} is not a relative change"
+        ))
+        .help("give a non-negative number, e.g. --threshold 0.1 for 10 %")
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 #[cfg(test)]

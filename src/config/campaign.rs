@@ -75,6 +75,19 @@ pub struct RawCampaign {
     /// stage of that name validates its table.
     #[serde(default)]
     pub stage: BTreeMap<String, Spanned<toml::Table>>,
+    /// `[matrix]`: compilers × flag profiles every instance is also built,
+    /// KAT-checked and timed under.
+    #[serde(default)]
+    pub matrix: Option<RawMatrix>,
+}
+
+/// `[matrix] compilers = [...]`, `profiles = [...]`: the first of each is
+/// the campaign's headline combination.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawMatrix {
+    pub compilers: Vec<Spanned<String>>,
+    pub profiles: Vec<Spanned<String>>,
 }
 
 /// `[iccs]`: the ICCS helpers measured as the baseline of hash candidates.

@@ -133,6 +133,15 @@ pub fn run(plan: &Plan, opts: &RunOptions, detach: bool) -> Result<RunSummary, E
 /// run elsewhere.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
     if opts.local_shard.is_none() && plan.system_spec.executor != Executor::Local {
+        if plan.matrix.is_some() {
+            return Err(crate::error::ConfigError::new(format!(
+                "[matrix]: system `{}` runs its shards elsewhere, and the matrix's combinations run only on systems this host runs",
+                plan.system
+            ))
+            .in_file(&plan.campaign_file)
+            .help("run the matrix in a campaign of its own over a local system, or remove [matrix]")
+            .into());
+        }
         return run(plan, opts, opts.detach);
     }
     crate::pipeline::run(plan, opts)

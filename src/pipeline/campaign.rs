@@ -192,6 +192,8 @@ pub(crate) fn write_campaign_json(
         reuse_measurements_from: plan.reuse_measurements_from.clone(),
         deferred: plan.deferred.clone(),
         preliminary: preliminary.to_vec(),
+        matrix: plan.combinations(),
+        combination: plan.combination.clone(),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,

@@ -8,6 +8,7 @@ pub mod bench_tree;
 pub(crate) mod campaign;
 pub(crate) mod evidence;
 pub mod locks;
+pub(crate) mod matrix;
 pub(crate) mod rundir;
 pub mod status;
 pub(crate) mod summary;
@@ -216,14 +217,12 @@ pub(crate) fn run_with(
     rec: &Recording,
 ) -> Result<RunSummary, Error> {
     let compiler = Compiler::for_plan(plan)?;
-    run_registry(
-        plan,
-        opts,
-        rec,
-        &stages::registry(),
-        &engine::RealRunner,
-        compiler,
-    )
+    let registry = stages::registry();
+    // First, so that the pages the campaign's run renders hold them.
+    let combinations = matrix::run_combinations(plan, opts, rec, &registry);
+    let mut summary = run_registry(plan, opts, rec, &registry, &engine::RealRunner, compiler)?;
+    summary.combinations = combinations;
+    Ok(summary)
 }
 
 /// The whole run over a given registry and runner (tests substitute both).

@@ -28,7 +28,30 @@ pub struct StatusReport {
 /// executor), which stands for every stage result kept there.
 pub fn states(plan: &Plan, shards: Option<Freshness>) -> Result<StatusReport> {
     let compiler = Compiler::for_plan(plan)?;
-    states_with(plan, &crate::stages::registry(), compiler, shards)
+    let registry = crate::stages::registry();
+    let mut report = states_with(plan, &registry, compiler, shards)?;
+    // Each further matrix combination's stages, named by it.
+    for c in plan.combinations().iter().filter(|c| !c.primary) {
+        let cp = plan.combination_plan(c);
+        let rows = match Compiler::for_plan(&cp) {
+            Ok(compiler) => states_with(&cp, &registry, compiler, None)?.rows,
+            Err(e) => vec![StageState {
+                instance: "campaign".into(),
+                stage: "build",
+                freshness: Freshness::Stale(vec![format!("{e:#}")]),
+            }],
+        };
+        report.rows.extend(rows.into_iter().map(|mut r| {
+            r.instance = format!("matrix {}: {}", c.name, r.instance);
+            r
+        }));
+    }
+    report.stale = report
+        .rows
+        .iter()
+        .filter(|r| matches!(r.freshness, Freshness::Stale(_)))
+        .count();
+    Ok(report)
 }
 
 pub fn states_with(

@@ -41,6 +41,9 @@ pub struct RunSummary {
     pub records: String,
     pub run_dir: String,
     pub site_index: Option<String>,
+    /// The matrix's further combinations (`[matrix]`), in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub combinations: Vec<super::matrix::CombinationSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -87,6 +90,7 @@ impl RunSummary {
             // them) ran or was reused in this run.
             site_index: (!all.campaign.keys().is_empty() && index.is_file())
                 .then(|| plan.display_path(&index)),
+            combinations: Vec::new(),
         }
     }
 
@@ -117,6 +121,10 @@ impl RunSummary {
         }
         for e in &self.errors {
             s.push_str(&format!("error: {e}\n"));
+        }
+        for c in &self.combinations {
+            s.push_str(&c.line());
+            s.push('\n');
         }
         for p in &self.pending {
             s.push_str(&format!("pending: {p}\n"));
@@ -214,12 +222,16 @@ impl RunSummary {
             records: plan.display_path(&plan.output_dir),
             run_dir: run_dir.map(|d| plan.display_path(d)).unwrap_or_default(),
             site_index: index.is_file().then(|| plan.display_path(&index)),
+            combinations: Vec::new(),
         })
     }
 
     /// Failures of single items still let the run finish, but not exit 0.
+    /// A further matrix combination's failed build or KAT is a finding on
+    /// its page, not a failure of the run; one that could not run is.
     pub fn exit_code(&self) -> i32 {
-        if self.errors.is_empty() && self.failures.is_empty() {
+        let combinations_ran = self.combinations.iter().all(|c| c.errors.is_empty());
+        if self.errors.is_empty() && self.failures.is_empty() && combinations_ran {
             crate::error::exit::OK
         } else {
             crate::error::exit::ITEM_FAILURES

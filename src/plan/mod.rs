@@ -12,6 +12,7 @@ pub(crate) mod exact;
 pub(crate) mod flags;
 pub(crate) mod iccs;
 pub(crate) mod kinds;
+pub(crate) mod matrix;
 pub(crate) mod names;
 mod paths;
 mod problems;
@@ -113,6 +114,14 @@ pub struct Plan {
     /// after every other instance, or on `--deferred-cpu`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub deferred: Vec<String>,
+    /// `[matrix]`: further compilers and flag profiles every instance is
+    /// built, checked and timed under.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<matrix::Matrix>,
+    /// The matrix combination this plan runs (`<compiler>.<profile>`);
+    /// None for a campaign's own plan.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combination: Option<String>,
 }
 
 impl Plan {

@@ -94,6 +94,7 @@ pub fn resolve_with(
     let (spec, systems) = campaign_systems(project, &raw, opts.system, &mut p);
     let system = &spec.id;
     let flag_profiles = flag_profiles(&raw, &mut p);
+    let matrix = super::matrix::resolve(&raw, &flag_profiles, &|n| lookup_profile(c, n), &mut p);
     check_stage_names(&raw, opts.stages, &mut p);
     let (stages, stage_locations) = stage_list(&raw);
     let mut timing = timing(&raw, &mut p);
@@ -109,11 +110,7 @@ pub fn resolve_with(
     let output_dir = output.join(campaign).join(system);
     let site_dir = output.join(campaign).join(crate::records::layout::SITE);
     let compiler_from_system = spec.compiler.is_some();
-    let compiler = spec
-        .compiler
-        .clone()
-        .or_else(|| c.compiler.clone())
-        .unwrap_or_else(|| "gcc".into());
+    let compiler = compiler_of(&spec, c, matrix.as_ref());
     if timing.cpus.is_empty() {
         timing.cpus = spec.cpus.clone();
     }
@@ -178,6 +175,8 @@ pub fn resolve_with(
         algorithms,
         instances,
         deferred,
+        matrix,
+        combination: None,
     })
 }
 
@@ -440,16 +439,7 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
         .iter()
         .filter_map(|name| {
             let n = name.get_ref();
-            let found = c
-                .flag_profile_defs
-                .get(n)
-                .map(|d| FlagProfile {
-                    name: n.clone(),
-                    cflags: d.cflags.clone(),
-                    ldflags: d.ldflags.clone(),
-                    submitter: false,
-                })
-                .or_else(|| FlagProfile::builtin(n));
+            let found = lookup_profile(c, n);
             // Profile names are shown in records and page tables.
             if let Err(why) = names::check_name(n) {
                 p.push(
@@ -465,6 +455,30 @@ fn flag_profiles(raw: &Loaded<RawCampaign>, p: &mut Problems) -> Vec<FlagProfile
             found
         })
         .collect()
+}
+
+/// The compiler: the system's, else the campaign's, else the matrix's
+/// first, else gcc.
+fn compiler_of(spec: &SystemSpec, c: &RawCampaign, m: Option<&super::matrix::Matrix>) -> String {
+    spec.compiler
+        .clone()
+        .or_else(|| c.compiler.clone())
+        .or_else(|| m.and_then(|m| m.compilers.first().cloned()))
+        .unwrap_or_else(|| "gcc".into())
+}
+
+/// The profile `name`: the campaign's `[flag-profile.<name>]`, else a
+/// built-in one.
+fn lookup_profile(c: &RawCampaign, name: &str) -> Option<FlagProfile> {
+    c.flag_profile_defs
+        .get(name)
+        .map(|d| FlagProfile {
+            name: name.to_string(),
+            cflags: d.cflags.clone(),
+            ldflags: d.ldflags.clone(),
+            submitter: false,
+        })
+        .or_else(|| FlagProfile::builtin(name))
 }
 
 /// An instance none of the campaign's profiles applies to (the submitter

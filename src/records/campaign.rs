@@ -65,6 +65,13 @@ pub struct CampaignRecord {
     /// those `--deferred-only` left as stored): marked preliminary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preliminary: Vec<String>,
+    /// `[matrix]`: every compiler × flag-profile combination, the primary
+    /// (this dataset) first; the others' datasets are under `matrix/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matrix: Vec<super::settings::Combination>,
+    /// The matrix combination this dataset holds, when it is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub combination: Option<String>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,

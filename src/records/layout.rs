@@ -36,6 +36,9 @@ pub(crate) const KAT: &str = "kat";
 pub(crate) const LIB: &str = "lib";
 /// Run directories, each with its lock and copies of its results.
 pub(crate) const RUNS: &str = "runs";
+/// The datasets of a campaign's further compiler × flag-profile
+/// combinations, one folder each (`matrix/<compiler>.<profile>/`).
+pub(crate) const MATRIX: &str = "matrix";
 /// The pages of every system of a campaign, beside the datasets.
 pub(crate) const SITE: &str = "site";
 

@@ -57,8 +57,19 @@ pub struct Lock {
     /// which instances each ran, where, on which host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardLock>,
+    /// The runs of the matrix's further combinations, made just before
+    /// this one: each has its own lock under `matrix/<combination>/runs/`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matrix: Vec<CombinationRun>,
     /// Every result file copied into the run directory, with its sha256.
     pub files: BTreeMap<String, String>,
+}
+
+/// One further combination's run, as the campaign's lock names it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CombinationRun {
+    pub combination: String,
+    pub run_id: String,
 }
 
 /// The fixed seeds of the run. They are constants of the support code (so

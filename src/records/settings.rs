@@ -52,6 +52,30 @@ pub struct FlagProfile {
     pub submitter: bool,
 }
 
+/// One combination of a campaign's `[matrix]`: a compiler and a flag
+/// profile every instance is built, KAT-checked and timed under.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Combination {
+    /// `<compiler>.<profile>`: its column on the pages and its dataset's
+    /// folder under `matrix/`.
+    pub name: String,
+    /// The compiler command as the campaign names it.
+    pub compiler: String,
+    pub profile: String,
+    /// The campaign's headline combination: its figures are the dataset's
+    /// own, not a folder under `matrix/`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub primary: bool,
+}
+
+impl Combination {
+    /// The combination's dataset, relative to the campaign's dataset (None
+    /// for the primary, which is the dataset itself).
+    pub(crate) fn dir(&self) -> Option<String> {
+        (!self.primary).then(|| format!("{}/{}", super::layout::MATRIX, self.name))
+    }
+}
+
 /// The title of the ICCS placeholder hash functions' class in the default
 /// profile (as the published pages head the column).
 pub const ICCS_HASH_TITLE: &str = "pseudohash/XOF/sm3";

@@ -12,6 +12,30 @@ use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::records::operation::OperationRecord;
 use crate::records::{BuildJson, BuildRecord};
 
+/// The further combinations' datasets a campaign record names, those
+/// present (a combination that could not run has none).
+fn load_combinations(dir: &Path, href: &str, campaign: &CampaignRecord) -> Result<Vec<Dataset>> {
+    let mut out = Vec::new();
+    // A combination's own dataset has no matrix of its own.
+    if campaign.combination.is_some() {
+        return Ok(out);
+    }
+    for c in &campaign.matrix {
+        safe_component(&c.name).with_context(|| {
+            format!(
+                "{}: matrix combination",
+                dir.join(crate::records::layout::CAMPAIGN).display()
+            )
+        })?;
+        let Some(rel) = c.dir() else { continue };
+        let sub = dir.join(&rel);
+        if sub.join(crate::records::layout::CAMPAIGN).is_file() {
+            out.push(Dataset::load(&sub, format!("{href}/{rel}"))?);
+        }
+    }
+    Ok(out)
+}
+
 /// (algorithm, label, operation).
 pub(crate) type OpKey = (String, String, String);
 
@@ -33,6 +57,9 @@ pub struct Dataset {
     pub cts: BTreeMap<OpKey, crate::records::ct::CtRecord>,
     /// Static scans, keyed with an empty operation (one per instance).
     pub scans: BTreeMap<OpKey, crate::records::scan::ScanRecord>,
+    /// The datasets of the further `[matrix]` combinations that were
+    /// run, in matrix order (`matrix/<combination>/`).
+    pub combinations: Vec<Dataset>,
 }
 
 impl Dataset {
@@ -90,9 +117,11 @@ impl Dataset {
                 (r.algorithm.clone(), r.label.clone(), String::new())
             },
         )?;
+        let combinations = load_combinations(dir, &href, &campaign)?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
+            combinations,
             campaign,
             build,
             sizes,
@@ -103,6 +132,22 @@ impl Dataset {
             cts,
             scans,
         })
+    }
+
+    /// The dataset of the matrix combination `name` (the primary's is
+    /// this one).
+    pub(crate) fn combination(&self, name: &str) -> Option<&Dataset> {
+        if self
+            .campaign
+            .matrix
+            .iter()
+            .any(|c| c.primary && c.name == name)
+        {
+            return Some(self);
+        }
+        self.combinations
+            .iter()
+            .find(|d| d.campaign.combination.as_deref() == Some(name))
     }
 
     pub(crate) fn system(&self) -> &str {

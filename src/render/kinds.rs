@@ -381,6 +381,7 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
                 sizes: vec![bandwidth],
                 notes: notes.join("; "),
                 ct: super::exact::summary_cell(ds, &a.id, label, &["exchange"]).unwrap_or_default(),
+                best: super::matrix::best(ds, a, label),
             });
         }
     }
@@ -392,6 +393,7 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
         r.ct = DASH.into();
     }
     Some(SummaryTable {
+        has_matrix: !ds.campaign.matrix.is_empty(),
         kind: "kex".into(),
         heading: "Key exchange".into(),
         ops: vec!["exchange cycles (sym %)".into()],
@@ -445,6 +447,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
                 sizes: vec![cpb],
                 notes: notes.join("; "),
                 ct: String::new(),
+                best: super::matrix::best(ds, a, label),
             });
         }
     }
@@ -480,6 +483,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
         )
     };
     Some(SummaryTable {
+        has_matrix: !ds.campaign.matrix.is_empty(),
         kind: kind.into(),
         heading: heading.into(),
         ops: SUMMARY_SIZES.iter().map(|b| message_size(*b)).collect(),

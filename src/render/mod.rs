@@ -33,6 +33,7 @@ pub(crate) mod exact;
 pub(crate) mod kat_text;
 pub mod kinds;
 pub(crate) mod links;
+pub(crate) mod matrix;
 pub(crate) mod model;
 pub(crate) mod rows;
 pub(crate) mod site;

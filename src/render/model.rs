@@ -254,6 +254,9 @@ pub(crate) struct SummaryRow {
     /// The constant-time check over the instance's operations (empty when
     /// the table has no such column).
     pub ct: String,
+    /// The fastest `[matrix]` combination and its ratio to the primary
+    /// (empty without a matrix).
+    pub best: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -265,6 +268,8 @@ pub(crate) struct SummaryTable {
     pub rows: Vec<SummaryRow>,
     /// A "constant time" column (the `ct` stage ran).
     pub has_ct: bool,
+    /// A "best combination" column (the campaign has a `[matrix]`).
+    pub has_matrix: bool,
     pub chart_svg: String,
     pub chart_file: String,
     /// What the table's cells are, when they are not the usual figures.

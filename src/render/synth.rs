@@ -263,6 +263,8 @@ impl Synth {
             reuse_measurements_from: None,
             deferred: Vec::new(),
             preliminary: Vec::new(),
+            matrix: Vec::new(),
+            combination: None,
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,

@@ -67,6 +67,7 @@ fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
     }
     Some(SummaryTable {
         has_ct,
+        has_matrix: !ds.campaign.matrix.is_empty(),
         kind: kind.as_str().into(),
         heading: heading.into(),
         ops: ops.iter().map(|o| o.to_string()).collect(),
@@ -117,6 +118,7 @@ fn summary_row(
         sizes: size_cells(ds, a, label, sizes),
         notes: notes.join("; "),
         ct: super::exact::summary_cell(ds, &a.id, label, ops).unwrap_or_default(),
+        best: super::matrix::best(ds, a, label),
     }
 }
 
@@ -360,6 +362,10 @@ pub(crate) fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
     let kinds = super::kinds::method_bullets(c);
     if !kinds.is_empty() {
         sections.push(section("Key exchanges and hash functions", kinds));
+    }
+    let matrix = super::matrix::method_bullets(ds);
+    if !matrix.is_empty() {
+        sections.push(section(super::matrix::TITLE, matrix));
     }
     sections.push(section(
         "Isolation of submission code",

@@ -218,6 +218,53 @@ fn or_none(v: &[&str]) -> String {
     }
 }
 
+/// What changed in the matrix since the run: combinations added or
+/// removed, and each recorded combination's compiler (from its own lock,
+/// under `dataset/matrix/<combination>/runs/`).
+pub(crate) fn matrix_changes(lock: &Lock, plan: &Plan, dataset: &std::path::Path) -> Vec<String> {
+    let now = plan.combinations();
+    let mut out = Vec::new();
+    for c in now.iter().filter(|c| !c.primary) {
+        if !lock.matrix.iter().any(|r| r.combination == c.name) {
+            out.push(format!("matrix combination added: {}", c.name));
+        }
+    }
+    for r in &lock.matrix {
+        let Some(c) = now.iter().find(|c| c.name == r.combination) else {
+            out.push(format!("matrix combination removed: {}", r.combination));
+            continue;
+        };
+        let Some(dir) = c.dir() else { continue };
+        let runs = dataset.join(dir).join(crate::records::layout::RUNS);
+        let old = match crate::records::lock::load(&runs.join(&r.run_id)) {
+            Ok(l) => l,
+            Err(e) => {
+                out.push(format!(
+                    "matrix {}: its recorded run is unreadable ({e:#})",
+                    c.name
+                ));
+                continue;
+            }
+        };
+        match Compiler::for_plan(&plan.combination_plan(c)) {
+            Ok(compiler) => out.extend(
+                compiler_change(&old.compiler, &compiler)
+                    .map(|d| format!("matrix {}: {d}", c.name)),
+            ),
+            Err(e) => out.push(format!("matrix {}: {e:#}", c.name)),
+        }
+        if old.plan["flag_profiles"]
+            != serde_json::to_value(&plan.combination_plan(c).flag_profiles).unwrap_or_default()
+        {
+            out.push(format!(
+                "matrix {}: the flags of profile `{}` changed",
+                c.name, c.profile
+            ));
+        }
+    }
+    out
+}
+
 fn compiler_change(old: &Compiler, now: &Compiler) -> Option<String> {
     if old == now {
         return None;

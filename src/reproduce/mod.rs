@@ -77,7 +77,10 @@ pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prep
         ..Default::default()
     };
     let host = pipeline::host_state(&plan, &opts);
-    let differences = inputs::differences(&lock, &plan, registry, &compiler, &host)?;
+    let mut differences = inputs::differences(&lock, &plan, registry, &compiler, &host)?;
+    if let Some(dataset) = run_dir.parent().and_then(Path::parent) {
+        differences.extend(inputs::matrix_changes(&lock, &plan, dataset));
+    }
     Ok(Prepared {
         run_dir,
         lock,
@@ -121,7 +124,13 @@ pub(crate) fn execute(
         ),
         reproduces: Some(p.lock.run_id.clone()),
         fresh_cache: true,
-        written: Default::default(),
+        combinations_reproduce: p
+            .lock
+            .matrix
+            .iter()
+            .map(|r| (r.combination.clone(), r.run_id.clone()))
+            .collect(),
+        ..Recording::default()
     };
     let run_opts = RunOptions {
         quiet: opts.quiet,
@@ -140,7 +149,7 @@ pub(crate) fn execute(
     let a = compare::RunData::load(&p.run_dir)?;
     let b = compare::RunData::load(&new_dir)?;
     let timing = compare::compare_runs(&a, &b, compare::choose_threshold(opts.threshold, &a, &b));
-    let rep = report::build(
+    let mut rep = report::build(
         &p.lock,
         &new_lock,
         (&a, &b),
@@ -148,8 +157,63 @@ pub(crate) fn execute(
         timing,
         summary.errors.iter().map(|e| e.to_string()).collect(),
     );
+    reproduce_combinations(p, opts, &rec, &mut rep)?;
     write(&new_dir, &rep)?;
     Ok((rep, new_dir))
+}
+
+/// Compares each recorded matrix combination run with the one the
+/// reproducing run made; a combination without a new run is a failure.
+fn reproduce_combinations(
+    p: &Prepared,
+    opts: &ReproduceOptions,
+    rec: &Recording,
+    rep: &mut report::ReproductionReport,
+) -> Result<(), Error> {
+    let dataset = p
+        .run_dir
+        .parent()
+        .and_then(Path::parent)
+        .context("the run directory has no dataset above it")?;
+    let made = rec.combinations.get().cloned().unwrap_or_default();
+    for old in &p.lock.matrix {
+        crate::render::dataset::safe_component(&old.combination)?;
+        let runs = dataset
+            .join(crate::records::layout::MATRIX)
+            .join(&old.combination)
+            .join(crate::records::layout::RUNS);
+        let Some(new) = made.iter().find(|n| n.combination == old.combination) else {
+            rep.failures.push(format!(
+                "matrix {}: the reproducing run made no run of it",
+                old.combination
+            ));
+            rep.exit_code = exit::ITEM_FAILURES;
+            continue;
+        };
+        let (old_dir, new_dir) = (runs.join(&old.run_id), runs.join(&new.run_id));
+        let (old_lock, new_lock) = (lock::load(&old_dir)?, lock::load(&new_dir)?);
+        let a = compare::RunData::load(&old_dir)?;
+        let b = compare::RunData::load(&new_dir)?;
+        let timing =
+            compare::compare_runs(&a, &b, compare::choose_threshold(opts.threshold, &a, &b));
+        let sub = report::build(
+            &old_lock,
+            &new_lock,
+            (&a, &b),
+            Vec::new(),
+            timing,
+            Vec::new(),
+        );
+        for f in &sub.failures {
+            rep.failures
+                .push(format!("matrix {}: {f}", old.combination));
+        }
+        if sub.exit_code != exit::OK {
+            rep.exit_code = sub.exit_code;
+        }
+        rep.combinations.push(sub);
+    }
+    Ok(())
 }
 
 /// The recorded run being reproduced and what differs from its lock now.

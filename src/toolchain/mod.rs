@@ -34,7 +34,10 @@ impl Compiler {
     /// The plan's compiler: a system's cross compiler is never replaced by
     /// `CC` (which names a compiler for this host).
     pub(crate) fn for_plan(plan: &crate::plan::Plan) -> Result<Compiler> {
-        let mut compiler = Self::detect_with(&plan.compiler, !plan.compiler_from_system)?;
+        // A matrix names its compilers: `CC` would relabel a column.
+        let honour_cc =
+            !plan.compiler_from_system && plan.matrix.is_none() && plan.combination.is_none();
+        let mut compiler = Self::detect_with(&plan.compiler, honour_cc)?;
         if let Some(command) = &plan.system_spec.assembler {
             compiler.assembler = Some(assembler::detect(command)?);
         }

@@ -47,6 +47,7 @@ mod kat_faults;
 mod kat_faults_kex_hash;
 mod kat_sign_context;
 mod malformed_corpus;
+mod matrix;
 mod measure_deferral;
 mod measure_demo;
 mod measure_faults;

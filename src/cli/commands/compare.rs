@@ -20,8 +20,22 @@ pub enum CompareFormat {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A run (its id or directory); with --combination, the run whose
+    /// matrix combinations are compared.
     run_a: String,
-    run_b: String,
+    /// The run compared with the first.
+    #[arg(
+        required_unless_present = "combination",
+        conflicts_with = "combination"
+    )]
+    run_b: Option<String>,
+    /// A `[matrix]` combination of the run (`<compiler>.<profile>`),
+    /// compared with the one --against names.
+    #[arg(long, requires = "against")]
+    combination: Option<String>,
+    /// The combination --combination is compared against.
+    #[arg(long, requires = "combination")]
+    against: Option<String>,
     /// Relative change below which nothing is called faster or slower
     /// (default: derived from the runs' trial-to-trial dispersion).
     #[arg(long)]
@@ -37,7 +51,20 @@ pub struct Args {
 }
 
 pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
-    let report = pqbench::compare::compare(&project(cli)?.root, &a.run_a, &a.run_b, a.threshold)?;
+    let root = project(cli)?.root;
+    let report = match (&a.combination, &a.against, &a.run_b) {
+        (Some(c), Some(against), _) => {
+            pqbench::compare::compare_combinations(&root, &a.run_a, c, against, a.threshold)?
+        }
+        (_, _, Some(b)) => pqbench::compare::compare(&root, &a.run_a, b, a.threshold)?,
+        _ => {
+            return Err(
+                pqbench::error::ConfigError::new("compare needs a second run")
+                    .help("give two runs, or one run with --combination A --against B")
+                    .into(),
+            )
+        }
+    };
     let exporter: &dyn Exporter<CompareReport> = match a.format {
         CompareFormat::Md => &Markdown,
         CompareFormat::Html => &Html,

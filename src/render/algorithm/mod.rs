@@ -73,7 +73,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence: evidence::index(ds, a, &insts),
         exact: super::exact::view(ds, &a.id, &a.labels, ops),
-        sections: Vec::new(),
+        sections: super::matrix::section(ds, a).into_iter().collect(),
         system,
     }
 }
