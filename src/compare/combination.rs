@@ -50,7 +50,9 @@ fn combination_run(run_dir: &Path, name: &str) -> Result<PathBuf> {
         .join(&r.run_id))
 }
 
-/// Compares combination `a` with combination `b` of run `run`.
+/// Compares combination `a` against combination `b` of run `run`: `b` is
+/// the baseline (the first run of a comparison), so a ratio below 1 and
+/// `faster` mean `a` is faster.
 pub fn compare_combinations(
     root: &Path,
     run: &str,
@@ -67,9 +69,10 @@ pub fn compare_combinations(
         Ok((ra, rb))
     };
     let (ra, rb) = load().map_err(Error::input)?;
+    // The baseline first, as in `compare <runA> <runB>`.
     Ok(compare_runs(
-        &ra,
         &rb,
-        choose_threshold(threshold, &ra, &rb),
+        &ra,
+        choose_threshold(threshold, &rb, &ra),
     ))
 }

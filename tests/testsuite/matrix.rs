@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::common::{measure_campaign, measure_fixture, skip, TestProject};
+use crate::common::{self, measure_campaign, measure_fixture, skip, TestProject};
 
 const MATRIX: &str =
     "[matrix]\ncompilers = [\"gcc\", \"clang\"]\nprofiles = [\"guide\", \"o3-native\"]\n";
@@ -240,4 +240,84 @@ fn the_first_matrix_entries_must_be_the_campaigns_own() {
         !p.path().join("output/m").exists(),
         "nothing runs on a bad matrix"
     );
+}
+
+/// `reproduce` re-runs every combination and compares each with its
+/// recorded run; `compare --combination` compares two combinations of one
+/// run. gcc alone, so it needs no other compiler.
+#[test]
+fn reproduce_and_compare_cover_every_combination() {
+    let p = TestProject::bare();
+    measure_fixture(&p, "fix-82", &[("VEC", "FIX_VECTOR = 65536, FIX_WORK = 0")]);
+    let tail = "[matrix]\ncompilers = [\"gcc\"]\nprofiles = [\"guide\", \"o3-native\"]\n";
+    let campaign = measure_campaign(&["fix-82"], &["build", "kat", "time"], &[], tail);
+    p.write("campaigns/r.toml", &campaign);
+    p.pqbench(&["run", "r"]).expect(1); // NOKAT
+    let (_, lock) = common::only_lock(&p.path().join("output/r/local"));
+    let run = lock["run_id"].as_str().unwrap().to_string();
+    let matrix = lock["matrix"].as_array().unwrap();
+    assert_eq!(matrix.len(), 1, "{lock}");
+    assert_eq!(matrix[0]["combination"], "gcc.o3-native");
+    let combo_run = format!(
+        "output/r/local/matrix/gcc.o3-native/runs/{}/lock.json",
+        matrix[0]["run_id"].as_str().unwrap()
+    );
+    let combo_lock = p.json(&combo_run);
+    let cflags: Vec<String> =
+        serde_json::from_value(combo_lock["instances"][0]["cflags"].clone()).unwrap();
+    assert!(cflags.contains(&"-O3".to_string()), "{cflags:?}");
+
+    // Two combinations of one run: the same instance, another build.
+    let cmp = p
+        .pqbench(&[
+            "compare",
+            &run,
+            "--combination",
+            "gcc.o3-native",
+            "--against",
+            "gcc.guide",
+            "--format",
+            "json",
+        ])
+        .expect(0);
+    let cmp: Value = serde_json::from_str(&cmp.stdout).unwrap();
+    let sign = cmp["operations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["instance"] == "fix-82/VEC" && o["op"] == "sign")
+        .unwrap_or_else(|| panic!("{cmp}"))
+        .clone();
+    assert!(sign["ratio"].as_f64().unwrap() < 1.0, "{sign}");
+    let unknown = p
+        .pqbench(&[
+            "compare",
+            &run,
+            "--combination",
+            "clang.guide",
+            "--against",
+            "gcc.guide",
+        ])
+        .expect(2);
+    assert!(
+        unknown.stderr.contains("has gcc.guide, gcc.o3-native"),
+        "{}",
+        unknown.stderr
+    );
+
+    // Timings vary between runs on a shared machine: a wide threshold
+    // leaves the verdicts that must hold exactly, libraries and KATs.
+    let out = p
+        .pqbench(&["reproduce", &run, "--threshold", "100", "--format", "json"])
+        .expect(0);
+    let rep: Value = serde_json::from_str(&out.stdout).unwrap();
+    let combos = rep["report"]["combinations"].as_array().unwrap();
+    assert_eq!(combos.len(), 1, "{rep}");
+    assert_eq!(combos[0]["original"], matrix[0]["run_id"]);
+    for i in combos[0]["instances"].as_array().unwrap() {
+        assert_eq!(i["library"], "bit-identical", "{i}");
+        assert_eq!(i["kat"], "identical", "{i}");
+    }
+    let ops = combos[0]["timing"]["operations"].as_array().unwrap();
+    assert_eq!(ops.len(), 3, "{}", combos[0]);
 }
