@@ -92,6 +92,14 @@ pub(super) fn run_combinations(
     for c in plan.combinations().iter().filter(|c| !c.primary) {
         let cp = plan.combination_plan(c);
         if cp.instances.is_empty() {
+            // Only `submitter` can apply to nothing: no implementation
+            // declares its own flags. Its cells say "not run".
+            if !opts.quiet {
+                eprintln!(
+                    "matrix: combination {} applies to no instance (no implementation declares submitter-cflags)",
+                    c.name
+                );
+            }
             continue;
         }
         if !opts.quiet {
