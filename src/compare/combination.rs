@@ -15,10 +15,14 @@ use crate::records::lock;
 /// names.
 fn combination_run(run_dir: &Path, name: &str) -> Result<PathBuf> {
     let l = lock::load(run_dir)?;
-    let primary = l.plan["matrix"]["compilers"][0].as_str().and_then(|c| {
-        let p = l.plan["matrix"]["profiles"][0]["name"].as_str()?;
-        Some(format!("{}.{p}", c.rsplit('/').next().unwrap_or(c)))
-    });
+    // The run's own copy of `campaign.json` names its combinations.
+    let campaign: crate::records::campaign::CampaignRecord =
+        crate::fsutil::read_json(&run_dir.join(crate::records::layout::CAMPAIGN))?;
+    let primary = campaign
+        .matrix
+        .iter()
+        .find(|c| c.primary)
+        .map(|c| c.name.clone());
     if primary.as_deref() == Some(name) {
         return Ok(run_dir.to_path_buf());
     }
