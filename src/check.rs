@@ -280,9 +280,19 @@ pub fn check_system_dataset(
     report: &mut CheckReport,
 ) -> Result<()> {
     let ds = Dataset::load(d, String::new())?;
-    if ds.campaign.combination.is_none() {
-        report.systems.push(ds.system().to_string());
-    }
+    report.systems.push(ds.system().to_string());
+    check_loaded(&ds, shown, registry, report)
+}
+
+/// [`check_system_dataset`] over a loaded dataset, then over each of its
+/// matrix combinations (datasets of their own, loaded with it).
+fn check_loaded(
+    ds: &Dataset,
+    shown: &str,
+    registry: &Registry,
+    report: &mut CheckReport,
+) -> Result<()> {
+    let d = &ds.dir;
     for records in registry.records() {
         let dir = d.join(records.dir());
         if !dir.is_dir() {
@@ -296,11 +306,10 @@ pub fn check_system_dataset(
         }
         report.count(records.dir(), records.noun(), files.len());
     }
-    check_build(&ds, shown, report);
-    // The matrix's further combinations are datasets of their own.
+    check_build(ds, shown, report);
     for c in &ds.combinations {
         let rel = dataset::relative(d, &c.dir)?;
-        check_system_dataset(&c.dir, &format!("{shown}/{rel}"), registry, report)?;
+        check_loaded(c, &format!("{shown}/{rel}"), registry, report)?;
     }
     Ok(())
 }

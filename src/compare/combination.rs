@@ -10,48 +10,67 @@ use super::{choose_threshold, compare_runs, CompareReport, RunData};
 use crate::error::Error;
 use crate::records::lock;
 
-/// The run directory of combination `name` of the campaign run `run_dir`:
-/// the run itself for the primary, else the combination's run its lock
-/// names.
-fn combination_run(run_dir: &Path, name: &str) -> Result<PathBuf> {
-    let l = lock::load(run_dir)?;
-    // The run's own copy of `campaign.json` names its combinations.
-    let campaign: crate::records::campaign::CampaignRecord =
-        crate::fsutil::read_json(&run_dir.join(crate::records::layout::CAMPAIGN))?;
-    let primary = campaign
-        .matrix
-        .iter()
-        .find(|c| c.primary)
-        .map(|c| c.name.clone());
-    if primary.as_deref() == Some(name) {
-        return Ok(run_dir.to_path_buf());
+/// The combinations of one campaign run, read once: the run's lock (the
+/// further combinations' runs) and its own copy of `campaign.json` (which
+/// one is the primary).
+struct RunCombinations {
+    run_dir: PathBuf,
+    lock: lock::Lock,
+    primary: Option<String>,
+}
+
+impl RunCombinations {
+    fn load(run_dir: PathBuf) -> Result<RunCombinations> {
+        let lock = lock::load(&run_dir)?;
+        let campaign: crate::records::campaign::CampaignRecord =
+            crate::fsutil::read_json(&run_dir.join(crate::records::layout::CAMPAIGN))?;
+        let primary = campaign
+            .matrix
+            .iter()
+            .find(|c| c.primary)
+            .map(|c| c.name.clone());
+        Ok(RunCombinations {
+            run_dir,
+            lock,
+            primary,
+        })
     }
-    let Some(r) = l.matrix.iter().find(|r| r.combination == name) else {
-        let mut known: Vec<String> = primary.into_iter().collect();
-        known.extend(l.matrix.iter().map(|r| r.combination.clone()));
-        if known.is_empty() {
-            bail!(
-                "run {} has no [matrix]: it has no combinations to compare",
-                l.run_id
-            );
+
+    /// The run directory of combination `name`: the run itself for the
+    /// primary, else the combination's run the lock names.
+    fn dir(&self, name: &str) -> Result<PathBuf> {
+        let l = &self.lock;
+        if self.primary.as_deref() == Some(name) {
+            return Ok(self.run_dir.clone());
         }
-        bail!(
-            "run {} has no combination `{name}`; it has {}",
-            l.run_id,
-            known.join(", ")
-        );
-    };
-    crate::render::dataset::safe_component(&r.combination)?;
-    crate::render::dataset::safe_component(&r.run_id)?;
-    let dataset = run_dir
-        .parent()
-        .and_then(Path::parent)
-        .context("the run directory has no dataset above it")?;
-    Ok(dataset
-        .join(crate::records::layout::MATRIX)
-        .join(&r.combination)
-        .join(crate::records::layout::RUNS)
-        .join(&r.run_id))
+        let Some(r) = l.matrix.iter().find(|r| r.combination == name) else {
+            let mut known: Vec<String> = self.primary.iter().cloned().collect();
+            known.extend(l.matrix.iter().map(|r| r.combination.clone()));
+            if known.is_empty() {
+                bail!(
+                    "run {} has no [matrix]: it has no combinations to compare",
+                    l.run_id
+                );
+            }
+            bail!(
+                "run {} has no combination `{name}`; it has {}",
+                l.run_id,
+                known.join(", ")
+            );
+        };
+        crate::render::dataset::safe_component(&r.combination)?;
+        crate::render::dataset::safe_component(&r.run_id)?;
+        let dataset = self
+            .run_dir
+            .parent()
+            .and_then(Path::parent)
+            .context("the run directory has no dataset above it")?;
+        Ok(dataset
+            .join(crate::records::layout::MATRIX)
+            .join(&r.combination)
+            .join(crate::records::layout::RUNS)
+            .join(&r.run_id))
+    }
 }
 
 /// Compares combination `a` against combination `b` of run `run`: `b` is
@@ -66,8 +85,8 @@ pub fn compare_combinations(
 ) -> Result<CompareReport, Error> {
     super::check_threshold(threshold)?;
     let load = || -> Result<(RunData, RunData)> {
-        let dir = lock::find_run(root, run)?;
-        let (da, db) = (combination_run(&dir, a)?, combination_run(&dir, b)?);
+        let combos = RunCombinations::load(lock::find_run(root, run)?)?;
+        let (da, db) = (combos.dir(a)?, combos.dir(b)?);
         let ra = RunData::load(&da).with_context(|| format!("combination {a}"))?;
         let rb = RunData::load(&db).with_context(|| format!("combination {b}"))?;
         Ok((ra, rb))

@@ -59,16 +59,16 @@ impl CombinationSummary {
     /// One line of `pqbench run`'s report.
     pub(crate) fn line(&self) -> String {
         let kat: Vec<String> = self.kat.iter().map(|(k, n)| format!("{n} {k}")).collect();
-        let mut s = format!(
-            "matrix {}: KAT {}; {} stage results reused, {} computed",
-            self.combination,
-            kat.join(", "),
-            self.reused,
-            self.computed
-        );
-        if kat.is_empty() {
-            s = format!("matrix {}: not run", self.combination);
-        }
+        let mut s = match kat.is_empty() {
+            true => format!("matrix {}: not run", self.combination),
+            false => format!(
+                "matrix {}: KAT {}; {} stage results reused, {} computed",
+                self.combination,
+                kat.join(", "),
+                self.reused,
+                self.computed
+            ),
+        };
         for f in &self.failures {
             s.push_str(&format!("; {} {}", f.instance, f.what));
         }

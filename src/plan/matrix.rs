@@ -168,13 +168,9 @@ impl Plan {
         p.stage_settings_at.retain(|k, _| p.stages.contains(k));
         p.reuse_measurements_from = None;
         // The submitter profile builds only what declares its own flags.
-        let keep: Vec<bool> = p
-            .instances
-            .iter()
-            .map(|i| !p.profiles_for(i).is_empty())
-            .collect();
-        let mut k = keep.iter();
-        p.instances.retain(|_| *k.next().unwrap_or(&true));
+        let profiles = p.flag_profiles.clone();
+        p.instances
+            .retain(|i| profiles.iter().any(|f| f.for_instance(i).is_some()));
         p.algorithms
             .retain(|a| p.instances.iter().any(|i| i.algorithm == a.id));
         p.deferred

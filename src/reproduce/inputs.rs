@@ -246,15 +246,15 @@ pub(crate) fn matrix_changes(lock: &Lock, plan: &Plan, dataset: &std::path::Path
                 continue;
             }
         };
-        match Compiler::for_plan(&plan.combination_plan(c)) {
+        let cp = plan.combination_plan(c);
+        match Compiler::for_plan(&cp) {
             Ok(compiler) => out.extend(
                 compiler_change(&old.compiler, &compiler)
                     .map(|d| format!("matrix {}: {d}", c.name)),
             ),
             Err(e) => out.push(format!("matrix {}: {e:#}", c.name)),
         }
-        if old.plan["flag_profiles"]
-            != serde_json::to_value(&plan.combination_plan(c).flag_profiles).unwrap_or_default()
+        if old.plan["flag_profiles"] != serde_json::to_value(&cp.flag_profiles).unwrap_or_default()
         {
             out.push(format!(
                 "matrix {}: the flags of profile `{}` changed",
