@@ -202,10 +202,17 @@ impl Support {
             let objs: Vec<PathBuf> = sources.iter().map(|s| src.join(s)).collect();
             let mut args = flags.clone();
             args.extend(extra.iter().map(|s| s.to_string()));
-            let staged = tmp.path().join(out);
+            // Each link in a scratch folder of its own (its job's uid owns
+            // it), outside the cache.
+            let scratch = crate::toolchain::scratch()?;
+            let staged = scratch.path().join(out);
             cc.link(std::slice::from_ref(&src), &objs, &staged, &args)
                 .with_context(|| format!("building the support tool {out}"))?;
-            std::fs::rename(&staged, dir.join(out))?;
+            // A copy of pqbench's own: the linker ran as a job uid, which
+            // must not own a tool every later job runs.
+            let owned = tmp.path().join(out);
+            std::fs::copy(&staged, &owned)?;
+            std::fs::rename(&owned, dir.join(out))?;
             Ok(())
         };
         // Independent tools, built side by side: the first stage that needs

@@ -107,6 +107,23 @@ pub struct RawToolchain {
     /// Root of the target's libraries (the emulator's `-L`).
     #[serde(default)]
     pub sysroot: Option<String>,
+    /// What one compiler, assembler, linker or build job may use.
+    #[serde(default)]
+    pub limits: Option<RawToolchainLimits>,
+}
+
+/// `[system.toolchain.limits]`: each key left out keeps its default.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawToolchainLimits {
+    #[serde(default)]
+    pub memory_mib: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub cpu_seconds: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub file_mib: Option<Spanned<u64>>,
+    #[serde(default)]
+    pub processes: Option<Spanned<u64>>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

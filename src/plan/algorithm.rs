@@ -278,7 +278,12 @@ impl Resolver<'_> {
                 ));
                 continue;
             }
-            match expand_sources(root, std::slice::from_ref(pat.get_ref()), excludes) {
+            match expand_sources(
+                root,
+                &self.alg_root,
+                std::slice::from_ref(pat.get_ref()),
+                excludes,
+            ) {
                 Ok(files) => sources.extend(files),
                 Err(e) => {
                     complete = false;

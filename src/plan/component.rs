@@ -114,8 +114,14 @@ pub(super) fn load_component(
     let mut sources = Vec::new();
     for pat in &c.sources {
         let at = if pat.span().is_empty() { &c.root } else { pat };
-        let found = contained(&root, &root, pat.get_ref())
-            .and_then(|_| expand_sources(&root, std::slice::from_ref(pat.get_ref()), &c.exclude));
+        let found = contained(&root, &root, pat.get_ref()).and_then(|_| {
+            expand_sources(
+                &root,
+                &project.root,
+                std::slice::from_ref(pat.get_ref()),
+                &c.exclude,
+            )
+        });
         match found {
             Ok(files) => sources.extend(files),
             Err(e) => p.push(raw.error_at(at, e).help("fix the pattern or add the file")),

@@ -151,9 +151,14 @@ fn component_parts(
     };
     let mut sources = Vec::new();
     for pat in &cv.sources {
-        match contained(&root, &root, pat.get_ref())
-            .and_then(|_| expand_sources(&root, std::slice::from_ref(pat.get_ref()), &cv.exclude))
-        {
+        match contained(&root, &root, pat.get_ref()).and_then(|_| {
+            expand_sources(
+                &root,
+                &alg_root,
+                std::slice::from_ref(pat.get_ref()),
+                &cv.exclude,
+            )
+        }) {
             Ok(f) => sources.extend(f),
             Err(e) => p.push(
                 comp.error_at(pat, e)

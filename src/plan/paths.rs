@@ -42,9 +42,13 @@ pub(crate) fn contained(root: &Path, base: &Path, rel: &str) -> Result<PathBuf, 
 
 /// Expands source patterns under `dir` (sorted, deduplicated), dropping
 /// those matching an exclude pattern (matched against the path relative to
-/// `dir` and against the bare file name).
+/// `dir` and against the bare file name). A match that resolves through a
+/// link to a place outside `within` is refused before anything reads it:
+/// pqbench hashes sources with its own rights, and would record the
+/// digest, size and times of a file the submission may not read.
 pub(crate) fn expand_sources(
     dir: &Path,
+    within: &Path,
     patterns: &[String],
     excludes: &[String],
 ) -> Result<Vec<PathBuf>, String> {
@@ -75,6 +79,16 @@ pub(crate) fn expand_sources(
     });
     found.sort();
     found.dedup();
+    if let Some(out) = found
+        .iter()
+        .find(|p| !super::names::resolves_inside(within, p))
+    {
+        return Err(format!(
+            "`{}` resolves through a link to a place outside {}; sources stay inside it (copy the file in, or exclude it)",
+            out.strip_prefix(dir).unwrap_or(out).display(),
+            within.display()
+        ));
+    }
     Ok(found)
 }
 

@@ -41,6 +41,7 @@ impl SystemSpec {
             compiler: None,
             assembler: None,
             sysroot: None,
+            toolchain_limits: None,
             runner: Runner::Native,
             reach: "local".into(),
             cpus: Vec::new(),
@@ -183,6 +184,7 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
         compiler,
         assembler: s.toolchain.assembler.as_ref().map(|a| a.get_ref().clone()),
         sysroot: s.toolchain.sysroot.clone(),
+        toolchain_limits: toolchain_limits(raw, s, p),
         runner,
         reach: "local".into(),
         cpus: s.cpus.clone().unwrap_or_default(),
@@ -233,6 +235,34 @@ fn compiler(
         }
     }
     ok.then_some(compiler)
+}
+
+/// `[system.toolchain.limits]` with each key left out at its default;
+/// None when the system sets none. A zero is refused at its key: a job
+/// without any limit is not what an evaluator of hostile builds wants.
+fn toolchain_limits(
+    raw: &Loaded<RawSystems>,
+    s: &RawSystem,
+    p: &mut Problems,
+) -> Option<crate::records::toolchain::ToolchainLimits> {
+    let l = s.toolchain.limits.as_ref()?;
+    let mut out = crate::records::toolchain::ToolchainLimits::default();
+    for (key, value, slot) in [
+        ("memory-mib", &l.memory_mib, &mut out.memory_mib),
+        ("cpu-seconds", &l.cpu_seconds, &mut out.cpu_seconds),
+        ("file-mib", &l.file_mib, &mut out.file_mib),
+        ("processes", &l.processes, &mut out.processes),
+    ] {
+        let Some(v) = value else { continue };
+        if *v.get_ref() == 0 {
+            p.push(
+                raw.error_at(v, format!("toolchain.limits.{key} is 0"))
+                    .help("give a positive limit, or remove the key to keep the default"),
+            );
+        }
+        *slot = *v.get_ref();
+    }
+    Some(out)
 }
 
 /// The first executor value that could be taken for an option or split a

@@ -64,6 +64,9 @@ pub struct SystemSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assembler: Option<Vec<String>>,
     pub sysroot: Option<String>,
+    /// `[system.toolchain.limits]`, when the system sets its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain_limits: Option<crate::records::toolchain::ToolchainLimits>,
     pub runner: Runner,
     /// `local`: this machine.
     pub reach: String,

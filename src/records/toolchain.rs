@@ -28,6 +28,36 @@ pub struct Compiler {
     /// the compiler's error is the build's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub native_flags: Option<Vec<String>>,
+    /// The limits its jobs ran under, when the system sets its own
+    /// (`[system.toolchain.limits]`); else `ToolchainLimits::default()`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<ToolchainLimits>,
+}
+
+/// What one toolchain job (a compile, an assembly, a link, a submission's
+/// own build) may use; past a limit the job is stopped and the build
+/// detail names the limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolchainLimits {
+    /// Address space, MiB.
+    pub memory_mib: u64,
+    /// CPU time, seconds.
+    pub cpu_seconds: u64,
+    /// Largest file written (an object, a library, a log), MiB.
+    pub file_mib: u64,
+    /// Processes and threads at once.
+    pub processes: u64,
+}
+
+impl Default for ToolchainLimits {
+    fn default() -> ToolchainLimits {
+        ToolchainLimits {
+            memory_mib: 4096,
+            cpu_seconds: 600,
+            file_mib: 512,
+            processes: 128,
+        }
+    }
 }
 
 /// What identifies a system's assembler (`toolchain.assembler`): a

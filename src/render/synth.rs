@@ -228,6 +228,7 @@ impl Synth {
             target: "x86_64-linux-gnu".into(),
             assembler: None,
             native_flags: None,
+            limits: None,
         };
         let guide = crate::plan::FlagProfile::builtin("guide").expect("built-in profile");
         let campaign_record = CampaignRecord {

@@ -19,9 +19,10 @@ pub(super) enum Level {
     /// Submission code: every layer, a job uid of its own when root, a
     /// minimal environment, reads limited to system directories.
     Submission,
-    /// The compiler and build tools: read the system's toolchain and their
-    /// inputs, write only where told, pqbench's own credentials and
-    /// environment.
+    /// The compiler, assembler, linker and a submission's own build: the
+    /// same identity, namespaces, environment and socket ban as submission
+    /// code; reads the system's toolchain and its inputs, executes only
+    /// the toolchain's own programs, writes only its scratch folder.
     Toolchain,
 }
 
@@ -40,8 +41,13 @@ pub(super) struct JailConfig {
     pub status_fd: i32,
     /// Channel descriptors the job inherits at these numbers.
     pub keep_fds: Vec<i32>,
-    /// Hierarchies the job may read (and execute) beyond the system ones.
+    /// Hierarchies the job may read beyond the system ones (and execute
+    /// from, for submission jobs).
     pub reads: Vec<PathBuf>,
+    /// Hierarchies a toolchain job may read and execute from: the
+    /// compiler's own installation.
+    #[serde(default)]
+    pub execs: Vec<PathBuf>,
     /// Hierarchies the job may write (its job directory, a compiler's
     /// output directory).
     pub writes: Vec<PathBuf>,

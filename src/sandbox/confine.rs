@@ -192,6 +192,35 @@ fn show(paths: &[PathBuf]) -> String {
     v.join(", ")
 }
 
+/// The hierarchies a job was granted, for its layer's report.
+struct Granted<'a> {
+    system: &'a [PathBuf],
+    inputs: &'a [PathBuf],
+    execs: &'a [PathBuf],
+    writes: &'a [PathBuf],
+}
+
+impl Granted<'_> {
+    fn describe(&self, level: Level) -> String {
+        let reads: Vec<PathBuf> = self.system.iter().chain(self.inputs).cloned().collect();
+        match level {
+            Level::Submission => format!(
+                "writes only beneath {}; reads only {} and the program",
+                show(self.writes),
+                show(&reads)
+            ),
+            Level::Toolchain => format!(
+                "writes only beneath {} and /dev/null; reads only there, {}, {} and the program; executes only {}, {} and the program",
+                show(self.writes),
+                show(&reads),
+                show(self.execs),
+                show(self.system),
+                show(self.execs),
+            ),
+        }
+    }
+}
+
 /// Landlock: file-system access (reads, writes only beneath the job's
 /// writable directories), TCP, and signals/abstract sockets beyond the job.
 pub(super) fn landlock(cfg: &JailConfig) -> Vec<Layer> {
@@ -208,25 +237,38 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
     let abi = LANDLOCK_ABI;
     let read = AccessFs::from_read(abi);
     let file_read = read & AccessFs::from_file(abi);
-    let system = match cfg.level {
-        Level::Submission => SYSTEM_READS,
-        Level::Toolchain => TOOLCHAIN_READS,
+    // A toolchain job reads its inputs but executes only the system's and
+    // the compiler's own programs: nothing a submission ships, nothing it
+    // made in the scratch folder.
+    let (system, input, write) = match cfg.level {
+        Level::Submission => (SYSTEM_READS, read, AccessFs::from_all(abi)),
+        Level::Toolchain => (
+            TOOLCHAIN_READS,
+            read & !AccessFs::Execute,
+            AccessFs::from_all(abi) & !AccessFs::Execute,
+        ),
     };
-    let reads = existing(
-        system
-            .iter()
-            .map(PathBuf::from)
-            .chain(cfg.reads.iter().cloned()),
-    );
+    let system = existing(system.iter().map(PathBuf::from));
+    let inputs = existing(cfg.reads.iter().cloned());
+    let execs = existing(cfg.execs.iter().cloned());
     let writes = existing(cfg.writes.iter().cloned());
     let mut created = Ruleset::default()
         .handle_access(AccessFs::from_all(abi))?
         .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)?
         .scope(Scope::AbstractUnixSocket | Scope::Signal)?
         .create()?;
-    for p in &reads {
+    let rules = system
+        .iter()
+        .chain(&execs)
+        .map(|p| (p, read))
+        .chain(inputs.iter().map(|p| (p, input)));
+    for (p, access) in rules {
         if let Ok(fd) = PathFd::new(p) {
-            let access = if p.is_dir() { read } else { file_read };
+            let access = if p.is_dir() {
+                access
+            } else {
+                access & AccessFs::from_file(abi)
+            };
             created = created.add_rule(PathBeneath::new(fd, access))?;
         }
     }
@@ -235,7 +277,7 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
     }
     for p in &writes {
         if let Ok(fd) = PathFd::new(p) {
-            created = created.add_rule(PathBeneath::new(fd, AccessFs::from_all(abi)))?;
+            created = created.add_rule(PathBeneath::new(fd, write))?;
         }
     }
     if let Ok(fd) = PathFd::new("/dev/null") {
@@ -254,18 +296,16 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
         RulesetStatus::PartiallyEnforced => "partially enforced",
         RulesetStatus::NotEnforced => "not enforced",
     };
-    let fs_detail = match cfg.level {
-        Level::Submission => format!(
-            "writes only beneath {}; reads only {} and the program (ABI {kernel_abi}, {enforced})",
-            show(&writes),
-            show(&reads)
-        ),
-        Level::Toolchain => format!(
-            "writes only beneath {} and /dev/null; reads only there, {} and the program (ABI {kernel_abi}, {enforced})",
-            show(&writes),
-            show(&reads)
-        ),
+    let granted = Granted {
+        system: &system,
+        inputs: &inputs,
+        execs: &execs,
+        writes: &writes,
     };
+    let fs_detail = format!(
+        "{} (ABI {kernel_abi}, {enforced})",
+        granted.describe(cfg.level)
+    );
     let fs = if status.ruleset == RulesetStatus::NotEnforced {
         Layer::off(
             name::LANDLOCK_FS,
@@ -299,23 +339,18 @@ fn try_landlock(cfg: &JailConfig) -> Result<Vec<Layer>, landlock::RulesetError> 
     Ok(vec![fs, net, scope])
 }
 
-/// System calls no benchmark tool needs and an escaping job would: network
-/// sockets, namespaces and mounts, tracing other processes, kernel keyrings,
+/// System calls no benchmark tool or compiler needs and an escaping job
+/// would: sockets of any family, namespaces and mounts, tracing other processes, kernel keyrings,
 /// BPF, io_uring (which can issue calls behind seccomp's back). `clone3`
 /// answers ENOSYS so libc falls back to `clone`, whose flags are checked.
 fn filters(channels: &[i32]) -> Result<Vec<BpfProgram>, seccompiler::BackendError> {
     let arch = std::env::consts::ARCH.try_into()?;
     let cond = |arg, len, op, v| SeccompCondition::new(arg, len, op, v);
     let mut eperm: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    eperm.insert(
-        libc::SYS_socket,
-        vec![SeccompRule::new(vec![cond(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])?],
-    );
+    // No socket at all: a unix socket reaches the host's daemons by path
+    // (docker.sock, the evaluator's ssh-agent), which Landlock does not
+    // govern. `socketpair`, which reaches nothing outside the job, stays.
+    eperm.insert(libc::SYS_socket, Vec::new());
     let namespaces = [
         libc::CLONE_NEWUSER,
         libc::CLONE_NEWNS,
@@ -435,7 +470,7 @@ pub(super) fn seccomp(channels: &[i32]) -> Layer {
     Layer::on(
         name::SECCOMP,
         format!(
-            "denied: non-unix sockets, namespaces, mounts, ptrace, process_vm_*, keyrings, bpf, io_uring; dup2/dup3 onto, close and close_range of the result channels {channels:?}"
+            "denied: socket() of any family (socketpair allowed), namespaces, mounts, ptrace, process_vm_*, keyrings, bpf, io_uring; dup2/dup3 onto, close and close_range of the result channels {channels:?}"
         ),
     )
 }

@@ -85,28 +85,23 @@ fn confine_and_run(
     .map_err(|e| format!("starting {}: {e}", cfg.program.display()))?;
     let own_uid = identity(cfg, ns, &mut layers)?;
     layers.push(confine::process_limit(cfg.limits.processes, own_uid));
-    layers.push(match cfg.level {
-        Level::Submission => confine::drop_capabilities(),
-        Level::Toolchain => Layer::off(
-            name::CAPABILITIES,
-            "the toolchain keeps pqbench's credentials",
-        ),
-    });
+    layers.push(confine::drop_capabilities());
     layers.push(confine::no_new_privs());
     layers.extend(confine::landlock(cfg));
     // Before the filter, which refuses close_range over the channels.
     keep_only_channels(&cfg.keep_fds)?;
     layers.push(confine::seccomp(&cfg.keep_fds));
-    layers.push(match cfg.level {
-        Level::Submission => Layer::on(
-            name::ENVIRONMENT,
-            "only PATH, LANG, LC_ALL, HOME and TMPDIR (the job directory), nothing of pqbench's",
-        ),
-        Level::Toolchain => Layer::off(
-            name::ENVIRONMENT,
-            "the toolchain gets pqbench's environment, TMPDIR set to its output directory",
-        ),
-    });
+    layers.push(Layer::on(
+        name::ENVIRONMENT,
+        match cfg.level {
+            Level::Submission => {
+                "only PATH, LANG, LC_ALL, HOME and TMPDIR (the job directory), nothing of pqbench's"
+            }
+            Level::Toolchain => {
+                "only PATH (the compiler's directory first), LANG, LC_ALL, HOME and TMPDIR (the scratch folder), nothing of pqbench's"
+            }
+        },
+    ));
     write_report(status, &Report::Ready { layers })?;
     if cfg.probe {
         return Ok(());
@@ -126,8 +121,8 @@ fn write_report(status: &mut File, r: &Report) -> Result<(), String> {
 /// (or user namespace) is the job's alone, which makes RLIMIT_NPROC a
 /// per-job limit.
 fn identity(cfg: &JailConfig, ns: Namespaces, layers: &mut Vec<Layer>) -> Result<bool, String> {
-    match (cfg.level, cfg.job_ids) {
-        (Level::Submission, Some((uid, gid))) => {
+    match cfg.job_ids {
+        Some((uid, gid)) => {
             use rustix::process::{Gid, Uid};
             use rustix::thread::{set_thread_groups, set_thread_res_gid, set_thread_res_uid};
             let gid_ = Gid::from_raw(gid);
@@ -141,7 +136,7 @@ fn identity(cfg: &JailConfig, ns: Namespaces, layers: &mut Vec<Layer>) -> Result
             ));
             Ok(true)
         }
-        (Level::Submission, None) => {
+        None => {
             let why = if rustix::process::geteuid().is_root() {
                 "pqbench is root but no job uid could be leased"
             } else if ns.user {
@@ -151,13 +146,6 @@ fn identity(cfg: &JailConfig, ns: Namespaces, layers: &mut Vec<Layer>) -> Result
             };
             layers.push(Layer::off(name::JOB_UID, why));
             Ok(ns.user)
-        }
-        (Level::Toolchain, _) => {
-            layers.push(Layer::off(
-                name::JOB_UID,
-                "the toolchain runs with pqbench's uid",
-            ));
-            Ok(false)
         }
     }
 }

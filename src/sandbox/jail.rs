@@ -13,6 +13,7 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsFd, FromRawFd};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use rustix::thread::UnshareFlags;
@@ -160,7 +161,6 @@ fn enter_user_ns() -> Layer {
 
 fn enter_namespaces(cfg: &JailConfig, layers: &mut Vec<Layer>) -> Namespaces {
     let root = rustix::process::geteuid().is_root();
-    let submission = cfg.level == Level::Submission;
     let mut ns = Namespaces::default();
     // Root creates the other namespaces directly; the user namespace only
     // serves an unprivileged pqbench, so as root it is no missing layer.
@@ -170,11 +170,7 @@ fn enter_namespaces(cfg: &JailConfig, layers: &mut Vec<Layer>) -> Namespaces {
         layers.push(user);
     }
     let privileged = root || ns.user;
-    let mut try_ns = |layer: &str, flag: UnshareFlags, what: &str, wanted: bool| -> bool {
-        if !wanted {
-            layers.push(Layer::off(layer, "not applied to the toolchain"));
-            return false;
-        }
+    let mut try_ns = |layer: &str, flag: UnshareFlags, what: &str| -> bool {
         if !privileged {
             layers.push(Layer::off(
                 layer,
@@ -197,29 +193,39 @@ fn enter_namespaces(cfg: &JailConfig, layers: &mut Vec<Layer>) -> Namespaces {
         name::PID_NS,
         UnshareFlags::NEWPID,
         "the job's init is PID 1 of a namespace of its own",
-        true,
     );
     let host_mnt = mounts::ns_inode("mnt");
     let mount = try_ns(
         name::MOUNT_NS,
         UnshareFlags::NEWNS,
         "private mount namespace",
-        submission,
     );
     try_ns(
         name::NET_NS,
         UnshareFlags::NEWNET,
         "network namespace of its own, no interface up",
-        submission,
     );
     try_ns(
         name::IPC_NS,
         UnshareFlags::NEWIPC,
         "System V IPC and POSIX message queues of its own",
-        submission,
     );
     if mount {
-        let (view, private) = mounts::readonly_view(host_mnt, &cfg.writes);
+        // A toolchain job's uid must reach its inputs by their own paths
+        // (they are on its command line), also where a folder on the way
+        // (a 0700 home or temporary directory) would refuse it.
+        let cover: Vec<PathBuf> = match (cfg.level, cfg.job_ids) {
+            (Level::Toolchain, Some(_)) => cfg
+                .reads
+                .iter()
+                .chain(&cfg.execs)
+                .chain(&cfg.writes)
+                .chain(cfg.cwd.iter())
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        };
+        let (view, private) = mounts::readonly_view(host_mnt, &cfg.writes, &cover);
         ns.mount = private;
         if let Some(l) = layers.iter_mut().find(|l| l.name == name::MOUNT_NS) {
             *l = view;

@@ -61,6 +61,17 @@ pub(crate) const TAIL_BYTES: usize = 16 << 10;
 /// Processes and threads a submission job may have at once.
 pub const JOB_PROCESSES: u64 = 128;
 
+/// What a toolchain job may use unless its system says otherwise
+/// (`[system.toolchain.limits]`): a compiler that grows past 4 GiB, runs
+/// ten CPU minutes or writes a file of 512 MiB is stopped, and the build
+/// detail names the limit.
+pub const TOOLCHAIN_LIMITS: Limits = Limits {
+    address_space: 4 << 30,
+    cpu_seconds: 600,
+    file_size: 512 << 20,
+    processes: JOB_PROCESSES,
+};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Address space, bytes (0 = unlimited).
@@ -101,12 +112,16 @@ pub enum Isolation {
     /// Submission code: every layer; writes only in `cwd` (the job
     /// directory); reads system directories, the program and `readable`.
     Submission { readable: Vec<PathBuf> },
-    /// The compiler and build tools: pqbench's uid and environment, reads
-    /// only the system's toolchain directories, `readable` and `writable`,
-    /// writes only beneath `writable` (TMPDIR is the first).
+    /// The compiler, assembler, linker and a submission's own build: a job
+    /// uid of its own, no capability, every namespace, no socket, a
+    /// minimal environment; reads only the system's toolchain
+    /// directories, `readable`, `executable` and `writable`; executes
+    /// only from the system's toolchain directories and `executable`;
+    /// writes only beneath `writable` (HOME and TMPDIR are the first).
     Toolchain {
         writable: Vec<PathBuf>,
         readable: Vec<PathBuf>,
+        executable: Vec<PathBuf>,
     },
 }
 
@@ -188,7 +203,8 @@ impl Spec {
 
     /// A toolchain process writing only beneath `writable`, reading only
     /// there, in the system's toolchain directories and in `readable`
-    /// (`Spec::reading`).
+    /// (`Spec::reading`), executing only the system's toolchain and
+    /// `executable` (`Spec::executing`), within `TOOLCHAIN_LIMITS`.
     pub(crate) fn toolchain(
         program: impl Into<PathBuf>,
         args: Vec<String>,
@@ -200,11 +216,12 @@ impl Spec {
             cwd: None,
             env: Vec::new(),
             timeout: Duration::from_secs(600),
-            limits: Limits::unlimited(),
+            limits: TOOLCHAIN_LIMITS,
             cpu: None,
             isolation: Isolation::Toolchain {
                 writable,
                 readable: Vec::new(),
+                executable: Vec::new(),
             },
             channels: Vec::new(),
             inputs: Vec::new(),
@@ -217,6 +234,15 @@ impl Spec {
     pub(crate) fn reading(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Spec {
         if let Isolation::Toolchain { readable, .. } = &mut self.isolation {
             readable.extend(roots);
+        }
+        self
+    }
+
+    /// Lets a toolchain process also read and execute beneath `roots` (the
+    /// compiler's own installation).
+    pub(crate) fn executing(mut self, roots: impl IntoIterator<Item = PathBuf>) -> Spec {
+        if let Isolation::Toolchain { executable, .. } = &mut self.isolation {
+            executable.extend(roots);
         }
         self
     }

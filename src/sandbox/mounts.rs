@@ -77,10 +77,16 @@ fn mount_points() -> Vec<MountPoint> {
 }
 
 /// Makes this (new) mount namespace a read-only view of the system but for
-/// `writes`. `host_mnt_ns` is the mount-namespace inode before unshare: if
-/// it did not change, nothing is touched. Also says whether the namespace
-/// is confirmed private (so init may mount its own /proc).
-pub(super) fn readonly_view(host_mnt_ns: Option<u64>, writes: &[PathBuf]) -> (Layer, bool) {
+/// `writes`, with the folders on the way to `passable` that others may not
+/// search covered (`cover_blocked`). `host_mnt_ns` is the mount-namespace
+/// inode before unshare: if it did not change, nothing is touched. Also
+/// says whether the namespace is confirmed private (so init may mount its
+/// own /proc).
+pub(super) fn readonly_view(
+    host_mnt_ns: Option<u64>,
+    writes: &[PathBuf],
+    passable: &[PathBuf],
+) -> (Layer, bool) {
     let now = ns_inode("mnt");
     if host_mnt_ns.is_none() || now.is_none() || now == host_mnt_ns {
         let why = "could not confirm a private mount namespace; mounts left alone";
@@ -93,7 +99,124 @@ pub(super) fn readonly_view(host_mnt_ns: Option<u64>, writes: &[PathBuf]) -> (La
         let why = format!("making mounts private: {e}");
         return (Layer::off(name::MOUNT_NS, why), false);
     }
-    (remount_readonly(writes), true)
+    let covered = cover_blocked(passable);
+    let mut layer = remount_readonly(writes);
+    match covered {
+        Ok(c) if c.is_empty() => {}
+        Ok(c) => layer.detail.push_str(&format!(
+            "; folders others may not search covered, the job's paths bound back in them: {}",
+            c.join(", ")
+        )),
+        Err(e) => {
+            layer.active = false;
+            layer.detail.push_str(&format!("; {e}"));
+        }
+    }
+    (layer, true)
+}
+
+/// Whether a job of another uid may search `dir` (its "others" bits: a
+/// job uid is never a folder's owner, nor in its group).
+fn searchable(dir: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+}
+
+/// The outermost proper ancestor of `path` that others may not search.
+fn first_blocked(path: &Path) -> Option<PathBuf> {
+    let mut ancestors: Vec<&Path> = path.ancestors().skip(1).collect();
+    ancestors.reverse();
+    ancestors
+        .into_iter()
+        .find(|a| !searchable(a))
+        .map(Path::to_path_buf)
+}
+
+/// Makes each of `paths` reachable, by its own path, for a job uid that may
+/// not search a folder on the way (a project in a 0700 home or temporary
+/// directory): the outermost such folder is covered by an empty tmpfs in
+/// which each path is bound back from the original, so the job sees the
+/// paths it was given and nothing else of that folder. Repeated while a
+/// bound path has a blocked folder below another bound one. Returns the
+/// covered folders. Runs as root in the job's private mount namespace,
+/// before the view is made read-only.
+fn cover_blocked(paths: &[PathBuf]) -> Result<Vec<String>, String> {
+    use std::os::fd::AsRawFd;
+    let mut targets: Vec<(PathBuf, std::os::fd::OwnedFd)> = Vec::new();
+    for p in paths {
+        let Ok(canonical) = p.canonicalize() else {
+            continue;
+        };
+        let fd = rustix::fs::open(
+            &canonical,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        )
+        .map_err(|e| format!("opening {}: {e}", canonical.display()))?;
+        for at in [canonical.clone(), p.clone()] {
+            if at.is_absolute() && !targets.iter().any(|(t, _)| t == &at) {
+                let fd = fd.try_clone().map_err(|e| format!("dup: {e}"))?;
+                targets.push((at, fd));
+            }
+        }
+    }
+    let mut covered: Vec<PathBuf> = Vec::new();
+    for _ in 0..8 {
+        let mut blocked: Vec<PathBuf> = targets
+            .iter()
+            .filter_map(|(t, _)| first_blocked(t))
+            .filter(|b| !covered.contains(b))
+            .collect();
+        blocked.sort();
+        blocked.dedup();
+        // Only the outermost: a cover hides everything beneath it.
+        let outer: Vec<PathBuf> = blocked
+            .iter()
+            .filter(|b| !blocked.iter().any(|o| o != *b && b.starts_with(o)))
+            .cloned()
+            .collect();
+        if outer.is_empty() {
+            break;
+        }
+        for c in &outer {
+            if c.parent().is_none() {
+                return Err("the root folder itself may not be searched by others".into());
+            }
+            rustix::mount::mount(
+                "tmpfs",
+                c,
+                "tmpfs",
+                MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+                Some(c"mode=0755,size=64k"),
+            )
+            .map_err(|e| format!("covering {}: {e}", c.display()))?;
+            let mut inside: Vec<&(PathBuf, std::os::fd::OwnedFd)> =
+                targets.iter().filter(|(t, _)| t.starts_with(c)).collect();
+            inside.sort_by_key(|(t, _)| t.components().count());
+            for (t, fd) in inside {
+                if t.exists() {
+                    continue; // inside a path bound a moment ago
+                }
+                let is_dir = rustix::fs::fstat(fd).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode)
+                        == rustix::fs::FileType::Directory
+                });
+                let made = if is_dir {
+                    std::fs::create_dir_all(t)
+                } else {
+                    t.parent()
+                        .map_or(Ok(()), std::fs::create_dir_all)
+                        .and_then(|()| std::fs::File::create(t).map(drop))
+                };
+                made.map_err(|e| format!("placing {}: {e}", t.display()))?;
+                let source = format!("/proc/self/fd/{}", fd.as_raw_fd());
+                rustix::mount::mount_bind_recursive(source.as_str(), t)
+                    .map_err(|e| format!("binding {}: {e}", t.display()))?;
+            }
+        }
+        covered.extend(outer);
+    }
+    Ok(covered.iter().map(|c| c.display().to_string()).collect())
 }
 
 fn remount_readonly(writes: &[PathBuf]) -> Layer {

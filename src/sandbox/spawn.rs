@@ -4,7 +4,7 @@
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -143,15 +143,18 @@ fn direct_limits(limits: &super::Limits) -> std::io::Result<()> {
     Ok(())
 }
 
+/// A toolchain job's whole environment: what a submission job gets, with
+/// HOME and TMPDIR in its first writable directory and the compiler's own
+/// directory first on PATH; nothing of pqbench's (no credentials, agent
+/// sockets or tokens), only what the caller sets.
 fn toolchain_env(spec: &Spec, writable: &[PathBuf]) -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = std::env::vars().collect();
-    if let Some(tmp) = writable.first() {
-        env.retain(|(k, _)| k != "TMPDIR");
-        env.push(("TMPDIR".into(), tmp.display().to_string()));
-    }
-    for (k, v) in &spec.env {
-        env.retain(|(key, _)| key != k);
-        env.push((k.clone(), v.clone()));
+    let mut env = confine::submission_env(writable.first().map(PathBuf::as_path), &spec.env);
+    if let Some(dir) = spec.program.parent().filter(|d| d.is_absolute()) {
+        if let Some((_, path)) = env.iter_mut().find(|(k, _)| k == "PATH") {
+            if !spec.env.iter().any(|(k, _)| k == "PATH") {
+                *path = format!("{}:{path}", dir.display());
+            }
+        }
     }
     env
 }
@@ -169,15 +172,23 @@ fn config(
     job_ids: Option<(u32, u32)>,
     probe: bool,
 ) -> JailConfig {
-    let (level, reads, writes) = match &spec.isolation {
+    let (level, reads, execs, writes) = match &spec.isolation {
         Isolation::Submission { readable } => (
             Level::Submission,
             readable.clone(),
+            Vec::new(),
             spec.cwd.iter().cloned().collect(),
         ),
-        Isolation::Toolchain { writable, readable } => {
-            (Level::Toolchain, readable.clone(), writable.clone())
-        }
+        Isolation::Toolchain {
+            writable,
+            readable,
+            executable,
+        } => (
+            Level::Toolchain,
+            readable.clone(),
+            executable.clone(),
+            writable.clone(),
+        ),
     };
     JailConfig {
         level,
@@ -191,26 +202,44 @@ fn config(
         status_fd: plumbing.status_fd,
         keep_fds: guarded_fds(spec),
         reads,
+        execs,
         writes,
         job_ids,
         probe,
     }
 }
 
-/// A job uid when pqbench is root: leased, and owner of the job directory.
+/// A job uid when pqbench is root: leased, and owner of the directories
+/// the job writes (a submission's job directory, a toolchain job's scratch
+/// folder).
 fn job_ids(spec: &Spec) -> Option<(uids::UidLease, (u32, u32))> {
-    let Isolation::Submission { .. } = spec.isolation else {
-        return None;
-    };
     if !rustix::process::geteuid().is_root() {
         return None;
     }
     let lease = uids::lease()?;
     let ids = (lease.uid, lease.uid);
-    if let Some(dir) = &spec.cwd {
-        std::os::unix::fs::chown(dir, Some(ids.0), Some(ids.1)).ok()?;
+    let owned: Vec<&PathBuf> = match &spec.isolation {
+        Isolation::Submission { .. } => spec.cwd.iter().collect(),
+        Isolation::Toolchain { writable, .. } => writable.iter().collect(),
+    };
+    for dir in owned {
+        chown_tree(dir, ids, 0).ok()?;
     }
     Some((lease, ids))
+}
+
+/// Gives `path` and everything beneath it (links themselves, never their
+/// targets) to the job's uid: a folder that several jobs write in turn (a
+/// CMake build's configure and build steps) holds files of the earlier
+/// job's uid.
+fn chown_tree(path: &Path, (uid, gid): (u32, u32), depth: usize) -> std::io::Result<()> {
+    std::os::unix::fs::lchown(path, Some(uid), Some(gid))?;
+    if depth < 64 && std::fs::symlink_metadata(path)?.is_dir() {
+        for e in std::fs::read_dir(path)? {
+            chown_tree(&e?.path(), (uid, gid), depth + 1)?;
+        }
+    }
+    Ok(())
 }
 
 struct Started {

@@ -3,6 +3,7 @@
 //! pqbench's `main` does (the harness would take the hidden argument for a
 //! test filter).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -283,8 +284,8 @@ fn a_fork_bomb_is_contained() {
 
 #[test]
 fn the_toolchain_writes_only_its_output_directory() {
-    // Landlock alone (the toolchain keeps pqbench's uid): a write beside
-    // the output directory is denied, one inside it goes through.
+    // A write beside the output directory is denied (Landlock, and the
+    // read-only mount view), one inside it goes through.
     let out_dir = job_dir();
     let beside = job_dir();
     let target = beside.path().join("escaped");
@@ -304,9 +305,133 @@ fn the_toolchain_writes_only_its_output_directory() {
         return;
     }
     assert!(!target.exists());
+    let err = text(&out.stderr);
     assert!(
-        text(&out.stderr).contains("Permission denied"),
-        "{}",
+        err.contains("Permission denied") || err.contains("Read-only file system"),
+        "{err}"
+    );
+}
+
+/// A C program that says, one line each, what a toolchain job is: its uid,
+/// its environment's names, whether socket() and a connect to `argv[1]`
+/// go through, whether it can read `argv[3]` and run `argv[2]`.
+const TOOLCHAIN_PROBE: &str = r#"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+extern char **environ;
+int main(int argc, char **argv) {
+    printf("uid %d\n", (int)getuid());
+    for (char **e = environ; *e; e++) printf("env %.*s\n", (int)strcspn(*e, "="), *e);
+    int s = socket(AF_UNIX, SOCK_STREAM, 0);
+    printf("socket %s\n", s < 0 ? strerror(errno) : "ok");
+    if (s >= 0 && argc > 1) {
+        struct sockaddr_un a = {.sun_family = AF_UNIX};
+        strncpy(a.sun_path, argv[1], sizeof a.sun_path - 1);
+        int c = connect(s, (struct sockaddr *)&a, sizeof a);
+        printf("connect %s\n", c < 0 ? strerror(errno) : "ok");
+    }
+    int sp[2];
+    printf("socketpair %s\n", socketpair(AF_UNIX, SOCK_STREAM, 0, sp) < 0 ? strerror(errno) : "ok");
+    if (argc > 3) {
+        FILE *f = fopen(argv[3], "r");
+        printf("read %s\n", f ? "ok" : strerror(errno));
+    }
+    if (argc > 2) {
+        execl(argv[2], argv[2], (char *)0);
+        printf("exec %s\n", strerror(errno));
+    }
+    return 0;
+}
+"#;
+
+#[test]
+fn a_toolchain_job_has_its_own_uid_no_socket_and_none_of_pqbenchs_environment() {
+    // The probe stands in for a compiler: a program in a folder that only
+    // root may search (0700, like a home or a test's temporary folder).
+    let home = job_dir();
+    let tools = home.path().join("tools");
+    std::fs::create_dir(&tools).unwrap();
+    std::fs::set_permissions(home.path(), PermissionsExt::from_mode(0o700)).unwrap();
+    let src = tools.join("probe.c");
+    std::fs::write(&src, TOOLCHAIN_PROBE).unwrap();
+    let probe = tools.join("probe");
+    let cc = std::process::Command::new("cc")
+        .arg(&src)
+        .arg("-o")
+        .arg(&probe)
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    // A host socket pqbench's user may reach: a daemon's, by path.
+    let host = job_dir();
+    let socket_path = host.path().join("daemon.sock");
+    let _listener = std::os::unix::net::UnixListener::bind(&socket_path).unwrap();
+    // A program the job itself could leave in its scratch folder.
+    let scratch = job_dir();
+    let own = scratch.path().join("own-tool");
+    std::fs::copy("/bin/true", &own).unwrap();
+    let spec = Spec::toolchain(
+        &probe,
+        vec![
+            socket_path.display().to_string(),
+            own.display().to_string(),
+            src.display().to_string(),
+        ],
+        vec![scratch.path().to_path_buf()],
+    )
+    .executing([tools.clone()]);
+    let out = run(&spec).unwrap();
+    let said = text(&out.stdout);
+    assert_eq!(
+        out.outcome,
+        Outcome::Exited(0),
+        "{said}{}",
         text(&out.stderr)
     );
+    let env: Vec<&str> = said
+        .lines()
+        .filter_map(|l| l.strip_prefix("env "))
+        .collect();
+    for name in &env {
+        assert!(
+            ["PATH", "LANG", "LC_ALL", "HOME", "TMPDIR", "PQB_COUNTER"].contains(name),
+            "{name} of pqbench's environment reached the toolchain: {said}"
+        );
+    }
+    assert!(said.contains("socketpair ok"), "{said}");
+    if !missing(&out, layer::SECCOMP) {
+        assert!(said.contains("socket Operation not permitted"), "{said}");
+        assert!(!said.contains("connect"), "{said}");
+    }
+    if !missing(&out, layer::LANDLOCK_FS) {
+        assert!(said.contains("exec Permission denied"), "{said}");
+    }
+    if rustix::process::geteuid().is_root() && !missing(&out, layer::JOB_UID) {
+        let uid: u32 = said
+            .lines()
+            .find_map(|l| l.strip_prefix("uid "))
+            .and_then(|u| u.parse().ok())
+            .unwrap();
+        assert!(uid >= uids::JOB_UID_BASE, "{said}");
+        assert!(!missing(&out, layer::CAPABILITIES));
+        if !missing(&out, layer::MOUNT_NS) {
+            // Its own compiler's folder, reached through a folder only
+            // root may search, and nothing else there.
+            assert!(said.contains("read ok"), "{said}");
+            let mount = out
+                .layers
+                .iter()
+                .find(|l| l.name == layer::MOUNT_NS)
+                .unwrap();
+            assert!(
+                mount.detail.contains(&home.path().display().to_string()),
+                "{}",
+                mount.detail
+            );
+        }
+    }
 }

@@ -118,7 +118,7 @@ impl Stage for CtStage {
         if let Some(why) = super::client_requests::found(job)? {
             return Ok(all(CtStatus::Suspicious, why));
         }
-        let scratch = cx.cache.scratch()?;
+        let scratch = crate::toolchain::scratch()?;
         let lib = scratch.path().join("ct.so");
         let (fp, symbol) = match debug_build(job, &lib) {
             Ok(x) => x,

@@ -99,7 +99,7 @@ impl Stage for ProfileLinkStage {
                 library_sha256: None,
             });
         }
-        let scratch = cx.cache.scratch()?;
+        let scratch = crate::toolchain::scratch()?;
         let lib = scratch.path().join("profiled.so");
         if let Err(e) = relink(&env, inst, &fp, &objects, &wraps, &lib) {
             let root = format!("{}/", cx.plan.project_root.display());
@@ -114,7 +114,10 @@ impl Stage for ProfileLinkStage {
             status: OpStatus::Ok,
             detail: None,
             wrapped,
-            library_sha256: Some(cx.cache.put_blob_file(&lib)?),
+            library_sha256: Some(cx.cache.put_blob(&crate::toolchain::library::bounded_read(
+                &lib,
+                &cx.compiler.job_limits(),
+            )?)?),
         })
     }
 

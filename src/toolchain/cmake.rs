@@ -11,6 +11,7 @@ use std::time::Duration;
 use anyhow::{bail, Context, Result};
 
 use super::library::{BuildEnv, ObjectRef};
+use super::ToolchainLimits;
 use crate::plan::{CmakeSpec, FlagProfile, Instance};
 use crate::sandbox::{self, Outcome, Spec};
 
@@ -25,7 +26,7 @@ pub(crate) fn build_target(
     let cmake = crate::toolchain::which("cmake").context(
         "this implementation opts in to its CMake build, but cmake is not installed (e.g. apt-get install cmake)",
     )?;
-    let scratch = env.cache.scratch()?;
+    let scratch = super::scratch()?;
     let build = scratch.path().join("build");
     let mut cflags = profile.cflags.clone();
     cflags.extend(inst.defines.iter().cloned());
@@ -40,19 +41,22 @@ pub(crate) fn build_target(
         "-DCMAKE_BUILD_TYPE=None".into(),
     ];
     configure.extend(spec.options.iter().map(|(k, v)| format!("-D{k}={v}")));
-    let reads: Vec<PathBuf> = env
-        .reads(inst)
-        .into_iter()
-        .chain(env.compiler.installation())
-        .collect();
-    run(&cmake, &reads, &configure, scratch.path(), "configuring")?;
+    let reads = env.reads(inst);
+    let job = Job {
+        cmake: &cmake,
+        reads: &reads,
+        execs: env.compiler.installation(),
+        cwd: scratch.path(),
+        limits: env.compiler.job_limits(),
+    };
+    job.run(&configure, "configuring")?;
     let build_args = vec![
         "--build".to_string(),
         build.display().to_string(),
         "--target".into(),
         spec.target.clone(),
     ];
-    run(&cmake, &reads, &build_args, scratch.path(), "building")?;
+    job.run(&build_args, "building")?;
     let archive = find_archive(&build, &spec.target).with_context(|| {
         format!(
             "the CMake target `{}` produced no lib{}.a",
@@ -62,23 +66,41 @@ pub(crate) fn build_target(
     extract_objects(env, &archive, &spec.target)
 }
 
-fn run(cmake: &Path, reads: &[PathBuf], args: &[String], cwd: &Path, what: &str) -> Result<()> {
-    // A submitted build script, confined like the compiler: it writes only
-    // in its scratch directory and reads what the compiler may.
-    let mut spec = Spec::toolchain(cmake, args.to_vec(), vec![cwd.to_path_buf()])
-        .reading(reads.iter().cloned());
-    spec.cwd = Some(cwd.to_path_buf());
-    spec.timeout = Duration::from_secs(1800);
-    let out = sandbox::run(&spec)?;
-    if out.outcome != Outcome::Exited(0) {
-        let log = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
-        bail!(
-            "{what} with cmake failed ({}):\n{}",
-            out.outcome,
-            crate::toolchain::tail(&log, 30)
-        );
+/// One step of a submission's CMake build, a foreign build: confined like
+/// the compiler (a job uid, no socket, pqbench's environment withheld,
+/// the toolchain's limits); it reads what the compiler may, executes only
+/// the system's and the compiler's programs (none the submission ships)
+/// and writes only its scratch folder.
+struct Job<'a> {
+    cmake: &'a Path,
+    reads: &'a [PathBuf],
+    execs: Vec<PathBuf>,
+    cwd: &'a Path,
+    limits: ToolchainLimits,
+}
+
+impl Job<'_> {
+    fn run(&self, args: &[String], what: &str) -> Result<()> {
+        let mut spec = Spec::toolchain(self.cmake, args.to_vec(), vec![self.cwd.to_path_buf()])
+            .reading(self.reads.iter().cloned())
+            .executing(self.execs.iter().cloned());
+        spec.cwd = Some(self.cwd.to_path_buf());
+        spec.timeout = Duration::from_secs(1800);
+        spec.limits = super::sandbox_limits(&self.limits);
+        let out = sandbox::run(&spec)?;
+        if out.outcome != Outcome::Exited(0) {
+            let log = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+            let breach = super::diag::limit_breach(out.outcome, &log, &self.limits)
+                .map(|b| format!("{b}\n"))
+                .unwrap_or_default();
+            bail!(
+                "{what} with cmake failed ({}):\n{breach}{}",
+                out.outcome,
+                crate::toolchain::tail(&log, 30)
+            );
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 fn find_archive(dir: &Path, target: &str) -> Option<PathBuf> {

@@ -98,7 +98,7 @@ pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -
         return Ok(deps);
     }
     let id = unit_id(cc, unit);
-    let scratch = cache.scratch()?;
+    let scratch = super::scratch()?;
     let depfile = scratch.path().join("unit.d");
     let mut args = unit.args.clone();
     args.extend([
@@ -117,7 +117,12 @@ pub(crate) fn of(cache: &Cache, cc: &Compiler, unit: &Unit, reads: &[PathBuf]) -
         .and_then(|_| std::fs::read_to_string(&depfile).ok())
         .map(|text| parse(&text));
     match scanned {
-        Some(files) if !files.is_empty() => Ok(remember(cache, &id, unit, &files)),
+        Some(mut files) if !files.is_empty() => {
+            if assembler_reads_files(unit, &files) {
+                files.extend(lookup_files(cache, unit));
+            }
+            Ok(remember(cache, &id, unit, &files))
+        }
         _ => Ok(fallback(cache, unit)),
     }
 }
@@ -176,7 +181,32 @@ pub(crate) fn compiled(cache: &Cache, cc: &Compiler, unit: &Unit, depfile: &Path
     }
     let text = std::fs::read_to_string(depfile)
         .with_context(|| format!("reading the dependency list {}", depfile.display()))?;
-    Ok(remember(cache, &unit_id(cc, unit), unit, &parse(&text)))
+    let mut listed = parse(&text);
+    // The compiler lists what its preprocessor read, not what the
+    // assembler reads for an `.incbin` or `.include` (in inline or
+    // preprocessed assembly): where the unit's own files use them, every
+    // file of its lookup directories is a dependency.
+    if assembler_reads_files(unit, &listed) {
+        listed.extend(lookup_files(cache, unit));
+    }
+    Ok(remember(cache, &unit_id(cc, unit), unit, &listed))
+}
+
+/// Whether the unit's source, or a file it read from its lookup
+/// directories, holds an assembler directive that reads a file.
+fn assembler_reads_files(unit: &Unit, listed: &[PathBuf]) -> bool {
+    let dirs = lookup_dirs(unit);
+    std::iter::once(&unit.source)
+        .chain(
+            listed
+                .iter()
+                .filter(|p| dirs.iter().any(|d| p.starts_with(d))),
+        )
+        .any(|p| {
+            std::fs::read(p).is_ok_and(|b| {
+                b.windows(7).any(|w| w == b".incbin") || b.windows(8).any(|w| w == b".include")
+            })
+        })
 }
 
 /// Hashes the listed files and stores the list, unless a file is missing:

@@ -30,9 +30,68 @@ pub(crate) fn excerpt(log: &str) -> String {
 
 /// What pqbench lets a compiler read, said where a read failed.
 const CONFINED: &str =
-    "pqbench lets the compiler read only the instance's source and include folders, its own support files and cache, \
+    "pqbench lets the compiler read only the instance's source and include folders, its own support files, \
 the compiler's installation and the system's toolchain directories (/usr, /lib, …); \
 a file outside them (an #include, .incbin or -I of an absolute path) is refused";
+
+/// How a line naming a breached limit begins (`detail` leads with it).
+const BREACH: &str = "the toolchain job exceeded its ";
+
+/// The limit a toolchain job hit, said as a line of the build detail
+/// ("the toolchain job exceeded its 4096 MiB memory limit"), from how it
+/// ended or from what the compiler driver said of its program's death.
+/// Only a line that begins with a tool's own words counts: a submission's
+/// `#error out of memory` is printed after `file:line: error:` and is not
+/// taken for a breach.
+pub(crate) fn limit_breach(
+    outcome: crate::sandbox::Outcome,
+    log: &str,
+    l: &crate::records::toolchain::ToolchainLimits,
+) -> Option<String> {
+    use crate::sandbox::Outcome;
+    let said = |words: &[&str]| {
+        log.lines()
+            .any(|line| words.iter().any(|w| line.trim_start().starts_with(w)))
+    };
+    let driver = |what: &str| {
+        log.lines().any(|line| {
+            let line = line.trim_start();
+            // `gcc: fatal error: … signal terminated program cc1`
+            line.split_once(": ")
+                .is_some_and(|(tool, rest)| !tool.contains(['/', '.', ' ']) && rest.contains(what))
+        })
+    };
+    let memory = said(&[
+        "cc1: out of memory",
+        "cc1plus: out of memory",
+        "virtual memory exhausted",
+        "LLVM ERROR: out of memory",
+        "LLVM ERROR: Cannot allocate memory",
+        "terminate called after throwing an instance of 'std::bad_alloc'",
+    ]) || driver("Cannot allocate memory");
+    let what = if outcome == Outcome::Signaled(libc::SIGXCPU) || driver("CPU time limit exceeded") {
+        format!(
+            "{} CPU-second limit (toolchain.limits.cpu-seconds)",
+            l.cpu_seconds
+        )
+    } else if outcome == Outcome::Signaled(libc::SIGXFSZ)
+        || driver("File size limit exceeded")
+        || said(&["as: ", "ld: ", "/usr/bin/ld: "]) && log.contains("File too large")
+    {
+        format!(
+            "{} MiB file-size limit (toolchain.limits.file-mib)",
+            l.file_mib
+        )
+    } else if memory {
+        format!(
+            "{} MiB memory limit (toolchain.limits.memory-mib)",
+            l.memory_mib
+        )
+    } else {
+        return None;
+    };
+    Some(format!("{BREACH}{what}"))
+}
 
 /// Whether the compiler or assembler failed to read a file: refused by
 /// the confinement (`Permission denied`), or reported missing by the
@@ -56,6 +115,9 @@ pub(crate) fn denied_read(log: &str) -> String {
 /// `x/poly.c:12:5: error: 'q' undeclared | 12 |     q = 1; | ^`.
 pub(crate) fn detail(log: &str) -> String {
     let lines: Vec<&str> = log.lines().collect();
+    if let Some(breach) = lines.iter().find(|l| l.starts_with(BREACH)) {
+        return breach.to_string();
+    }
     if let Some(link) = link_problems(&lines) {
         return link;
     }

@@ -28,17 +28,12 @@ pub(crate) struct BuildEnv<'a> {
     pub project_root: &'a Path,
 }
 
-/// What a compiler job of `inst` may read besides the system's toolchain:
-/// the folders of the instance's sources, its include directories and its
-/// CMake root (each with everything beneath it), pqbench's support sources
-/// and the cache. Not the rest of the machine, nor the project's other
-/// submissions or its output.
-pub(crate) fn compiler_reads(
-    project_root: &Path,
-    inst: &Instance,
-    support: &Path,
-    cache: &Path,
-) -> Vec<PathBuf> {
+/// What a compiler job of `inst` may read besides the system's toolchain
+/// and its scratch folder: the folders of the instance's sources, its
+/// include directories and its CMake root (each with everything beneath
+/// it) and pqbench's support sources. Not the rest of the machine, nor the
+/// project's other submissions, its output or the cache.
+pub(crate) fn compiler_reads(project_root: &Path, inst: &Instance, support: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = inst
         .sources
         .iter()
@@ -58,17 +53,15 @@ pub(crate) fn compiler_reads(
             roots.push(d);
         }
     }
-    roots.extend([support.to_path_buf(), cache.to_path_buf()]);
+    roots.push(support.to_path_buf());
     roots
 }
 
 impl BuildEnv<'_> {
     /// What a compiler job of this build may read besides the system's
-    /// toolchain: the project (its algorithms' sources and include
-    /// directories), pqbench's support sources and the cache (objects,
-    /// scratch directories). Nothing else of the evaluator's files.
+    /// toolchain and its scratch folder (`compiler_reads`).
     pub(crate) fn reads(&self, inst: &Instance) -> Vec<PathBuf> {
-        compiler_reads(self.project_root, inst, self.support_dir, self.cache.dir())
+        compiler_reads(self.project_root, inst, self.support_dir)
     }
 
     /// A path relative to the project root, for records.
@@ -252,12 +245,14 @@ pub(crate) fn build_profile(
             Err(e) => return Ok(failed(format!("{e:#}"))),
         }
     }
-    let scratch = env.cache.scratch()?;
+    let scratch = super::scratch()?;
     let lib = scratch.path().join("lib.so");
     if let Err(e) = link_library(env, inst, profile, &objects, &[], &lib) {
         return Ok(failed(format!("{e:#}")));
     }
-    let sha = env.cache.put_blob_file(&lib)?;
+    let sha = env
+        .cache
+        .put_blob(&bounded_read(&lib, &env.compiler.job_limits())?)?;
     let load_bytes = crate::elf::load_segment_bytes(&lib).ok();
     Ok(BuildAttempt {
         profile: profile.name.clone(),
@@ -282,10 +277,16 @@ pub(crate) fn link_library(
 ) -> Result<()> {
     let script = out.with_extension("map");
     fsutil::write_atomic(&script, version_script(inst).as_bytes())?;
-    let inputs: Vec<PathBuf> = objects
-        .iter()
-        .map(|o| env.cache.object_path(&o.key))
-        .collect();
+    // The linker reads copies beside its output, never the cache: other
+    // instances' objects and the cache's records are not its to read.
+    let dir = out.parent().context("the link's scratch folder")?;
+    let mut inputs = Vec::with_capacity(objects.len());
+    for (i, o) in objects.iter().enumerate() {
+        let copy = dir.join(format!("in-{i}.o"));
+        std::fs::copy(env.cache.object_path(&o.key), &copy)
+            .with_context(|| format!("copying the object of {} to link it", o.source))?;
+        inputs.push(copy);
+    }
     let mut args = vec![
         "-shared".to_string(),
         "-Wl,--no-undefined".into(),
@@ -484,7 +485,7 @@ fn compile_to_scratch(
     unit: &Unit,
     reads: &[PathBuf],
 ) -> Result<(PathBuf, tempfile::TempDir, String)> {
-    let scratch = env.cache.scratch()?;
+    let scratch = super::scratch()?;
     let tmp = scratch.path().join("unit.o");
     let depfile = scratch.path().join("unit.d");
     let mut args = unit.args.clone();
@@ -493,10 +494,32 @@ fn compile_to_scratch(
     Ok((tmp, scratch, log))
 }
 
+/// Copies an object the compiler wrote into the cache: a new file of
+/// pqbench's (the job's uid owned the original), after checking its size.
 fn store_object(env: &BuildEnv, tmp: &Path, key: &str) -> Result<()> {
     let obj = env.cache.object_path(key);
-    std::fs::create_dir_all(obj.parent().expect("object dir"))?;
-    std::fs::rename(tmp, &obj).context("storing object")
+    let bytes = bounded_read(tmp, &env.compiler.job_limits())?;
+    fsutil::write_atomic(&obj, &bytes).context("storing object")
+}
+
+/// A file a toolchain job wrote, read whole when it is within the job's
+/// file-size limit (which the kernel enforced while it was written; this
+/// holds the line where the job could not be limited).
+pub(crate) fn bounded_read(
+    path: &Path,
+    limits: &crate::records::toolchain::ToolchainLimits,
+) -> Result<Vec<u8>> {
+    let len = std::fs::metadata(path)
+        .with_context(|| format!("reading {}", path.display()))?
+        .len();
+    if len > limits.file_mib << 20 {
+        anyhow::bail!(
+            "{} is {len} bytes, over the {} MiB file-size limit (toolchain.limits.file-mib)",
+            path.display(),
+            limits.file_mib
+        );
+    }
+    std::fs::read(path).with_context(|| format!("reading {}", path.display()))
 }
 
 /// An object's key: the compiler's identity, the unit's arguments and

@@ -22,7 +22,7 @@ use anyhow::{bail, Context, Result};
 
 use crate::sandbox::{self, Outcome, Spec};
 
-pub use crate::records::toolchain::Compiler;
+pub use crate::records::toolchain::{Compiler, ToolchainLimits};
 
 impl Compiler {
     /// Resolves the compiler: `CC` from the environment wins over the
@@ -41,6 +41,7 @@ impl Compiler {
         if let Some(command) = &plan.system_spec.assembler {
             compiler.assembler = Some(assembler::detect(command)?);
         }
+        compiler.limits = plan.system_spec.toolchain_limits;
         // The submitter profile's flags are each implementation's own.
         let own = plan
             .instances
@@ -75,6 +76,7 @@ impl Compiler {
             target,
             assembler: None,
             native_flags: None,
+            limits: None,
         })
     }
 
@@ -88,6 +90,7 @@ impl Compiler {
             target: "none".into(),
             assembler: None,
             native_flags: None,
+            limits: None,
         }
     }
 
@@ -111,9 +114,10 @@ impl Compiler {
         if let Some(a) = self.assembler.as_ref().filter(|_| assembler::plain(source)) {
             let (program, mut own) = assembler::invocation(a)?;
             own.extend(full);
-            let (outcome, log) = run_tool(&program, reads, &own, object)
+            let limits = self.job_limits();
+            let (outcome, log) = run_tool(&program, reads, &own, object, &limits)
                 .with_context(|| format!("assembling {}", source.display()))?;
-            return ended(outcome, log, "assembling", source);
+            return ended(outcome, log, "assembling", source, &limits);
         }
         self.run(reads, &full, "compiling", source, object)
     }
@@ -163,7 +167,12 @@ impl Compiler {
         let (outcome, log) = self
             .run_outcome(reads, args, output)
             .with_context(|| format!("{what} {}", subject.display()))?;
-        ended(outcome, log, what, subject)
+        ended(outcome, log, what, subject, &self.job_limits())
+    }
+
+    /// The limits of this compiler's jobs: its system's, else the defaults.
+    pub(crate) fn job_limits(&self) -> ToolchainLimits {
+        self.limits.unwrap_or_default()
     }
 
     /// Runs the compiler as `run` does and returns how it ended with its
@@ -174,7 +183,7 @@ impl Compiler {
         args: &[String],
         output: &Path,
     ) -> Result<(Outcome, String)> {
-        run_tool(&self.path, reads, args, output)
+        run_tool(&self.path, reads, args, output, &self.job_limits())
     }
 
     /// The compiler's own directories (see `installation`).
@@ -186,23 +195,53 @@ impl Compiler {
 /// The log of a toolchain program that has ended: its diagnostics when it
 /// succeeded, else an error with the first `error:` line and its context
 /// (which a plain tail of a long log of notes and macro expansions cuts
-/// off).
-fn ended(outcome: Outcome, log: String, what: &str, subject: &Path) -> Result<String> {
+/// off), led by the limit it hit when it hit one.
+fn ended(
+    outcome: Outcome,
+    log: String,
+    what: &str,
+    subject: &Path,
+    limits: &ToolchainLimits,
+) -> Result<String> {
+    let breach = diag::limit_breach(outcome, &log, limits)
+        .map(|b| format!("{b}\n"))
+        .unwrap_or_default();
     match outcome {
         Outcome::Exited(0) => Ok(log),
         Outcome::Exited(code) => bail!(
-            "{what} {} failed (exit {code}):\n{}{}",
+            "{what} {} failed (exit {code}):\n{breach}{}{}",
             subject.display(),
             diag::excerpt(&log),
             diag::denied_read(&log)
         ),
         other => bail!(
-            "{what} {} failed: {other}:\n{}{}",
+            "{what} {} failed: {other}:\n{breach}{}{}",
             subject.display(),
             diag::excerpt(&log),
             diag::denied_read(&log)
         ),
     }
+}
+
+/// A toolchain job's sandbox limits.
+pub(crate) fn sandbox_limits(l: &ToolchainLimits) -> sandbox::Limits {
+    sandbox::Limits {
+        address_space: l.memory_mib << 20,
+        cpu_seconds: l.cpu_seconds,
+        file_size: l.file_mib << 20,
+        processes: l.processes,
+    }
+}
+
+/// A scratch folder for one toolchain job, outside the project and its
+/// cache (the compiler never sees other instances' objects, libraries or
+/// the cache's records), removed when dropped. The job's uid owns it
+/// while the job runs.
+pub(crate) fn scratch() -> Result<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("pqbench-build-")
+        .tempdir()
+        .context("creating a scratch folder for a toolchain job")
 }
 
 /// Runs a toolchain program confined: it may read only the system's
@@ -213,6 +252,7 @@ fn run_tool(
     reads: &[PathBuf],
     args: &[String],
     output: &Path,
+    limits: &ToolchainLimits,
 ) -> Result<(Outcome, String)> {
     let out_dir = output
         .parent()
@@ -220,17 +260,19 @@ fn run_tool(
         .map(Path::to_path_buf)
         .unwrap_or_else(|| PathBuf::from("."));
     let mut spec = Spec::toolchain(program, args.to_vec(), vec![out_dir.clone()])
-        .reading(reads.iter().cloned().chain(installation(program)));
+        .reading(reads.iter().cloned())
+        .executing(installation(program));
     spec.timeout = Duration::from_secs(600);
+    spec.limits = sandbox_limits(limits);
     // gcc looks for `-include` files in its working directory first: run
     // it where only its own output is, never where pqbench was started (a
     // stray api.h there would be force-included).
-    spec.cwd = Some(out_dir);
+    spec.cwd = Some(out_dir.clone());
     let out = sandbox::run(&spec)?;
-    Ok((
-        out.outcome,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    ))
+    // Its scratch folder (its temporary files are there) is no path a
+    // record should carry: the files in it are named by their own names.
+    let log = String::from_utf8_lossy(&out.stderr).replace(&format!("{}/", out_dir.display()), "");
+    Ok((out.outcome, log))
 }
 
 /// Where a compiler keeps its own programs, libraries and headers, as it

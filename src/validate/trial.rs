@@ -194,7 +194,7 @@ impl Trial {
         known: &BTreeSet<(String, String)>,
     ) -> Vec<(String, String)> {
         let env = self.env();
-        let Ok(scratch) = self.cache.scratch() else {
+        let Ok(scratch) = crate::toolchain::scratch() else {
             return Vec::new();
         };
         let refs: Vec<ObjectRef> = objects.iter().map(|(o, _)| o.clone()).collect();
