@@ -52,6 +52,7 @@ support_files!(
     "driver_kex.c",
     "driver_hash.c",
     "driver_inputs.c",
+    "driver_trip.c",
     "driver_settings.c",
 );
 

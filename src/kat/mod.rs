@@ -6,6 +6,6 @@ pub mod manifest;
 mod outcome;
 pub mod provenance;
 
-pub(crate) use outcome::{KatAttempt, KatFile, KatOutput};
+pub(crate) use outcome::{Crossing, KatAttempt, KatFile, KatOutput};
 
 pub use crate::records::kat::KatStatus as Status;

@@ -25,6 +25,21 @@ pub(crate) struct KatAttempt {
     /// (its attempt's status is the first one that did not pass).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<KatFile>,
+    /// The round trip across processes (`stages::kat_trip`), for the kinds
+    /// that have one and a KAT run that completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crossed: Option<Crossing>,
+}
+
+/// What crossed between processes in the round trip, and whether it
+/// worked there.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Crossing {
+    /// The longest of each output (`pk`, `sk`, `ct`, `ss`, `sig`) that
+    /// crossed a process boundary, in bytes.
+    pub lengths: std::collections::BTreeMap<String, u64>,
+    /// The step that failed and why; None when every step worked.
+    pub failure: Option<String>,
 }
 
 /// One KAT file of a hash instance (`KAT_2_12`, ...).
@@ -51,6 +66,17 @@ impl KatOutput {
     pub(crate) fn status(&self) -> Status {
         self.final_attempt().status
     }
+    /// The longest `pk`, `sk`, `ct`, `ss` or `sig` that crossed between
+    /// processes in the round trip.
+    pub(crate) fn crossed(&self, field: &str) -> Option<u64> {
+        self.final_attempt()
+            .crossed
+            .as_ref()?
+            .lengths
+            .get(field)
+            .copied()
+    }
+
     /// A generator figure, e.g. `max_sig_len`.
     pub(crate) fn figure(&self, key: &str) -> Option<u64> {
         self.final_attempt()

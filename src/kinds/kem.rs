@@ -1,7 +1,7 @@
 //! Key encapsulation: keygen, enc and dec, on the NIST (`crypto_kem_*`) and
 //! NGCC (`kem_*`) APIs.
 
-use super::{AdapterInput, ApiFamily, KindDef, SizeField, Sizes, Summary};
+use super::{AdapterInput, ApiFamily, KindDef, RoundTrip, SizeField, Sizes, Summary};
 
 pub(super) struct Kem;
 
@@ -47,6 +47,10 @@ impl KindDef for Kem {
 
     fn adapter_defines(&self, _: &AdapterInput) -> Vec<String> {
         vec!["-DPQB_KIND_IS_KEM".into()]
+    }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        Some(RoundTrip::Encapsulation)
     }
 
     fn api_symbols(&self, api: ApiFamily, namespace: &str, _: &AdapterInput) -> Vec<String> {

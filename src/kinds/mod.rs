@@ -82,6 +82,18 @@ pub enum Summary {
     ByMessageSize,
 }
 
+/// How a kind's outputs are checked across processes (`stages::kat_trip`):
+/// each step is a fresh process given only the bytes another made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RoundTrip {
+    /// Verify the KAT record's signature, sign its message anew, verify
+    /// that signature.
+    Signature,
+    /// Decapsulate the KAT record's ciphertext, encapsulate to its public
+    /// key anew, decapsulate that ciphertext.
+    Encapsulation,
+}
+
 /// What the adapter build of one instance needs to know beyond its kind.
 pub(crate) struct AdapterInput<'a> {
     pub(crate) digest_bits: Option<u32>,
@@ -173,6 +185,11 @@ pub(crate) trait KindDef: Sync {
 
     /// `-D` flags the adapter is compiled with.
     fn adapter_defines(&self, input: &AdapterInput) -> Vec<String>;
+
+    /// How its keys and outputs are checked across processes, if they are.
+    fn round_trip(&self) -> Option<RoundTrip> {
+        None
+    }
 
     /// Extra support units compiled with the adapter's defines.
     fn adapter_units(&self) -> &'static [&'static str] {

@@ -1,7 +1,7 @@
 //! Signatures: keygen, sign and verify, on the NIST (`crypto_sign_*`) and
 //! NGCC (`sig_*`) APIs.
 
-use super::{AdapterInput, ApiFamily, KindDef, SizeField, Sizes, Summary};
+use super::{AdapterInput, ApiFamily, KindDef, RoundTrip, SizeField, Sizes, Summary};
 
 pub(super) struct Sign;
 
@@ -41,6 +41,10 @@ impl KindDef for Sign {
 
     fn takes_signature_api(&self) -> bool {
         true
+    }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        Some(RoundTrip::Signature)
     }
 
     fn adapter_defines(&self, input: &AdapterInput) -> Vec<String> {

@@ -212,9 +212,27 @@ pub(crate) fn run_fed(
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<Ran> {
+    run_with_files(cx, lib, args, settings, cpu, timeout, &[])
+}
+
+/// `run_fed`, with `files` (name, bytes) placed in the job directory
+/// before the process starts: inputs too large for the settings block,
+/// such as the keys a round-trip step is given (`trip.pk`, ...).
+pub(crate) fn run_with_files(
+    cx: &Cx,
+    lib: &Path,
+    args: &[String],
+    settings: Option<&str>,
+    cpu: Option<usize>,
+    timeout: Duration,
+    files: &[(&str, &[u8])],
+) -> Result<Ran> {
     let scratch = cx.cache.scratch()?;
     // The job's own copy of the library: its uid may not reach the cache.
     let local = stage_library(lib, scratch.path())?;
+    for (name, bytes) in files {
+        crate::fsutil::write_atomic(&scratch.path().join(name), bytes)?;
+    }
     // The record keeps the logical command, as a reader cites the settings;
     // the process itself got `fixed_argv` and the settings on descriptor 5.
     let mut command = vec!["--lib".to_string(), "<library>".to_string()];

@@ -24,8 +24,9 @@ pub(crate) use crate::records::scan::{Finding, FindingClass};
 
 /// The libc functions whose mere reference is a finding: descriptors
 /// (the result channel is one), memory protection and mappings, process
-/// control, threads, processes and the dynamic linker.
-pub(crate) const WATCHED_CALLS: [&str; 27] = [
+/// control, threads, processes, the dynamic linker and sockets (a unix
+/// socket reaches a host daemon by path).
+pub(crate) const WATCHED_CALLS: [&str; 35] = [
     "dup",
     "dup2",
     "dup3",
@@ -53,6 +54,14 @@ pub(crate) const WATCHED_CALLS: [&str; 27] = [
     "posix_spawn",
     "system",
     "syscall",
+    "socket",
+    "socketpair",
+    "connect",
+    "bind",
+    "listen",
+    "accept",
+    "sendto",
+    "sendmsg",
 ];
 
 /// Mappings are findings only when they may be executable: a constant
@@ -168,7 +177,7 @@ fn section_findings(
             out.push((FindingClass::Syscall, at.1.to_string(), symbol));
         }
     } else {
-        out.extend(proc_paths(index, s, refs));
+        out.extend(data_strings(index, s, refs));
     }
     out
 }
@@ -194,17 +203,48 @@ fn text_refs(
     refs
 }
 
-/// `/proc/` strings in a data section, each named by the data object
-/// holding it, else by the function referring to the string.
-fn proc_paths(
+/// Strings of a data section that name what a library would read behind
+/// the harness's back: `/proc/` paths, and what tells it runs under
+/// Valgrind (a library that behaves only there makes the count and ct
+/// figures its own word).
+const DATA_NEEDLES: [(&[u8], FindingClass); 5] = [
+    (b"/proc/", FindingClass::ProcPath),
+    (b"LD_PRELOAD", FindingClass::EnvProbe),
+    (b"vgpreload", FindingClass::EnvProbe),
+    (b"valgrind", FindingClass::EnvProbe),
+    (b"VALGRIND", FindingClass::EnvProbe),
+];
+
+/// The strings of `DATA_NEEDLES` in a data section, each named by the data
+/// object holding it, else by the function referring to the string; one
+/// finding per string and class.
+fn data_strings(
     index: usize,
     s: &RelSection,
     refs: &HashMap<usize, Vec<(u64, String)>>,
 ) -> Vec<Found> {
-    const NEEDLE: &[u8] = b"/proc/";
+    let mut out: Vec<Found> = Vec::new();
+    for (needle, class) in DATA_NEEDLES {
+        for found in strings_with(index, s, refs, needle, class) {
+            if !out.iter().any(|o| o.0 == found.0 && o.1 == found.1) {
+                out.push(found);
+            }
+        }
+    }
+    out
+}
+
+/// The zero-terminated strings of `s` holding `needle`.
+fn strings_with(
+    index: usize,
+    s: &RelSection,
+    refs: &HashMap<usize, Vec<(u64, String)>>,
+    needle: &[u8],
+    class: FindingClass,
+) -> Vec<Found> {
     let mut out = Vec::new();
     let mut from = 0;
-    while let Some(at) = super::find(&s.data, NEEDLE, from) {
+    while let Some(at) = super::find(&s.data, needle, from) {
         let start = s.data[..at]
             .iter()
             .rposition(|b| *b == 0)
@@ -220,7 +260,7 @@ fn proc_paths(
                 .find(|(o, _)| (start as u64..=at as u64).contains(o))
                 .map(|(_, f)| f.clone())
         });
-        out.push((FindingClass::ProcPath, text, symbol));
+        out.push((class, text, symbol));
         from = end.max(at + 1);
     }
     out
@@ -544,6 +584,32 @@ const char *where(void) { return "/proc/self/maps"; }
         ] {
             assert!(got.iter().any(|g| g == want), "{want} not in {got:?}");
         }
+    }
+
+    #[test]
+    fn a_library_that_looks_for_valgrind_or_a_host_socket_is_seen() {
+        let dir = scratch("tamper-probe");
+        let o = compile(
+            &dir,
+            "p",
+            r#"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+int under_tool(void) { const char *p = getenv("LD_PRELOAD"); return p && strstr(p, "vgpreload") != 0; }
+int reach(void) { return socket(AF_UNIX, SOCK_STREAM, 0); }
+int honest(int a) { return a + 1; }
+"#,
+        );
+        let got = shown(&scan_objects(&[o], &["p.c".into()]).unwrap());
+        for want in [
+            "env-probe LD_PRELOAD under_tool",
+            "env-probe vgpreload under_tool",
+            "call socket reach",
+        ] {
+            assert!(got.iter().any(|g| g == want), "{want} not in {got:?}");
+        }
+        assert!(!got.iter().any(|g| g.ends_with(" honest")), "{got:?}");
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! write files pqbench did not ask for, run or load a program, or take
 //! its arguments or programs from somewhere else. A profile may come from
 //! a submission's own build file (`submitter-cflags`), so these are
-//! refused before anything is compiled rather than left to the sandbox.
+//! refused before anything is compiled. No list can name every option
+//! that makes a compiler run a program: whatever gets past it runs as a
+//! toolchain job, confined as submission code is (see `sandbox`).
 
 /// Why `flag` is refused, or None when a profile may hold it.
 pub(crate) fn refused(flag: &str) -> Option<&'static str> {
@@ -20,11 +22,31 @@ pub(crate) fn refused(flag: &str) -> Option<&'static str> {
 }
 
 /// Prefixes refused, each with the reason the message gives.
-const REFUSED: [(&str, &str); 22] = [
+const REFUSED: [(&str, &str); 30] = [
     ("-o", "chooses the output file, which pqbench names"),
     ("-save-temps", "writes intermediate files beside the build"),
     ("--save-temps", "writes intermediate files beside the build"),
     ("-fplugin", "loads a plugin into the compiler"),
+    ("-fpass-plugin", "loads a plugin into the compiler"),
+    (
+        "-Xclang",
+        "passes the next argument to the compiler proper unchecked",
+    ),
+    (
+        "--gcc-toolchain",
+        "takes the compiler's programs and libraries from another folder",
+    ),
+    ("-ccc-", "changes which programs the compiler driver runs"),
+    ("-fuse-ld", "runs another linker"),
+    ("--ld-path", "runs another linker"),
+    (
+        "-no-integrated-as",
+        "runs an external assembler found on a path",
+    ),
+    (
+        "-fno-integrated-as",
+        "runs an external assembler found on a path",
+    ),
     ("-iplugindir", "loads compiler plugins from another folder"),
     (
         "-wrapper",
@@ -115,6 +137,13 @@ mod tests {
             "-Wa,-adhln=list.txt",
             "-Wl,@more",
             "-fopt-info-vec=report.txt",
+            "-fpass-plugin=./p.so",
+            "--gcc-toolchain=./tc",
+            "-ccc-install-dir",
+            "-fuse-ld=./ld",
+            "--ld-path=./ld",
+            "-fno-integrated-as",
+            "-Xclang",
         ] {
             assert!(refused(f).is_some(), "{f} should be refused");
         }

@@ -16,6 +16,10 @@ pub enum KatStatus {
     Timeout,
     Crash,
     Buildfail,
+    /// The KAT passed in one process, but a fresh process given only the
+    /// bytes it made (keys, ciphertext, signature) cannot use them: the
+    /// outputs work only in the process that made them.
+    Crossfail,
     /// Not built on this system (another architecture, missing CPU
     /// features): not a failure.
     Skipped,
@@ -37,6 +41,7 @@ impl KatStatus {
             KatStatus::Timeout => "TIMEOUT",
             KatStatus::Crash => "CRASH",
             KatStatus::Buildfail => "BUILDFAIL",
+            KatStatus::Crossfail => "CROSSFAIL",
             KatStatus::Skipped => "SKIPPED",
             KatStatus::NotRun => "NOT RUN",
         }
@@ -53,6 +58,7 @@ impl KatStatus {
             KatStatus::Timeout,
             KatStatus::Crash,
             KatStatus::Buildfail,
+            KatStatus::Crossfail,
             KatStatus::Skipped,
             KatStatus::NotRun,
         ]

@@ -27,6 +27,10 @@ pub enum FindingClass {
     ProcPath,
     /// The Valgrind client-request instruction sequence.
     ClientRequest,
+    /// A string in data that a library looks for to tell whether it runs
+    /// under Valgrind: `LD_PRELOAD`, Valgrind's preload (`vgpreload`),
+    /// `valgrind`.
+    EnvProbe,
 }
 
 impl FindingClass {
@@ -39,6 +43,7 @@ impl FindingClass {
             FindingClass::Syscall => "syscall",
             FindingClass::ProcPath => "proc-path",
             FindingClass::ClientRequest => "client-request",
+            FindingClass::EnvProbe => "env-probe",
         }
     }
 }

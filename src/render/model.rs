@@ -18,6 +18,12 @@ pub struct Link {
     pub href: Option<String>,
     pub page: bool,
     pub fragment: Option<String>,
+    /// The text came from outside pqbench (an algorithm TOML's `links`):
+    /// the Markdown pages show it inert, every Markdown character escaped.
+    pub foreign: bool,
+    /// The host of a foreign web link, shown beside its text on the
+    /// Markdown pages, so the text cannot pass for another target.
+    pub host: Option<String>,
 }
 
 impl Link {
@@ -27,6 +33,23 @@ impl Link {
             href: None,
             page: false,
             fragment: None,
+            foreign: false,
+            host: None,
+        }
+    }
+
+    /// A link from outside pqbench (an algorithm TOML's `links`): a web
+    /// link (http or https) to `url`, shown with its host, else the text
+    /// alone, never followed.
+    pub(crate) fn foreign(text: impl Into<String>, url: &str) -> Link {
+        let host = web_host(url);
+        Link {
+            text: text.into(),
+            href: host.as_ref().map(|_| url.to_string()),
+            page: false,
+            fragment: None,
+            foreign: true,
+            host,
         }
     }
 
@@ -37,6 +60,8 @@ impl Link {
             href: Some(href.into()),
             page: true,
             fragment: None,
+            foreign: false,
+            host: None,
         }
     }
 
@@ -47,6 +72,8 @@ impl Link {
             href: Some(href.into()),
             page: false,
             fragment: None,
+            foreign: false,
+            host: None,
         }
     }
 
@@ -54,6 +81,18 @@ impl Link {
         self.fragment = Some(fragment.into());
         self
     }
+}
+
+/// The host of an `http://` or `https://` address with one, else None
+/// (any other scheme, a relative path).
+fn web_host(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    if !matches!(scheme.to_ascii_lowercase().as_str(), "http" | "https") {
+        return None;
+    }
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    (!host.is_empty() && !host.contains(char::is_whitespace)).then(|| host.to_string())
 }
 
 /// `Performance measurements › <system> › <here> · system: <system> · <others>`.

@@ -161,7 +161,8 @@ pub(crate) fn environment(ds: &Dataset, cpus: &[usize]) -> Vec<Row2> {
 }
 
 /// Links of the algorithm TOML: a value `Text <url>` shows `Text`; only
-/// web and relative links become hyperlinks (no `javascript:` from a TOML).
+/// web links (http, https) become hyperlinks: no `javascript:` or `data:`
+/// from a TOML, and no relative path that would resolve inside the site.
 pub(crate) fn toml_link(key: &str, value: &str) -> Bullet {
     let (text, url) = match value
         .trim()
@@ -171,20 +172,9 @@ pub(crate) fn toml_link(key: &str, value: &str) -> Bullet {
         Some((text, url)) if !text.trim().is_empty() => (text.trim(), url.trim()),
         _ => (value.trim(), value.trim()),
     };
-    let scheme = url.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
-    let linkable = match scheme.as_deref() {
-        Some("http") | Some("https") => true,
-        Some(s) => s.contains('/') || s.contains('#'),
-        None => true,
-    };
-    let item = if linkable && !url.is_empty() {
-        Link::file(text, url)
-    } else {
-        Link::text(text)
-    };
     Bullet {
         label: key.into(),
-        items: vec![item],
+        items: vec![Link::foreign(text, url)],
     }
 }
 

@@ -59,6 +59,7 @@ impl Stage for KatStage {
             .set("timeout", cx.plan.kat.timeout_seconds)
             .set("limits", &cx.plan.limits)
             .set("runner", Part::KatRunner.version())
+            .set("trip", Part::Driver.version())
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
         let (refs, provenance) = reference_of(cx, &alg.kat_manifest, &inst.label)?;
         m.set("reference:manifest", refs.as_ref().map(|e| e.line.clone()));
@@ -248,6 +249,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         generator: Vec::new(),
         reference: None,
         files: Vec::new(),
+        crossed: None,
     };
     if let Some(why) = &built.skipped {
         attempt.status = Status::Skipped;
@@ -288,10 +290,45 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
             None => {
                 attempt.output_sha256 = Some(cx.cache.put_blob(generated)?);
                 compare_with_references(cx.plan, alg, inst, generated, &mut attempt, &mut log)?;
+                cross(cx, inst, &lib, generated, &mut attempt, &mut log)?;
             }
         }
     }
     finish(cx, inst, attempt, log)
+}
+
+/// The round trip across processes of a KAT that reproduced (or had
+/// nothing to compare with); its failure is the instance's (`CROSSFAIL`).
+fn cross(
+    cx: &Cx,
+    inst: &Instance,
+    lib: &Path,
+    generated: &[u8],
+    attempt: &mut KatAttempt,
+    log: &mut LogWriter,
+) -> Result<()> {
+    if !matches!(attempt.status, Status::Pass | Status::Nokat) {
+        return Ok(());
+    }
+    let Some(crossing) = super::kat_trip::check(cx, inst, lib, generated)? else {
+        return Ok(());
+    };
+    let lengths: Vec<String> = crossing
+        .lengths
+        .iter()
+        .map(|(k, v)| format!("{k} {v}"))
+        .collect();
+    log.kv("cross_process_lengths", &lengths.join(", "));
+    match &crossing.failure {
+        None => log.kv("cross_process", "ok"),
+        Some(why) => {
+            log.kv("cross_process", why);
+            attempt.status = Status::Crossfail;
+            attempt.detail = Some(why.clone());
+        }
+    }
+    attempt.crossed = Some(crossing);
+    Ok(())
 }
 
 /// The sandboxed run of the KAT runner on the staged library `local`.

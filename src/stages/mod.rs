@@ -11,6 +11,7 @@ pub(crate) mod ct;
 pub(crate) mod differential;
 pub(crate) mod kat;
 pub(crate) mod kat_hash;
+pub(crate) mod kat_trip;
 pub mod memory;
 pub mod profile;
 pub(crate) mod profile_link;

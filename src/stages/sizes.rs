@@ -69,7 +69,10 @@ impl Stage for SizesStage {
         let mut out = combine(
             rows.iter().map(|f| {
                 let name = f.name;
-                let observed = [kat.figure(f.kat_key), observed_in_time(f.time_key)]
+                // Lengths that crossed between processes in the KAT's round
+                // trip, beside those the KAT and timing runs returned.
+                let crossed = kat.crossed(f.time_key);
+                let observed = [kat.figure(f.kat_key), observed_in_time(f.time_key), crossed]
                     .into_iter()
                     .flatten()
                     .max();

@@ -285,6 +285,8 @@ pub(crate) fn link_library(
         let copy = dir.join(format!("in-{i}.o"));
         std::fs::copy(env.cache.object_path(&o.key), &copy)
             .with_context(|| format!("copying the object of {} to link it", o.source))?;
+        // Readable by the linker's job uid, whatever the cache's mode.
+        std::fs::set_permissions(&copy, std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
         inputs.push(copy);
     }
     let mut args = vec![
@@ -499,7 +501,20 @@ fn compile_to_scratch(
 fn store_object(env: &BuildEnv, tmp: &Path, key: &str) -> Result<()> {
     let obj = env.cache.object_path(key);
     let bytes = bounded_read(tmp, &env.compiler.job_limits())?;
-    fsutil::write_atomic(&obj, &bytes).context("storing object")
+    // Renamed into place whole, as the compiler's own file was before; not
+    // synced (an object is rebuilt from its key whenever it is missing).
+    let dir = obj.parent().context("object folder")?;
+    std::fs::create_dir_all(dir)?;
+    let mut staged = tempfile::Builder::new()
+        .prefix(".tmp-")
+        .tempfile_in(dir)
+        .context("storing object")?;
+    std::io::Write::write_all(&mut staged, &bytes).context("storing object")?;
+    staged
+        .as_file()
+        .set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o644))?;
+    staged.persist(&obj).context("storing object")?;
+    Ok(())
 }
 
 /// A file a toolchain job wrote, read whole when it is within the job's

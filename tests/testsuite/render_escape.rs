@@ -87,3 +87,59 @@ fn text_from_a_build_error_is_inert_markdown() {
         assert!(!md.contains(live), "{live} is live on the page");
     }
 }
+
+/// A hostile description and hostile links: on the Markdown pages no image
+/// loads, no `javascript:` or `data:` link comes alive, a web link shows
+/// the host it goes to, and a relative value is not followed.
+#[test]
+fn a_hostile_description_and_links_are_inert_on_the_markdown_pages() {
+    let mut s = bench::bench_dataset(4);
+    let a = &mut s.campaign.algorithms[0];
+    a.description = "Fast. ![beacon](http://tracker.example/p.png) \
+         [official page](javascript:alert(1)) [spec](https://evil.example/x) \
+         <a href=\"data:text/html,<script>alert(1)</script>\">x</a> **bold**"
+        .into();
+    a.links.clear();
+    a.links.insert(
+        "Submission".into(),
+        "Official page <javascript:alert(1)>".into(),
+    );
+    a.links.insert(
+        "Specification".into(),
+        "https://good.example/spec <https://evil.example/spec>".into(),
+    );
+    a.links.insert("Notes".into(), "notes <../../index>".into());
+    let tmp = tempfile::tempdir().unwrap();
+    s.write(&tmp.path().join("synthetic")).unwrap();
+    let site = tmp.path().join("site");
+    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
+        .unwrap();
+    let md = std::fs::read_to_string(site.join("synthetic/sign-0.md")).unwrap();
+    for live in [
+        "![beacon",
+        "[beacon",
+        "](http://tracker",
+        "](javascript",
+        "](https://evil.example/x)",
+        "<a href",
+        "**bold**",
+        "](../../index",
+    ] {
+        // Escaped (`\]`), a character is inert.
+        let unescaped = md
+            .match_indices(live)
+            .any(|(i, _)| i == 0 || md.as_bytes()[i - 1] != b'\\');
+        assert!(!unescaped, "{live} is live on the page:\n{md}");
+    }
+    assert!(md.contains("!\\[beacon\\]"), "{md}");
+    // The web link goes where its host says, whatever its text claims.
+    assert!(
+        md.contains("[https://good.example/spec](https://evil.example/spec) (evil.example)"),
+        "{md}"
+    );
+    assert!(md.contains("- Submission: Official page\n"), "{md}");
+    assert!(md.contains("- Notes: notes\n"), "{md}");
+    let html = std::fs::read_to_string(site.join("synthetic/sign-0.html")).unwrap();
+    assert!(!html.contains("href=\"javascript"));
+    assert!(!html.contains("href=\"../../index"));
+}

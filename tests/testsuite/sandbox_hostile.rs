@@ -20,14 +20,14 @@ use std::time::Duration;
 
 use pqbench::records::operation::OperationRecord;
 
-const ID: &str = "hos-96";
+pub(crate) const ID: &str = "hos-96";
 /// The KAT of the correct toy signature (tests/fixtures/faults/kat.sha256).
-const TOY_KAT: &str = "74d5df62a9f18b84deeb4a09669fd5bd0a4a486e18d6c7c3fbfb116654c5b83b";
+pub(crate) const TOY_KAT: &str = "74d5df62a9f18b84deeb4a09669fd5bd0a4a486e18d6c7c3fbfb116654c5b83b";
 const KAT_TIMEOUT: u64 = 20;
 
 /// A project with the hostile fixture as algorithm `hos-96`, one parameter
 /// set per `(label, defines)`, each expecting the toy's KAT.
-fn hostile_project(sets: &[(&str, &str)]) -> TestProject {
+pub(crate) fn hostile_project(sets: &[(&str, &str)]) -> TestProject {
     let p = TestProject::bare();
     p.copy("tests/fixtures/hostile", "algorithms/hostile");
     let mut toml = format!(
@@ -45,7 +45,7 @@ fn hostile_project(sets: &[(&str, &str)]) -> TestProject {
     p
 }
 
-fn campaign(stages: &[&str], trials: u32) -> String {
+pub(crate) fn campaign(stages: &[&str], trials: u32) -> String {
     measure_campaign(&[ID], stages, &[("trials", &trials.to_string())], "").replace(
         "timeout-seconds = 20\n\n[timing]",
         &format!("timeout-seconds = {KAT_TIMEOUT}\n\n[timing]"),
@@ -54,7 +54,12 @@ fn campaign(stages: &[&str], trials: u32) -> String {
 
 /// Runs `pqbench -C <project> <args>` with extra environment variables and,
 /// optionally, a lower hard limit on the file size.
-fn pqbench_with(p: &TestProject, args: &[&str], env: &[(&str, &str)], fsize: Option<u64>) -> Run {
+pub(crate) fn pqbench_with(
+    p: &TestProject,
+    args: &[&str],
+    env: &[(&str, &str)],
+    fsize: Option<u64>,
+) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_pqbench"));
     cmd.arg("-C").arg(p.path()).args(args).env_remove("CC");
     for (k, v) in env {
@@ -79,7 +84,7 @@ fn pqbench_with(p: &TestProject, args: &[&str], env: &[(&str, &str)], fsize: Opt
 }
 
 /// The isolation layers `pqbench host` reports: name → (active, detail).
-fn layers(p: &TestProject) -> BTreeMap<String, (bool, String)> {
+pub(crate) fn layers(p: &TestProject) -> BTreeMap<String, (bool, String)> {
     let run = p.pqbench(&["host"]);
     let mut out = BTreeMap::new();
     for line in run.stdout.lines() {
@@ -99,7 +104,7 @@ fn layers(p: &TestProject) -> BTreeMap<String, (bool, String)> {
 }
 
 /// Whether any of `names` is active; when none is, the report must say why.
-fn any_active(layers: &BTreeMap<String, (bool, String)>, names: &[&str]) -> bool {
+pub(crate) fn any_active(layers: &BTreeMap<String, (bool, String)>, names: &[&str]) -> bool {
     let active = names.iter().any(|n| layers.get(*n).is_some_and(|l| l.0));
     if !active {
         for n in names {
@@ -118,7 +123,7 @@ fn any_active(layers: &BTreeMap<String, (bool, String)>, names: &[&str]) -> bool
     active
 }
 
-fn kat_status(p: &TestProject, campaign: &str, label: &str) -> (String, String) {
+pub(crate) fn kat_status(p: &TestProject, campaign: &str, label: &str) -> (String, String) {
     let build = p.json(&format!("output/{campaign}/local/build.json"));
     let rec = build["instances"]
         .as_array()
@@ -175,6 +180,15 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
     listener.set_nonblocking(true).unwrap();
     let port = listener.local_addr().unwrap().port();
     let port_define = format!("HOSTILE_KIND = 6, HOSTILE_PORT = {port}");
+    // A host daemon's socket, as docker.sock or an ssh-agent's is: by path.
+    let host = tempfile::tempdir().unwrap();
+    let unix_path = host.path().join("daemon.sock");
+    let unix = std::os::unix::net::UnixListener::bind(&unix_path).unwrap();
+    unix.set_nonblocking(true).unwrap();
+    let unix_define = format!(
+        "HOSTILE_KIND = 18, HOSTILE_UNIX = '\"{}\"'",
+        unix_path.display()
+    );
     let sets = [
         ("OK", "HOSTILE_KIND = 0"),
         ("WRITE", "HOSTILE_KIND = 1"),
@@ -183,6 +197,7 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
         ("BOMB", "HOSTILE_KIND = 5"),
         ("SOCKET", port_define.as_str()),
         ("ENV", "HOSTILE_KIND = 7"),
+        ("UNIX", unix_define.as_str()),
     ];
     let p = hostile_project(&sets);
     p.write("campaigns/t.toml", &campaign(&["build", "kat", "time"], 2));
@@ -200,7 +215,7 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
 
     // Every instance behaved like the correct toy: each attempt was denied
     // (a succeeded attempt fails keygen), and each was timed.
-    let checks: [(&str, &[&str]); 7] = [
+    let checks: [(&str, &[&str]); 8] = [
         ("OK", &[]),
         (
             "WRITE",
@@ -217,6 +232,7 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
             &["network-namespace", "seccomp", "landlock-network"],
         ),
         ("ENV", &["environment"]),
+        ("UNIX", &["seccomp"]),
     ];
     for (label, needs) in checks {
         if !needs.is_empty() && !any_active(&layers, needs) {
@@ -237,7 +253,7 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
 
     // The attempts were made, and the library saw them fail.
-    for label in ["WRITE", "DELETE", "SOCKET", "ENV"] {
+    for label in ["WRITE", "DELETE", "SOCKET", "ENV", "UNIX"] {
         let err = stderr_of(&p, "t", label);
         assert!(err.contains("hostile: "), "{label} made no attempt: {err}");
         assert!(!err.contains("SUCCEEDED"), "{label}: {err}");
@@ -248,6 +264,11 @@ fn escape_attempts_are_denied_while_the_campaign_completes() {
     assert!(
         listener.accept().is_err(),
         "a submission connected to 127.0.0.1:{port}"
+    );
+    assert!(
+        unix.accept().is_err(),
+        "a submission connected to {}",
+        unix_path.display()
     );
     let bomb = stderr_of(&p, "t", "BOMB");
     let forks: Vec<u64> = bomb
@@ -726,7 +747,7 @@ fn a_library_can_neither_replace_a_result_channel_nor_make_code_after_loading() 
 }
 
 /// Every file under the project's `output/`, read as bytes.
-fn output_bytes(p: &TestProject) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+pub(crate) fn output_bytes(p: &TestProject) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     all_files(&p.path().join("output"))
         .into_iter()
         .filter_map(|f| std::fs::read(&f).ok().map(|b| (f, b)))

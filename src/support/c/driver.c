@@ -547,6 +547,7 @@ static unsigned long long hash_bytes(unsigned long long h, const unsigned char *
 static unsigned long long *inputs_outputs_alloc(long iters);
 static void inputs_report(long warm, long iters, unsigned long long *outs);
 static void mode_replay(long warm);
+static void mode_trip(void);
 
 static void setup(void)
 {
@@ -1166,7 +1167,8 @@ static int mode_is(const char *m)
  * settings_read; a contradiction is a settings error, exit 3). */
 static void settings_check(void)
 {
-    static const char *const modes[] = {"calibrate", "trial", "memory", "count", "ct", "replay"};
+    static const char *const modes[] = {"calibrate", "trial", "memory", "count",
+                                       "ct",        "replay", "trip"};
     size_t m;
     if (!g_set.op[0] || !g_set.mode[0])
         fail("settings", "op_and_mode_are_required");
@@ -1181,7 +1183,7 @@ static void settings_check(void)
         if (mode_is(modes[m]))
             break;
     if (m == sizeof modes / sizeof modes[0])
-        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_or_replay");
+        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_or_trip");
     if (g_op == OP_EXT && ext_is_step() && (mode_is("calibrate") || g_set.profile))
         fail("settings", "a_KEX_step_is_planned_from_the_exchange_and_never_profiled");
     if (mode_is("replay") && !g_inputs)
@@ -1235,6 +1237,14 @@ int main(int argc, char **argv)
 
     if (g_set.profile)
         prof_load(lib);
+    if (mode_is("trip")) {
+        /* No key generation here: the keys come from another process. */
+        mode_trip();
+        line("done");
+        end_line();
+        pqb_counter_close(&C);
+        return 0;
+    }
     setup();
     g_setup_sign_retries = g_sign_retries;
     g_sign_retries = 0;
@@ -1266,3 +1276,4 @@ int main(int argc, char **argv)
 #include "driver_kex.c"
 #include "driver_inputs.c"
 #include "driver_settings.c"
+#include "driver_trip.c"

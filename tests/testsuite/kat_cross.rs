@@ -1,0 +1,104 @@
+//! The KAT's round trip across processes (tests/fixtures/handles): keys,
+//! ciphertexts and signatures that are handles into a table the library
+//! keeps in memory reproduce their own KAT file in one process; given to a
+//! fresh process they are refused (`CROSSFAIL`), while the honest toys
+//! beside them pass and their sizes are the bytes that crossed.
+
+use crate::common;
+use common::*;
+
+fn toml(id: &str, kind: &str, root: &str) -> String {
+    format!(
+        "id = \"{id}\"\nname = \"Handle {kind}\"\nkind = \"{kind}\"\napi = \"nist\"\n\n\
+         [nist]\nheader = \"api.h\"\n\n\
+         [[implementation]]\nname = \"reference\"\nroot = \"{root}\"\n\n\
+         [[parameter-set]]\nlabel = \"HONEST\"\n\n\
+         [[parameter-set]]\nlabel = \"HANDLES\"\ndefines = {{ HANDLES = 1 }}\n"
+    )
+}
+
+fn instance(build: &serde_json::Value, id: &str, label: &str) -> serde_json::Value {
+    build["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["algorithm"] == id && r["label"] == label)
+        .unwrap_or_else(|| panic!("{id}/{label} missing: {build}"))
+        .clone()
+}
+
+#[test]
+fn keys_and_outputs_that_work_only_in_their_own_process_fail_the_kat() {
+    let p = TestProject::bare();
+    p.copy("tests/fixtures/handles", "algorithms/handles");
+    p.write(
+        "algorithms/kem-71.toml",
+        &toml("kem-71", "kem", "handles/kem"),
+    );
+    p.write(
+        "algorithms/sign-71.toml",
+        &toml("sign-71", "sign", "handles/sign"),
+    );
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(
+            &["kem-71", "sign-71"],
+            "stages = [\"build\", \"kat\", \"sizes\"]",
+        ),
+    );
+    // No reference yet: the honest toys are NOKAT, the handles already
+    // fail across processes.
+    let first = p.pqbench(&["run", "t"]);
+    assert_eq!(first.code, 1, "{}\n{}", first.stdout, first.stderr);
+    let build = p.json("output/t/local/build.json");
+    for id in ["kem-71", "sign-71"] {
+        assert_eq!(instance(&build, id, "HONEST")["kat_status"], "NOKAT");
+        assert_eq!(instance(&build, id, "HANDLES")["kat_status"], "CROSSFAIL");
+    }
+    // With the toys' own KAT files as references, the honest ones pass and
+    // the handles still fail, the step named.
+    // (`bless` records the honest ones and refuses the handles.)
+    let blessed = p.pqbench(&["bless", "t"]);
+    assert!(
+        blessed.stdout.contains("strict HONEST/PQCkemKAT.rsp")
+            && blessed
+                .stdout
+                .contains("not blessed kem-71/HANDLES: its KAT status is CROSSFAIL"),
+        "{}",
+        blessed.stdout
+    );
+    let run = p.pqbench(&["run", "t"]);
+    let build = p.json("output/t/local/build.json");
+    for id in ["kem-71", "sign-71"] {
+        let honest = instance(&build, id, "HONEST");
+        assert_eq!(honest["kat_status"], "PASS", "{honest}\n{}", run.stdout);
+        let log = p.read(&format!("output/t/local/kat/{id}/HONEST.log"));
+        assert!(log.contains("cross_process = ok"), "{log}");
+        let handles = instance(&build, id, "HANDLES");
+        assert_eq!(handles["kat_status"], "CROSSFAIL", "{handles}");
+        let detail = handles["kat_detail"].as_str().unwrap_or_default();
+        assert!(detail.contains("fresh process"), "{detail}");
+        assert!(
+            run.stdout.contains(&format!("{id}/HANDLES: KAT CROSSFAIL")),
+            "{}",
+            run.stdout
+        );
+    }
+    assert_eq!(run.code, 1);
+    // The honest toys' sizes are the bytes that crossed.
+    let sizes = p.json("output/t/local/sizes.json");
+    let text = sizes.to_string();
+    assert!(text.contains("kem-71"), "{text}");
+    let row = sizes["instances"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["algorithm"] == "kem-71" && r["label"] == "HONEST")
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        row["figures"]["public key"]["observed"], 32,
+        "{}",
+        row["figures"]
+    );
+    assert_eq!(row["figures"]["ciphertext"]["observed"], 32);
+}
