@@ -61,17 +61,6 @@ pub(crate) const TAIL_BYTES: usize = 16 << 10;
 /// Processes and threads a submission job may have at once.
 pub const JOB_PROCESSES: u64 = 128;
 
-/// What a toolchain job may use unless its system says otherwise
-/// (`[system.toolchain.limits]`): a compiler that grows past 4 GiB, runs
-/// ten CPU minutes or writes a file of 512 MiB is stopped, and the build
-/// detail names the limit.
-pub const TOOLCHAIN_LIMITS: Limits = Limits {
-    address_space: 4 << 30,
-    cpu_seconds: 600,
-    file_size: 512 << 20,
-    processes: JOB_PROCESSES,
-};
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Limits {
     /// Address space, bytes (0 = unlimited).
@@ -93,6 +82,17 @@ impl Limits {
             cpu_seconds: 0,
             file_size: 0,
             processes: 0,
+        }
+    }
+
+    /// A toolchain job's limits (`[system.toolchain.limits]`, else
+    /// `ToolchainLimits::default()`).
+    pub(crate) fn toolchain(l: &crate::records::toolchain::ToolchainLimits) -> Limits {
+        Limits {
+            address_space: l.memory_mib << 20,
+            cpu_seconds: l.cpu_seconds,
+            file_size: l.file_mib << 20,
+            processes: l.processes,
         }
     }
 
@@ -204,7 +204,8 @@ impl Spec {
     /// A toolchain process writing only beneath `writable`, reading only
     /// there, in the system's toolchain directories and in `readable`
     /// (`Spec::reading`), executing only the system's toolchain and
-    /// `executable` (`Spec::executing`), within `TOOLCHAIN_LIMITS`.
+    /// `executable` (`Spec::executing`), within the default toolchain
+    /// limits until the caller sets its system's.
     pub(crate) fn toolchain(
         program: impl Into<PathBuf>,
         args: Vec<String>,
@@ -216,7 +217,7 @@ impl Spec {
             cwd: None,
             env: Vec::new(),
             timeout: Duration::from_secs(600),
-            limits: TOOLCHAIN_LIMITS,
+            limits: Limits::toolchain(&Default::default()),
             cpu: None,
             isolation: Isolation::Toolchain {
                 writable,

@@ -86,7 +86,7 @@ impl Job<'_> {
             .executing(self.execs.iter().cloned());
         spec.cwd = Some(self.cwd.to_path_buf());
         spec.timeout = Duration::from_secs(1800);
-        spec.limits = super::sandbox_limits(&self.limits);
+        spec.limits = sandbox::Limits::toolchain(&self.limits);
         let out = sandbox::run(&spec)?;
         if out.outcome != Outcome::Exited(0) {
             let log = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();

@@ -223,16 +223,6 @@ fn ended(
     }
 }
 
-/// A toolchain job's sandbox limits.
-pub(crate) fn sandbox_limits(l: &ToolchainLimits) -> sandbox::Limits {
-    sandbox::Limits {
-        address_space: l.memory_mib << 20,
-        cpu_seconds: l.cpu_seconds,
-        file_size: l.file_mib << 20,
-        processes: l.processes,
-    }
-}
-
 /// A scratch folder for one toolchain job, outside the project and its
 /// cache (the compiler never sees other instances' objects, libraries or
 /// the cache's records), removed when dropped. The job's uid owns it
@@ -263,7 +253,7 @@ fn run_tool(
         .reading(reads.iter().cloned())
         .executing(installation(program));
     spec.timeout = Duration::from_secs(600);
-    spec.limits = sandbox_limits(limits);
+    spec.limits = sandbox::Limits::toolchain(limits);
     // gcc looks for `-include` files in its working directory first: run
     // it where only its own output is, never where pqbench was started (a
     // stray api.h there would be force-included).
