@@ -16,6 +16,11 @@ pub(crate) struct OpMemory {
     pub stack_bytes: Option<u64>,
     pub heap_peak_bytes: Option<u64>,
     pub heap_allocs: Option<u64>,
+    /// How far down the painted stack the kernel mapped pages for the
+    /// operation (its page table, read through pagemap): what repainting
+    /// the stack cannot undo. None without pagemap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stack_pages_bytes: Option<u64>,
     pub process: ProcessRecord,
 }
 
@@ -33,6 +38,30 @@ pub(crate) struct MemoryOutput {
 /// by a few hundred KiB either way. On the demo the kernel's figure was 4 to
 /// 152 KiB *below* the driver's in every process.
 const SLACK_KIB: u64 = 512;
+
+/// How far the kernel's page view of the stack may reach below the lowest
+/// byte that differs from the paint, in bytes: a read fault on the painted
+/// stack (a private mapping of a memfd) maps up to the kernel's fault-around
+/// window of 64 KiB, and the lowest touched page may hold its first
+/// written byte anywhere.
+const STACK_SLACK_BYTES: u64 = (64 + 4) << 10;
+
+/// Why the stack figure cannot be true, or None: the lowest stack page the
+/// kernel mapped for the operation lies further below the top than the
+/// lowest byte that no longer holds this process's paint byte, by more than
+/// [`STACK_SLACK_BYTES`]: the operation used that stack and repainted it.
+pub(crate) fn stack_repainted(
+    stack_bytes: Option<u64>,
+    pages_bytes: Option<u64>,
+) -> Option<String> {
+    let (stack, pages) = (stack_bytes?, pages_bytes?);
+    (pages > stack + STACK_SLACK_BYTES).then(|| {
+        format!(
+            "the operation's stack reached {pages} bytes by the kernel's page table, but only \
+             {stack} bytes of it differ from the paint: the stack was repainted"
+        )
+    })
+}
 
 /// Why the peak RSS the driver reported cannot be true, or None: the
 /// kernel's high-water mark of the same process (wait4's `ru_maxrss`, read

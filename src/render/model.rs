@@ -21,8 +21,9 @@ pub struct Link {
     /// The text came from outside pqbench (an algorithm TOML's `links`):
     /// the Markdown pages show it inert, every Markdown character escaped.
     pub foreign: bool,
-    /// The host of a foreign web link, shown beside its text on the
-    /// Markdown pages, so the text cannot pass for another target.
+    /// The host of a foreign web link whose text names an address or a
+    /// host of its own, shown beside it on the Markdown pages, so the text
+    /// cannot pass for another target.
     pub host: Option<String>,
 }
 
@@ -42,14 +43,19 @@ impl Link {
     /// link (http or https) to `url`, shown with its host, else the text
     /// alone, never followed.
     pub(crate) fn foreign(text: impl Into<String>, url: &str) -> Link {
+        let text = text.into();
         let host = web_host(url);
+        let href = host.as_ref().map(|_| url.to_string());
+        // "NICCS page" needs no host beside it; "https://good.example"
+        // over a link to another host does.
+        let shown = host.filter(|h| names_an_address(&text) && !text.contains(h.as_str()));
         Link {
-            text: text.into(),
-            href: host.as_ref().map(|_| url.to_string()),
+            text,
+            href,
             page: false,
             fragment: None,
             foreign: true,
-            host,
+            host: shown,
         }
     }
 
@@ -81,6 +87,25 @@ impl Link {
         self.fragment = Some(fragment.into());
         self
     }
+}
+
+/// Whether link text reads as an address: a scheme, or a word with a dot
+/// between letters (`example.org`, `www.x.y`).
+fn names_an_address(text: &str) -> bool {
+    text.contains("://")
+        || text.split_whitespace().any(|w| {
+            let parts: Vec<&str> = w
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .split('.')
+                .collect();
+            parts.len() >= 2
+                && parts
+                    .iter()
+                    .all(|p| !p.is_empty() && p.chars().all(|c| c.is_alphanumeric() || c == '-'))
+                && parts
+                    .last()
+                    .is_some_and(|t| t.chars().all(char::is_alphabetic))
+        })
 }
 
 /// The host of an `http://` or `https://` address with one, else None

@@ -68,6 +68,12 @@ impl Stage for MemoryStage {
                 .map(|(s, d)| (s, Some(d)))
                 .or_else(|| {
                     crate::measure::memory::below_kernel(get("peak_rss_kib"), &process)
+                        .or_else(|| {
+                            crate::measure::memory::stack_repainted(
+                                get("stack_bytes"),
+                                get("stack_pages_bytes"),
+                            )
+                        })
                         .map(|why| (OpStatus::Implausible, Some(why)))
                 })
                 .unwrap_or((OpStatus::Ok, None));
@@ -80,6 +86,7 @@ impl Stage for MemoryStage {
                 stack_bytes: get("stack_bytes"),
                 heap_peak_bytes: get("heap_peak_bytes"),
                 heap_allocs: get("heap_allocs"),
+                stack_pages_bytes: get("stack_pages_bytes"),
                 process,
             });
         }

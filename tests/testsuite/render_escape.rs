@@ -138,6 +138,8 @@ fn a_hostile_description_and_links_are_inert_on_the_markdown_pages() {
         "{md}"
     );
     assert!(md.contains("- Submission: Official page\n"), "{md}");
+    // Text that names no address needs no host beside it.
+    assert!(!md.contains("Official page ("), "{md}");
     assert!(md.contains("- Notes: notes\n"), "{md}");
     let html = std::fs::read_to_string(site.join("synthetic/sign-0.html")).unwrap();
     assert!(!html.contains("href=\"javascript"));

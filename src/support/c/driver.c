@@ -74,6 +74,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -90,7 +91,9 @@
 #define CALIB_MAX_SECONDS 10.0
 
 #define STACK_BYTES ((size_t)16 << 20)
-#define STACK_PATTERN 0x5C
+/* The stack's paint byte: drawn per process once the library is loaded
+ * (memory mode), so no constant tells a library what to repaint with. */
+static unsigned char g_paint = 0x5C;
 
 /* ------------------------------------------------------------------------
  * Heap accounting.
@@ -946,7 +949,7 @@ static long long resident_kib(void)
 }
 
 /*
- * Maps guard page + STACK_BYTES, every stack byte holding STACK_PATTERN.
+ * Maps guard page + STACK_BYTES, every stack byte holding g_paint.
  *
  * Painting with memset would make all 16 MiB resident and put them in
  * VmHWM, hiding the operation's own peak. So the pattern is written into a
@@ -966,7 +969,7 @@ static unsigned char *paint_stack(size_t page)
         static unsigned char chunk[4096]; /* one page of RSS, not 64 KiB */
         size_t off = page;
         int ok = ftruncate(fd, (off_t)total) == 0;
-        memset(chunk, STACK_PATTERN, sizeof chunk);
+        memset(chunk, g_paint, sizeof chunk);
         while (ok && off < total) {
             size_t n = total - off < sizeof chunk ? total - off : sizeof chunk;
             ssize_t w = pwrite(fd, chunk, n, (off_t)off);
@@ -986,7 +989,7 @@ static unsigned char *paint_stack(size_t page)
         base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (base == MAP_FAILED)
             fail("setup", "cannot_map_stack_errno_%d", errno);
-        memset(base + page, STACK_PATTERN, STACK_BYTES);
+        memset(base + page, g_paint, STACK_BYTES);
     }
     if (mprotect(base, page, PROT_NONE) != 0)
         fail("setup", "cannot_protect_guard_page_errno_%d", errno);
@@ -997,7 +1000,7 @@ static unsigned char *paint_stack(size_t page)
 static unsigned char *lowest_differing(unsigned char *lo, unsigned char *hi)
 {
     uint64_t pat;
-    memset(&pat, STACK_PATTERN, sizeof pat);
+    memset(&pat, g_paint, sizeof pat);
     while (lo + sizeof pat <= hi) {
         uint64_t w;
         memcpy(&w, lo, sizeof w);
@@ -1005,7 +1008,7 @@ static unsigned char *lowest_differing(unsigned char *lo, unsigned char *hi)
             break;
         lo += sizeof pat;
     }
-    while (lo < hi && *lo == STACK_PATTERN)
+    while (lo < hi && *lo == g_paint)
         lo++;
     return lo;
 }
@@ -1013,6 +1016,9 @@ static unsigned char *lowest_differing(unsigned char *lo, unsigned char *hi)
 /*
  * Lowest touched byte of the painted stack [lo, hi), reading only the pages
  * this process has mapped: /proc/self/pagemap's present and swapped bits.
+ * *mapped receives the lowest page the kernel mapped (hi: none), or NULL
+ * without pagemap: what the operation reached by the page table, which no
+ * repainting undoes.
  * A page the operation never reached is not mapped (the stack is a private
  * mapping of the painted memfd), holds the pattern by construction, and
  * reading it would fault it in: the scan would then add up to 16 MiB to the
@@ -1020,12 +1026,15 @@ static unsigned char *lowest_differing(unsigned char *lo, unsigned char *hi)
  * high-water mark (wait4's ru_maxrss), which bounds the reported peak from
  * outside, would say nothing. Without pagemap every page is read.
  */
-static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi, size_t page)
+static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi, size_t page,
+                                     unsigned char **mapped)
 {
     static uint64_t entries[STACK_BYTES / 4096 + 1];
     size_t pages = (size_t)(hi - lo) / page;
     size_t i, got = 0;
     int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    unsigned char *found = hi;
+    *mapped = NULL;
     if (fd < 0 || pages > sizeof entries / sizeof entries[0]) {
         if (fd >= 0)
             close(fd);
@@ -1043,15 +1052,31 @@ static unsigned char *lowest_touched(unsigned char *lo, unsigned char *hi, size_
     close(fd);
     if (got < pages * sizeof(uint64_t))
         return lowest_differing(lo, hi);
+    *mapped = hi;
     for (i = 0; i < pages; i++) {
         unsigned char *p = lo + i * page, *low;
         if (!(entries[i] >> 62))
             continue; /* neither present (bit 63) nor swapped (bit 62) */
+        if (*mapped == hi)
+            *mapped = p;
         low = lowest_differing(p, p + page);
-        if (low < p + page)
-            return low;
+        if (low < p + page) {
+            found = low;
+            break;
+        }
     }
-    return hi;
+    return found;
+}
+
+/* A paint byte of this process's own, neither 0 nor 0xff (which honest
+ * code writes most), from the kernel's random source. */
+static void pick_paint(void)
+{
+    unsigned char b = 0;
+    while (b == 0 || b == 0xff)
+        if (getrandom(&b, 1, 0) != 1)
+            return; /* the fixed byte stays */
+    g_paint = b;
 }
 
 static void mode_memory(void)
@@ -1064,6 +1089,7 @@ static void mode_memory(void)
     stack_t ss;
 
     baseline = resident_kib();
+    pick_paint();
     base = paint_stack(page);
     guard_lo = base;
     guard_hi = base + page;
@@ -1093,11 +1119,11 @@ static void mode_memory(void)
      * untouched part of the stack. */
     peak = status_kib("VmHWM");
     {
-        unsigned char *low = lowest_touched(lo, top, page);
+        unsigned char *mapped, *low = lowest_touched(lo, top, page, &mapped);
         line("memory baseline_rss_kib=%lld peak_rss_kib=%lld stack_bytes=%zu heap_peak_bytes=%lld "
-             "heap_allocs=%llu",
+             "heap_allocs=%llu stack_pages_bytes=%lld",
              baseline, peak, (size_t)(top - low), (long long)heap_peak,
-             (unsigned long long)heap_allocs);
+             (unsigned long long)heap_allocs, mapped ? (long long)(top - mapped) : -1LL);
     }
     munmap(base, page + STACK_BYTES);
 }
