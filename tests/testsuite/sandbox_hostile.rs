@@ -611,11 +611,9 @@ fn a_stack_repainted_after_use_is_seen_in_the_page_table() {
         return;
     }
     assert_eq!(
-        sign.status,
-        "implausible",
+        sign.status, "implausible",
         "{:?} stack {:?} pages {pages:?}",
-        sign.detail,
-        sign.stack_bytes
+        sign.detail, sign.stack_bytes
     );
     assert!(
         sign.stack_bytes.unwrap() < 32 << 10,
