@@ -1,6 +1,8 @@
 //! Running untrusted code. Submissions are adversaries: their code runs in
 //! pqbench's own child processes (`pqb-kat`, `pqb-driver` dlopen the
-//! instance library), so every such process is started through a launcher
+//! instance library) and in the toolchain (a submission's flags and its own
+//! build run in the compiler and CMake), so every such process is started
+//! through a launcher
 //! (`jail.rs`: pqbench's binary re-executed with a hidden argument) that
 //! - puts the job in new PID, mount, network and IPC namespaces (and a user
 //!   namespace when pqbench is not root) under a tiny init, PID 1 of the
@@ -9,8 +11,9 @@
 //!   process limit and an unprivileged uid of the job's own when pqbench is
 //!   root, no capabilities, no_new_privs, Landlock (writes only in the job
 //!   directory, reads only system directories, no TCP) and a seccomp filter
-//!   (`confine.rs`), a read-only mount view (`mounts.rs`) and a minimal
-//!   environment;
+//!   (no socket of any family; `confine.rs`), a read-only mount view in
+//!   which a toolchain job's inputs stay reachable by their own paths
+//!   (`mounts.rs`) and a minimal environment;
 //! - keeps the evidence off stdout: machine-readable results travel on a
 //!   pipe at a fixed descriptor (`Channel`, `--results-fd 3`), stdout and
 //!   stderr are kept only as short tails (`pipes.rs`);

@@ -76,6 +76,9 @@ impl Stage for CountStage {
     type Output = CountOutput;
     const NAME: &'static str = "count";
     const REQUIRES: &'static [&'static str] = &["build", "kat"];
+    /// The cycles the timed calls took, outside Valgrind, against which
+    /// the counted instructions are held.
+    const READS: &'static [&'static str] = &["time"];
     const POLICY: Policy = Policy::Measuring;
     const OPT_IN: bool = true;
 
@@ -87,7 +90,15 @@ impl Stage for CountStage {
             Ok(m) => format!("{} {}", m.name(), m.tool()),
             Err(why) => format!("not run: {why}"),
         };
-        m.set("count", &job.cx.plan.count).set("method", how);
+        m.set("count", &job.cx.plan.count).set("method", how).set(
+            "time-cycles",
+            job.prior.get::<super::time::TimeStage>().map(|t| {
+                t.ops
+                    .iter()
+                    .filter_map(|o| Some((&o.op, cycle_range(o.summary.as_ref()?))))
+                    .collect::<Vec<_>>()
+            }),
+        );
         Ok(Some(m))
     }
 
@@ -137,6 +148,11 @@ impl Stage for CountStage {
                     rec.method = Some(m.name().into());
                     rec.tool = Some(m.tool());
                     count_op(cx, m, &lib, op, job.cpu, &mut rec)?;
+                    let timed = job.prior.get::<super::time::TimeStage>();
+                    if let Some(why) = implausible_ipc(&rec, timed) {
+                        rec.status = ExactStatus::Suspicious;
+                        rec.detail = Some(why);
+                    }
                 }
             }
             let summary = match (&rec.instructions, rec.status) {
@@ -298,4 +314,77 @@ fn recompute_count(
             .map(|d| format!("{rel}: {d}")),
     );
     Ok(problems)
+}
+
+/// Instructions per cycle no honest call reaches outside this band: the
+/// slowest memory-bound code retires more than one instruction in twenty
+/// cycles, and no core retires sixteen per cycle of the time-stamp counter
+/// (a core clocked twice the counter's rate at four per cycle makes
+/// eight).
+const IPC_BAND: (f64, f64) = (0.05, 16.0);
+
+/// The fastest and slowest trial's cycles per call.
+fn cycle_range(s: &crate::stats::Summary) -> (f64, f64) {
+    (s.min_trial_cycles, s.max_trial_cycles)
+}
+
+/// Why the counted instructions cannot be the timed calls' work, or None:
+/// held against the cycles per call the time stage measured outside
+/// Valgrind, the instructions per cycle leave `IPC_BAND` even at the
+/// most favourable of the trials (a library that does less, or more, when
+/// it finds itself counted). Counts of operations the time stage did not
+/// time, or timed with no usable trial, are not judged.
+fn implausible_ipc(
+    rec: &CountRecord,
+    timed: Option<&crate::measure::timing::TimeOutput>,
+) -> Option<String> {
+    let per_call = rec.instructions.as_ref()?.per_call;
+    let op = timed?
+        .ops
+        .iter()
+        .find(|o| o.op == rec.op && o.status.is_ok())?;
+    let (fastest, slowest) = cycle_range(op.summary.as_ref()?);
+    ipc_verdict(per_call, fastest, slowest)
+}
+
+/// `implausible_ipc` on the figures: instructions per call, and the
+/// fastest and slowest trial's cycles per call.
+fn ipc_verdict(per_call: f64, fastest: f64, slowest: f64) -> Option<String> {
+    if fastest <= 0.0 || slowest <= 0.0 {
+        return None;
+    }
+    let (low, high) = IPC_BAND;
+    let best = per_call / fastest;
+    let worst = per_call / slowest;
+    let band = format!("{low}–{high}");
+    if best < low {
+        Some(format!(
+            "{per_call:.0} instructions per call counted, but the timed calls took at least {fastest:.0} cycles each: {best:.3} instructions per cycle, below the plausible {band}"
+        ))
+    } else if worst > high {
+        Some(format!(
+            "{per_call:.0} instructions per call counted, but the timed calls took at most {slowest:.0} cycles each: {worst:.1} instructions per cycle, above the plausible {band}"
+        ))
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod ipc_tests {
+    use super::ipc_verdict;
+
+    #[test]
+    fn instructions_far_from_the_timed_cycles_are_named() {
+        // An honest call: 5 M instructions in 2.5-4 M cycles.
+        assert_eq!(ipc_verdict(5.0e6, 2.5e6, 4.0e6), None);
+        // A library that skips its work when counted: 50 k instructions.
+        let low = ipc_verdict(5.0e4, 2.5e6, 4.0e6).unwrap();
+        assert!(low.contains("below the plausible"), "{low}");
+        // One that does far more when counted than its timed calls can.
+        let high = ipc_verdict(8.0e7, 2.5e6, 4.0e6).unwrap();
+        assert!(high.contains("above the plausible"), "{high}");
+        // No cycles: nothing to judge.
+        assert_eq!(ipc_verdict(5.0e4, 0.0, 0.0), None);
+    }
 }
