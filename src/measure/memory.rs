@@ -46,21 +46,33 @@ const SLACK_KIB: u64 = 512;
 /// written byte anywhere.
 const STACK_SLACK_BYTES: u64 = (64 + 4) << 10;
 
-/// Why the stack figure cannot be true, or None: the lowest stack page the
-/// kernel mapped for the operation lies further below the top than the
-/// lowest byte that no longer holds this process's paint byte, by more than
-/// [`STACK_SLACK_BYTES`]: the operation used that stack and repainted it.
-pub(crate) fn stack_repainted(
-    stack_bytes: Option<u64>,
-    pages_bytes: Option<u64>,
-) -> Option<String> {
+/// The kernel's figure of the stack when it disagrees with the paint, or
+/// None: the lowest stack page the kernel mapped for the operation lies
+/// further below the top than the lowest byte that no longer holds this
+/// process's paint byte, by more than [`STACK_SLACK_BYTES`]. A library that
+/// repaints the stack it used does that; so does honest code whose
+/// compiler probes every page of a large frame (`-fstack-clash-protection`
+/// writes each page without changing it). So it is no verdict: the pages
+/// show the kernel's figure, with the painted one beside it.
+pub(crate) fn stack_by_pages(stack_bytes: Option<u64>, pages_bytes: Option<u64>) -> Option<u64> {
     let (stack, pages) = (stack_bytes?, pages_bytes?);
-    (pages > stack + STACK_SLACK_BYTES).then(|| {
-        format!(
-            "the operation's stack reached {pages} bytes by the kernel's page table, but only \
-             {stack} bytes of it differ from the paint: the stack was repainted"
-        )
-    })
+    (pages > stack + STACK_SLACK_BYTES).then_some(pages)
+}
+
+/// `stack_by_pages` from the driver's `memory` line of `process`.
+pub(crate) fn stack_pages_of(stack_bytes: Option<u64>, process: &ProcessRecord) -> Option<u64> {
+    let pages = process
+        .line("memory")
+        .and_then(|l| l.u64("stack_pages_bytes"));
+    stack_by_pages(stack_bytes, pages)
+}
+
+/// What the record says of a disagreement between the two stack views.
+pub(crate) fn stack_note(stack: u64, pages: u64) -> String {
+    format!(
+        "the kernel mapped {pages} bytes of stack for the call, but only {stack} of them differ \
+         from the paint (a repainted stack, or a compiler's stack probes): the kernel's figure stands"
+    )
 }
 
 /// Why the peak RSS the driver reported cannot be true, or None: the

@@ -384,7 +384,13 @@ pub(crate) fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
         Some(m) if m.status.is_ok() => {
             row.baseline_rss = kib(m.baseline_rss_kib);
             row.peak_rss = kib(m.peak_rss_kib);
-            row.stack_bytes = num(m.stack_bytes);
+            // Where the kernel's page view of the stack reaches further
+            // than the paint shows, the kernel's figure stands.
+            let pages = crate::measure::memory::stack_pages_of(m.stack_bytes, &m.process);
+            row.stack_bytes = match pages {
+                Some(p) => format!("{p} (kernel pages; {} painted)", num(m.stack_bytes)),
+                None => num(m.stack_bytes),
+            };
             row.heap_peak_bytes = num(m.heap_peak_bytes);
         }
         Some(m) => row.baseline_rss = m.status.to_string(),

@@ -68,15 +68,15 @@ impl Stage for MemoryStage {
                 .map(|(s, d)| (s, Some(d)))
                 .or_else(|| {
                     crate::measure::memory::below_kernel(get("peak_rss_kib"), &process)
-                        .or_else(|| {
-                            crate::measure::memory::stack_repainted(
-                                get("stack_bytes"),
-                                get("stack_pages_bytes"),
-                            )
-                        })
                         .map(|why| (OpStatus::Implausible, Some(why)))
                 })
-                .unwrap_or((OpStatus::Ok, None));
+                .unwrap_or_else(|| {
+                    let stack = get("stack_bytes");
+                    let pages = get("stack_pages_bytes");
+                    let note = crate::measure::memory::stack_by_pages(stack, pages)
+                        .map(|p| crate::measure::memory::stack_note(stack.unwrap_or(0), p));
+                    (OpStatus::Ok, note)
+                });
             ops.push(OpMemory {
                 op: op.to_string(),
                 status,

@@ -143,20 +143,12 @@ fn witness_disagrees(
     }
 }
 
-/// Memory figures recorded `ok` claim no lower peak than the kernel saw,
-/// and no smaller stack than the kernel's page table shows (the driver's
-/// `memory` line carries both).
+/// Memory figures recorded `ok` claim no lower peak than the kernel saw.
 fn check_memory(rel: &str, r: &OperationRecord, problems: &mut Vec<String>) {
     let Some(m) = r.memory.as_ref().filter(|m| m.status.is_ok()) else {
         return;
     };
-    let pages = m
-        .process
-        .line("memory")
-        .and_then(|l| l.u64("stack_pages_bytes"));
-    let why = crate::measure::memory::below_kernel(m.peak_rss_kib, &m.process)
-        .or_else(|| crate::measure::memory::stack_repainted(m.stack_bytes, pages));
-    if let Some(why) = why {
+    if let Some(why) = crate::measure::memory::below_kernel(m.peak_rss_kib, &m.process) {
         problems.push(format!("{rel}: memory status ok, but {why}"));
     }
 }

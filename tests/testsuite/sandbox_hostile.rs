@@ -587,16 +587,18 @@ fn mode_of(command: &[String]) -> Option<&str> {
 }
 
 #[test]
-fn a_stack_repainted_after_use_is_seen_in_the_page_table() {
+fn a_stack_repainted_after_use_is_shown_by_the_kernels_pages() {
     let p = hostile_project(&[("OK", "HOSTILE_KIND = 0"), ("REPAINT", "HOSTILE_KIND = 19")]);
     p.write(
         "campaigns/t.toml",
-        &campaign(&["build", "kat", "memory", "time"], 2),
+        &campaign(&["build", "kat", "memory", "time", "render"], 2),
     );
     let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     for op in ["keygen", "sign", "verify"] {
         let ok = record(&p, "t", "OK", op).memory.unwrap();
         assert_eq!(ok.status, "ok", "{op}: {:?}", ok.detail);
+        assert_eq!(ok.detail, None, "{op}");
     }
     let sign = record(&p, "t", "REPAINT", "sign").memory.unwrap();
     let pages = sign
@@ -604,42 +606,34 @@ fn a_stack_repainted_after_use_is_seen_in_the_page_table() {
         .line("memory")
         .and_then(|l| l.u64("stack_pages_bytes"));
     if pages.is_none() {
-        // No pagemap here: the page view is missing, and said so by its
-        // absence; the content view alone cannot tell.
+        // No pagemap here: only the painted view exists.
         assert!(std::env::var("CI").map_or(true, |v| v != "true"));
         eprintln!("skipped: the stack's page view needs /proc/self/pagemap");
         return;
     }
-    assert_eq!(
-        sign.status, "implausible",
-        "{:?} stack {:?} pages {pages:?}",
-        sign.detail, sign.stack_bytes
-    );
+    // The paint says a few KiB, the kernel's page table the 96 KiB used:
+    // no accusation (a compiler's stack probes look the same), but the
+    // figure shown is the kernel's, with the painted one beside it.
     assert!(
         sign.stack_bytes.unwrap() < 32 << 10,
         "{:?}",
         sign.stack_bytes
     );
     assert!(pages.unwrap() > 96 << 10, "{pages:?}");
-    assert!(sign.detail.unwrap().contains("the stack was repainted"));
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    // keygen and verify do not repaint: their figures stand.
+    let note = sign.detail.clone().unwrap_or_default();
+    assert!(note.contains("the kernel's figure stands"), "{note}");
+    let page = p.read(&format!("output/t/site/local/{ID}.md"));
+    let shown = format!(
+        "{} (kernel pages; {} painted)",
+        pages.unwrap(),
+        sign.stack_bytes.unwrap()
+    );
+    assert!(page.contains(&shown), "{shown} not on the page:\n{page}");
+    // keygen and verify do not repaint: the painted figure stands alone.
     for op in ["keygen", "verify"] {
         let m = record(&p, "t", "REPAINT", op).memory.unwrap();
-        assert_eq!(m.status, "ok", "{op}: {:?}", m.detail);
+        assert_eq!(m.detail, None, "{op}");
     }
-    // check recomputes it: an edited status does not stand.
-    let file = format!("output/t/local/records/{ID}/REPAINT__sign.json");
-    let mut v = p.json(&file);
-    v["memory"]["status"] = serde_json::json!("ok");
-    p.write(&file, &serde_json::to_string_pretty(&v).unwrap());
-    let bad = p.pqbench(&["check", "output/t"]);
-    assert!(
-        bad.stdout.contains("the stack was repainted"),
-        "{}\n{}",
-        bad.stdout,
-        bad.stderr
-    );
 }
 
 #[test]
