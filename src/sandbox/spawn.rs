@@ -218,12 +218,19 @@ fn job_ids(spec: &Spec) -> Option<(uids::UidLease, (u32, u32))> {
     }
     let lease = uids::lease()?;
     let ids = (lease.uid, lease.uid);
-    let owned: Vec<&PathBuf> = match &spec.isolation {
-        Isolation::Submission { .. } => spec.cwd.iter().collect(),
-        Isolation::Toolchain { writable, .. } => writable.iter().collect(),
-    };
-    for dir in owned {
-        chown_tree(dir, ids, 0).ok()?;
+    match &spec.isolation {
+        // The job directory alone: the library copy and the inputs pqbench
+        // placed in it stay pqbench's.
+        Isolation::Submission { .. } => {
+            if let Some(dir) = &spec.cwd {
+                std::os::unix::fs::chown(dir, Some(ids.0), Some(ids.1)).ok()?;
+            }
+        }
+        Isolation::Toolchain { writable, .. } => {
+            for dir in writable {
+                chown_tree(dir, ids, 0).ok()?;
+            }
+        }
     }
     Some((lease, ids))
 }
