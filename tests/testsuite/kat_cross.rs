@@ -13,7 +13,8 @@ fn toml(id: &str, kind: &str, root: &str) -> String {
          [nist]\nheader = \"api.h\"\n\n\
          [[implementation]]\nname = \"reference\"\nroot = \"{root}\"\n\n\
          [[parameter-set]]\nlabel = \"HONEST\"\n\n\
-         [[parameter-set]]\nlabel = \"HANDLES\"\ndefines = {{ HANDLES = 1 }}\n"
+         [[parameter-set]]\nlabel = \"HANDLES\"\ndefines = {{ HANDLES = 1 }}\n\n\
+         [[parameter-set]]\nlabel = \"LENIENT\"\ndefines = {{ HANDLES = 1, ACCEPT_UNKNOWN = 1 }}\n"
     )
 }
 
@@ -85,6 +86,12 @@ fn keys_and_outputs_that_work_only_in_their_own_process_fail_the_kat() {
         );
     }
     assert_eq!(run.code, 1);
+    // A verify that accepts whatever it cannot look up passes the record's
+    // signature in a fresh process, and is caught by the flipped bit.
+    let lenient = instance(&build, "sign-71", "LENIENT");
+    assert_eq!(lenient["kat_status"], "CROSSFAIL", "{lenient}");
+    let detail = lenient["kat_detail"].as_str().unwrap_or_default();
+    assert!(detail.contains("flipped bit"), "{detail}");
     // The honest toys' sizes are the bytes that crossed.
     let sizes = p.json("output/t/local/sizes.json");
     let text = sizes.to_string();

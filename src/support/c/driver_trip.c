@@ -8,7 +8,11 @@
  * index, a ciphertext it remembers) can stand in for the bytes.
  *
  *   op=sign    trip.sk, trip.msg            -> trip sig=<hex>
- *   op=verify  trip.pk, trip.msg, trip.sig  -> trip verify=<rc>
+ *   op=verify  trip.pk, trip.msg, trip.sig  -> trip verify=<rc> flipped=<rc>
+ *              (flipped: the check again with one bit flipped, which an
+ *              honest verify rejects: the message's first bit for a detached
+ *              signature, as the KAT runner flips it, else the signed
+ *              message's first, which the library itself must reject)
  *   op=enc     trip.pk                      -> trip ct=<hex> ss=<hex>
  *   op=dec     trip.sk, trip.ct             -> trip ss=<hex>
  *
@@ -94,8 +98,14 @@ static void trip_verify(void)
     unsigned char *m = trip_input("msg", TRIP_MSG_CAP, &m_len);
     unsigned char *sig =
         trip_input("sig", E->sig_bytes + (E->sig_attached ? m_len : 0), &sig_len);
-    int rc = E->verify(sig, sig_len, m, m_len, pk, pk_len);
-    line("trip verify=%d", rc);
+    int rc = E->verify(sig, sig_len, m, m_len, pk, pk_len), flipped = 0;
+    unsigned char *bit = E->sig_attached || m_len == 0 ? sig : m;
+    if (sig_len > 0) {
+        bit[0] ^= 1;
+        flipped = E->verify(sig, sig_len, m, m_len, pk, pk_len);
+        bit[0] ^= 1;
+    }
+    line("trip verify=%d flipped=%d", rc, flipped);
 }
 
 static void trip_enc(void)
