@@ -52,6 +52,27 @@ pub(crate) fn first_record(kat: &[u8]) -> BTreeMap<String, Vec<u8>> {
 /// What a step was given and what it said: its `trip` line's fields.
 type Said = BTreeMap<String, String>;
 
+/// Why a round trip stopped: pqbench could not run a step (an error of the
+/// stage), or the instance failed one (its finding).
+enum Stop {
+    Run(anyhow::Error),
+    Failed(String),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(e: anyhow::Error) -> Stop {
+        Stop::Run(e)
+    }
+}
+
+impl From<String> for Stop {
+    fn from(why: String) -> Stop {
+        Stop::Failed(why)
+    }
+}
+
+type Step<T> = std::result::Result<T, Stop>;
+
 struct Trip<'a> {
     cx: &'a Cx<'a>,
     lib: &'a Path,
@@ -60,8 +81,8 @@ struct Trip<'a> {
 }
 
 impl Trip<'_> {
-    /// One step in a fresh process; Err(why) when it did not complete.
-    fn step(&mut self, op: &str, files: &[(&str, &[u8])]) -> Result<Result<Said, String>> {
+    /// One step in a fresh process.
+    fn step(&mut self, op: &str, files: &[(&str, &[u8])]) -> Step<Said> {
         let args: Vec<String> = ["--op", op, "--mode", "trip"]
             .iter()
             .map(|s| s.to_string())
@@ -74,18 +95,18 @@ impl Trip<'_> {
         let ran =
             driver::run_with_files(self.cx, self.lib, &args, None, None, self.timeout, &refs)?;
         if let Some((_, why)) = ran.proc.failure() {
-            return Ok(Err(format!("{op} in a fresh process: {why}")));
+            return Err(format!("{op} in a fresh process: {why}").into());
         }
         Ok(ran
             .proc
             .line("trip")
             .map(|l| l.fields.clone())
-            .ok_or_else(|| format!("{op} in a fresh process reported nothing")))
+            .ok_or_else(|| format!("{op} in a fresh process reported nothing"))?)
     }
 
     /// The bytes of a hex field a step reported, its length noted (`sig`
     /// by the caller: an attached signature carries its message).
-    fn bytes(&mut self, said: &Said, field: &str, op: &str) -> Result<Vec<u8>, String> {
+    fn bytes(&mut self, said: &Said, field: &str, op: &str) -> Step<Vec<u8>> {
         let bytes = said
             .get(field)
             .and_then(|h| hex::decode(h).ok())
@@ -115,102 +136,73 @@ pub(crate) fn check(cx: &Cx, inst: &Instance, lib: &Path, kat: &[u8]) -> Result<
         timeout: Duration::from_secs_f64(cx.plan.kat.timeout_seconds),
         lengths: BTreeMap::new(),
     };
-    let failure = match kind {
-        RoundTrip::Encapsulation => encapsulation(&mut trip, &record)?,
-        RoundTrip::Signature => signature(&mut trip, &record, inst.api)?,
-    }
-    .err();
+    let ended = match kind {
+        RoundTrip::Encapsulation => encapsulation(&mut trip, &record),
+        RoundTrip::Signature => signature(&mut trip, &record, inst.api),
+    };
+    let failure = match ended {
+        Ok(()) => None,
+        Err(Stop::Failed(why)) => Some(why),
+        Err(Stop::Run(e)) => return Err(e),
+    };
     Ok(Some(Crossing {
         lengths: trip.lengths,
         failure,
     }))
 }
 
-fn field<'r>(record: &'r BTreeMap<String, Vec<u8>>, names: &[&str]) -> Result<&'r [u8], String> {
-    names
-        .iter()
-        .find_map(|n| record.get(*n))
+type Record = BTreeMap<String, Vec<u8>>;
+
+fn field<'r>(record: &'r Record, names: &[&str]) -> Step<&'r [u8]> {
+    let found = names.iter().find_map(|n| record.get(*n));
+    Ok(found
         .map(Vec::as_slice)
-        .ok_or_else(|| format!("the KAT file's first record has no {}", names.join("/")))
+        .ok_or_else(|| format!("the KAT file's first record has no {}", names.join("/")))?)
 }
 
 /// dec(sk, ct) of the KAT record gives its ss; enc(pk) anew; dec of that
 /// gives the secret enc gave.
-fn encapsulation(
-    trip: &mut Trip,
-    record: &BTreeMap<String, Vec<u8>>,
-) -> Result<Result<(), String>> {
-    let (pk, sk, ct, ss) = match (
-        field(record, &["pk"]),
-        field(record, &["sk"]),
-        field(record, &["ct"]),
-        field(record, &["ss"]),
-    ) {
-        (Ok(pk), Ok(sk), Ok(ct), Ok(ss)) => (pk, sk, ct, ss),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => return Ok(Err(e)),
-    };
+fn encapsulation(trip: &mut Trip, record: &Record) -> Step<()> {
+    let pk = field(record, &["pk"])?;
+    let sk = field(record, &["sk"])?;
+    let ct = field(record, &["ct"])?;
+    let ss = field(record, &["ss"])?;
     for (name, bytes) in [("pk", pk), ("sk", sk), ("ct", ct), ("ss", ss)] {
         trip.note(name, bytes.len());
     }
-    let said = match trip.step("dec", &[("sk", sk), ("ct", ct)])? {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
-    let got = match trip.bytes(&said, "ss", "dec") {
-        Ok(b) => b,
-        Err(e) => return Ok(Err(e)),
-    };
-    if got != ss {
-        return Ok(Err(
+    let said = trip.step("dec", &[("sk", sk), ("ct", ct)])?;
+    if trip.bytes(&said, "ss", "dec")? != ss {
+        return Err(
             "dec of the KAT record's ciphertext in a fresh process gave another shared secret \
              than the KAT run (its keys or ciphertext work only in the process that made them)"
+                .to_string()
                 .into(),
-        ));
+        );
     }
-    let said = match trip.step("enc", &[("pk", pk)])? {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
-    let (ct2, ss2) = match (
-        trip.bytes(&said, "ct", "enc"),
-        trip.bytes(&said, "ss", "enc"),
-    ) {
-        (Ok(c), Ok(s)) => (c, s),
-        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
-    };
-    let said = match trip.step("dec", &[("sk", sk), ("ct", &ct2)])? {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
-    match trip.bytes(&said, "ss", "dec") {
-        Ok(ss3) if ss3 == ss2 => Ok(Ok(())),
-        Ok(_) => Ok(Err(
+    let said = trip.step("enc", &[("pk", pk)])?;
+    let ct2 = trip.bytes(&said, "ct", "enc")?;
+    let ss2 = trip.bytes(&said, "ss", "enc")?;
+    let said = trip.step("dec", &[("sk", sk), ("ct", &ct2)])?;
+    if trip.bytes(&said, "ss", "dec")? != ss2 {
+        return Err(
             "a ciphertext made in one fresh process decapsulates to another secret in the next"
+                .to_string()
                 .into(),
-        )),
-        Err(e) => Ok(Err(e)),
+        );
     }
+    Ok(())
 }
 
 /// verify(pk, msg, sig) of the KAT record; sign(sk, msg) anew; verify that.
-fn signature(
-    trip: &mut Trip,
-    record: &BTreeMap<String, Vec<u8>>,
-    api: ApiFamily,
-) -> Result<Result<(), String>> {
+fn signature(trip: &mut Trip, record: &Record, api: ApiFamily) -> Step<()> {
     let (msg, sig) = match api {
         ApiFamily::Nist => (&["msg"][..], &["sm"][..]),
         ApiFamily::Ngcc => (&["m"][..], &["sn"][..]),
     };
-    let (pk, sk, msg, sig) = match (
-        field(record, &["pk"]),
-        field(record, &["sk"]),
-        field(record, msg),
-        field(record, sig),
-    ) {
-        (Ok(pk), Ok(sk), Ok(m), Ok(s)) => (pk, sk, m, s),
-        (Err(e), ..) | (_, Err(e), ..) | (_, _, Err(e), _) | (.., Err(e)) => return Ok(Err(e)),
-    };
+    let pk = field(record, &["pk"])?;
+    let sk = field(record, &["sk"])?;
+    let msg = field(record, msg)?;
+    let sig = field(record, sig)?;
     // NIST's crypto_sign writes the signature and the message.
     let detached = |s: &[u8]| match api {
         ApiFamily::Nist => s.len().saturating_sub(msg.len()),
@@ -225,35 +217,27 @@ fn signature(
         said.get("verify").map(String::as_str) == Some("0")
             && said.get("flipped").is_some_and(|f| f != "0")
     };
-    let said = match trip.step("verify", &[("pk", pk), ("msg", msg), ("sig", sig)])? {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
+    let said = trip.step("verify", &[("pk", pk), ("msg", msg), ("sig", sig)])?;
     if !verified(&said) {
-        return Ok(Err(
+        return Err(
             "verify in a fresh process rejects the KAT record's signature, or accepts it with a \
              flipped bit (its keys or signature work only in the process that made them)"
+                .to_string()
                 .into(),
-        ));
+        );
     }
-    let said = match trip.step("sign", &[("sk", sk), ("msg", msg)])? {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
-    let sig2 = match trip.bytes(&said, "sig", "sign") {
-        Ok(b) => b,
-        Err(e) => return Ok(Err(e)),
-    };
+    let said = trip.step("sign", &[("sk", sk), ("msg", msg)])?;
+    let sig2 = trip.bytes(&said, "sig", "sign")?;
     trip.note("sig", detached(&sig2));
-    let said = match trip.step("verify", &[("pk", pk), ("msg", msg), ("sig", &sig2)])? {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
-    };
-    Ok(if verified(&said) {
-        Ok(())
-    } else {
-        Err("a signature made in one fresh process is rejected in the next".into())
-    })
+    let said = trip.step("verify", &[("pk", pk), ("msg", msg), ("sig", &sig2)])?;
+    if !verified(&said) {
+        return Err(
+            "a signature made in one fresh process is rejected in the next"
+                .to_string()
+                .into(),
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]

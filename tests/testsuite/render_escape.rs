@@ -5,6 +5,17 @@ use pqbench::render::bench;
 
 const XSS: &str = "<script>alert(1)</script>";
 
+/// The site rendered from the synthetic dataset `s` (the folder lives as
+/// long as the returned handle).
+fn rendered(s: &pqbench::render::synth::Synth) -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    s.write(&tmp.path().join("synthetic")).unwrap();
+    let site = tmp.path().join("site");
+    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
+        .unwrap();
+    (tmp, site)
+}
+
 #[test]
 fn hostile_strings_are_escaped() {
     let mut s = bench::bench_dataset(4);
@@ -24,11 +35,7 @@ fn hostile_strings_are_escaped() {
     });
     s.survey.as_mut().unwrap().algorithms[0].note = Some(XSS.into());
     s.campaign.system_title = Some(XSS.into());
-    let tmp = tempfile::tempdir().unwrap();
-    s.write(&tmp.path().join("synthetic")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
-        .unwrap();
+    let (_tmp, site) = rendered(&s);
 
     for page in [
         "index.html",
@@ -67,11 +74,7 @@ fn text_from_a_build_error_is_inert_markdown() {
     rec.kat_status = pqbench::kat::Status::Buildfail;
     rec.kat_detail = Some(hostile.into());
     let label = rec.label.clone();
-    let tmp = tempfile::tempdir().unwrap();
-    s.write(&tmp.path().join("synthetic")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
-        .unwrap();
+    let (_tmp, site) = rendered(&s);
     let md = std::fs::read_to_string(site.join("synthetic/sign-0.md")).unwrap();
     let line = md
         .lines()
@@ -109,11 +112,7 @@ fn a_hostile_description_and_links_are_inert_on_the_markdown_pages() {
         "https://good.example/spec <https://evil.example/spec>".into(),
     );
     a.links.insert("Notes".into(), "notes <../../index>".into());
-    let tmp = tempfile::tempdir().unwrap();
-    s.write(&tmp.path().join("synthetic")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
-        .unwrap();
+    let (_tmp, site) = rendered(&s);
     let md = std::fs::read_to_string(site.join("synthetic/sign-0.md")).unwrap();
     for live in [
         "![beacon",
