@@ -75,6 +75,47 @@ pub(crate) fn stack_note(stack: u64, pages: u64) -> String {
     )
 }
 
+/// What memory faulted in during a call may hold beyond twice its stack
+/// and twice its malloc peak (a page first read maps the zero page and
+/// faults again when written) and the library's image (each page of its
+/// code and data faults at most once): glibc's and the loader's own first
+/// touches, in bytes.
+const FAULT_SLACK_BYTES: u64 = 64 << 10;
+
+/// How many bytes the kernel faulted in for the call beyond what its
+/// stack, its malloc peak and the library's image (`load_bytes`) explain,
+/// or None: read from the driver's `memory` line of `process`, whose
+/// `faults` are the kernel's count of minor page faults during the call
+/// alone (after glibc handed its free heap pages back, so that reused heap
+/// faults too). The malloc count misses memory taken around malloc:
+/// glibc's internal entry points, an allocator of the library's own over
+/// `mmap` or `brk`. None when a figure is missing or the heap was not
+/// counted.
+pub(crate) fn faults_beyond(
+    load_bytes: Option<u64>,
+    stack_bytes: Option<u64>,
+    heap_peak_bytes: Option<u64>,
+    process: &ProcessRecord,
+) -> Option<u64> {
+    let line = process.line("memory")?;
+    let page = line.u64("page_bytes").filter(|p| *p > 0)?;
+    let faulted = line.u64("faults")?.checked_mul(page)?;
+    let stack = stack_bytes?.max(line.u64("stack_pages_bytes").unwrap_or(0));
+    let round = |b: u64| b.div_ceil(page).saturating_mul(page);
+    let explained =
+        2 * round(stack) + 2 * round(heap_peak_bytes?) + round(load_bytes?) + FAULT_SLACK_BYTES;
+    (faulted > explained).then(|| faulted - explained)
+}
+
+/// What the record says of memory the kernel saw and malloc did not.
+pub(crate) fn faults_note(beyond: u64) -> String {
+    format!(
+        "the kernel faulted in {beyond} bytes for the call beyond what its stack, its malloc peak \
+         and the library's image explain, in two processes: memory taken around malloc \
+         (an allocator of its own over mmap or brk, or glibc's internal entry points)"
+    )
+}
+
 /// Why the peak RSS the driver reported cannot be true, or None: the
 /// kernel's high-water mark of the same process (wait4's `ru_maxrss`, read
 /// by the launcher, which the library cannot reach) may exceed the claim by

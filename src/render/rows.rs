@@ -391,7 +391,21 @@ pub(crate) fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
                 Some(p) => format!("{p} (kernel pages; {} painted)", num(m.stack_bytes)),
                 None => num(m.stack_bytes),
             };
-            row.heap_peak_bytes = num(m.heap_peak_bytes);
+            // Memory the kernel faulted in beyond what the call explains
+            // stands beside the malloc count, which cannot see it.
+            let beyond = crate::measure::memory::faults_beyond(
+                load,
+                m.stack_bytes,
+                m.heap_peak_bytes,
+                &m.process,
+            );
+            row.heap_peak_bytes = match beyond {
+                Some(b) => format!(
+                    "{} (malloc; {b} more by kernel faults)",
+                    num(m.heap_peak_bytes)
+                ),
+                None => num(m.heap_peak_bytes),
+            };
         }
         Some(m) => row.baseline_rss = m.status.to_string(),
         None => row.baseline_rss = "not measured".into(),

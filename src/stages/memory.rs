@@ -53,42 +53,25 @@ impl Stage for MemoryStage {
         let kat = job.prior.get::<KatStage>();
         let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let load_bytes = crate::elf::load_segment_bytes(&lib).ok();
-        let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();
         for op in crate::measure::instance_operations(job.inst, kat) {
-            let args: Vec<String> = ["--op", op, "--mode", "memory"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            let (process, _) = driver::run(cx, &lib, &args, job.cpu, timeout)?;
-            let m = process.line("memory").cloned();
-            let get = |k: &str| m.as_ref().and_then(|l| l.u64(k));
-            let (status, detail) = process
-                .failure()
-                .map(|(s, d)| (s, Some(d)))
-                .or_else(|| {
-                    crate::measure::memory::below_kernel(get("peak_rss_kib"), &process)
-                        .map(|why| (OpStatus::Implausible, Some(why)))
-                })
-                .unwrap_or_else(|| {
-                    let stack = get("stack_bytes");
-                    let pages = get("stack_pages_bytes");
-                    let note = crate::measure::memory::stack_by_pages(stack, pages)
-                        .map(|p| crate::measure::memory::stack_note(stack.unwrap_or(0), p));
-                    (OpStatus::Ok, note)
-                });
-            ops.push(OpMemory {
-                op: op.to_string(),
-                status,
-                detail,
-                baseline_rss_kib: get("baseline_rss_kib"),
-                peak_rss_kib: get("peak_rss_kib"),
-                stack_bytes: get("stack_bytes"),
-                heap_peak_bytes: get("heap_peak_bytes"),
-                heap_allocs: get("heap_allocs"),
-                stack_pages_bytes: get("stack_pages_bytes"),
-                process,
-            });
+            let first = measure_op(job, &lib, op)?;
+            // Memory the kernel saw beyond what the call explains stands
+            // only when a second process sees it too: a host's NUMA
+            // balancing also makes faults, never the same ones twice.
+            let beyond = |m: &OpMemory| faults_beyond_of(load_bytes, m);
+            let kept = match beyond(&first) {
+                None => first,
+                Some(_) => {
+                    let second = measure_op(job, &lib, op)?;
+                    if beyond(&second) < beyond(&first) {
+                        second
+                    } else {
+                        first
+                    }
+                }
+            };
+            ops.push(with_notes(kept, load_bytes));
         }
         Ok(MemoryOutput { load_bytes, ops })
     }
@@ -97,6 +80,69 @@ impl Stage for MemoryStage {
         let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
         Some(0.2 * ops.len() as f64)
     }
+}
+
+fn faults_beyond_of(load_bytes: Option<u64>, m: &OpMemory) -> Option<u64> {
+    if !m.status.is_ok() {
+        return None;
+    }
+    crate::measure::memory::faults_beyond(load_bytes, m.stack_bytes, m.heap_peak_bytes, &m.process)
+}
+
+/// One process measuring `op`: its figures, or why there are none.
+fn measure_op(job: &Job, lib: &std::path::Path, op: &str) -> Result<OpMemory> {
+    let cx = job.cx;
+    let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
+    let args: Vec<String> = ["--op", op, "--mode", "memory"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let (process, _) = driver::run(cx, lib, &args, job.cpu, timeout)?;
+    let m = process.line("memory").cloned();
+    let get = |k: &str| m.as_ref().and_then(|l| l.u64(k));
+    let (status, detail) = process
+        .failure()
+        .map(|(s, d)| (s, Some(d)))
+        .or_else(|| {
+            crate::measure::memory::below_kernel(get("peak_rss_kib"), &process)
+                .map(|why| (OpStatus::Implausible, Some(why)))
+        })
+        .unwrap_or((OpStatus::Ok, None));
+    Ok(OpMemory {
+        op: op.to_string(),
+        status,
+        detail,
+        baseline_rss_kib: get("baseline_rss_kib"),
+        peak_rss_kib: get("peak_rss_kib"),
+        stack_bytes: get("stack_bytes"),
+        heap_peak_bytes: get("heap_peak_bytes"),
+        heap_allocs: get("heap_allocs"),
+        stack_pages_bytes: get("stack_pages_bytes"),
+        process,
+    })
+}
+
+/// The notes of a measured call whose two views of its memory disagree:
+/// the kernel's pages of the stack beyond the paint, faults beyond what
+/// the malloc count explains. Neither is a verdict: the figures stand with
+/// the kernel's beside them.
+fn with_notes(mut m: OpMemory, load_bytes: Option<u64>) -> OpMemory {
+    if !m.status.is_ok() {
+        return m;
+    }
+    use crate::measure::memory::{faults_note, stack_by_pages, stack_note};
+    let notes: Vec<String> = [
+        stack_by_pages(m.stack_bytes, m.stack_pages_bytes)
+            .map(|p| stack_note(m.stack_bytes.unwrap_or(0), p)),
+        faults_beyond_of(load_bytes, &m).map(faults_note),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if !notes.is_empty() {
+        m.detail = Some(notes.join("; "));
+    }
+    m
 }
 
 /// The memory figures of `op` that the time stage's record of it carries.

@@ -75,6 +75,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -895,6 +896,15 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
  * on. Kept apart (and never inlined) because getcontext/swapcontext return
  * twice: no local of the caller lives across them. */
 static unsigned char *run_stack_lo;
+static long run_faults = -1;
+
+/* Minor page faults of this process so far, by the kernel's count (which
+ * the library can add to, never take from). */
+static long minor_faults(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_SELF, &ru) == 0 ? ru.ru_minflt : -1;
+}
 
 #if defined(__GNUC__)
 __attribute__((noinline))
@@ -909,12 +919,23 @@ static void run_on_stack(unsigned char *lo)
     op_uc.uc_link = &main_uc;
     makecontext(&op_uc, op_on_stack, 0);
 
+    /* Free heap pages go back to the kernel first, so memory the call
+     * takes from glibc's heap, through malloc or around it, is faulted in
+     * afresh and the kernel counts it. */
+#if PQB_HEAP_ACCOUNTING
+    malloc_trim(0);
+#endif
+    run_faults = minor_faults();
     heap_begin();
     if (swapcontext(&main_uc, &op_uc) != 0) {
         heap_end();
         fail("setup", "swapcontext_failed");
     }
     heap_end();
+    if (run_faults >= 0) {
+        long after = minor_faults();
+        run_faults = after >= run_faults ? after - run_faults : -1;
+    }
 }
 
 static long long status_kib(const char *key)
@@ -1121,9 +1142,10 @@ static void mode_memory(void)
     {
         unsigned char *mapped, *low = lowest_touched(lo, top, page, &mapped);
         line("memory baseline_rss_kib=%lld peak_rss_kib=%lld stack_bytes=%zu heap_peak_bytes=%lld "
-             "heap_allocs=%llu stack_pages_bytes=%lld",
+             "heap_allocs=%llu stack_pages_bytes=%lld faults=%ld page_bytes=%zu",
              baseline, peak, (size_t)(top - low), (long long)heap_peak,
-             (unsigned long long)heap_allocs, mapped ? (long long)(top - mapped) : -1LL);
+             (unsigned long long)heap_allocs, mapped ? (long long)(top - mapped) : -1LL,
+             run_faults, page);
     }
     munmap(base, page + STACK_BYTES);
 }
