@@ -3,7 +3,7 @@
 //! the instance's own pass count (`kex_get_passes_num()`), at most 16. NGCC
 //! only; the submission may rename its functions (`[kex] names`).
 
-use super::{AdapterInput, ApiFamily, Chart, KindDef, PageNotes, Sizes, Summary};
+use super::{AdapterInput, ApiFamily, Chart, KindDef, PageNotes, RoundTrip, Sizes, Summary};
 
 pub(super) struct Kex;
 
@@ -109,6 +109,10 @@ impl KindDef for Kex {
             a.push(format!("-D{std}={to}"));
         }
         a
+    }
+
+    fn round_trip(&self) -> Option<RoundTrip> {
+        Some(RoundTrip::Exchange)
     }
 
     /// The pass unit resolves `kex_generate_pass<k>` by name.

@@ -92,6 +92,10 @@ pub(crate) enum RoundTrip {
     /// Decapsulate the KAT record's ciphertext, encapsulate to its public
     /// key anew, decapsulate that ciphertext.
     Encapsulation,
+    /// Derive the KAT record's secret from its keys, final states and
+    /// messages; run a whole protocol anew from its key pairs, each
+    /// party's pass and derivation in a process of its own.
+    Exchange,
 }
 
 /// What the adapter build of one instance needs to know beyond its kind.

@@ -5,9 +5,11 @@
 //! fresh driver process (`pqb-driver`, mode `trip`) given only bytes that
 //! another process made, as files in its job directory: the first KAT
 //! record's, then an earlier step's output. No key generation runs in a
-//! step. An instance whose outputs work only inside the process that made
-//! them fails its KAT with `CROSSFAIL` and the step that failed; the
-//! lengths that crossed are what the sizes stage observes.
+//! step (a key exchange's party the record lacks excepted: its init runs
+//! in a process of its own; `kex`). An instance whose outputs work only
+//! inside the process that made them fails its KAT with `CROSSFAIL` and
+//! the step that failed; the lengths that crossed are what the sizes stage
+//! observes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,9 +23,11 @@ use crate::kinds::RoundTrip;
 use crate::measure::driver;
 use crate::plan::{ApiFamily, Instance};
 
-/// The first record (`Count = 0`) of a KAT file: each hex field by its
-/// lower-case name (`pk`, `sk`, `ct`, `ss`, `msg`/`m`, `sm`/`sn`).
-pub(crate) fn first_record(kat: &[u8]) -> BTreeMap<String, Vec<u8>> {
+mod kex;
+
+/// The first record (`Count = 0`) of a KAT file: each field's text by its
+/// lower-case name (`pk`, `pk_len`, `pass_num`, ...).
+fn first_record_text(kat: &[u8]) -> BTreeMap<String, String> {
     let text = String::from_utf8_lossy(kat);
     let mut out = BTreeMap::new();
     let mut inside = false;
@@ -41,12 +45,19 @@ pub(crate) fn first_record(kat: &[u8]) -> BTreeMap<String, Vec<u8>> {
             continue;
         }
         if inside {
-            if let Ok(bytes) = hex::decode(value) {
-                out.insert(key, bytes);
-            }
+            out.insert(key, value.to_string());
         }
     }
     out
+}
+
+/// The first record (`Count = 0`) of a KAT file: each hex field by its
+/// lower-case name (`pk`, `sk`, `ct`, `ss`, `msg`/`m`, `sm`/`sn`).
+pub(crate) fn first_record(kat: &[u8]) -> BTreeMap<String, Vec<u8>> {
+    first_record_text(kat)
+        .into_iter()
+        .filter_map(|(key, value)| Some((key, hex::decode(value).ok()?)))
+        .collect()
 }
 
 /// What a step was given and what it said: its `trip` line's fields.
@@ -107,20 +118,26 @@ impl Trip<'_> {
     /// The bytes of a hex field a step reported, its length noted (`sig`
     /// by the caller: an attached signature carries its message).
     fn bytes(&mut self, said: &Said, field: &str, op: &str) -> Step<Vec<u8>> {
-        let bytes = said
-            .get(field)
-            .and_then(|h| hex::decode(h).ok())
-            .ok_or_else(|| format!("{op} in a fresh process gave no {field}"))?;
+        let bytes = reported(said, field, op)?;
         if field != "sig" {
             self.note(field, bytes.len());
         }
         Ok(bytes)
     }
 
+    /// The longest `field` that crossed so far, now at least `len`.
     fn note(&mut self, field: &str, len: usize) {
         let e = self.lengths.entry(field.to_string()).or_default();
         *e = (*e).max(len as u64);
     }
+}
+
+/// The bytes of a hex field a step reported.
+fn reported(said: &Said, field: &str, op: &str) -> Step<Vec<u8>> {
+    Ok(said
+        .get(field)
+        .and_then(|h| hex::decode(h).ok())
+        .ok_or_else(|| format!("{op} in a fresh process gave no {field}"))?)
 }
 
 /// Runs the round trip of `inst` over `kat` (the file its KAT run made
@@ -139,6 +156,7 @@ pub(crate) fn check(cx: &Cx, inst: &Instance, lib: &Path, kat: &[u8]) -> Result<
     let ended = match kind {
         RoundTrip::Encapsulation => encapsulation(&mut trip, &record),
         RoundTrip::Signature => signature(&mut trip, &record, inst.api),
+        RoundTrip::Exchange => kex::exchange(&mut trip, &first_record_text(kat)),
     };
     let failure = match ended {
         Ok(()) => None,
