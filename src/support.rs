@@ -259,9 +259,14 @@ impl Support {
     /// directory of the adapters, whose arguments name it, so a build's
     /// dependencies can be listed before anything is built.
     pub(crate) fn sources(cache: &Cache, cc: &Compiler) -> Result<PathBuf> {
-        let key = fsutil::sha256_hex(
-            format!("{}|{}|{}", version(), cc.binary_sha256, cc.version).as_bytes(),
-        );
+        let mut key = format!("{}|{}|{}", version(), cc.binary_sha256, cc.version);
+        // The tools are built by toolchain jobs too: with the variables
+        // the system passes them, when it names some.
+        if let Some(names) = cc.environment_identity() {
+            key.push('|');
+            key.push_str(&names);
+        }
+        let key = fsutil::sha256_hex(key.as_bytes());
         let src = cache.dir().join("support").join(&key[..16]).join("src");
         for (name, text) in FILES {
             let file = src.join(name);

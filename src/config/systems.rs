@@ -110,6 +110,11 @@ pub struct RawToolchain {
     /// What one compiler, assembler, linker or build job may use.
     #[serde(default)]
     pub limits: Option<RawToolchainLimits>,
+    /// Names of pqbench's environment variables every toolchain job of the
+    /// system gets (values read at run time, never recorded), e.g.
+    /// `["CCACHE_DISABLE", "SOURCE_DATE_EPOCH"]`.
+    #[serde(default)]
+    pub environment: Vec<Spanned<String>>,
 }
 
 /// `[system.toolchain.limits]`: each key left out keeps its default.

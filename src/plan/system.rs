@@ -42,6 +42,7 @@ impl SystemSpec {
             assembler: None,
             sysroot: None,
             toolchain_limits: None,
+            toolchain_environment: Vec::new(),
             runner: Runner::Native,
             reach: "local".into(),
             cpus: Vec::new(),
@@ -185,6 +186,7 @@ fn resolve_one(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Opt
         assembler: s.toolchain.assembler.as_ref().map(|a| a.get_ref().clone()),
         sysroot: s.toolchain.sysroot.clone(),
         toolchain_limits: toolchain_limits(raw, s, p),
+        toolchain_environment: toolchain_environment(raw, s, p),
         runner,
         reach: "local".into(),
         cpus: s.cpus.clone().unwrap_or_default(),
@@ -263,6 +265,37 @@ fn toolchain_limits(
         *slot = *v.get_ref();
     }
     Some(out)
+}
+
+/// `toolchain.environment`: the names of pqbench's variables the
+/// system's toolchain jobs get. Each is refused at its place when it is no
+/// variable name, would undo the job's confinement
+/// (`sandbox::passed_variable_refused`) or is named twice.
+fn toolchain_environment(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in &s.toolchain.environment {
+        let n = name.get_ref();
+        if let Some(why) = crate::sandbox::passed_variable_refused(n) {
+            p.push(
+                raw.error_at(name, format!("toolchain.environment names `{n}`, which {why}"))
+                    .help(format!(
+                        "remove `{n}` from toolchain.environment of system {}: list only the names of variables a toolchain job may see, e.g. environment = [\"CCACHE_DISABLE\", \"SOURCE_DATE_EPOCH\"]",
+                        s.id.get_ref()
+                    )),
+            );
+        } else if out.contains(n) {
+            p.push(
+                raw.error_at(name, format!("toolchain.environment names `{n}` twice"))
+                    .help(format!(
+                        "keep one `{n}` in toolchain.environment of system {}",
+                        s.id.get_ref()
+                    )),
+            );
+        } else {
+            out.push(n.clone());
+        }
+    }
+    out
 }
 
 /// The first executor value that could be taken for an option or split a

@@ -67,6 +67,10 @@ pub struct SystemSpec {
     /// `[system.toolchain.limits]`, when the system sets its own.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toolchain_limits: Option<crate::records::toolchain::ToolchainLimits>,
+    /// `toolchain.environment`: the names of pqbench's variables its
+    /// toolchain jobs get (never their values, which may be secrets).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub toolchain_environment: Vec<String>,
     pub runner: Runner,
     /// `local`: this machine.
     pub reach: String,

@@ -32,6 +32,11 @@ pub struct Compiler {
     /// (`[system.toolchain.limits]`); else `ToolchainLimits::default()`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub limits: Option<ToolchainLimits>,
+    /// The names of pqbench's variables its jobs got, when the system
+    /// names some (`toolchain.environment`); their values, which may be
+    /// secrets, are recorded nowhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub environment: Vec<String>,
 }
 
 /// What one toolchain job (a compile, an assembly, a link, a submission's

@@ -229,6 +229,7 @@ impl Synth {
             assembler: None,
             native_flags: None,
             limits: None,
+            environment: Vec::new(),
         };
         let guide = crate::plan::FlagProfile::builtin("guide").expect("built-in profile");
         let campaign_record = CampaignRecord {

@@ -98,7 +98,7 @@ fn confine_and_run(
                 "only PATH, LANG, LC_ALL, HOME and TMPDIR (the job directory), nothing of pqbench's"
             }
             Level::Toolchain => {
-                "only PATH (the compiler's directory first), LANG, LC_ALL, HOME and TMPDIR (the scratch folder), nothing of pqbench's"
+                "only PATH (the compiler's directory first), LANG, LC_ALL, HOME and TMPDIR (the scratch folder), and the variables its system's toolchain.environment names, nothing else of pqbench's"
             }
         },
     ));

@@ -145,9 +145,11 @@ fn direct_limits(limits: &super::Limits) -> std::io::Result<()> {
 
 /// A toolchain job's whole environment: what a submission job gets, with
 /// HOME and TMPDIR in its first writable directory and the compiler's own
-/// directory first on PATH; nothing of pqbench's (no credentials, agent
-/// sockets or tokens), only what the caller sets.
-fn toolchain_env(spec: &Spec, writable: &[PathBuf]) -> Vec<(String, String)> {
+/// directory first on PATH, then those of pqbench's variables `passed`
+/// names that are set now (its system's `toolchain.environment`); nothing
+/// else of pqbench's (no credentials, agent sockets or tokens), only what
+/// the caller sets.
+fn toolchain_env(spec: &Spec, writable: &[PathBuf], passed: &[String]) -> Vec<(String, String)> {
     let mut env = confine::submission_env(writable.first().map(PathBuf::as_path), &spec.env);
     if let Some(dir) = spec.program.parent().filter(|d| d.is_absolute()) {
         if let Some((_, path)) = env.iter_mut().find(|(k, _)| k == "PATH") {
@@ -156,13 +158,26 @@ fn toolchain_env(spec: &Spec, writable: &[PathBuf]) -> Vec<(String, String)> {
             }
         }
     }
+    // Checked at plan time; checked again here, so that no caller can
+    // undo the confinement, nor replace what the job already has.
+    for name in passed {
+        if super::passed_variable_refused(name).is_some() || env.iter().any(|(k, _)| k == name) {
+            continue;
+        }
+        // A value that is not UTF-8 stays behind, as an unset one does.
+        if let Ok(value) = std::env::var(name) {
+            env.push((name.clone(), value));
+        }
+    }
     env
 }
 
 fn job_env(spec: &Spec) -> Vec<(String, String)> {
     match &spec.isolation {
         Isolation::Submission { .. } => confine::submission_env(spec.cwd.as_deref(), &spec.env),
-        Isolation::Toolchain { writable, .. } => toolchain_env(spec, writable),
+        Isolation::Toolchain {
+            writable, passed, ..
+        } => toolchain_env(spec, writable, passed),
     }
 }
 
@@ -183,6 +198,7 @@ fn config(
             writable,
             readable,
             executable,
+            ..
         } => (
             Level::Toolchain,
             readable.clone(),

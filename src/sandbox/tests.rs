@@ -435,3 +435,89 @@ fn a_toolchain_job_has_its_own_uid_no_socket_and_none_of_pqbenchs_environment() 
         }
     }
 }
+
+#[test]
+fn a_toolchain_job_gets_the_variables_its_system_names_and_a_measured_job_none() {
+    // SAFETY: tests of this module read no PQB_ variable concurrently; no
+    // other test reads these names.
+    unsafe {
+        std::env::set_var("PQB_TEST_PASSED", "passed value=1");
+        std::env::set_var("PQB_TEST_UNNAMED", "unnamed");
+        std::env::set_var("PQB_TEST_AGENT_SOCK", "/run/agent.sock");
+        std::env::remove_var("PQB_TEST_UNSET");
+    }
+    let names: Vec<String> = [
+        "PQB_TEST_PASSED",
+        "PQB_TEST_UNSET",
+        // Refused at plan time; never passed, whoever asks.
+        "PQB_TEST_AGENT_SOCK",
+        // The job's own, never replaced by pqbench's.
+        "HOME",
+    ]
+    .map(String::from)
+    .to_vec();
+    let scratch = job_dir();
+    let spec = Spec::toolchain(
+        "/bin/sh",
+        vec!["-c".into(), "env".into()],
+        vec![scratch.path().to_path_buf()],
+    )
+    .passing(&names);
+    let out = run(&spec).unwrap();
+    assert_eq!(out.outcome, Outcome::Exited(0), "{}", text(&out.stderr));
+    let env = text(&out.stdout);
+    assert!(
+        env.lines().any(|l| l == "PQB_TEST_PASSED=passed value=1"),
+        "{env}"
+    );
+    assert!(!env.contains("PQB_TEST_UNNAMED"), "{env}");
+    assert!(!env.contains("PQB_TEST_UNSET"), "{env}");
+    assert!(!env.contains("PQB_TEST_AGENT_SOCK"), "{env}");
+    assert!(
+        env.lines()
+            .any(|l| l == format!("HOME={}", scratch.path().display())),
+        "{env}"
+    );
+    // A measured job never gets them: a submission spec has no names to
+    // pass, and `passing` leaves it as it is.
+    let dir = job_dir();
+    let mut spec =
+        Spec::submission("/bin/sh", vec!["-c".into(), "env".into()], dir.path()).passing(&names);
+    spec.timeout = Duration::from_secs(5);
+    let out = run(&spec).unwrap();
+    let env = text(&out.stdout);
+    assert!(env.contains("LANG=C"), "{env}");
+    assert!(!env.contains("PQB_TEST_"), "{env}");
+}
+
+#[test]
+fn passed_variables_that_would_undo_the_confinement_are_refused() {
+    for ok in ["CCACHE_DISABLE", "SOURCE_DATE_EPOCH", "_X", "a1"] {
+        assert_eq!(passed_variable_refused(ok), None, "{ok}");
+    }
+    for bad in [
+        "",
+        "1A",
+        "A-B",
+        "A=B",
+        "A B",
+        "É",
+        "PATH",
+        "HOME",
+        "TMPDIR",
+        "LANG",
+        "LC_ALL",
+        "LD_PRELOAD",
+        "LD_LIBRARY_PATH",
+        "LD_AUDIT",
+        "LD_BIND_NOW",
+        "GCONV_PATH",
+        "SSH_AUTH_SOCK",
+        "GPG_AGENT_SOCK",
+        "SSH_CONNECTION",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "XDG_RUNTIME_DIR",
+    ] {
+        assert!(passed_variable_refused(bad).is_some(), "{bad:?}");
+    }
+}

@@ -198,6 +198,11 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     {
         m.set("assembler", tool);
     }
+    // The names of the variables the system passes to its toolchain jobs:
+    // absent when it names none, so other keys stay as they were.
+    if let Some(names) = cx.compiler.environment_identity() {
+        m.set("toolchain-environment", names);
+    }
     // Key exchanges and hashes: what the adapter is compiled for (their
     // digest width or renamed functions change the library, not the
     // defines). Absent for signatures and KEMs, whose keys stay as they were.

@@ -48,6 +48,7 @@ pub(crate) fn build_target(
         execs: env.compiler.installation(),
         cwd: scratch.path(),
         limits: env.compiler.job_limits(),
+        passed: &env.compiler.environment,
     };
     job.run(&configure, "configuring")?;
     let build_args = vec![
@@ -68,22 +69,25 @@ pub(crate) fn build_target(
 
 /// One step of a submission's CMake build, a foreign build: confined like
 /// the compiler (a job uid, no socket, pqbench's environment withheld,
-/// the toolchain's limits); it reads what the compiler may, executes only
-/// the system's and the compiler's programs (none the submission ships)
-/// and writes only its scratch folder.
+/// the toolchain's limits, the variables its system passes); it reads
+/// what the compiler may, executes only the system's and the compiler's
+/// programs (none the submission ships) and writes only its scratch folder.
 struct Job<'a> {
     cmake: &'a Path,
     reads: &'a [PathBuf],
     execs: Vec<PathBuf>,
     cwd: &'a Path,
     limits: ToolchainLimits,
+    /// `toolchain.environment`: names of pqbench's variables it gets.
+    passed: &'a [String],
 }
 
 impl Job<'_> {
     fn run(&self, args: &[String], what: &str) -> Result<()> {
         let mut spec = Spec::toolchain(self.cmake, args.to_vec(), vec![self.cwd.to_path_buf()])
             .reading(self.reads.iter().cloned())
-            .executing(self.execs.iter().cloned());
+            .executing(self.execs.iter().cloned())
+            .passing(self.passed);
         spec.cwd = Some(self.cwd.to_path_buf());
         spec.timeout = Duration::from_secs(1800);
         spec.limits = sandbox::Limits::toolchain(&self.limits);

@@ -70,16 +70,20 @@ struct Record {
 }
 
 fn unit_id(cc: &Compiler, unit: &Unit) -> String {
-    fsutil::sha256_hex(
-        format!(
-            "{}|{}|{}|{}",
-            cc.binary_sha256,
-            cc.version,
-            unit.args.join("\u{1f}"),
-            unit.source.display()
-        )
-        .as_bytes(),
-    )
+    let mut id = format!(
+        "{}|{}|{}|{}",
+        cc.binary_sha256,
+        cc.version,
+        unit.args.join("\u{1f}"),
+        unit.source.display()
+    );
+    // The variables its system passes (a search path among them would
+    // change what the preprocessor finds); none: the id stays as it was.
+    if let Some(names) = cc.environment_identity() {
+        id.push('|');
+        id.push_str(&names);
+    }
+    fsutil::sha256_hex(id.as_bytes())
 }
 
 fn record_path(cache: &Cache, id: &str) -> PathBuf {

@@ -551,6 +551,10 @@ fn object_key(env: &BuildEnv, unit: &Unit, deps: &Deps) -> String {
         key.push('|');
         key.push_str(&tool);
     }
+    if let Some(names) = env.compiler.environment_identity() {
+        key.push('|');
+        key.push_str(&names);
+    }
     fsutil::sha256_hex(key.as_bytes())
 }
 

@@ -42,6 +42,7 @@ impl Compiler {
             compiler.assembler = Some(assembler::detect(command)?);
         }
         compiler.limits = plan.system_spec.toolchain_limits;
+        compiler.environment = plan.system_spec.toolchain_environment.clone();
         // The submitter profile's flags are each implementation's own.
         let own = plan
             .instances
@@ -77,6 +78,7 @@ impl Compiler {
             assembler: None,
             native_flags: None,
             limits: None,
+            environment: Vec::new(),
         })
     }
 
@@ -91,6 +93,7 @@ impl Compiler {
             assembler: None,
             native_flags: None,
             limits: None,
+            environment: Vec::new(),
         }
     }
 
@@ -115,11 +118,19 @@ impl Compiler {
             let (program, mut own) = assembler::invocation(a)?;
             own.extend(full);
             let limits = self.job_limits();
-            let (outcome, log) = run_tool(&program, reads, &own, object, &limits)
-                .with_context(|| format!("assembling {}", source.display()))?;
+            let (outcome, log) =
+                run_tool(&program, reads, &own, object, &limits, &self.environment)
+                    .with_context(|| format!("assembling {}", source.display()))?;
             return ended(outcome, log, "assembling", source, &limits);
         }
         self.run(reads, &full, "compiling", source, object)
+    }
+
+    /// The names of pqbench's variables its jobs get, as a build key's
+    /// part (`toolchain.environment`; never their values): None when the
+    /// system names none, so other keys stay as they were.
+    pub(crate) fn environment_identity(&self) -> Option<String> {
+        (!self.environment.is_empty()).then(|| format!("env:{}", self.environment.join("\u{1f}")))
     }
 
     /// What identifies the program that compiles `source`: the assembler's
@@ -183,7 +194,14 @@ impl Compiler {
         args: &[String],
         output: &Path,
     ) -> Result<(Outcome, String)> {
-        run_tool(&self.path, reads, args, output, &self.job_limits())
+        run_tool(
+            &self.path,
+            reads,
+            args,
+            output,
+            &self.job_limits(),
+            &self.environment,
+        )
     }
 
     /// The compiler's own directories (see `installation`).
@@ -236,13 +254,15 @@ pub(crate) fn scratch() -> Result<tempfile::TempDir> {
 
 /// Runs a toolchain program confined: it may read only the system's
 /// toolchain directories, its own installation and `reads`, and write only
-/// in the directory of `output` (its temporary files too).
+/// in the directory of `output` (its temporary files too); of pqbench's
+/// environment it gets only the variables `passed` names.
 fn run_tool(
     program: &Path,
     reads: &[PathBuf],
     args: &[String],
     output: &Path,
     limits: &ToolchainLimits,
+    passed: &[String],
 ) -> Result<(Outcome, String)> {
     let out_dir = output
         .parent()
@@ -251,7 +271,8 @@ fn run_tool(
         .unwrap_or_else(|| PathBuf::from("."));
     let mut spec = Spec::toolchain(program, args.to_vec(), vec![out_dir.clone()])
         .reading(reads.iter().cloned())
-        .executing(installation(program));
+        .executing(installation(program))
+        .passing(passed);
     spec.timeout = Duration::from_secs(600);
     spec.limits = sandbox::Limits::toolchain(limits);
     // gcc looks for `-include` files in its working directory first: run

@@ -360,6 +360,47 @@ fn an_assembler_naming_no_program_is_refused_at_its_line() {
 }
 
 #[test]
+fn a_toolchain_variable_that_would_undo_the_confinement_or_is_no_name_is_refused_at_its_line() {
+    // The second name, on line 8, is the wrong one.
+    for (name, wanted) in [
+        ("LD_PRELOAD", "load code of its choosing"),
+        ("SSH_AUTH_SOCK", "socket"),
+        ("PATH", "set by pqbench"),
+        ("CCACHE-DIR", "is not a variable name"),
+        ("CCACHE_DISABLE", "twice"),
+    ] {
+        let p = project(
+            GOOD_ALG,
+            "algorithms = [\"sign-1\"]\nsystems = [\"x86_9\"]\n",
+        );
+        p.write(
+            "campaigns/systems.toml",
+            &format!(
+                "[[system]]\nid = \"x86_9\"\narch = \"x86_64\"\n\n[system.toolchain]\nenvironment = [\n  \"CCACHE_DISABLE\",\n  \"{name}\",\n]\n"
+            ),
+        );
+        let run = p.pqbench(&["run", "c"]);
+        assert_eq!(run.code, 2, "{name}: {}\n{}", run.stdout, run.stderr);
+        let err = &run.stderr;
+        assert!(!err.contains("panicked"), "{err}");
+        let fix = if wanted == "twice" {
+            format!("= help: keep one `{name}`")
+        } else {
+            format!("= help: remove `{name}` from toolchain.environment of system x86_9")
+        };
+        assert!(
+            err.contains(&format!("toolchain.environment names `{name}`"))
+                && err.contains(wanted)
+                && err.contains("systems.toml:8")
+                && err.contains(&fix),
+            "{name}: {err}"
+        );
+        assert_eq!(err.matches("--> ").count(), 1, "{err}");
+        assert!(!p.path().join("output/c").exists());
+    }
+}
+
+#[test]
 fn too_many_jobs_and_a_cpu_this_host_lacks_are_refused_with_their_range() {
     let p = project(
         GOOD_ALG,

@@ -302,3 +302,84 @@ fn a_submissions_cmake_build_gets_no_secret_no_program_of_its_own_and_no_socket(
         );
     }
 }
+
+#[test]
+fn a_variable_the_system_names_reaches_its_cmake_build_and_only_its_name_is_recorded() {
+    if !common::skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
+        return;
+    }
+    let p = TestProject::demo();
+    p.copy("algorithms/sign-90", "algorithms/sign-90c");
+    p.copy(
+        "tests/fixtures/cmake/sign-90c.toml",
+        "algorithms/sign-90c.toml",
+    );
+    let outside = tempfile::tempdir().unwrap();
+    // A port nothing listens on: the download fails, as it would anyway.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    p.write(
+        "algorithms/sign-90c/CMakeLists.txt",
+        &hostile_cmakelists(
+            &outside.path().join("none").display().to_string(),
+            &outside.path().display().to_string(),
+            port,
+        ),
+    );
+    p.write("algorithms/sign-90c/tool.sh", "#!/bin/sh\n");
+    let registry = |names: &str| {
+        format!(
+            "[[system]]\nid = \"local\"\narch = \"any\"\n\n[system.toolchain]\nenvironment = [{names}]\n"
+        )
+    };
+    p.write(
+        "campaigns/systems.toml",
+        &registry("\"PQB_SECRET_PROBE\", \"PQB_UNSET_PROBE\""),
+    );
+    p.write(
+        "campaigns/c.toml",
+        &quick_campaign(&["sign-90c"], "stages = [\"build\", \"kat\"]"),
+    );
+    const VALUE: &str = "pqb-passed-value-7e3a";
+    let env = [("PQB_SECRET_PROBE", VALUE), ("PQB_OTHER_PROBE", "x")];
+    let run = pqbench_with(&p, &["run", "c"], &env, None);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let lib = std::fs::read(p.path().join("output/c/local/lib/sign-90c/WINTER-128.so")).unwrap();
+    let text = String::from_utf8_lossy(&lib);
+    assert!(
+        text.contains(&format!("secret={VALUE} ")),
+        "the named variable did not reach the build"
+    );
+    // The names are on record, the value nowhere but in what the build
+    // itself made of it (its objects and library).
+    let campaign = p.json("output/c/local/campaign.json");
+    let names = serde_json::json!(["PQB_SECRET_PROBE", "PQB_UNSET_PROBE"]);
+    assert_eq!(campaign["compiler"]["environment"], names, "{campaign}");
+    assert_eq!(
+        campaign["system_spec"]["toolchain_environment"], names,
+        "{campaign}"
+    );
+    for (file, bytes) in output_bytes(&p) {
+        let built = bytes.starts_with(b"\x7fELF") || bytes.starts_with(b"!<arch>");
+        assert!(
+            built || !bytes.windows(VALUE.len()).any(|w| w == VALUE.as_bytes()),
+            "{} records the value",
+            file.display()
+        );
+    }
+    // Another list is another toolchain: the build is out of date (a
+    // value is no part of any key).
+    let fresh = pqbench_with(&p, &["status", "c"], &[], None);
+    assert!(!fresh.stdout.contains("WINTER-128"), "{}", fresh.stdout);
+    p.write("campaigns/systems.toml", &registry("\"PQB_SECRET_PROBE\""));
+    let status = pqbench_with(&p, &["status", "c"], &env, None);
+    assert!(
+        status.stdout.contains("WINTER-128") && status.stdout.contains("toolchain-environment"),
+        "{}\n{}",
+        status.stdout,
+        status.stderr
+    );
+}
