@@ -270,12 +270,12 @@ fn toolchain_limits(
 /// `toolchain.environment`: the names of pqbench's variables the
 /// system's toolchain jobs get. Each is refused at its place when it is no
 /// variable name, would undo the job's confinement
-/// (`sandbox::passed_variable_refused`) or is named twice.
+/// (`passed_variable_refused`) or is named twice.
 fn toolchain_environment(raw: &Loaded<RawSystems>, s: &RawSystem, p: &mut Problems) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for name in &s.toolchain.environment {
         let n = name.get_ref();
-        if let Some(why) = crate::sandbox::passed_variable_refused(n) {
+        if let Some(why) = passed_variable_refused(n) {
             p.push(
                 raw.error_at(name, format!("toolchain.environment names `{n}`, which {why}"))
                     .help(format!(
@@ -416,4 +416,34 @@ pub(crate) fn choose(
         .or_else(|| systems.first())
         .cloned()
         .ok_or_else(|| ConfigError::new("the campaign names no system"))
+}
+
+/// Why a system may not pass pqbench's variable `name` to its toolchain
+/// jobs (`toolchain.environment`), or None when it may: a name that is no
+/// variable name, one the sandbox sets itself, one that makes the loader
+/// or glibc load code of its choosing, or one naming a socket the job must
+/// not learn of.
+pub(crate) fn passed_variable_refused(name: &str) -> Option<&'static str> {
+    let mut chars = name.chars();
+    let well_formed = chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !well_formed {
+        return Some("is not a variable name (letters, digits and `_`, not starting with a digit)");
+    }
+    if ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL"].contains(&name) {
+        return Some("is set by pqbench for every toolchain job (its own PATH, the C locale, HOME and TMPDIR in the job's scratch folder)");
+    }
+    if name.starts_with("LD_") || name == "GCONV_PATH" {
+        return Some("would make the dynamic loader or glibc load code of its choosing into every program of the job");
+    }
+    if name.ends_with("_SOCK")
+        || name.starts_with("SSH_")
+        || name.starts_with("DBUS_")
+        || name == "XDG_RUNTIME_DIR"
+    {
+        return Some("names a socket (an agent's, a session bus, the user's runtime folder) the job must not learn of");
+    }
+    None
 }

@@ -122,7 +122,7 @@ pub enum Isolation {
     /// only from the system's toolchain directories and `executable`;
     /// writes only beneath `writable` (HOME and TMPDIR are the first);
     /// gets those of pqbench's variables `passed` names that are set
-    /// (`toolchain.environment`, see `passed_variable_refused`), their
+    /// (`toolchain.environment`, see `plan::system::passed_variable_refused`), their
     /// values read when the job starts.
     Toolchain {
         writable: Vec<PathBuf>,
@@ -130,36 +130,6 @@ pub enum Isolation {
         executable: Vec<PathBuf>,
         passed: Vec<String>,
     },
-}
-
-/// Why a system may not pass pqbench's variable `name` to its toolchain
-/// jobs (`toolchain.environment`), or None when it may: a name that is no
-/// variable name, one the sandbox sets itself, one that makes the loader
-/// or glibc load code of its choosing, or one naming a socket the job must
-/// not learn of.
-pub(crate) fn passed_variable_refused(name: &str) -> Option<&'static str> {
-    let mut chars = name.chars();
-    let well_formed = chars
-        .next()
-        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if !well_formed {
-        return Some("is not a variable name (letters, digits and `_`, not starting with a digit)");
-    }
-    if ["PATH", "HOME", "TMPDIR", "LANG", "LC_ALL"].contains(&name) {
-        return Some("is set by pqbench for every toolchain job (its own PATH, the C locale, HOME and TMPDIR in the job's scratch folder)");
-    }
-    if name.starts_with("LD_") || name == "GCONV_PATH" {
-        return Some("would make the dynamic loader or glibc load code of its choosing into every program of the job");
-    }
-    if name.ends_with("_SOCK")
-        || name.starts_with("SSH_")
-        || name.starts_with("DBUS_")
-        || name == "XDG_RUNTIME_DIR"
-    {
-        return Some("names a socket (an agent's, a session bus, the user's runtime folder) the job must not learn of");
-    }
-    None
 }
 
 /// A pipe the job writes to at a fixed descriptor, read in full up to `cap`.
@@ -287,7 +257,7 @@ impl Spec {
 
     /// Gives a toolchain process those of pqbench's variables `names`
     /// names that are set when it starts (its system's
-    /// `toolchain.environment`); a name `passed_variable_refused` refuses,
+    /// `toolchain.environment`); a name `plan::system::passed_variable_refused` refuses,
     /// or one the job's environment already has, is never passed.
     pub(crate) fn passing(mut self, names: &[String]) -> Spec {
         if let Isolation::Toolchain { passed, .. } = &mut self.isolation {

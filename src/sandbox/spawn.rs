@@ -161,7 +161,9 @@ fn toolchain_env(spec: &Spec, writable: &[PathBuf], passed: &[String]) -> Vec<(S
     // Checked at plan time; checked again here, so that no caller can
     // undo the confinement, nor replace what the job already has.
     for name in passed {
-        if super::passed_variable_refused(name).is_some() || env.iter().any(|(k, _)| k == name) {
+        if crate::plan::system::passed_variable_refused(name).is_some()
+            || env.iter().any(|(k, _)| k == name)
+        {
             continue;
         }
         // A value that is not UTF-8 stays behind, as an unset one does.

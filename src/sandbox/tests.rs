@@ -8,6 +8,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::plan::system::passed_variable_refused;
 
 #[ctor::ctor(unsafe)]
 fn launcher_hook() {
