@@ -53,6 +53,7 @@ support_files!(
     "driver_hash.c",
     "driver_inputs.c",
     "driver_trip.c",
+    "driver_leak.c",
     "driver_settings.c",
 );
 

@@ -75,11 +75,13 @@ pub(crate) fn stack_note(stack: u64, pages: u64) -> String {
     )
 }
 
-/// What memory faulted in during a call may hold beyond twice its stack
-/// and twice its malloc peak (a page first read maps the zero page and
-/// faults again when written) and the library's image (each page of its
-/// code and data faults at most once): glibc's and the loader's own first
-/// touches, in bytes.
+/// What memory faulted in during a call may hold beyond its stack (whose
+/// pages fault once each, written first), twice its malloc peak (a heap
+/// page first read maps the zero page and faults again when written) and
+/// the library's image (each page of its code and data faults at most
+/// once): glibc's and the loader's own first touches, and stack pages read
+/// before they are written, in bytes. On the 141 operations of PQClean's 47
+/// x86-64 instances the faults took at most 0.59 of the bound.
 const FAULT_SLACK_BYTES: u64 = 64 << 10;
 
 /// How many bytes the kernel faulted in for the call beyond what its
@@ -103,7 +105,7 @@ pub(crate) fn faults_beyond(
     let stack = stack_bytes?.max(line.u64("stack_pages_bytes").unwrap_or(0));
     let round = |b: u64| b.div_ceil(page).saturating_mul(page);
     let explained =
-        2 * round(stack) + 2 * round(heap_peak_bytes?) + round(load_bytes?) + FAULT_SLACK_BYTES;
+        round(stack) + 2 * round(heap_peak_bytes?) + round(load_bytes?) + FAULT_SLACK_BYTES;
     (faulted > explained).then(|| faulted - explained)
 }
 

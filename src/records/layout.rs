@@ -26,6 +26,8 @@ pub(crate) const PROFILE: &str = "profile";
 pub(crate) const COUNT: &str = "count";
 /// Constant-time checks, one per instance and operation.
 pub(crate) const CT: &str = "ct";
+/// Timing tests of a secret key's influence, one per instance and operation.
+pub(crate) const LEAK: &str = "leak";
 /// Static scans, one per instance.
 pub(crate) const SCAN: &str = "scan";
 /// Differential checks on a fresh start, one per parameter set.

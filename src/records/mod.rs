@@ -14,6 +14,7 @@ pub mod differential;
 pub(crate) mod evidence;
 pub(crate) mod host;
 pub mod kat;
+pub mod leak;
 pub(crate) mod kinds;
 pub(crate) mod layout;
 pub mod lock;

@@ -12,6 +12,7 @@ pub(crate) mod differential;
 pub(crate) mod kat;
 pub(crate) mod kat_hash;
 pub(crate) mod kat_trip;
+pub mod leak;
 pub mod memory;
 pub mod profile;
 pub(crate) mod profile_link;
@@ -43,6 +44,7 @@ pub fn registry() -> Registry {
         .stage(survey::SurveyStage)
         .stage(count::CountStage)
         .stage(ct::CtStage)
+        .stage(leak::LeakStage)
         .campaign_stage(render::RenderStage)
 }
 

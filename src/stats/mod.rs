@@ -23,6 +23,8 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod welch;
+
 /// Number of bootstrap replicates; part of the published method.
 pub(crate) const BOOTSTRAP_RESAMPLES: usize = 2000;
 /// Most values drawn per bootstrap replicate.

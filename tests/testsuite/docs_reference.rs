@@ -350,7 +350,10 @@ fn read(path: &Path) -> String {
 /// settings type.
 fn campaign_schema() -> Schema {
     let mut schema = traced::<campaign::RawCampaign>();
-    let stages = [("scan", traced::<pqbench::stages::scan::ScanSettings>())];
+    let stages = [
+        ("scan", traced::<pqbench::stages::scan::ScanSettings>()),
+        ("leak", traced::<pqbench::stages::leak::LeakSettings>()),
+    ];
     for (stage, settings) in stages {
         let at = |p: &str| match p {
             "" => format!("stage.{stage}"),

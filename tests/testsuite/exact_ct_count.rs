@@ -11,6 +11,7 @@ use common::*;
 
 use pqbench::records::count::CountRecord;
 use pqbench::records::ct::{CtRecord, CtStatus};
+use pqbench::records::leak::{LeakRecord, LeakStatus};
 
 /// Copies the ct fixture (with the measurement fixtures' DRNG) to
 /// `algorithms/ctfix` and writes `algorithms/<id>.toml` over it.
@@ -338,4 +339,70 @@ fn client_requests_in_a_submission_make_its_count_and_ct_suspicious() {
         page.contains("suspicious: Valgrind client request in sig"),
         "{page}"
     );
+}
+
+fn leak_record(p: &TestProject, id: &str, label: &str, op: &str) -> LeakRecord {
+    let rel = format!("output/t/local/leak/{id}/{label}__{op}.json");
+    serde_json::from_str(&p.read(&rel)).unwrap_or_else(|e| panic!("parsing {rel}: {e}"))
+}
+
+/// A submission that runs constant-time code only while Valgrind's preload
+/// is in its environment passes memcheck; the timing test outside Valgrind
+/// sees its time follow the key, the scan names the probe, and the page
+/// says the clean verdict rests on memcheck alone against the timing test.
+/// The same code without the probe: clean, and the timing test agrees.
+#[test]
+fn a_library_constant_time_only_under_valgrind_is_caught_by_the_timing_test() {
+    if !common::skip::tools_or_skip(&["valgrind"], "apt-get install valgrind") {
+        return;
+    }
+    let p = TestProject::bare();
+    ct_fixture(
+        &p,
+        "fix-probe",
+        &[
+            ("SELECT", "CT_MODE = 3"),
+            ("PROBE", "CT_MODE = 3, CT_PROBE = 1"),
+        ],
+        "",
+    );
+    let tail = "[stage.leak]\ncalls = 4000\n";
+    p.write(
+        "campaigns/t.toml",
+        &measure_campaign(&["fix-probe"], &["scan", "ct", "leak", "render"], &[], tail),
+    );
+    p.pqbench(&["run", "t"]).expect(1); // NOKAT counts as failing
+    for label in ["SELECT", "PROBE"] {
+        let ct = ct_record(&p, "fix-probe", label, "sign");
+        assert_eq!(ct.status, CtStatus::Clean, "{label}: {ct:#?}");
+    }
+    let honest = leak_record(&p, "fix-probe", "SELECT", "sign");
+    assert_eq!(honest.secret, "secret-key");
+    assert!(honest.fixed_cycles.len() >= 50 && honest.random_cycles.len() >= 50);
+    assert_ne!(honest.status, LeakStatus::Difference, "{:?}", honest.max_t);
+    assert_ne!(honest.status, LeakStatus::Error, "{:?}", honest.detail);
+    let probe = leak_record(&p, "fix-probe", "PROBE", "sign");
+    assert_eq!(probe.status, LeakStatus::Difference, "{:?}", probe.max_t);
+    // verify, the public control, takes the same keys' public part: its
+    // time does not follow them.
+    let control = leak_record(&p, "fix-probe", "PROBE", "verify");
+    assert_eq!(control.secret, "public-key");
+    assert_ne!(
+        control.status,
+        LeakStatus::Difference,
+        "{:?}",
+        control.max_t
+    );
+    assert_ne!(control.status, LeakStatus::Error, "{:?}", control.detail);
+    let scan = p.read("output/t/local/scan/fix-probe/PROBE.json");
+    assert!(scan.contains("env-probe"), "{scan}");
+    let page = p.read("output/t/site/local/fix-probe.md");
+    assert!(page.contains("## Timing test of the secret key"), "{page}");
+    assert!(
+        page.contains("⚠ memcheck alone, and the timing test disagrees"),
+        "{page}"
+    );
+    // `check` recomputes the tests from the recorded cycles.
+    let check = p.pqbench(&["check", "output/t"]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
 }

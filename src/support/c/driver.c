@@ -8,7 +8,7 @@
  * The command line is the same for every process of an instance, whatever
  * it measures: the operation (keygen|sign|verify|enc|dec, hash_<bytes>,
  * exchange|init_a|init_b|pass<k>|derive_a|derive_b: driver_ext.h), the
- * mode (calibrate|trial|memory|count|ct|replay), warm-ups, call counts,
+ * mode (calibrate|trial|memory|count|ct|replay|trip|leak), warm-ups, call counts,
  * samples, profiling and the distinct inputs (driver_inputs.c) are a
  * settings block on descriptor M, which the driver reads only once the
  * library is loaded, so no constructor can tell the processes apart by
@@ -37,7 +37,10 @@
  *             `samples c1 c2 ...` with samples=1
  *   prof_op / prof  (trial, profile=1) totals and one line per shape
  *   memory    (memory) baseline_rss_kib, peak_rss_kib, stack_bytes,
- *             heap_peak_bytes, heap_allocs
+ *             heap_peak_bytes, heap_allocs, stack_pages_bytes, faults (minor
+ *             page faults during the call), page_bytes
+ *   leak      (leak) fixed, random, keys; then `samples`: see driver_leak.c
+ *   trip      (trip) see driver_trip.c
  *   count / ct  (count, ct: under Valgrind) see driver_vg.h
  *   lengths   maximum lengths returned by the library over all calls
  *   done      last line on success
@@ -552,6 +555,7 @@ static unsigned long long *inputs_outputs_alloc(long iters);
 static void inputs_report(long warm, long iters, unsigned long long *outs);
 static void mode_replay(long warm);
 static void mode_trip(void);
+static void mode_leak(long warm, long iters);
 
 static void setup(void)
 {
@@ -1216,7 +1220,7 @@ static int mode_is(const char *m)
 static void settings_check(void)
 {
     static const char *const modes[] = {"calibrate", "trial", "memory", "count",
-                                       "ct",        "replay", "trip"};
+                                       "ct",        "replay", "trip",   "leak"};
     size_t m;
     if (!g_set.op[0] || !g_set.mode[0])
         fail("settings", "op_and_mode_are_required");
@@ -1231,7 +1235,7 @@ static void settings_check(void)
         if (mode_is(modes[m]))
             break;
     if (m == sizeof modes / sizeof modes[0])
-        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_or_trip");
+        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_trip_or_leak");
     if (g_op == OP_EXT && ext_is_step() && (mode_is("calibrate") || g_set.profile))
         fail("settings", "a_KEX_step_is_planned_from_the_exchange_and_never_profiled");
     if (mode_is("replay") && !g_inputs)
@@ -1309,6 +1313,8 @@ int main(int argc, char **argv)
         mode_ct(lib, g_set.iters);
     else if (mode_is("replay"))
         mode_replay(warm < 0 ? 2 : warm);
+    else if (mode_is("leak"))
+        mode_leak(warm < 0 ? 10 : warm, g_set.iters);
     else
         mode_memory();
 
@@ -1325,3 +1331,4 @@ int main(int argc, char **argv)
 #include "driver_inputs.c"
 #include "driver_settings.c"
 #include "driver_trip.c"
+#include "driver_leak.c"

@@ -21,11 +21,11 @@
  *   pqb-driver-settings 1
  *   op=<operation>                 required (see driver.c)
  *   mode=<mode>                    required: calibrate, trial, memory,
- *                                  count, ct or replay
+ *                                  count, ct, replay, trip or leak
  *   warmup=<W>                     default: calibrate 3, trial 2, count 1,
- *                                  replay 2
- *   iters=<I>                      trial, count, ct, replay with calls=all
- *                                  (default 20)
+ *                                  replay 2, leak 10
+ *   iters=<I>                      trial, count, ct, replay with calls=all,
+ *                                  leak (default 20)
  *   samples=0|1                    trial: one sample per call
  *   profile=0|1                    trial: the profiling runtime's counters
  *   checks=0|1                     trial: hash each call's output and
