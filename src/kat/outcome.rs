@@ -35,8 +35,9 @@ pub(crate) struct KatAttempt {
 /// worked there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Crossing {
-    /// The longest of each output (`pk`, `sk`, `ct`, `ss`, `sig`) that
-    /// crossed a process boundary, in bytes.
+    /// The longest of each output that crossed a process boundary, in
+    /// bytes: `pk`, `sk`, `ct`, `ss`, `sig`; a key exchange's `pka`,
+    /// `pkb`, `ska`, `skb`, `m<k>`, `msgs`, `ss` (and `sta`/`stb`).
     pub lengths: std::collections::BTreeMap<String, u64>,
     /// The step that failed and why; None when every step worked.
     pub failure: Option<String>,
