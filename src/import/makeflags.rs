@@ -390,6 +390,25 @@ mod tests {
     }
 
     #[test]
+    fn flags_that_run_a_submissions_code_in_the_compiler_are_never_drafted() {
+        let mk = "CC = clang\nCFLAGS = -O2 -fpass-plugin=./p.so\nCFLAGS += --gcc-toolchain=./tc -fno-integrated-as -Xclang -load\n";
+        let f = from_makefile("Makefile", mk).unwrap();
+        assert_eq!(f.cflags, ["-O2"]);
+        for flag in [
+            "-fpass-plugin=./p.so",
+            "--gcc-toolchain=./tc",
+            "-fno-integrated-as",
+            "-Xclang",
+        ] {
+            assert!(
+                f.todos.iter().any(|t| t.contains(&format!("`{flag}`"))),
+                "{flag} not a TODO: {:?}",
+                f.todos
+            );
+        }
+    }
+
+    #[test]
     fn what_a_static_reading_cannot_settle_is_a_todo() {
         let mk =
             "ifeq ($(CC),clang)\nCFLAGS = -O2\nendif\nCFLAGS += $(shell pkg-config --cflags x)\n";

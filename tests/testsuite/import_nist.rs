@@ -149,7 +149,9 @@ fn an_optimized_implementation_shares_the_package_kats() {
 }
 
 /// The package with a Makefile per parameter set whose `CFLAGS` hold code
-/// generation flags, warnings, an include path and a refused flag; the
+/// generation flags, warnings, an include path and refused flags (one
+/// that keeps temporaries, and three that would run the submission's code
+/// in the compiler: a pass plugin, a foreign toolchain, its assembler); the
 /// sources compile only with its `-funsigned-char`.
 fn package_with_makefiles(p: &TestProject) -> std::path::PathBuf {
     let tree = p.path().join("package");
@@ -158,7 +160,7 @@ fn package_with_makefiles(p: &TestProject) -> std::path::PathBuf {
         let dir = tree.join("Reference_Implementation").join(set);
         std::fs::write(
             dir.join("Makefile"),
-            "OPT = -O3 -fomit-frame-pointer\nCFLAGS = $(OPT) -Wall -I. \\\n  -funsigned-char -save-temps -march=native\n\nall:\n\t$(CC) $(CFLAGS) -c sign.c\n",
+            "OPT = -O3 -fomit-frame-pointer\nCFLAGS = $(OPT) -Wall -I. \\\n  -funsigned-char -save-temps -march=native \\\n  -fpass-plugin=./p.so --gcc-toolchain=./tc -fno-integrated-as\n\nall:\n\t$(CC) $(CFLAGS) -c sign.c\n",
         )
         .unwrap();
         let sign = dir.join("sign.c");
@@ -201,6 +203,16 @@ fn the_makefile_flags_become_the_submitter_profile_and_a_refused_one_a_todo() {
         todo.contains("toy1/Makefile line 2") && todo.contains("`-save-temps`"),
         "{todo}"
     );
+    for flag in [
+        "-fpass-plugin=./p.so",
+        "--gcc-toolchain=./tc",
+        "-fno-integrated-as",
+    ] {
+        assert!(
+            text.contains(&format!("`{flag}`")),
+            "{flag} not a TODO:\n{text}"
+        );
+    }
 
     // Built under the submitter profile the sources compile and pass the
     // shipped KATs, and the lock records each instance's whole flag line.
