@@ -244,6 +244,8 @@ pub(crate) fn run_with_files(
     spec.timeout = timeout;
     spec.limits = Limits::from_plan(&cx.plan.limits);
     spec.cpu = cpu;
+    // A trial's set-up, as the kernel counted it (`mode_trial`'s line).
+    spec.cpu_mark = Some("timed");
     spec.inputs.push(sandbox::Input {
         fd: sandbox::INPUT_FD,
         bytes: settings_block(args, settings)?,

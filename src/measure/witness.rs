@@ -173,6 +173,19 @@ pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<Line> {
     })
 }
 
+/// A trial process's witnessed CPU seconds from its first timed call on:
+/// its task-clock less what the kernel had counted when the driver said it
+/// starts timing (`CpuWitness::mark_ns`, read a moment later, so the
+/// difference never exceeds the timed part and its end). A set-up that
+/// varies between processes (a key generation that retries) then moves
+/// neither the fit nor the ceilings. Without the mark: the whole
+/// task-clock.
+fn timed_cpu(p: &ProcessRecord) -> Option<f64> {
+    let w = &p.sandbox.cpu_witness;
+    let ns = w.task_clock_ns?;
+    Some(ns.saturating_sub(w.mark_ns.unwrap_or(0)) as f64 * 1e-9)
+}
+
 /// Per kept trial, the most CPU one of its calls can have cost: its own
 /// process's witnessed CPU over the calls pqbench asked of it (everything
 /// the process did counts against the calls, so this bounds their true
@@ -191,7 +204,7 @@ fn ceilings(processes: &[ProcessRecord], kept: &[Trial]) -> Vec<f64> {
                 let same =
                     line.u64("calls") == Some(t.calls) && line.f64("cycles") == Some(t.cycles);
                 let calls = asked_calls(p).filter(|c| *c > 0 && same && p.ok())?;
-                Some(p.sandbox.cpu_witness.task_clock_ns? as f64 * 1e-9 / calls as f64)
+                Some(timed_cpu(p)? / calls as f64)
             })
             .reduce(f64::max)
     };
@@ -216,12 +229,7 @@ pub fn fit(processes: &[ProcessRecord], planned: Option<u64>, kept: &[Trial]) ->
     let points: Vec<(i64, f64, f64)> = trials
         .iter()
         .filter_map(|(p, calls)| {
-            let ns = p.sandbox.cpu_witness.task_clock_ns?;
-            Some((
-                length_group(*calls, planned),
-                *calls as f64,
-                ns as f64 * 1e-9,
-            ))
+            Some((length_group(*calls, planned), *calls as f64, timed_cpu(p)?))
         })
         .collect();
     let line = least_squares(&points);
@@ -401,6 +409,7 @@ mod tests {
                 cpu_witness: match ns {
                     Some(n) => CpuWitness {
                         task_clock_ns: Some(n),
+                        mark_ns: None,
                         missing: None,
                     },
                     None => CpuWitness::missing("perf_event_open task-clock: EACCES"),

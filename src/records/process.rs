@@ -88,6 +88,13 @@ pub(crate) const WITHOUT_LAUNCHER: &str = "the job ran without the launcher";
 pub struct CpuWitness {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_clock_ns: Option<u64>,
+    /// The job's CPU time when its results channel carried the mark (the
+    /// driver's `timed` line, written just before the first timed call):
+    /// the run time of its tasks as the kernel keeps it
+    /// (`/proc/<pid>/task/*/schedstat`), read by pqbench as the line
+    /// arrived, so at least the set-up's and warm-ups' CPU.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_ns: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub missing: Option<String>,
 }
@@ -100,6 +107,7 @@ impl CpuWitness {
     pub(crate) fn missing(why: impl Into<String>) -> CpuWitness {
         CpuWitness {
             task_clock_ns: None,
+            mark_ns: None,
             missing: Some(why.into()),
         }
     }

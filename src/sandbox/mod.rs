@@ -26,6 +26,7 @@
 
 mod config;
 mod confine;
+mod cputime;
 pub(crate) mod frame;
 mod init;
 mod jail;
@@ -181,6 +182,10 @@ pub struct Spec {
     pub inputs: Vec<Input>,
     /// How much of stdout and stderr is kept (their last bytes).
     pub tail_bytes: usize,
+    /// A line tag on the results channel at whose arrival pqbench reads
+    /// the job's CPU time so far from the kernel (`CpuWitness::mark_ns`):
+    /// the driver's `timed`, written just before its first timed call.
+    pub cpu_mark: Option<&'static str>,
 }
 
 impl Spec {
@@ -204,6 +209,7 @@ impl Spec {
             channels: vec![Channel::results()],
             inputs: Vec::new(),
             tail_bytes: TAIL_BYTES,
+            cpu_mark: None,
         }
     }
 
@@ -235,6 +241,7 @@ impl Spec {
             inputs: Vec::new(),
             // Compiler diagnostics are the build log: keep a long tail.
             tail_bytes: 1 << 20,
+            cpu_mark: None,
         }
     }
 

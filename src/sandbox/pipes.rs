@@ -100,6 +100,46 @@ impl Reader {
     }
 }
 
+/// Where to watch for the CPU mark: the reader's index and the whole line
+/// (`\ntimed\n`), and what the job's CPU time was when it arrived.
+pub(super) struct Mark {
+    pub reader: usize,
+    pub line: Vec<u8>,
+    scanned: usize,
+    pub cpu_ns: Option<u64>,
+}
+
+impl Mark {
+    pub(super) fn new(reader: usize, tag: &str) -> Mark {
+        Mark {
+            reader,
+            line: format!("\n{tag}\n").into_bytes(),
+            scanned: 0,
+            cpu_ns: None,
+        }
+    }
+
+    /// Looks at what arrived since the last look; on the first sight of
+    /// the line, reads the CPU time of the job under `top`.
+    fn look(&mut self, readers: &[Reader], top: i32) {
+        let Some(r) = readers.get(self.reader) else {
+            return;
+        };
+        if self.cpu_ns.is_some() || r.buf.len() <= self.scanned {
+            return;
+        }
+        // Back by the line's length, for a line split across reads.
+        let from = self.scanned.saturating_sub(self.line.len());
+        self.scanned = r.buf.len();
+        if r.buf[from..]
+            .windows(self.line.len())
+            .any(|w| w == self.line)
+        {
+            self.cpu_ns = super::cputime::job_cpu_ns(top);
+        }
+    }
+}
+
 pub(super) struct Ended {
     /// wait4 status and rusage of the top process, None when it could not
     /// be reaped (never expected: it is SIGKILLed at the deadline).
@@ -135,6 +175,7 @@ pub(super) fn collect(
     readers: &mut [Reader],
     start: Instant,
     deadline: Instant,
+    mut mark: Option<&mut Mark>,
 ) -> Ended {
     let pidfd = rustix::process::Pid::from_raw(pid)
         .and_then(|p| rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty()).ok());
@@ -182,6 +223,9 @@ pub(super) fn collect(
         poll(readers, pidfd.as_ref(), status.is_none(), wake);
         for r in readers.iter_mut() {
             r.read_available();
+        }
+        if let (Some(m), None) = (mark.as_deref_mut(), status) {
+            m.look(readers, pid);
         }
     }
     for r in readers.iter_mut() {

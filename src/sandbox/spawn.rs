@@ -381,11 +381,17 @@ pub(super) fn run(spec: &Spec) -> Result<Output, SandboxError> {
     } else {
         Duration::ZERO
     };
+    // The results channel is the first after stdout and stderr.
+    let mut mark = spec
+        .cpu_mark
+        .filter(|_| !spec.channels.is_empty())
+        .map(|tag| pipes::Mark::new(2, tag));
     let ended = pipes::collect(
         s.pid,
         &mut s.readers,
         s.start,
         s.start + spec.timeout + grace,
+        mark.as_mut(),
     );
     let overflow = s
         .readers
@@ -422,6 +428,7 @@ pub(super) fn run(spec: &Spec) -> Result<Output, SandboxError> {
             out.rusage = Some(rusage(&ru));
         }
     }
+    out.cpu_witness.mark_ns = mark.and_then(|m| m.cpu_ns);
     Ok(out)
 }
 
@@ -534,7 +541,7 @@ pub(super) fn probe(spec: &Spec) -> Result<Vec<Layer>, SandboxError> {
         return Ok(direct_layers(&spec.limits));
     }
     let mut s = start(spec, true)?;
-    let ended = pipes::collect(s.pid, &mut s.readers, s.start, s.start + spec.timeout);
+    let ended = pipes::collect(s.pid, &mut s.readers, s.start, s.start + spec.timeout, None);
     let status = s.readers.pop().map(|r| r.buf).unwrap_or_default();
     let reports = parse_reports(&status);
     let mut out = Output {

@@ -111,6 +111,7 @@ pub(super) fn witness(clock: &Result<TaskClock, String>) -> CpuWitness {
     {
         Ok(ns) => CpuWitness {
             task_clock_ns: Some(ns),
+            mark_ns: None,
             missing: None,
         },
         Err(e) => CpuWitness::missing(e),

@@ -527,6 +527,59 @@ fn work_moved_out_of_the_timed_calls_and_forged_results_are_caught() {
     assert_eq!(record(&p, "t", "FORGE", "keygen").status, "ok");
 }
 
+/// A key generation that retries a random number of times makes each
+/// process's set-up cost differ several-fold (Classic McEliece's does):
+/// bounded by the set-up each process itself had when it started timing,
+/// as the kernel counted it, the honest scheme is `ok`; the LIAR with the
+/// same set-up is still caught.
+#[test]
+fn a_set_up_that_varies_between_processes_is_no_evidence_and_a_liar_is_still_caught() {
+    let p = hostile_project(&[
+        ("RETRY", "HOSTILE_KIND = 0, RETRY_KEYGEN_MS = 1500"),
+        (
+            "RETRYLIAR",
+            "HOSTILE_KIND = 11, LIAR_DEFERRED = 49, RETRY_KEYGEN_MS = 1500",
+        ),
+    ]);
+    let timing = [
+        ("trials", "5"),
+        ("trial-seconds", "0.01"),
+        ("max-iterations", "40"),
+    ];
+    let stages = ["build", "kat", "time", "render"];
+    p.write(
+        "campaigns/t.toml",
+        &measure_campaign(&[ID], &stages, &timing, ""),
+    );
+    let run = p.pqbench(&["run", "t"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    for op in ["sign", "verify"] {
+        let honest = record(&p, "t", "RETRY", op);
+        let marked = honest
+            .processes
+            .iter()
+            .filter(|pr| mode_of(&pr.command) == Some("trial"))
+            .all(|pr| pr.sandbox.cpu_witness.mark_ns.is_some());
+        if !marked {
+            eprintln!("skipped: {op}: this kernel's /proc has no schedstat or children");
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"));
+            return;
+        }
+        assert_eq!(honest.status, "ok", "{op}: {:?}", honest.detail);
+        let liar = record(&p, "t", "RETRYLIAR", op);
+        if liar.witness.as_ref().is_none_or(|w| w.processes == 0) {
+            eprintln!("skipped: {op}: no task-clock witness on this machine");
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"));
+            continue;
+        }
+        assert_ne!(liar.status, "ok", "{op}: {:?}", liar.detail);
+        assert!(
+            liar.statistics.is_none() || liar.status == "unwitnessed",
+            "{op}"
+        );
+    }
+}
+
 #[test]
 fn a_liar_that_makes_the_witness_noisy_is_never_recorded_ok() {
     // The LIAR again, settling a random share (none to twice) of its

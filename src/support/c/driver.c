@@ -35,6 +35,8 @@
  *             verify_rejects, setup_sign_retries (failed signing attempts
  *             of the untimed setup: the honest signature verify needs);
  *             `samples c1 c2 ...` with samples=1
+ *   timed     (trial) just before the first timed call: pqbench reads
+ *             the process's CPU time from the kernel as it arrives
  *   prof_op / prof  (trial, profile=1) totals and one line per shape
  *   memory    (memory) baseline_rss_kib, peak_rss_kib, stack_bytes,
  *             heap_peak_bytes, heap_allocs, stack_pages_bytes, faults (minor
@@ -782,6 +784,10 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
         P.reset();
     g_sign_retries = 0;
     g_verify_rejects = 0;
+
+    /* The first timed call follows: pqbench reads the process's CPU time
+     * from the kernel as this line arrives (the set-up and warm-ups). */
+    line("timed");
 
     /* The trial's cycles and seconds both span the whole loop, so they cover
      * the same interval and their ratio is the counter rate even for very
