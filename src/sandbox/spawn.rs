@@ -151,6 +151,10 @@ fn direct_limits(limits: &super::Limits) -> std::io::Result<()> {
 /// the caller sets.
 fn toolchain_env(spec: &Spec, writable: &[PathBuf], passed: &[String]) -> Vec<(String, String)> {
     let mut env = confine::submission_env(writable.first().map(PathBuf::as_path), &spec.env);
+    // The counter override is for the measuring driver, not a compiler.
+    if !spec.env.iter().any(|(k, _)| k == "PQB_COUNTER") {
+        env.retain(|(k, _)| k != "PQB_COUNTER");
+    }
     if let Some(dir) = spec.program.parent().filter(|d| d.is_absolute()) {
         if let Some((_, path)) = env.iter_mut().find(|(k, _)| k == "PATH") {
             if !spec.env.iter().any(|(k, _)| k == "PATH") {
