@@ -246,9 +246,13 @@ pub(crate) fn run_with_files(
     spec.cpu = cpu;
     // A trial's set-up, as the kernel counted it (`mode_trial`'s line).
     spec.cpu_mark = Some("timed");
+    // The driver waits on MARK_FD after its `timed` line until pqbench
+    // has read its CPU time.
+    let mark = format!("mark_fd={}", sandbox::MARK_FD);
+    let words = settings.map_or_else(|| mark.clone(), |s| format!("{s} {mark}"));
     spec.inputs.push(sandbox::Input {
         fd: sandbox::INPUT_FD,
-        bytes: settings_block(args, settings)?,
+        bytes: settings_block(args, Some(&words))?,
     });
     let out = sandbox::run(&spec)?;
     let (text, results_error) = read_results(&out);

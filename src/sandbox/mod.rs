@@ -55,6 +55,10 @@ pub(crate) const RESULTS_FD: i32 = 3;
 pub(crate) const KAT_FD: i32 = 4;
 /// Descriptor of the driver's settings input (`Input`).
 pub(crate) const INPUT_FD: i32 = 5;
+/// Descriptor of the CPU mark's acknowledgement (`Spec::cpu_mark`): the
+/// job reads one byte there after writing the mark, which pqbench writes
+/// once it has read the job's CPU time.
+pub(crate) const MARK_FD: i32 = 6;
 /// A results channel above this is an error, never a silent truncation.
 pub(crate) const RESULTS_CAP: usize = 512 << 20;
 /// The KAT file channel's cap (the largest NIST KAT files are a few
@@ -185,6 +189,8 @@ pub struct Spec {
     /// A line tag on the results channel at whose arrival pqbench reads
     /// the job's CPU time so far from the kernel (`CpuWitness::mark_ns`):
     /// the driver's `timed`, written just before its first timed call.
+    /// The job waits on `MARK_FD` until pqbench has read it, so the
+    /// reading is the set-up's, whatever the load.
     pub cpu_mark: Option<&'static str>,
 }
 

@@ -101,20 +101,23 @@ impl Reader {
 }
 
 /// Where to watch for the CPU mark: the reader's index and the whole line
-/// (`\ntimed\n`), and what the job's CPU time was when it arrived.
+/// (`\ntimed\n`), the pipe on which the job waits for pqbench to have
+/// read its CPU time, and that time.
 pub(super) struct Mark {
     pub reader: usize,
     pub line: Vec<u8>,
     scanned: usize,
+    ack: Option<OwnedFd>,
     pub cpu_ns: Option<u64>,
 }
 
 impl Mark {
-    pub(super) fn new(reader: usize, tag: &str) -> Mark {
+    pub(super) fn new(reader: usize, tag: &str, ack: OwnedFd) -> Mark {
         Mark {
             reader,
             line: format!("\n{tag}\n").into_bytes(),
             scanned: 0,
+            ack: Some(ack),
             cpu_ns: None,
         }
     }
@@ -135,7 +138,11 @@ impl Mark {
             .windows(self.line.len())
             .any(|w| w == self.line)
         {
+            // The job waits for the byte, so this is its set-up's time.
             self.cpu_ns = super::cputime::job_cpu_ns(top);
+            if let Some(ack) = self.ack.take() {
+                let _ = rustix::io::write(&ack, b"1");
+            }
         }
     }
 }

@@ -29,6 +29,8 @@ struct Plumbing {
     /// the spawn.
     placed: Vec<(OwnedFd, i32)>,
     status_fd: i32,
+    /// pqbench's end of the CPU mark's acknowledgement pipe.
+    mark_w: Option<OwnedFd>,
 }
 
 fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
@@ -64,6 +66,12 @@ impl Plumbing {
         for input in &spec.inputs {
             placed.push((high(filled_pipe(&input.bytes)?)?, input.fd));
         }
+        let mut mark_w = None;
+        if spec.cpu_mark.is_some() {
+            let (r, w) = pipe()?;
+            placed.push((high(r)?, super::MARK_FD));
+            mark_w = Some(w);
+        }
         let status_fd = guarded_fds(spec).into_iter().max().unwrap_or(2) + 1;
         if status {
             let (r, w) = pipe()?;
@@ -82,6 +90,7 @@ impl Plumbing {
             stderr_w,
             placed,
             status_fd,
+            mark_w,
         })
     }
 }
@@ -103,7 +112,11 @@ fn filled_pipe(bytes: &[u8]) -> std::io::Result<OwnedFd> {
 /// The descriptors the job keeps and may not replace: channels and inputs.
 fn guarded_fds(spec: &Spec) -> Vec<i32> {
     let channels = spec.channels.iter().map(|c| c.fd);
-    channels.chain(spec.inputs.iter().map(|i| i.fd)).collect()
+    let mark = spec.cpu_mark.map(|_| super::MARK_FD);
+    channels
+        .chain(spec.inputs.iter().map(|i| i.fd))
+        .chain(mark)
+        .collect()
 }
 
 /// Limits applied in the forked child before exec when there is no
@@ -274,6 +287,7 @@ fn chown_tree(path: &Path, (uid, gid): (u32, u32), depth: usize) -> std::io::Res
 struct Started {
     pid: i32,
     readers: Vec<Reader>,
+    mark_w: Option<OwnedFd>,
     start: Instant,
     jailed: bool,
     _lease: Option<uids::UidLease>,
@@ -317,6 +331,7 @@ fn start(spec: &Spec, probe: bool) -> Result<Started, SandboxError> {
         stdout_w,
         stderr_w,
         placed,
+        mark_w,
         ..
     } = plumbing;
     cmd.stdin(Stdio::null())
@@ -372,6 +387,7 @@ fn start(spec: &Spec, probe: bool) -> Result<Started, SandboxError> {
     Ok(Started {
         pid: child.id() as i32,
         readers,
+        mark_w,
         start,
         jailed,
         _lease: lease.map(|l| l.0),
@@ -386,10 +402,10 @@ pub(super) fn run(spec: &Spec) -> Result<Output, SandboxError> {
         Duration::ZERO
     };
     // The results channel is the first after stdout and stderr.
-    let mut mark = spec
-        .cpu_mark
-        .filter(|_| !spec.channels.is_empty())
-        .map(|tag| pipes::Mark::new(2, tag));
+    let mut mark = match (spec.cpu_mark, s.mark_w.take()) {
+        (Some(tag), Some(ack)) if !spec.channels.is_empty() => Some(pipes::Mark::new(2, tag, ack)),
+        _ => None,
+    };
     let ended = pipes::collect(
         s.pid,
         &mut s.readers,

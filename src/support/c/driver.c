@@ -78,6 +78,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
@@ -538,8 +539,8 @@ static struct {
     char mode[16];
     long warm;   /* -1: the mode's default */
     long iters;
-    int samples, profile, checks;
-} g_set = {"", "", -1, 20, 0, 0, 1};
+    int samples, profile, checks, mark_fd;
+} g_set = {"", "", -1, 20, 0, 0, 1, -1};
 static int g_in_fd = -1;
 static void settings_read(void);
 static long setting_long(const char *key, const char *v, long min, long max);
@@ -764,6 +765,27 @@ static void mode_calibrate(long warm)
          first);
 }
 
+/* Waits for pqbench's byte on mark_fd (end of file too: pqbench gone), at
+ * most 30 s: a mark pqbench missed costs the figure its set-up, never the
+ * process its run. */
+static void wait_mark(void)
+{
+    struct pollfd p;
+    char c;
+    int r;
+    if (g_set.mark_fd < 0)
+        return;
+    p.fd = g_set.mark_fd;
+    p.events = POLLIN;
+    do
+        r = poll(&p, 1, 30000);
+    while (r < 0 && errno == EINTR);
+    if (r > 0 && read(g_set.mark_fd, &c, 1) < 0)
+        c = 0;
+    close(g_set.mark_fd);
+    g_set.mark_fd = -1;
+}
+
 static void mode_trial(long warm, long iters, int want_samples, int profile)
 {
     unsigned long long *samples = NULL, *outs = inputs_outputs_alloc(iters);
@@ -786,8 +808,10 @@ static void mode_trial(long warm, long iters, int want_samples, int profile)
     g_verify_rejects = 0;
 
     /* The first timed call follows: pqbench reads the process's CPU time
-     * from the kernel as this line arrives (the set-up and warm-ups). */
+     * from the kernel as this line arrives (the set-up and warm-ups), and
+     * says so on mark_fd, so that no timed call runs before it has. */
     line("timed");
+    wait_mark();
 
     /* The trial's cycles and seconds both span the whole loop, so they cover
      * the same interval and their ratio is the counter rate even for very

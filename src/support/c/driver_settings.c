@@ -26,6 +26,10 @@
  *                                  replay 2, leak 10
  *   iters=<I>                      trial, count, ct, replay with calls=all,
  *                                  leak (default 20)
+ *   mark_fd=<N>                    trial: after the `timed` line, wait for
+ *                                  one byte (or end of file) on N, which
+ *                                  pqbench writes once it has read the
+ *                                  process's CPU time
  *   samples=0|1                    trial: one sample per call
  *   profile=0|1                    trial: the profiling runtime's counters
  *   checks=0|1                     trial: hash each call's output and
@@ -77,7 +81,8 @@ static void settings_line(char *l, int lineno, unsigned *seen)
 {
     static const char *const keys[] = {"op",      "mode",          "warmup", "iters",
                                        "samples", "profile",       "seed",   "pool_max",
-                                       "pool",    "pool_seconds",  "calls",  "checks"};
+                                       "pool",    "pool_seconds",  "calls",  "checks",
+                                       "mark_fd"};
     const size_t nkeys = sizeof keys / sizeof keys[0];
     char *eq = strchr(l, '=');
     const char *v;
@@ -108,6 +113,8 @@ static void settings_line(char *l, int lineno, unsigned *seen)
         g_set.profile = setting_flag(l, v);
     else if (k == 11)
         g_set.checks = setting_flag(l, v);
+    else if (k == 12)
+        g_set.mark_fd = (int)setting_long(l, v, 3, 1 << 20);
     else
         inputs_setting(l, v);
 }
