@@ -13,6 +13,10 @@ fn main() -> ExitCode {
     if let Some(code) = pqbench::sandbox::jail_entry() {
         std::process::exit(code);
     }
+    // And stands in for the compilers of a submission's build it observes.
+    if let Some(code) = pqbench::import::record_entry() {
+        std::process::exit(code);
+    }
     // A file-size limit must end in a clear error of ours, not SIGXFSZ.
     // SAFETY: setting a signal disposition before any thread starts.
     unsafe {

@@ -50,6 +50,8 @@ pub(super) struct ImplDraft {
     /// File name and why it is excluded.
     pub exclude: Vec<(String, String)>,
     pub include_dirs: Vec<String>,
+    /// `-D` defines of every set (as its own build passes them).
+    pub defines: Vec<(String, toml::Value)>,
     pub cpu_features: Vec<String>,
     /// Prefix of this implementation's symbols and `CRYPTO_` macros.
     pub namespace: Option<String>,
@@ -248,6 +250,9 @@ fn implementation(imp: &ImplDraft) -> String {
         if !imp.include_dirs.is_empty() {
             o.push_str(&format!("include-dirs = {}\n", list(&imp.include_dirs)));
         }
+        if !imp.defines.is_empty() {
+            o.push_str(&format!("defines = {}\n", inline_table(&imp.defines)));
+        }
         if !imp.cpu_features.is_empty() {
             o.push_str(&format!("cpu-features = {}\n", list(&imp.cpu_features)));
         }
@@ -275,6 +280,21 @@ fn implementation(imp: &ImplDraft) -> String {
     o
 }
 
+/// `{ A = 1, "B.C" = true }`: a define's name is quoted when TOML needs it.
+fn inline_table(defines: &[(String, toml::Value)]) -> String {
+    let parts: Vec<String> = defines
+        .iter()
+        .map(|(k, v)| {
+            let bare = !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+            let key = if bare { k.clone() } else { q(k) };
+            format!("{key} = {v}")
+        })
+        .collect();
+    format!("{{ {} }}", parts.join(", "))
+}
+
 fn sets(o: &mut String, d: &Draft) {
     for s in &d.sets {
         o.push_str("\n[[parameter-set]]\n");
@@ -282,13 +302,7 @@ fn sets(o: &mut String, d: &Draft) {
         todo(o, &s.guess.todos);
         o.push_str(&format!("label = {}\n", q(&s.guess.label)));
         if !s.guess.defines.is_empty() {
-            let parts: Vec<String> = s
-                .guess
-                .defines
-                .iter()
-                .map(|(k, v)| format!("{k} = {v}"))
-                .collect();
-            o.push_str(&format!("defines = {{ {} }}\n", parts.join(", ")));
+            o.push_str(&format!("defines = {}\n", inline_table(&s.guess.defines)));
         }
         if let Some(ns) = &s.guess.namespace {
             o.push_str(&format!("namespace = {}\n", q(ns)));

@@ -66,6 +66,37 @@ impl Folder {
         Folder::of(root, found)
     }
 
+    /// The files a build compiled, named relative to `root`: `sources`,
+    /// with the headers of the root and of each of `header_dirs`.
+    pub(super) fn of_files(root: &Path, sources: &[String], header_dirs: &[String]) -> Folder {
+        let mut found = Found::default();
+        for s in sources {
+            if let Ok(f) = CFile::read(&root.join(s), s) {
+                found.files.push(f);
+            }
+        }
+        let dirs = std::iter::once(String::new()).chain(header_dirs.iter().cloned());
+        for d in dirs {
+            let Ok(rd) = std::fs::read_dir(root.join(&d)) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let rel = if d.is_empty() {
+                    name.clone()
+                } else {
+                    format!("{d}/{name}")
+                };
+                if name.ends_with(".h") && !found.files.iter().any(|f| f.rel == rel) {
+                    if let Ok(f) = CFile::read(&e.path(), &rel) {
+                        found.files.push(f);
+                    }
+                }
+            }
+        }
+        Folder::of(root, found)
+    }
+
     fn of(path: &Path, found: Found) -> Folder {
         let Found { mut files, mut asm } = found;
         files.sort_by(|a: &CFile, b| a.rel.cmp(&b.rel));
@@ -187,7 +218,7 @@ impl Folder {
             ("_mm512_", "avx512f"),
             ("_mm256_", "avx2"),
             ("_mm_aes", "aes"),
-            ("_mm_clmulepi64", "pclmulqdq"),
+            ("_mm_clmulepi64", "pclmul"),
             ("_pdep_u", "bmi2"),
             ("_pext_u", "bmi2"),
             ("_mm_popcnt", "popcnt"),

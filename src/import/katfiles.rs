@@ -88,29 +88,12 @@ pub(crate) fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatR
             }
             continue;
         }
-        let wanted = default_records(api);
-        let (limit, kat_records) = match records.cmp(&wanted) {
-            // Hash files have a fixed number of records of their own.
-            _ if hash.is_some() => (None, None),
-            std::cmp::Ordering::Equal => (None, None),
-            // Check as many records as pqbench generates by default.
-            std::cmp::Ordering::Greater => (Some(wanted), None),
-            // Generate only the records the reference has.
-            std::cmp::Ordering::Less => (None, Some(records as u32)),
-        };
         let file = file_name.unwrap_or_else(|| {
             path.file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default()
         });
-        let mode = match limit {
-            Some(n) => format!("strict:{n}"),
-            None => "strict".into(),
-        };
-        let line = format!(
-            "{} {mode} {label}/{file}",
-            katman::digest(&bytes, Mode::Strict, limit)
-        );
+        let (line, kat_records) = manifest_line(&bytes, &label, &file, api, hash.is_some());
         refs.push(KatRef {
             source: path,
             label,
@@ -121,6 +104,36 @@ pub(crate) fn discover(dir: &Path, api: ApiFamily, sets: &[SetKey]) -> (Vec<KatR
         });
     }
     (refs, notes)
+}
+
+/// A reference file's manifest line and, when it holds fewer records than
+/// pqbench generates by default, the records to generate: a file with
+/// more is checked over the default's count. Hash files have a fixed
+/// number of records of their own.
+pub(crate) fn manifest_line(
+    bytes: &[u8],
+    label: &str,
+    file: &str,
+    api: ApiFamily,
+    hash: bool,
+) -> (String, Option<u32>) {
+    let records = katman::count_records(bytes);
+    let wanted = default_records(api);
+    let (limit, kat_records) = match records.cmp(&wanted) {
+        _ if hash => (None, None),
+        std::cmp::Ordering::Equal => (None, None),
+        std::cmp::Ordering::Greater => (Some(wanted), None),
+        std::cmp::Ordering::Less => (None, Some(records as u32)),
+    };
+    let mode = match limit {
+        Some(n) => format!("strict:{n}"),
+        None => "strict".into(),
+    };
+    let line = format!(
+        "{} {mode} {label}/{file}",
+        katman::digest(bytes, Mode::Strict, limit)
+    );
+    (line, kat_records)
 }
 
 /// Warnings about a manifest against an algorithm's labels: a missing

@@ -17,6 +17,7 @@ mod from_meta;
 pub(crate) mod katfiles;
 mod macros;
 mod makeflags;
+mod observe;
 mod params;
 mod submission;
 pub(crate) mod symbols;
@@ -31,6 +32,7 @@ use crate::config::algorithm::{ApiFamily, RawAlgorithm};
 use crate::error::{ConfigError, Error};
 use crate::fsutil;
 
+pub use observe::record_entry;
 pub(crate) use submission::sanitize;
 
 /// The catalog's header line, as `stages::sizes::read_catalog` reads it.
@@ -51,6 +53,9 @@ pub struct ImportOptions {
     pub catalog: Option<PathBuf>,
     /// Catalog basis: `encoded`, `maximum-variable` or `nominal-variable`.
     pub basis: String,
+    /// The command that builds the tree's KAT generator (brace lists make
+    /// one build per value), when its build files do not say.
+    pub build: Option<String>,
 }
 
 /// What an import did, one line per action or note, for the user.
@@ -241,7 +246,36 @@ fn plan_submission(
         plan.lines
             .push("note: --kats applies to metadata imports; ignored".into());
     }
-    let a = submission::analyse(&alg_dir, path, shown, &id, opts.api);
+    let observed = observe_build(plan, path, opts)?;
+    let mut a = submission::analyse(&alg_dir, path, shown, &id, opts.api);
+    let mut generated = Vec::new();
+    if let Some((commands, sets)) = &observed {
+        let base = match path.strip_prefix(&alg_dir) {
+            Ok(r) => r.to_string_lossy().replace('\\', "/"),
+            Err(_) => id.clone(),
+        };
+        let at = observe::Placement {
+            root: base.clone(),
+            tree: path,
+            alg_dir: &alg_dir,
+            forced: opts.api,
+        };
+        generated = observe::apply(&mut a.draft, sets, &at);
+        a.draft.header.insert(
+            1,
+            format!(
+                "Sets, sources and defines as the tree's own build compiled them: `{}`.",
+                commands.join("`, `")
+            ),
+        );
+        a.copies = if path.starts_with(&alg_dir) {
+            Vec::new()
+        } else {
+            vec![(path.to_path_buf(), base)]
+        };
+        a.kats.clear();
+        a.generator = None;
+    }
     add_toml(
         plan,
         &alg_dir.join(format!("{id}.toml")),
@@ -260,10 +294,90 @@ fn plan_submission(
         plan.lines
             .push(format!("copied {} to algorithms/{to}", from.display()));
     }
-    add_kat_files(plan, &a, &id, shown, opts.force)?;
+    if let Some((commands, _)) = &observed {
+        add_generated(plan, &id, &generated, commands, opts.force);
+    } else {
+        add_kat_files(plan, &a, &id, shown, opts.force)?;
+    }
     plan.lines
         .extend(a.notes.iter().map(|n| format!("note: {n}")));
     Ok(id)
+}
+
+/// The commands of an observed build and the sets they built.
+type Observed = (Vec<String>, Vec<observe::ObservedSet>);
+
+/// The tree's own KAT build, observed: the user's `--build` (an error when
+/// it fails), else what its build files name (a failure is a note, and
+/// the draft comes from the sources alone), else nothing.
+fn observe_build(
+    plan: &mut Plan,
+    path: &Path,
+    opts: &ImportOptions,
+) -> Result<Option<Observed>, Error> {
+    let (commands, given) = match &opts.build {
+        Some(b) => (
+            observe::expand(b).map_err(|e| {
+                ConfigError::new(format!("--build: {e:#}"))
+                    .help("write the command as in a shell, with `{a,b,c}` for one build per value")
+            })?,
+            true,
+        ),
+        None => match observe::discover(path) {
+            Some(c) => (c, false),
+            None => return Ok(None),
+        },
+    };
+    match observe::observe(path, &commands) {
+        Ok(sets) => {
+            plan.lines.push(format!(
+                "observed `{}`: {} KAT generator(s) built and run",
+                commands.join("`, `"),
+                sets.len()
+            ));
+            Ok(Some((commands, sets)))
+        }
+        Err(e) if given => Err(ConfigError::new(format!("--build: {e:#}"))
+            .help("fix the command (it runs in a copy of the tree, with no network and no file outside it)")
+            .into()),
+        Err(e) => {
+            let first = format!("{e:#}");
+            let first = first.lines().next().unwrap_or_default().to_string();
+            plan.lines.push(format!(
+                "note: {first}; drafted from the sources alone (give the command with --build)"
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// Queues the KAT files the tree's own generators wrote, with their
+/// manifest lines marked as generated.
+fn add_generated(
+    plan: &mut Plan,
+    id: &str,
+    kats: &[observe::KatFile],
+    commands: &[String],
+    force: bool,
+) {
+    let kat_dir = plan.root.join("kat").join(id);
+    let mut lines = vec![(
+        String::new(),
+        crate::kat::provenance::Provenance::Generated.comment(&format!(
+            "written by the tree's own generators, built by `{}`",
+            emit::one_line(&commands.join("`, `"))
+        )),
+    )];
+    for k in kats {
+        let dest = kat_dir.join(&k.label).join(&k.file);
+        if dest.exists() && !force {
+            let d = plan.show(&dest);
+            plan.conflicts.push(format!("{d} exists"));
+        }
+        plan.writes.push((dest, k.bytes.clone()));
+        lines.push((k.label.clone(), k.line.clone()));
+    }
+    add_manifest(plan, id, &lines, "the tree's own KAT generators", force);
 }
 
 /// Queues the KAT files found and their manifest lines; without any, says

@@ -374,6 +374,50 @@ pub(super) fn analyse(
     }
 }
 
+/// How a library binds to pqbench, read from its files alone.
+pub(super) struct Binding {
+    pub family: ApiFamily,
+    pub kind: Kind,
+    pub uses: Vec<String>,
+    pub uses_note: Option<String>,
+    pub ngcc_headers: Vec<String>,
+    pub nist: Option<super::emit::NistDraft>,
+    pub todos: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// The API family, kind and binding of the library `main` holds (the files
+/// a build compiled).
+pub(super) fn bind(main: &Folder, alg_dir: &Path, forced: Option<ApiFamily>) -> Binding {
+    let mut notes = Vec::new();
+    let mut todos = Vec::new();
+    let api = detect_api(main, forced);
+    let (family, kind) = family_and_kind(&api, forced, &mut notes, &mut todos);
+    let mut b = Binding {
+        family,
+        kind,
+        uses: Vec::new(),
+        uses_note: None,
+        ngcc_headers: Vec::new(),
+        nist: None,
+        todos: Vec::new(),
+        notes: Vec::new(),
+    };
+    match family {
+        ApiFamily::Ngcc => {
+            let (uses, note, headers) = binding::ngcc(main, alg_dir, &mut todos);
+            (b.uses, b.uses_note, b.ngcc_headers) = (uses, note, headers);
+        }
+        ApiFamily::Nist => {
+            let ns = api.namespaces.first().cloned();
+            b.nist = Some(binding::nist(main, kind, ns, &api.namespaces));
+        }
+    }
+    b.todos = todos;
+    b.notes = notes;
+    b
+}
+
 /// The first `PQCgenKAT_*.c` under `dir` (three levels deep at most: a
 /// `ref/nistkat/` folder), relative to `root`.
 fn kat_generator(root: &Path, dir: &Path, depth: usize) -> Option<String> {

@@ -25,6 +25,9 @@ pub enum Provenance {
     Published,
     /// pqbench's own output, recorded by `pqbench bless`.
     Blessed,
+    /// Written at import by the KAT generator the submission's own build
+    /// made.
+    Generated,
 }
 
 impl Provenance {
@@ -33,6 +36,7 @@ impl Provenance {
             Provenance::Submitted => "submitted",
             Provenance::Published => "published",
             Provenance::Blessed => "blessed",
+            Provenance::Generated => "generated",
         }
     }
 
@@ -41,6 +45,7 @@ impl Provenance {
             Provenance::Submitted,
             Provenance::Published,
             Provenance::Blessed,
+            Provenance::Generated,
         ]
         .into_iter()
         .find(|p| p.as_str() == s)

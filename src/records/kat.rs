@@ -20,6 +20,11 @@ pub enum KatStatus {
     /// bytes it made (keys, ciphertext, signature) cannot use them: the
     /// outputs work only in the process that made them.
     Crossfail,
+    /// The generated file differs from the reference, and a second run
+    /// with the same seeds differs from the first: the library draws
+    /// randomness other than `randombytes` (`getrandom()`, `rand()`, the
+    /// time), so no reference can match.
+    Nondeterministic,
     /// Not built on this system (another architecture, missing CPU
     /// features): not a failure.
     Skipped,
@@ -42,6 +47,7 @@ impl KatStatus {
             KatStatus::Crash => "CRASH",
             KatStatus::Buildfail => "BUILDFAIL",
             KatStatus::Crossfail => "CROSSFAIL",
+            KatStatus::Nondeterministic => "NONDETERMINISTIC",
             KatStatus::Skipped => "SKIPPED",
             KatStatus::NotRun => "NOT RUN",
         }
@@ -59,6 +65,7 @@ impl KatStatus {
             KatStatus::Crash,
             KatStatus::Buildfail,
             KatStatus::Crossfail,
+            KatStatus::Nondeterministic,
             KatStatus::Skipped,
             KatStatus::NotRun,
         ]

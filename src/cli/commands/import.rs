@@ -53,6 +53,11 @@ pub struct Args {
     /// Basis of the catalog sizes.
     #[arg(long, value_enum, default_value = "encoded")]
     basis: Basis,
+    /// The command that builds the tree's KAT generator, when its build
+    /// files do not say (run in a confined copy of the tree; `{a,b,c}`
+    /// makes one build per value, e.g. 'make SET={a,b,c} PQCgenKAT_sign').
+    #[arg(long, value_name = "COMMAND")]
+    build: Option<String>,
 }
 
 pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
@@ -67,6 +72,7 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
         kats: a.kats.clone(),
         catalog: a.catalog.clone(),
         basis: a.basis.as_str().to_string(),
+        build: a.build.clone(),
     };
     let report = pqbench::import::import(&cli.root, &opts)?;
     let mut text: String = report.lines.iter().map(|l| format!("{l}\n")).collect();

@@ -1,0 +1,173 @@
+//! Running a submission's own build, and the generator it made, as the
+//! untrusted jobs they are. The build runs in a scratch copy of the tree
+//! as a toolchain job (a job uid, no socket, no network, reads confined to
+//! the copy and the toolchain, writes only in the scratch folder, nothing
+//! of pqbench's environment, killed with everything it started when it
+//! ends), with pqbench's stand-ins (`record.rs`) as its compilers. The
+//! generator runs as a submission job in a folder of its own.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context, Result};
+
+use super::record::{self, Call, LOG_VAR, TOOLS, TOOLS_VAR};
+use crate::sandbox::{self, Outcome, Spec};
+
+/// How long a submission's own build may take.
+const BUILD_SECONDS: u64 = 1800;
+/// How long its KAT generator may take (the slowest NIST generators run
+/// for minutes).
+const GENERATOR_SECONDS: u64 = 3600;
+
+/// One build as it ran: its command, the copy it ran in and its calls.
+pub(super) struct Observed {
+    pub command: String,
+    pub scratch: tempfile::TempDir,
+    /// The copy of the tree, in `scratch`.
+    pub root: PathBuf,
+    pub calls: Vec<Call>,
+    /// Lines of the log that were not calls (the build wrote to it).
+    pub unparsed: usize,
+}
+
+/// The stand-ins' folder: pqbench's binary under each tool's name, in a
+/// folder of pqbench's own that the build can read but not change.
+pub(super) struct Tools {
+    dir: tempfile::TempDir,
+    exe: PathBuf,
+}
+
+impl Tools {
+    pub(super) fn new() -> Result<Tools> {
+        let exe = std::env::current_exe()
+            .and_then(|e| e.canonicalize())
+            .context("finding pqbench's own binary (the stand-in compiler)")?;
+        let dir = tempfile::Builder::new()
+            .prefix("pqbench-tools-")
+            .tempdir()
+            .context("creating the stand-ins' folder")?;
+        for t in TOOLS {
+            std::os::unix::fs::symlink(&exe, dir.path().join(t))
+                .with_context(|| format!("linking the stand-in for {t}"))?;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
+        Ok(Tools { dir, exe })
+    }
+
+    fn path(&self, tool: &str) -> String {
+        self.dir.path().join(tool).display().to_string()
+    }
+
+    /// The build's environment: the stand-ins first on PATH and in the
+    /// variables make, CMake and meson read, also as make's command-line
+    /// variables (`MAKEFLAGS`), which a Makefile's own `CC = gcc` cannot
+    /// override.
+    fn env(&self, log: &Path) -> Vec<(String, String)> {
+        let vars = [
+            ("CC", "cc"),
+            ("CXX", "c++"),
+            ("AS", "as"),
+            ("LD", "ld"),
+            ("AR", "ar"),
+        ];
+        let mut env: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, t)| (k.to_string(), self.path(t)))
+            .collect();
+        let makeflags: Vec<String> = vars
+            .iter()
+            .map(|(k, t)| format!("{k}={}", self.path(t)))
+            .collect();
+        env.push(("MAKEFLAGS".into(), makeflags.join(" ")));
+        env.push((
+            "PATH".into(),
+            format!("{}:/usr/local/bin:/usr/bin:/bin", self.dir.path().display()),
+        ));
+        env.push((LOG_VAR.into(), log.display().to_string()));
+        env.push((TOOLS_VAR.into(), self.dir.path().display().to_string()));
+        env
+    }
+}
+
+/// Copies `tree` into a fresh scratch folder and runs `command` there with
+/// `sh -c`, recording every compiler call.
+pub(super) fn observe(tree: &Path, command: &str, tools: &Tools) -> Result<Observed> {
+    let scratch = crate::toolchain::scratch()?;
+    let root = scratch.path().join("tree");
+    let files = crate::fsutil::foreign::regular_files(tree, crate::fsutil::foreign::TREE, &|n| {
+        n == ".git"
+    })?;
+    for (rel, from) in &files {
+        crate::fsutil::copy_atomic(from, &root.join(rel))?;
+    }
+    let log = scratch.path().join("calls.jsonl");
+    let mut spec = Spec::toolchain(
+        "/bin/sh",
+        vec!["-c".into(), command.to_string()],
+        vec![scratch.path().to_path_buf()],
+    )
+    .executing([tools.dir.path().to_path_buf(), tools.exe.clone()]);
+    spec.cwd = Some(root.clone());
+    spec.env = tools.env(&log);
+    spec.timeout = Duration::from_secs(BUILD_SECONDS);
+    let out = sandbox::run(&spec)?;
+    if out.outcome != Outcome::Exited(0) {
+        let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+        bail!(
+            "the build `{command}` failed ({}):\n{}",
+            out.outcome,
+            crate::toolchain::tail(&text, 30)
+        );
+    }
+    let (calls, unparsed) = record::read_log(&log);
+    Ok(Observed {
+        command: command.to_string(),
+        scratch,
+        root,
+        calls,
+        unparsed,
+    })
+}
+
+/// What a generator wrote: each file's name and bytes.
+pub(super) type Written = Vec<(String, Vec<u8>)>;
+
+/// Runs a generator the build made, in a folder of its own, and returns
+/// the KAT files (`.rsp`) it wrote there.
+pub(super) fn run_generator(generator: &Path) -> Result<Written> {
+    let job = tempfile::Builder::new()
+        .prefix("pqbench-generator-")
+        .tempdir()
+        .context("creating the generator's folder")?;
+    let program = job.path().join("generator");
+    std::fs::copy(generator, &program)
+        .with_context(|| format!("copying {}", generator.display()))?;
+    let mut spec = Spec::submission(&program, Vec::new(), job.path());
+    spec.timeout = Duration::from_secs(GENERATOR_SECONDS);
+    let out = sandbox::run(&spec)?;
+    if out.outcome != Outcome::Exited(0) {
+        let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+        bail!(
+            "the generator {} failed ({}):\n{}",
+            generator.display(),
+            out.outcome,
+            crate::toolchain::tail(&text, 10)
+        );
+    }
+    let mut written = Vec::new();
+    for e in std::fs::read_dir(job.path())?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let meta = std::fs::symlink_metadata(e.path())?;
+        if meta.is_file() && name.ends_with(".rsp") {
+            let bytes = crate::fsutil::foreign::read_regular(&e.path(), 1 << 30)?;
+            written.push((name, bytes));
+        }
+    }
+    written.sort();
+    if written.is_empty() {
+        bail!("the generator {} wrote no .rsp file", generator.display());
+    }
+    Ok(written)
+}

@@ -1,0 +1,226 @@
+//! Which command builds a tree's KAT generator: the one its build files
+//! name (a make target `PQCgenKAT_*`, a CMake project that builds one, a
+//! meson project), or the user's `--build`, whose brace lists
+//! (`make SET={a,b,c} PQCgenKAT_sign`) expand to one build per value.
+
+use std::path::Path;
+
+use anyhow::{bail, Result};
+
+/// The commands that build `tree`'s KAT generators, when its own build
+/// files say how; `None` when they do not (the user gives `--build`).
+pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
+    let read = |name: &str| std::fs::read_to_string(tree.join(name)).ok();
+    let makefile = ["GNUmakefile", "makefile", "Makefile"]
+        .iter()
+        .find_map(|n| read(n));
+    if let Some(text) = makefile {
+        let targets = kat_targets(&text);
+        let make = if !targets.is_empty() {
+            format!("make {}", targets.join(" "))
+        } else if mentions_generator(&text) {
+            "make".to_string()
+        } else {
+            String::new()
+        };
+        if !make.is_empty() {
+            return Some(match selector(tree, &text) {
+                Some((name, values)) => values
+                    .iter()
+                    .map(|v| make.replacen("make", &format!("make {name}={v}"), 1))
+                    .collect(),
+                None => vec![make],
+            });
+        }
+    }
+    if read("CMakeLists.txt").is_some_and(|t| mentions_generator(&t)) {
+        return Some(vec![
+            "cmake -S . -B .pqb-build -DCMAKE_BUILD_TYPE=Release && cmake --build .pqb-build"
+                .into(),
+        ]);
+    }
+    if read("meson.build").is_some_and(|t| mentions_generator(&t)) {
+        return Some(vec!["meson setup .pqb-build && ninja -C .pqb-build".into()]);
+    }
+    None
+}
+
+/// A make variable that chooses the parameter set, and the values it
+/// takes: a default (`SET ?= toy2`) that names one of several sibling
+/// folders (`params/toy2/`, `params/toy3/`) or files
+/// (`params_toy2.h`, `params_toy3.h`) in the tree.
+fn selector(tree: &Path, makefile: &str) -> Option<(String, Vec<String>)> {
+    for line in makefile.lines() {
+        let Some((name, value)) = line.split_once("?=") else {
+            continue;
+        };
+        let (name, value) = (name.trim(), value.trim());
+        let plain = |s: &str| {
+            !s.is_empty()
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if !plain(name) || !plain(value) || value.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        if let Some(values) = siblings(tree, value, 0) {
+            return Some((name.to_string(), values));
+        }
+    }
+    None
+}
+
+/// Below `dir` (three levels at most): the names of the folders beside a
+/// folder named `value`, or the middle parts of the files beside one
+/// named `<prefix>value<suffix>`, when there are two or more.
+fn siblings(dir: &Path, value: &str, depth: usize) -> Option<Vec<String>> {
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir).ok()?.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    let names: Vec<(String, bool)> = entries
+        .iter()
+        .map(|e| {
+            let dir = e.file_type().is_ok_and(|t| t.is_dir());
+            (e.file_name().to_string_lossy().into_owned(), dir)
+        })
+        .collect();
+    if names.iter().any(|(n, d)| *d && n == value) {
+        let values: Vec<String> = names
+            .iter()
+            .filter(|(n, d)| *d && !n.starts_with('.'))
+            .map(|(n, _)| n.clone())
+            .collect();
+        return (values.len() >= 2).then_some(values);
+    }
+    for (n, d) in &names {
+        if *d {
+            continue;
+        }
+        let Some(at) = n.find(value) else {
+            continue;
+        };
+        let (prefix, suffix) = (&n[..at], &n[at + value.len()..]);
+        if prefix.is_empty() || !suffix.starts_with('.') {
+            continue;
+        }
+        let values: Vec<String> = names
+            .iter()
+            .filter(|(m, d)| !*d && m.starts_with(prefix) && m.ends_with(suffix))
+            .map(|(m, _)| m[prefix.len()..m.len() - suffix.len()].to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if values.len() >= 2 {
+            return Some(values);
+        }
+    }
+    if depth >= 3 {
+        return None;
+    }
+    entries
+        .iter()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .find_map(|e| siblings(&e.path(), value, depth + 1))
+}
+
+fn mentions_generator(text: &str) -> bool {
+    let t = text.to_ascii_lowercase();
+    t.contains("pqcgenkat") || t.contains("nistkat")
+}
+
+/// Explicit targets of a Makefile named for the NIST generator
+/// (`PQCgenKAT_sign:`), not pattern rules.
+fn kat_targets(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if line.starts_with(['\t', ' ', '#']) {
+            continue;
+        }
+        let Some((head, _)) = line.split_once(':') else {
+            continue;
+        };
+        if line[head.len()..].starts_with(":=") || head.contains('=') {
+            continue;
+        }
+        for t in head.split_whitespace() {
+            let is_gen = t.to_ascii_lowercase().starts_with("pqcgenkat")
+                && !t.contains(['%', '$', '/', '.']);
+            if is_gen && !out.iter().any(|o| o == t) {
+                out.push(t.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// One command per value of its brace lists (`a{1,2}b{x,y}` → four), in
+/// order; a command without one is itself.
+pub(crate) fn expand(command: &str) -> Result<Vec<String>> {
+    let Some(open) = command.find('{') else {
+        if command.contains('}') {
+            bail!("`{command}`: a `}}` without its `{{`");
+        }
+        return Ok(vec![command.to_string()]);
+    };
+    let Some(len) = command[open..].find('}') else {
+        bail!("`{command}`: a `{{` without its `}}`");
+    };
+    let inner = &command[open + 1..open + len];
+    if inner.contains('{') {
+        bail!("`{command}`: nested brace lists are not supported");
+    }
+    let rest = &command[open + len + 1..];
+    let mut out = Vec::new();
+    for value in inner.split(',') {
+        for tail in expand(rest)? {
+            out.push(format!("{}{value}{tail}", &command[..open]));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brace_lists_make_one_command_per_value() {
+        assert_eq!(
+            expand("make SET={a,b} K={1,2} gen").unwrap(),
+            [
+                "make SET=a K=1 gen",
+                "make SET=a K=2 gen",
+                "make SET=b K=1 gen",
+                "make SET=b K=2 gen"
+            ]
+        );
+        assert_eq!(expand("make").unwrap(), ["make"]);
+        assert!(expand("make {a,b").is_err());
+        assert!(expand("make a}").is_err());
+    }
+
+    #[test]
+    fn a_make_variable_naming_one_of_several_folders_or_files_is_the_selector() {
+        let t = tempfile::tempdir().unwrap();
+        for d in ["params/a", "params/b", "params/c"] {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        let (name, values) = selector(t.path(), "CC ?= cc\nSET ?= b\n").unwrap();
+        assert_eq!(
+            (name.as_str(), values),
+            ("SET", vec!["a".into(), "b".into(), "c".into()])
+        );
+        for f in ["cfg_x1.h", "cfg_x2.h", "other.h"] {
+            std::fs::write(t.path().join(f), "").unwrap();
+        }
+        let (_, values) = selector(t.path(), "P ?= x2\n").unwrap();
+        assert_eq!(values, ["x1", "x2"]);
+        assert!(selector(t.path(), "LEVEL ?= 3\n").is_none());
+    }
+
+    #[test]
+    fn explicit_generator_targets_are_found_and_pattern_rules_are_not() {
+        let mk = "CC ?= cc\nall: PQCgenKAT_sign\nPQCgenKAT_sign: a.c\n\t$(CC) -o $@ a.c\nnistkat/PQCgenKAT_sign_mode%: x\n";
+        assert_eq!(kat_targets(mk), ["PQCgenKAT_sign"]);
+        assert!(kat_targets("X := PQCgenKAT_kem\n").is_empty());
+    }
+}

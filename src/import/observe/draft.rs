@@ -1,0 +1,340 @@
+//! The draft from the recorded builds: the library's sources, defines,
+//! include directories and target features as the authors' build compiled
+//! them, what all sets share on the implementation and the rest on each
+//! set, and each set's KAT reference from its own generator.
+
+use std::collections::BTreeSet;
+
+use std::path::Path;
+
+use super::argv::CompilerCall;
+use super::ObservedSet;
+use crate::config::algorithm::ApiFamily;
+use crate::import::emit::{Draft, ImplDraft, SetDraft};
+use crate::import::folder::Folder;
+use crate::import::katfiles;
+use crate::import::params::{self, SetGuess};
+use crate::import::submission;
+
+/// One KAT reference file to write under `kat/<id>/<label>/`.
+#[derive(Debug, Clone)]
+pub(crate) struct KatFile {
+    pub label: String,
+    pub file: String,
+    pub bytes: Vec<u8>,
+    pub line: String,
+}
+
+type Define = (String, Option<String>);
+
+/// Rewrites the statically drafted `draft` (kept for the API binding) from
+/// the observed `sets`: one implementation rooted at `root` (the copied
+/// tree), one parameter set per generator. Returns the KAT files.
+pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> Vec<KatFile> {
+    let per_set: Vec<SetBuild> = sets.iter().map(SetBuild::of).collect();
+    rebind(draft, &per_set[0], at);
+    let shared_defines = common(per_set.iter().map(|s| s.defines.clone()));
+    let shared_includes = common_ordered(per_set.iter().map(|s| s.includes.clone()));
+    let shared_sources = common_ordered(per_set.iter().map(|s| s.sources.clone()));
+    let same_sources = per_set.iter().all(|s| s.sources == shared_sources);
+    let imp = ImplDraft {
+        name: "reference".into(),
+        root: at.root.clone(),
+        notes: build_notes(sets),
+        sources: shared_sources.clone(),
+        include_dirs: shared_includes.clone(),
+        defines: values(&shared_defines),
+        cpu_features: per_set
+            .iter()
+            .flat_map(|s| s.features.iter().cloned())
+            .collect::<BTreeSet<String>>()
+            .into_iter()
+            .collect(),
+        ..ImplDraft::default()
+    };
+    draft.implementations = vec![imp];
+    let mut labels: Vec<String> = Vec::new();
+    let mut kats = Vec::new();
+    draft.sets = sets
+        .iter()
+        .zip(&per_set)
+        .map(|(o, b)| {
+            let label = unique(&o.label, &labels);
+            labels.push(label.clone());
+            let mut todos = b.todos.clone();
+            if label != o.label {
+                todos.push(format!(
+                    "two builds are labelled `{}`: name this set (its label must be unique)",
+                    o.label
+                ));
+            }
+            if !o.evaluated {
+                todos.push(format!(
+                    "label = \"...\"  (the build defines no CRYPTO_ALGNAME; named after its generator {})",
+                    o.generator
+                ));
+            }
+            let mut notes = vec![format!(
+                "built by `{}` (generator {})",
+                o.command, o.generator
+            )];
+            notes.extend(o.notes.iter().cloned());
+            let (kat_records, file) = kat_of(o, &label, draft.api, &mut notes);
+            kats.extend(file);
+            SetDraft {
+                guess: SetGuess {
+                    label,
+                    defines: values(&minus(&b.defines, &shared_defines)),
+                    namespace: None,
+                    notes,
+                    todos,
+                },
+                sources: (!same_sources).then(|| b.sources.clone()),
+                include_dirs: Some(minus_ordered(&b.includes, &shared_includes))
+                    .filter(|v| !v.is_empty()),
+                kat_records,
+                ..SetDraft::default()
+            }
+        })
+        .collect();
+    kats
+}
+
+/// Where the draft puts the tree and how it was asked for.
+pub(crate) struct Placement<'a> {
+    /// The implementation's root, relative to `algorithms/`.
+    pub root: String,
+    /// The imported tree.
+    pub tree: &'a Path,
+    pub alg_dir: &'a Path,
+    pub forced: Option<ApiFamily>,
+}
+
+/// The API binding read again from what the build compiled: the static
+/// reading of the whole tree may have looked at other folders.
+fn rebind(draft: &mut Draft, first: &SetBuild, at: &Placement) {
+    let folder = Folder::of_files(at.tree, &first.sources, &first.includes);
+    let b = submission::bind(&folder, at.alg_dir, at.forced);
+    draft.kind = b.kind;
+    draft.api = b.family;
+    draft.uses = b.uses;
+    draft.uses_note = b.uses_note;
+    draft.ngcc_headers = b.ngcc_headers;
+    draft.todos = b.todos;
+    draft.nist = b.nist.map(|mut n| {
+        // A header in an include directory is found by its name.
+        if let Some((dir, name)) = n.header.rsplit_once('/') {
+            if first.includes.iter().any(|i| i == dir) {
+                n.header = name.to_string();
+            }
+        }
+        n
+    });
+    draft.header.extend(b.notes);
+}
+
+/// What one set's build compiled the library with.
+struct SetBuild {
+    sources: Vec<String>,
+    defines: Vec<Define>,
+    includes: Vec<String>,
+    features: Vec<String>,
+    todos: Vec<String>,
+}
+
+impl SetBuild {
+    fn of(o: &ObservedSet) -> SetBuild {
+        let calls: Vec<&CompilerCall> = o.units.iter().map(|(_, c)| c).collect();
+        let defines = common(calls.iter().map(|c| c.defines.clone()));
+        let mut todos = Vec::new();
+        for (src, c) in &o.units {
+            let extra = minus(&c.defines, &defines);
+            if !extra.is_empty() {
+                todos.push(format!(
+                    "the build compiles {src} with {} too; pqbench compiles every file of a set with the same defines",
+                    extra.iter().map(flag).collect::<Vec<_>>().join(" ")
+                ));
+            }
+        }
+        let root = o.root_dir();
+        let mut includes: Vec<String> = Vec::new();
+        for c in &calls {
+            for inc in &c.includes {
+                let Some(rel) = inside(&root, inc) else {
+                    continue;
+                };
+                if !rel.is_empty() && !includes.contains(&rel) {
+                    includes.push(rel);
+                }
+            }
+        }
+        let mut features = BTreeSet::new();
+        for c in &calls {
+            for m in &c.machine {
+                if let Some(f) = feature(m) {
+                    features.insert(f);
+                }
+            }
+        }
+        let mut sources: Vec<String> = o.units.iter().map(|(s, _)| s.clone()).collect();
+        sources.sort();
+        sources.dedup();
+        SetBuild {
+            sources,
+            defines,
+            includes,
+            features: features.into_iter().collect(),
+            todos,
+        }
+    }
+}
+
+/// `-mavx2` → `avx2`: a target feature as the TOML's `cpu-features`
+/// names it (gcc's option name); `-march=`, `-mtune=`, `-m64`, `-mno-…`
+/// are no feature of the code.
+fn feature(flag: &str) -> Option<String> {
+    let f = flag.strip_prefix("-m")?;
+    let not_feature = f.contains('=')
+        || f.starts_with("no-")
+        || matches!(f, "32" | "64" | "x32" | "16" | "abi=lp64");
+    (!not_feature && !f.is_empty()).then(|| f.to_string())
+}
+
+/// A path of the build as the draft writes it: relative to the tree's
+/// copy, `None` outside it (the system's headers).
+fn inside(root: &std::path::Path, p: &std::path::Path) -> Option<String> {
+    super::argv::normal(p)
+        .strip_prefix(root)
+        .ok()
+        .map(|r| r.to_string_lossy().replace('\\', "/"))
+}
+
+fn flag((name, value): &Define) -> String {
+    match value {
+        Some(v) => format!("-D{name}={v}"),
+        None => format!("-D{name}"),
+    }
+}
+
+/// The defines every list has, with the same value, in the first list's
+/// order.
+fn common(mut lists: impl Iterator<Item = Vec<Define>>) -> Vec<Define> {
+    let Some(first) = lists.next() else {
+        return Vec::new();
+    };
+    lists.fold(first, |acc, l| {
+        acc.into_iter().filter(|d| l.contains(d)).collect()
+    })
+}
+
+fn common_ordered(mut lists: impl Iterator<Item = Vec<String>>) -> Vec<String> {
+    let Some(first) = lists.next() else {
+        return Vec::new();
+    };
+    lists.fold(first, |acc, l| {
+        acc.into_iter().filter(|d| l.contains(d)).collect()
+    })
+}
+
+fn minus(all: &[Define], shared: &[Define]) -> Vec<Define> {
+    all.iter()
+        .filter(|d| !shared.contains(d))
+        .cloned()
+        .collect()
+}
+
+fn minus_ordered(all: &[String], shared: &[String]) -> Vec<String> {
+    all.iter()
+        .filter(|d| !shared.contains(d))
+        .cloned()
+        .collect()
+}
+
+fn values(defines: &[Define]) -> Vec<(String, toml::Value)> {
+    defines
+        .iter()
+        .map(|(n, v)| (n.clone(), params::value(v.as_deref().unwrap_or(""))))
+        .collect()
+}
+
+fn unique(label: &str, taken: &[String]) -> String {
+    if !taken.iter().any(|t| t == label) {
+        return label.to_string();
+    }
+    (2..)
+        .map(|n| format!("{label}-{n}"))
+        .find(|l| !taken.contains(l))
+        .unwrap_or_default()
+}
+
+/// The notes the implementation carries: what the builds left out of the
+/// library and the system libraries their links named.
+fn build_notes(sets: &[ObservedSet]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    for o in sets {
+        for (file, why) in &o.excluded {
+            if seen.insert(file.clone()) {
+                out.push(format!("left out of the library: {file} ({why})"));
+            }
+        }
+    }
+    let libs: BTreeSet<&String> = sets.iter().flat_map(|o| &o.libraries).collect();
+    if !libs.is_empty() {
+        let names: Vec<String> = libs.iter().map(|l| format!("-l{l}")).collect();
+        out.push(format!(
+            "the generator's link also named {} (NIST's rng.c takes AES from libcrypto; pqbench's DRBG replaces it)",
+            names.join(" ")
+        ));
+    }
+    out
+}
+
+/// The set's reference: the first `.rsp` its generator wrote.
+fn kat_of(
+    o: &ObservedSet,
+    label: &str,
+    api: ApiFamily,
+    notes: &mut Vec<String>,
+) -> (Option<u32>, Option<KatFile>) {
+    let Some((file, bytes)) = o.kats.first() else {
+        return (None, None);
+    };
+    for (other, _) in o.kats.iter().skip(1) {
+        notes.push(format!(
+            "its generator also wrote {other}; the reference is {file}"
+        ));
+    }
+    let (line, kat_records) = katfiles::manifest_line(bytes, label, file, api, false);
+    (
+        kat_records,
+        Some(KatFile {
+            label: label.to_string(),
+            file: file.clone(),
+            bytes: bytes.clone(),
+            line,
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(n: &str, v: Option<&str>) -> Define {
+        (n.to_string(), v.map(String::from))
+    }
+
+    #[test]
+    fn shared_defines_keep_their_value_and_the_rest_are_per_set() {
+        let a = vec![d("KAT", None), d("SET", Some("a")), d("L", Some("1"))];
+        let b = vec![d("KAT", None), d("SET", Some("b")), d("L", Some("1"))];
+        let shared = common([a.clone(), b.clone()].into_iter());
+        assert_eq!(shared, [d("KAT", None), d("L", Some("1"))]);
+        assert_eq!(minus(&a, &shared), [d("SET", Some("a"))]);
+        assert_eq!(feature("-mavx2").as_deref(), Some("avx2"));
+        assert_eq!(feature("-march=native"), None);
+        assert_eq!(feature("-mno-avx"), None);
+        assert_eq!(unique("X", &["X".into(), "X-2".into()]), "X-3");
+    }
+}

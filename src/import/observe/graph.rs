@@ -1,0 +1,204 @@
+//! From the recorded calls to the KAT generators the build linked: for
+//! each, every source compiled into it (directly, as an object or through
+//! an archive) with the call that compiled it, and the libraries its link
+//! named.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::argv::{self, CompilerCall};
+use super::record::Call;
+
+/// A source and the call that compiled it.
+#[derive(Debug, Clone)]
+pub(super) struct Unit {
+    pub source: PathBuf,
+    pub call: CompilerCall,
+    /// The call's working directory (a preprocessor run for the label
+    /// repeats the call there).
+    pub cwd: PathBuf,
+}
+
+/// One linked KAT generator.
+#[derive(Debug, Clone)]
+pub(super) struct Generator {
+    pub output: PathBuf,
+    pub units: Vec<Unit>,
+    pub libraries: Vec<String>,
+    /// Objects the link used that no recorded call made (shipped objects).
+    pub foreign_objects: Vec<PathBuf>,
+}
+
+fn is_compiler(tool: &str) -> bool {
+    !matches!(tool, "as" | "ld" | "ar")
+}
+
+/// The generators among the links of `calls`: the programs whose name says
+/// KAT (`PQCgenKAT_sign`, `nistkat`, `kat_kem`…), or the only program the
+/// build linked.
+pub(super) fn generators(calls: &[Call]) -> Vec<Generator> {
+    let mut objects: BTreeMap<PathBuf, Unit> = BTreeMap::new();
+    let mut archives: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
+    let mut links: Vec<(PathBuf, CompilerCall, PathBuf)> = Vec::new();
+    for call in calls {
+        if call.tool == "ar" {
+            if let Some((a, members)) = argv::archiver(&call.cwd, &call.args) {
+                let a = argv::normal(&a);
+                archives
+                    .entry(a)
+                    .or_default()
+                    .extend(members.iter().map(|m| argv::normal(m)));
+            }
+            continue;
+        }
+        if !is_compiler(&call.tool) {
+            continue;
+        }
+        let c = argv::compiler(&call.cwd, &call.args);
+        if c.query {
+            continue;
+        }
+        if c.no_link {
+            for src in &c.sources {
+                let out = match (&c.output, c.sources.len()) {
+                    (Some(o), 1) => o.clone(),
+                    _ => call.cwd.join(object_name(src)),
+                };
+                objects.insert(
+                    argv::normal(&out),
+                    Unit {
+                        source: argv::normal(src),
+                        call: c.clone(),
+                        cwd: call.cwd.clone(),
+                    },
+                );
+            }
+        } else if !call.args.iter().any(|a| a == "-shared") {
+            let out = c.output.clone().unwrap_or_else(|| call.cwd.join("a.out"));
+            links.push((argv::normal(&out), c, call.cwd.clone()));
+        }
+    }
+    let named_kat = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().to_ascii_lowercase())
+            .is_some_and(|n| n.contains("kat"))
+    };
+    let any_named = links.iter().any(|(o, _, _)| named_kat(o));
+    links
+        .into_iter()
+        .filter(|(o, _, _)| !any_named || named_kat(o))
+        .map(|(output, link, cwd)| closure(output, &link, &cwd, &objects, &archives))
+        .collect()
+}
+
+/// `dir/x.c` → `x.o`, as a compiler names the object of `-c` without `-o`.
+fn object_name(src: &Path) -> PathBuf {
+    let mut n = PathBuf::from(src.file_name().unwrap_or_default());
+    n.set_extension("o");
+    n
+}
+
+fn closure(
+    output: PathBuf,
+    link: &CompilerCall,
+    cwd: &Path,
+    objects: &BTreeMap<PathBuf, Unit>,
+    archives: &BTreeMap<PathBuf, Vec<PathBuf>>,
+) -> Generator {
+    let mut units: Vec<Unit> = link
+        .sources
+        .iter()
+        .map(|s| Unit {
+            source: argv::normal(s),
+            call: link.clone(),
+            cwd: cwd.to_path_buf(),
+        })
+        .collect();
+    let mut foreign = Vec::new();
+    let mut add = |o: &Path, units: &mut Vec<Unit>| match objects.get(o) {
+        Some(u) if !units.iter().any(|x| x.source == u.source) => units.push(u.clone()),
+        Some(_) => {}
+        None => foreign.push(o.to_path_buf()),
+    };
+    for o in link.objects.iter().map(|o| argv::normal(o)) {
+        match archives.get(&o) {
+            Some(members) => members.iter().for_each(|m| add(m, &mut units)),
+            None => add(&o, &mut units),
+        }
+    }
+    // `-L dir -lname` of an archive the build made is the archive's code.
+    let mut libraries = Vec::new();
+    for l in &link.libraries {
+        let made = link
+            .library_dirs
+            .iter()
+            .map(|d| argv::normal(&d.join(format!("lib{l}.a"))))
+            .find(|a| archives.contains_key(a));
+        match made {
+            Some(a) => archives[&a].iter().for_each(|m| add(m, &mut units)),
+            None => libraries.push(l.clone()),
+        }
+    }
+    Generator {
+        output,
+        units,
+        libraries,
+        foreign_objects: foreign,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(tool: &str, cwd: &str, args: &[&str]) -> Call {
+        Call {
+            tool: tool.into(),
+            cwd: cwd.into(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_generator_gathers_its_objects_archive_members_and_own_sources() {
+        let calls = [
+            call("cc", "/t/src", &["-DX=1", "-c", "a.c", "-o", "../obj/a.o"]),
+            call("cc", "/t/src", &["-DX=2", "-c", "b.c"]),
+            call("ar", "/t/src", &["rcs", "libq.a", "b.o"]),
+            call(
+                "cc",
+                "/t",
+                &["-o", "test_speed", "obj/a.o", "src/libq.a", "speed.c"],
+            ),
+            call(
+                "cc",
+                "/t",
+                &[
+                    "-o",
+                    "PQCgenKAT_kem",
+                    "obj/a.o",
+                    "-Lsrc",
+                    "-lq",
+                    "gen.c",
+                    "-lcrypto",
+                ],
+            ),
+        ];
+        let g = generators(&calls);
+        assert_eq!(g.len(), 1, "only the KAT program: {g:?}");
+        let g = &g[0];
+        assert_eq!(g.output, PathBuf::from("/t/PQCgenKAT_kem"));
+        let srcs: Vec<&Path> = g.units.iter().map(|u| u.source.as_path()).collect();
+        assert_eq!(
+            srcs,
+            [
+                Path::new("/t/gen.c"),
+                Path::new("/t/src/a.c"),
+                Path::new("/t/src/b.c")
+            ]
+        );
+        assert_eq!(g.units[2].call.defines, [("X".into(), Some("2".into()))]);
+        assert_eq!(g.libraries, ["crypto"]);
+        assert!(g.foreign_objects.is_empty());
+    }
+}

@@ -1,0 +1,148 @@
+//! Import from the build its authors wrote: the tree's own KAT build runs
+//! confined with pqbench standing in as its compilers (`record.rs`,
+//! `build.rs`); each KAT generator it links is one parameter set
+//! (`graph.rs`), labelled by the `CRYPTO_ALGNAME` its build evaluates
+//! (`label.rs`); the generator runs and what it writes is the set's KAT
+//! reference; the draft is written from the recorded calls (`draft.rs`).
+//!
+//! The command is the one the tree documents (`command.rs`) or the user's
+//! `--build`, whose brace lists make one build per value.
+
+mod argv;
+mod build;
+mod command;
+mod draft;
+mod graph;
+mod label;
+mod record;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+
+pub use record::record_entry;
+
+pub(super) use command::{discover, expand};
+pub(super) use draft::{apply, KatFile, Placement};
+
+use super::csource::CFile;
+use super::folder;
+use argv::CompilerCall;
+
+/// One parameter set as its own build made it.
+#[derive(Debug, Clone)]
+pub(super) struct ObservedSet {
+    /// The evaluated `CRYPTO_ALGNAME`, else the generator's name.
+    pub label: String,
+    /// Whether `label` is the evaluated `CRYPTO_ALGNAME`.
+    pub evaluated: bool,
+    pub command: String,
+    /// The generator, relative to the tree.
+    pub generator: String,
+    /// The library's sources (tree-relative) and the calls that compiled
+    /// them.
+    pub units: Vec<(String, CompilerCall)>,
+    /// What the generator also compiled that is not the library, and why.
+    pub excluded: Vec<(String, String)>,
+    /// System libraries its link named.
+    pub libraries: Vec<String>,
+    /// The generator's KAT files.
+    pub kats: build::Written,
+    pub notes: Vec<String>,
+    /// Where the tree's copy was while it built (the recorded calls' paths
+    /// start there).
+    pub root: PathBuf,
+}
+
+impl ObservedSet {
+    fn root_dir(&self) -> PathBuf {
+        self.root.clone()
+    }
+}
+
+/// Runs each command (one build each) on `tree` and returns every set the
+/// builds linked a generator for.
+pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSet>> {
+    let tools = build::Tools::new()?;
+    let mut sets = Vec::new();
+    for command in commands {
+        let o = build::observe(tree, command, &tools)?;
+        let gens = graph::generators(&o.calls);
+        if gens.is_empty() {
+            bail!(
+                "the build `{command}` linked no KAT generator ({} compiler calls recorded): give the command that builds it with --build",
+                o.calls.len()
+            );
+        }
+        for g in gens {
+            sets.push(observed_set(&o, &g)?);
+        }
+    }
+    Ok(sets)
+}
+
+fn observed_set(o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet> {
+    let rel = |p: &Path| -> Option<String> {
+        p.strip_prefix(&o.root)
+            .ok()
+            .map(|r| r.to_string_lossy().replace('\\', "/"))
+    };
+    let mut notes = Vec::new();
+    if o.unparsed > 0 {
+        notes.push(format!(
+            "{} lines of the build's call log were not calls (the build wrote to the log)",
+            o.unparsed
+        ));
+    }
+    let mut units = Vec::new();
+    let mut excluded = Vec::new();
+    let mut main_unit = None;
+    for u in &g.units {
+        let Some(r) = rel(&u.source) else {
+            notes.push(format!(
+                "the generator compiled {}, outside the tree: left out",
+                u.source.display()
+            ));
+            continue;
+        };
+        let file = CFile::read(&u.source, &r).unwrap_or_else(|_| CFile::parse(&r, ""));
+        match folder::exclusion(&file) {
+            Some(why) => {
+                if file.defines_fn("main") && main_unit.is_none() {
+                    main_unit = Some(u);
+                }
+                excluded.push((r, why.to_string()));
+            }
+            None => units.push((r, u.call.clone())),
+        }
+    }
+    for f in &g.foreign_objects {
+        notes.push(format!(
+            "the generator linked {}, which the build did not compile: left out",
+            rel(f).unwrap_or_else(|| f.display().to_string())
+        ));
+    }
+    let generator = rel(&g.output).unwrap_or_else(|| g.output.display().to_string());
+    let name = g
+        .output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let algname = match main_unit {
+        Some(u) => label::algname(o.scratch.path(), u)?,
+        None => None,
+    };
+    let kats = build::run_generator(&g.output)?;
+    Ok(ObservedSet {
+        evaluated: algname.is_some(),
+        label: algname.unwrap_or(name),
+        command: o.command.clone(),
+        generator,
+        units,
+        excluded,
+        libraries: g.libraries.clone(),
+        kats,
+        notes,
+        root: o.root.clone(),
+    })
+}
