@@ -19,6 +19,7 @@ mod macros;
 mod makeflags;
 mod observe;
 mod params;
+mod prove;
 mod submission;
 pub(crate) mod symbols;
 mod tree;
@@ -33,6 +34,7 @@ use crate::error::{ConfigError, Error};
 use crate::fsutil;
 
 pub use observe::record_entry;
+pub use prove::{mark_unproven, prove, Proof};
 pub(crate) use submission::sanitize;
 
 /// The catalog's header line, as `stages::sizes::read_catalog` reads it.
@@ -66,6 +68,9 @@ pub struct ImportReport {
     pub lines: Vec<String>,
     /// Every TOML drafted (several for a public tree, one per scheme).
     pub tomls: Vec<PathBuf>,
+    /// Drafted from the tree's own build, with its generators' KAT files as
+    /// references: the draft can be proven against them (`prove`).
+    pub observed: bool,
 }
 
 /// The largest metadata file read (a scheme's `META.yml` is a few KiB).
@@ -100,6 +105,8 @@ struct Plan {
     copies: Vec<(PathBuf, PathBuf)>,
     conflicts: Vec<String>,
     lines: Vec<String>,
+    /// The draft comes from the tree's own build.
+    observed: bool,
 }
 
 pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport, Error> {
@@ -149,6 +156,7 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
         tomls: vec![toml.clone()],
         toml,
         id,
+        observed: plan.observed,
         lines: plan.lines,
     })
 }
@@ -295,6 +303,7 @@ fn plan_submission(
             .push(format!("copied {} to algorithms/{to}", from.display()));
     }
     if let Some((commands, _)) = &observed {
+        plan.observed = true;
         add_generated(plan, &id, &generated, commands, opts.force);
     } else {
         add_kat_files(plan, &a, &id, shown, opts.force)?;

@@ -50,6 +50,7 @@ pub(super) fn import_tree(
         toml: tomls[0].clone(),
         tomls,
         lines: plan.lines,
+        observed: false,
     })
 }
 

@@ -37,6 +37,7 @@ mod iccs_oracle;
 mod import_demo;
 mod import_kex_hash;
 mod import_nist;
+mod import_observed;
 mod import_real_trees;
 mod import_tree;
 mod import_upstream;

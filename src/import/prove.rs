@@ -1,0 +1,129 @@
+//! The proof of a draft made from an observed build: pqbench builds the
+//! drafted sets with its own flags and adapter and runs its KAT, in a
+//! scratch project holding only the draft, its sources and the references
+//! the tree's own generators wrote at import. A set is `identical` when
+//! pqbench's file equals the generator's; else the first difference and
+//! its likely cause are reported, and the draft gets a TODO line there.
+
+use std::path::Path;
+
+use crate::error::Error;
+use crate::fsutil;
+use crate::pipeline::RunOptions;
+use crate::plan::Project;
+
+/// What the proof found, per set: its label and `None` when identical,
+/// else why not.
+#[derive(Debug, Clone, Default)]
+pub struct Proof {
+    pub sets: Vec<(String, Option<String>)>,
+}
+
+impl Proof {
+    pub fn differing(&self) -> usize {
+        self.sets.iter().filter(|(_, d)| d.is_some()).count()
+    }
+
+    /// One line per set, for the import's report.
+    pub fn lines(&self) -> Vec<String> {
+        self.sets
+            .iter()
+            .map(|(label, d)| match d {
+                None => format!("proof {label}: identical to the tree's own generator"),
+                Some(why) => format!("proof {label}: differs: {why}"),
+            })
+            .collect()
+    }
+}
+
+const CAMPAIGN: &str = "prove";
+
+/// Builds and runs the KAT of algorithm `id` of the project at `root` in a
+/// scratch copy, and compares every set with its reference.
+pub fn prove(root: &Path, id: &str) -> Result<Proof, Error> {
+    let scratch = tempfile::Builder::new()
+        .prefix("pqbench-prove-")
+        .tempdir()
+        .map_err(|e| anyhow::anyhow!("creating a scratch project: {e}"))?;
+    let work = scratch.path();
+    let alg = root.join("algorithms");
+    fsutil::copy_atomic(
+        &alg.join(format!("{id}.toml")),
+        &work.join("algorithms").join(format!("{id}.toml")),
+    )?;
+    for dir in [
+        alg.join(id),
+        alg.join("components"),
+        root.join("kat").join(id),
+    ] {
+        copy_dir(&dir, &work.join(dir.strip_prefix(root).unwrap_or(&dir)))?;
+    }
+    fsutil::write_atomic(
+        &work.join("campaigns").join(format!("{CAMPAIGN}.toml")),
+        format!(
+            "algorithms = [\"{id}\"]\nstages = [\"build\", \"kat\"]\n\n[kat]\ntimeout-seconds = 3600\n\n[host]\nrequire-fixed = false\n"
+        )
+        .as_bytes(),
+    )?;
+    let project = Project::new(work).map_err(|e| anyhow::anyhow!("{}: {e}", work.display()))?;
+    let plan = crate::pipeline::resolve_for(&project, CAMPAIGN, None)?;
+    let opts = RunOptions {
+        quiet: true,
+        ..RunOptions::default()
+    };
+    let summary = crate::executor::run_campaign(&plan, &opts)?;
+    let mut proof = Proof::default();
+    for inst in plan.instances.iter().filter(|i| i.algorithm == id) {
+        let failure = summary
+            .failures
+            .iter()
+            .find(|f| f.instance == format!("{id}/{}", inst.label));
+        let why = failure.map(|f| {
+            let detail = f.detail.clone().unwrap_or_default();
+            format!("{} {}", f.what, detail).trim().to_string()
+        });
+        proof.sets.push((inst.label.clone(), why));
+    }
+    Ok(proof)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> Result<(), Error> {
+    if !from.is_dir() {
+        return Ok(());
+    }
+    let files = fsutil::foreign::regular_files(from, fsutil::foreign::TREE, &|_| false)?;
+    for (rel, src) in files {
+        fsutil::copy_atomic(&src, &to.join(rel))?;
+    }
+    Ok(())
+}
+
+/// Writes a TODO line above the label of each set that differs, so the
+/// draft itself says it is not proven.
+pub fn mark_unproven(toml: &Path, proof: &Proof) -> Result<(), Error> {
+    if proof.differing() == 0 {
+        return Ok(());
+    }
+    let text =
+        std::fs::read_to_string(toml).map_err(|e| anyhow::anyhow!("{}: {e}", toml.display()))?;
+    let mut out = String::new();
+    for line in text.lines() {
+        let label = line
+            .strip_prefix("label = ")
+            .and_then(|v| toml::from_str::<toml::Table>(&format!("v = {v}")).ok())
+            .and_then(|t| t.get("v").and_then(|v| v.as_str()).map(String::from));
+        let why = label
+            .and_then(|l| proof.sets.iter().find(|(s, _)| *s == l))
+            .and_then(|(_, w)| w.as_ref());
+        if let Some(why) = why {
+            out.push_str(&format!(
+                "# TODO: pqbench's KAT of this set differs from the tree's own generator: {}\n",
+                super::emit::one_line(why)
+            ));
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    fsutil::write_atomic(toml, out.as_bytes())?;
+    Ok(())
+}

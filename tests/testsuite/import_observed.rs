@@ -1,0 +1,430 @@
+//! Import from the build a tree's authors wrote. `make-sets`
+//! (tests/fixtures/import/make-sets): a make variable chooses the set, its
+//! include folder and one of its sources, `CRYPTO_ALGNAME` is built by
+//! stringizing, and the KAT target defines the macro without which the
+//! library draws from the operating system. Import runs that build
+//! confined, drafts from what it compiled and keeps what the tree's own
+//! generator wrote; every set then passes byte for byte, and the same
+//! bytes come out of the generator built here by plain `make`. Without
+//! the KAT-mode define the KAT is reported NONDETERMINISTIC, not as a
+//! mismatch. Hostile builds (a Makefile and a CMake project) get no
+//! secret, no file outside, no socket, and nothing they start outlives
+//! the import.
+
+use std::process::Command;
+
+use crate::common;
+use crate::sandbox_hostile::{any_active, layers, pqbench_with};
+use common::{skip, TestProject};
+
+fn fixture() -> std::path::PathBuf {
+    common::repo().join("tests/fixtures/import/make-sets")
+}
+
+fn make_and_openssl() -> bool {
+    skip::tools_or_skip(
+        &["make", "/usr/include/openssl/evp.h"],
+        "apt-get install make libssl-dev",
+    )
+}
+
+const CAMPAIGN: &str = "algorithms = [\"mktoy\"]\nstages = [\"build\", \"kat\"]\n\n[kat]\ntimeout-seconds = 60\n\n[host]\nrequire-fixed = false\n";
+
+fn raw(p: &TestProject) -> pqbench::config::algorithm::RawAlgorithm {
+    pqbench::config::load(&p.path().join("algorithms/mktoy.toml"))
+        .unwrap()
+        .value
+}
+
+fn strs(v: &[toml::Spanned<String>]) -> Vec<String> {
+    v.iter().map(|s| s.get_ref().clone()).collect()
+}
+
+fn define(d: Option<&pqbench::config::algorithm::DefineValue>) -> String {
+    use pqbench::config::algorithm::DefineValue;
+    match d {
+        Some(DefineValue::Text(t)) => t.clone(),
+        Some(DefineValue::Int(n)) => n.to_string(),
+        Some(DefineValue::Bool(b)) => b.to_string(),
+        None => "-".into(),
+    }
+}
+
+#[test]
+fn sets_chosen_by_a_make_variable_import_unedited_and_equal_their_own_generators() {
+    if !make_and_openssl() {
+        return;
+    }
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", fixture().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    for want in [
+        "observed `make SET=toy2 PQCgenKAT_sign`, `make SET=toy3 PQCgenKAT_sign`: 2 KAT generator(s) built and run",
+        "(0 TODO lines)",
+        "validate algorithms/mktoy.toml: OK (2 instances)",
+        "proof MkToy-toy2: identical to the tree's own generator",
+        "proof MkToy-toy3: identical to the tree's own generator",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+    let a = raw(&p);
+    let imp = &a.implementations[0];
+    assert_eq!(strs(&imp.sources), ["src/randombytes.c", "src/sign.c"]);
+    assert_eq!(strs(&imp.include_dirs), ["include"]);
+    assert_eq!(define(imp.defines.get("MKTOY_KAT")), "true");
+    let sets: Vec<(String, String, Vec<String>, Vec<String>)> = a
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            (
+                s.label.get_ref().clone(),
+                define(s.defines.get("MKTOY_SET")),
+                strs(s.sources.as_deref().unwrap_or_default()),
+                strs(s.include_dirs.as_deref().unwrap_or_default()),
+            )
+        })
+        .collect();
+    let set = |label: &str, v: &str, mix: &str| {
+        (
+            label.to_string(),
+            v.to_string(),
+            vec![
+                format!("src/{mix}.c"),
+                "src/randombytes.c".to_string(),
+                "src/sign.c".to_string(),
+            ],
+            vec![format!("params/{v}")],
+        )
+    };
+    assert_eq!(
+        sets,
+        [
+            set("MkToy-toy2", "toy2", "mix_fnv"),
+            set("MkToy-toy3", "toy3", "mix_djb")
+        ]
+    );
+    let manifest = p.read("kat/mktoy/kat.sha256");
+    assert!(manifest.contains("# provenance: generated"), "{manifest}");
+
+    p.write("campaigns/t.toml", CAMPAIGN);
+    let out = p.pqbench(&["run", "t"]).expect(0);
+    assert!(out.stdout.contains("KAT: 2 PASS of 2"), "{}", out.stdout);
+    // The generator built here by the tree's Makefile, outside pqbench,
+    // writes what pqbench wrote.
+    let work = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture(), work.path());
+    let made = Command::new("make")
+        .args(["-s", "SET=toy3", "CC=gcc", "PQCgenKAT_sign"])
+        .current_dir(work.path())
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{made:?}");
+    let st = Command::new(work.path().join("PQCgenKAT_sign"))
+        .current_dir(work.path())
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let theirs = std::fs::read(work.path().join("PQCsignKAT_48.rsp")).unwrap();
+    let ours = std::fs::read(p.path().join("output/t/local/kat/mktoy/MkToy-toy3.rsp")).unwrap();
+    assert!(
+        theirs == ours,
+        "pqbench's MkToy-toy3 file differs from make's generator"
+    );
+
+    // Without the KAT build's define the library draws from getrandom():
+    // two runs with the same seeds differ, and the KAT says so.
+    let toml = p.read("algorithms/mktoy.toml");
+    p.write(
+        "algorithms/mktoy.toml",
+        &toml.replace("defines = { MKTOY_KAT = true }\n", ""),
+    );
+    let out = p.pqbench(&["run", "t"]).expect(1);
+    assert!(
+        out.stdout.contains("KAT: 2 NONDETERMINISTIC of 2"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("two runs with the same seeds differ"),
+        "{}",
+        out.stdout
+    );
+}
+
+#[test]
+fn a_build_command_with_a_brace_list_makes_one_set_per_value() {
+    if !make_and_openssl() {
+        return;
+    }
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&[
+            "import",
+            fixture().to_str().unwrap(),
+            "--id",
+            "mktoy",
+            "--build",
+            "make SET={toy3} PQCgenKAT_sign",
+        ])
+        .expect(0);
+    assert!(
+        out.stdout
+            .contains("observed `make SET=toy3 PQCgenKAT_sign`: 1 KAT generator(s)"),
+        "{}",
+        out.stdout
+    );
+    let labels: Vec<String> = raw(&p)
+        .parameter_sets
+        .iter()
+        .map(|s| s.label.get_ref().clone())
+        .collect();
+    assert_eq!(labels, ["MkToy-toy3"]);
+    // A command that fails is the user's error, named with its output.
+    let q = TestProject::bare();
+    let out = q
+        .pqbench(&[
+            "import",
+            fixture().to_str().unwrap(),
+            "--id",
+            "mktoy",
+            "--build",
+            "make SET=toy9 no-such-target",
+        ])
+        .expect(2);
+    assert!(
+        out.stderr
+            .contains("--build: the build `make SET=toy9 no-such-target` failed"),
+        "{}",
+        out.stderr
+    );
+    assert!(!q.path().join("algorithms/mktoy.toml").exists());
+}
+
+/// A generator that writes what its build learnt (`PROBE`) into its KAT
+/// file, which import keeps as the reference.
+const PROBE_GENERATOR: &str = r##"#include <stdio.h>
+int main(void)
+{
+    FILE *f = fopen("PQCsignKAT_1.rsp", "w");
+    if (f == NULL)
+        return 1;
+    fprintf(f, "# %s\n\ncount = 0\nseed = 00\n\n", PROBE);
+    return fclose(f) != 0;
+}
+"##;
+
+/// What the probe says, from the reference import kept.
+fn probe(p: &TestProject, id: &str) -> String {
+    let dir = p.path().join("kat").join(id);
+    let label = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .find(|e| e.path().is_dir())
+        .expect("a label folder")
+        .path();
+    let text = std::fs::read_to_string(label.join("PQCsignKAT_1.rsp")).unwrap();
+    text.lines().next().unwrap_or_default().to_string()
+}
+
+/// Whether a process whose arguments include `marker` runs on the host.
+fn running(marker: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| c.split(|b| *b == 0).any(|a| a == marker.as_bytes()))
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn a_hostile_makefile_learns_nothing_outside_its_copy_and_leaves_nothing_running() {
+    if !skip::tools_or_skip(
+        &["make", "bash", "setsid"],
+        "apt-get install make bash util-linux",
+    ) {
+        return;
+    }
+    let p = TestProject::bare();
+    let layers = layers(&p);
+    let outside = tempfile::tempdir().unwrap();
+    const OUTSIDE: &str = "pqb-outside-9f3e";
+    std::fs::write(outside.path().join("notes.txt"), OUTSIDE).unwrap();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let tree = tempfile::tempdir().unwrap();
+    const DAEMON: &str = "4711.25";
+    let makefile = format!(
+        "PQCgenKAT_sign: gen.c\n\
+         \t-cat {o}/notes.txt > got.txt 2>/dev/null; true\n\
+         \t-echo escaped > {o}/escaped.txt 2>/dev/null; true\n\
+         \t-echo home > $$HOME/../pqb-home-escape 2>/dev/null; true\n\
+         \t-bash -c 'echo hi > /dev/tcp/127.0.0.1/{port}' 2>/dev/null; true\n\
+         \t-setsid sleep {DAEMON} </dev/null >/dev/null 2>&1 &\n\
+         \t$(CC) -DPROBE=\"\\\"uid=$$(id -u) got=$$(cat got.txt) secret=$$PQB_SECRET_PROBE end\\\"\" -o $@ gen.c\n",
+        o = outside.path().display()
+    );
+    std::fs::write(tree.path().join("Makefile"), makefile).unwrap();
+    std::fs::write(tree.path().join("gen.c"), PROBE_GENERATOR).unwrap();
+    const SECRET: &str = "pqb-make-secret-do-not-leak";
+    let run = pqbench_with(
+        &p,
+        &["import", tree.path().to_str().unwrap(), "--id", "hostile"],
+        &[("PQB_SECRET_PROBE", SECRET)],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("observed `make PQCgenKAT_sign`"),
+        "{}",
+        run.stdout
+    );
+    let probe = probe(&p, "hostile");
+    assert!(probe.contains("secret= end"), "{probe}");
+    if any_active(&layers, &["landlock-filesystem"]) {
+        assert!(
+            probe.contains("got= "),
+            "the build read a file outside: {probe}"
+        );
+        assert!(!outside.path().join("escaped.txt").exists());
+    }
+    if any_active(&layers, &["job-uid"]) {
+        assert!(!probe.contains("uid=0 "), "the build ran as root: {probe}");
+    }
+    assert!(
+        listener.accept().is_err(),
+        "the build reached 127.0.0.1:{port}"
+    );
+    if any_active(&layers, &["pid-namespace"]) {
+        assert!(!running(DAEMON), "the build's daemon outlived the import");
+    }
+    // The tree's copy is the draft's source; nothing of the build's own
+    // products or of the tree's copy leaked into the project otherwise.
+    assert!(!p.path().join("algorithms/hostile/got.txt").exists());
+}
+
+#[test]
+fn a_hostile_cmake_project_reads_no_system_file_and_runs_nothing_it_ships() {
+    if !skip::tools_or_skip(&["cmake", "make"], "apt-get install cmake make") {
+        return;
+    }
+    let p = TestProject::bare();
+    let layers = layers(&p);
+    let outside = tempfile::tempdir().unwrap();
+    const OUTSIDE: &str = "pqb-cmake-outside-51c0";
+    let outside_file = outside.path().join("notes.txt");
+    std::fs::write(&outside_file, OUTSIDE).unwrap();
+    let tree = tempfile::tempdir().unwrap();
+    let cmake = |read: &str| {
+        format!(
+            r#"cmake_minimum_required(VERSION 3.13)
+project(hostile C)
+{read}
+execute_process(COMMAND cat /etc/hostname OUTPUT_VARIABLE host OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+execute_process(COMMAND cat {f} OUTPUT_VARIABLE outside OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+execute_process(COMMAND ${{CMAKE_CURRENT_SOURCE_DIR}}/tool.sh OUTPUT_VARIABLE tool OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+add_executable(PQCgenKAT_sign gen.c)
+target_compile_definitions(PQCgenKAT_sign PRIVATE "PROBE=\"host=${{host}} outside=${{outside}} tool=${{tool}} end\"")
+"#,
+            f = outside_file.display()
+        )
+    };
+    std::fs::write(tree.path().join("CMakeLists.txt"), cmake("")).unwrap();
+    std::fs::write(tree.path().join("gen.c"), PROBE_GENERATOR).unwrap();
+    std::fs::write(
+        tree.path().join("tool.sh"),
+        "#!/bin/sh\necho shipped-tool-ran\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        tree.path().join("tool.sh"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let run = pqbench_with(
+        &p,
+        &["import", tree.path().to_str().unwrap(), "--id", "hcmake"],
+        &[],
+        None,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("observed `cmake -S ."),
+        "{}",
+        run.stdout
+    );
+    let probe = probe(&p, "hcmake");
+    if any_active(&layers, &["landlock-filesystem"]) {
+        assert!(
+            probe.contains("host= outside= tool= end"),
+            "the build read outside its copy or ran its own program: {probe}"
+        );
+    }
+    // A configure step that fails on a file it may not read fails the
+    // observed build: import says so and drafts from the sources alone.
+    if any_active(&layers, &["landlock-filesystem"]) {
+        std::fs::write(
+            tree.path().join("CMakeLists.txt"),
+            cmake("file(READ /etc/hostname h)"),
+        )
+        .unwrap();
+        let q = TestProject::bare();
+        let run = pqbench_with(
+            &q,
+            &["import", tree.path().to_str().unwrap(), "--id", "hcmake"],
+            &[],
+            None,
+        );
+        assert!(
+            run.stdout.contains("failed") && run.stdout.contains("drafted from the sources alone"),
+            "{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn a_define_the_build_gives_one_file_only_is_a_todo_and_the_proof_shows_the_set_differs() {
+    if !make_and_openssl() {
+        return;
+    }
+    let tree = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture(), tree.path());
+    let mk = std::fs::read_to_string(tree.path().join("Makefile")).unwrap();
+    std::fs::write(
+        tree.path().join("Makefile"),
+        mk + "\nbuild/mix_fnv.o: DEFS += -DMKTOY_FAST\n",
+    )
+    .unwrap();
+    let mix = std::fs::read_to_string(tree.path().join("src/mix_fnv.c")).unwrap();
+    std::fs::write(
+        tree.path().join("src/mix_fnv.c"),
+        mix.replace(
+            "    size_t i;\n",
+            "    size_t i;\n#ifdef MKTOY_FAST\n    h ^= 0x5a;\n#endif\n",
+        ),
+    )
+    .unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    for want in [
+        "(1 TODO lines)",
+        "proof MkToy-toy2: differs: KAT MISMATCH",
+        "proof MkToy-toy3: identical to the tree's own generator",
+        "1 of 2 sets not proven",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+    let toml = p.read("algorithms/mktoy.toml");
+    assert!(
+        toml.contains("# TODO: the build compiles src/mix_fnv.c with -DMKTOY_FAST too"),
+        "{toml}"
+    );
+    assert!(
+        toml.contains("# TODO: pqbench's KAT of this set differs from the tree's own generator"),
+        "{toml}"
+    );
+}
