@@ -350,10 +350,21 @@ fn observe_build(
             .help("fix the command (it runs in a copy of the tree, with no network and no file outside it)")
             .into()),
         Err(e) => {
-            let first = format!("{e:#}");
-            let first = first.lines().next().unwrap_or_default().to_string();
+            // The first line says what failed, the last ones why.
+            let text = format!("{e:#}");
+            let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+            let why: Vec<String> = lines
+                .iter()
+                .skip(1)
+                .rev()
+                .take(3)
+                .rev()
+                .map(|l| format!("\n  {}", l.trim()))
+                .collect();
             plan.lines.push(format!(
-                "note: {first}; drafted from the sources alone (give the command with --build)"
+                "note: {}{}\n  drafted from the sources alone (give the command with --build)",
+                lines.first().copied().unwrap_or_default().trim_end_matches(':'),
+                why.concat()
             ));
             Ok(None)
         }

@@ -147,7 +147,17 @@ pub(super) fn compiler(cwd: &Path, args: &[String]) -> CompilerCall {
 /// An `ar` call that writes an archive: the archive and the members it
 /// adds (`ar rcs lib.a a.o b.o`, `ar qc …`).
 pub(super) fn archiver(cwd: &Path, args: &[String]) -> Option<(PathBuf, Vec<PathBuf>)> {
-    let mut words = args.iter().filter(|a| !a.starts_with("--"));
+    // `gcc-ar` (CMake with link-time optimisation) passes `--plugin <so>`.
+    let mut kept = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == "--plugin" || a == "--target" {
+            it.next();
+        } else if !a.starts_with("--") {
+            kept.push(a);
+        }
+    }
+    let mut words = kept.into_iter();
     let ops = words.next()?.trim_start_matches('-');
     if !ops.contains(['r', 'q']) {
         return None;
@@ -250,5 +260,11 @@ mod tests {
         assert_eq!(a, PathBuf::from("/t/libx.a"));
         assert_eq!(m.len(), 2);
         assert!(archiver(Path::new("/t"), &s(&["t", "libx.a"])).is_none());
+        let (a, m) = archiver(
+            Path::new("/t"),
+            &s(&["--plugin", "/usr/lib/lto.so", "-cr", "libx.a", "a.o"]),
+        )
+        .unwrap();
+        assert_eq!((a, m.len()), (PathBuf::from("/t/libx.a"), 1));
     }
 }

@@ -60,34 +60,21 @@ impl Tools {
         self.dir.path().join(tool).display().to_string()
     }
 
-    /// The build's environment: the stand-ins first on PATH and in the
-    /// variables make, CMake and meson read, also as make's command-line
-    /// variables (`MAKEFLAGS`), which a Makefile's own `CC = gcc` cannot
-    /// override.
+    /// The build's environment: the stand-ins first on PATH (a Makefile's
+    /// own `CC = gcc` or `AR = ar rcs` finds them there, with its own
+    /// flags kept) and in `CC` and `CXX`, which make's defaults, CMake and
+    /// meson read.
     fn env(&self, log: &Path) -> Vec<(String, String)> {
-        let vars = [
-            ("CC", "cc"),
-            ("CXX", "c++"),
-            ("AS", "as"),
-            ("LD", "ld"),
-            ("AR", "ar"),
-        ];
-        let mut env: Vec<(String, String)> = vars
-            .iter()
-            .map(|(k, t)| (k.to_string(), self.path(t)))
-            .collect();
-        let makeflags: Vec<String> = vars
-            .iter()
-            .map(|(k, t)| format!("{k}={}", self.path(t)))
-            .collect();
-        env.push(("MAKEFLAGS".into(), makeflags.join(" ")));
-        env.push((
-            "PATH".into(),
-            format!("{}:/usr/local/bin:/usr/bin:/bin", self.dir.path().display()),
-        ));
-        env.push((LOG_VAR.into(), log.display().to_string()));
-        env.push((TOOLS_VAR.into(), self.dir.path().display().to_string()));
-        env
+        vec![
+            ("CC".into(), self.path("cc")),
+            ("CXX".into(), self.path("c++")),
+            (
+                "PATH".into(),
+                format!("{}:/usr/local/bin:/usr/bin:/bin", self.dir.path().display()),
+            ),
+            (LOG_VAR.into(), log.display().to_string()),
+            (TOOLS_VAR.into(), self.dir.path().display().to_string()),
+        ]
     }
 }
 

@@ -33,7 +33,7 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
             });
         }
     }
-    if read("CMakeLists.txt").is_some_and(|t| mentions_generator(&t)) {
+    if read("CMakeLists.txt").is_some() && cmake_mentions_generator(tree, 0) {
         return Some(vec![
             "cmake -S . -B .pqb-build -DCMAKE_BUILD_TYPE=Release && cmake --build .pqb-build"
                 .into(),
@@ -122,33 +122,68 @@ fn siblings(dir: &Path, value: &str, depth: usize) -> Option<Vec<String>> {
         .find_map(|e| siblings(&e.path(), value, depth + 1))
 }
 
+/// Whether a `CMakeLists.txt` here or below (four levels: `apps/`,
+/// `src/<scheme>/`) builds the NIST generator.
+fn cmake_mentions_generator(dir: &Path, depth: usize) -> bool {
+    let here =
+        std::fs::read_to_string(dir.join("CMakeLists.txt")).is_ok_and(|t| mentions_generator(&t));
+    if here || depth >= 4 {
+        return here;
+    }
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    rd.flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .any(|e| cmake_mentions_generator(&e.path(), depth + 1))
+}
+
 fn mentions_generator(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     t.contains("pqcgenkat") || t.contains("nistkat")
 }
 
-/// Explicit targets of a Makefile named for the NIST generator
-/// (`PQCgenKAT_sign:`), not pattern rules.
+/// Explicit targets of a Makefile that build the NIST generator: those
+/// named for it (`PQCgenKAT_sign:`, `kat_gen:`), else those whose
+/// prerequisites or recipe name it; never pattern rules.
 fn kat_targets(text: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
+    let mut named: Vec<String> = Vec::new();
+    let mut building: Vec<String> = Vec::new();
+    let mut current: Vec<String> = Vec::new();
     for line in text.lines() {
-        if line.starts_with(['\t', ' ', '#']) {
+        if line.starts_with('\t') {
+            if mentions_generator(line) {
+                building.extend(current.iter().cloned());
+            }
             continue;
         }
-        let Some((head, _)) = line.split_once(':') else {
+        current.clear();
+        if line.starts_with([' ', '#']) {
+            continue;
+        }
+        let Some((head, rest)) = line.split_once(':') else {
             continue;
         };
-        if line[head.len()..].starts_with(":=") || head.contains('=') {
+        if rest.starts_with('=') || head.contains('=') {
             continue;
         }
         for t in head.split_whitespace() {
-            let is_gen = t.to_ascii_lowercase().starts_with("pqcgenkat")
-                && !t.contains(['%', '$', '/', '.']);
-            if is_gen && !out.iter().any(|o| o == t) {
-                out.push(t.to_string());
+            if t.contains(['%', '$', '/', '.']) {
+                continue;
+            }
+            current.push(t.to_string());
+            let lower = t.to_ascii_lowercase();
+            if lower.starts_with("pqcgenkat") || lower == "kat_gen" || lower == "katgen" {
+                named.push(t.to_string());
+            } else if mentions_generator(rest) {
+                building.push(t.to_string());
             }
         }
     }
+    let mut out = if named.is_empty() { building } else { named };
+    out.retain(|t| !matches!(t.as_str(), "all" | "clean" | "install"));
+    out.dedup();
     out
 }
 
@@ -222,5 +257,7 @@ mod tests {
         let mk = "CC ?= cc\nall: PQCgenKAT_sign\nPQCgenKAT_sign: a.c\n\t$(CC) -o $@ a.c\nnistkat/PQCgenKAT_sign_mode%: x\n";
         assert_eq!(kat_targets(mk), ["PQCgenKAT_sign"]);
         assert!(kat_targets("X := PQCgenKAT_kem\n").is_empty());
+        let mk = "all: sign\nsign: $(OBJ)\n\t$(CC) -o sign x.c\nkats: $(OBJ)\n\t$(CC) -o $@ PQCgenKAT_sign.c\n";
+        assert_eq!(kat_targets(mk), ["kats"]);
     }
 }

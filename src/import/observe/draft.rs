@@ -79,6 +79,7 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
                 o.command, o.generator
             )];
             notes.extend(o.notes.iter().cloned());
+            notes.extend(b.notes.iter().cloned());
             let (kat_records, file) = kat_of(o, &label, draft.api, &mut notes);
             kats.extend(file);
             SetDraft {
@@ -140,22 +141,13 @@ struct SetBuild {
     includes: Vec<String>,
     features: Vec<String>,
     todos: Vec<String>,
+    notes: Vec<String>,
 }
 
 impl SetBuild {
     fn of(o: &ObservedSet) -> SetBuild {
         let calls: Vec<&CompilerCall> = o.units.iter().map(|(_, c)| c).collect();
-        let defines = common(calls.iter().map(|c| c.defines.clone()));
-        let mut todos = Vec::new();
-        for (src, c) in &o.units {
-            let extra = minus(&c.defines, &defines);
-            if !extra.is_empty() {
-                todos.push(format!(
-                    "the build compiles {src} with {} too; pqbench compiles every file of a set with the same defines",
-                    extra.iter().map(flag).collect::<Vec<_>>().join(" ")
-                ));
-            }
-        }
+        let (defines, todos, notes) = joined_defines(&o.units);
         let root = o.root_dir();
         let mut includes: Vec<String> = Vec::new();
         for c in &calls {
@@ -185,8 +177,72 @@ impl SetBuild {
             includes,
             features: features.into_iter().collect(),
             todos,
+            notes,
         }
     }
+}
+
+/// One list of defines for every file of a set, as pqbench compiles them:
+/// each name the build gave any file, with the value most files got. A
+/// name given to some files only is a note (harmless as a rule: a
+/// module's switch that other files never read); a name given different
+/// values is a TODO, since one of them is compiled wrongly.
+fn joined_defines(units: &[(String, CompilerCall)]) -> (Vec<Define>, Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = Vec::new();
+    for (_, c) in units {
+        for (n, _) in &c.defines {
+            if !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+    }
+    let (mut defines, mut todos, mut notes) = (Vec::new(), Vec::new(), Vec::new());
+    for name in names {
+        let mut values: Vec<(Option<String>, Vec<&str>)> = Vec::new();
+        let mut without = Vec::new();
+        for (src, c) in units {
+            match c.defines.iter().find(|(n, _)| *n == name) {
+                Some((_, v)) => match values.iter_mut().find(|(x, _)| x == v) {
+                    Some((_, files)) => files.push(src),
+                    None => values.push((v.clone(), vec![src])),
+                },
+                None => without.push(src.as_str()),
+            }
+        }
+        let best = values
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, (_, files))| (files.len(), usize::MAX - i))
+            .map(|(_, (v, _))| v.clone())
+            .unwrap_or_default();
+        let chosen = (name.clone(), best);
+        if values.len() > 1 {
+            let all: Vec<String> = values
+                .iter()
+                .map(|(v, files)| {
+                    format!(
+                        "{} for {}",
+                        flag(&(name.clone(), v.clone())),
+                        files.join(", ")
+                    )
+                })
+                .collect();
+            todos.push(format!(
+                "the build gives {name} different values ({}); pqbench compiles every file of a set with one, {}",
+                all.join("; "),
+                flag(&chosen)
+            ));
+        }
+        if !without.is_empty() {
+            notes.push(format!(
+                "the build compiled {} without {}; pqbench compiles every file of the set with it",
+                without.join(", "),
+                flag(&chosen)
+            ));
+        }
+        defines.push(chosen);
+    }
+    (defines, todos, notes)
 }
 
 /// `-mavx2` → `avx2`: a target feature as the TOML's `cpu-features`

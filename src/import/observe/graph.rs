@@ -36,7 +36,7 @@ fn is_compiler(tool: &str) -> bool {
 /// The generators among the links of `calls`: the programs whose name says
 /// KAT (`PQCgenKAT_sign`, `nistkat`, `kat_kem`…), or the only program the
 /// build linked.
-pub(super) fn generators(calls: &[Call]) -> Vec<Generator> {
+pub(super) fn generators(calls: &[Call], members: &dyn Fn(&Path) -> Vec<String>) -> Vec<Generator> {
     let mut objects: BTreeMap<PathBuf, Unit> = BTreeMap::new();
     let mut archives: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut links: Vec<(PathBuf, CompilerCall, PathBuf)> = Vec::new();
@@ -73,22 +73,84 @@ pub(super) fn generators(calls: &[Call]) -> Vec<Generator> {
                     },
                 );
             }
-        } else if !call.args.iter().any(|a| a == "-shared") {
+        } else {
+            // A shared library is no program; `cc -v` (no input) no link.
+            let shared = call.args.iter().any(|a| a == "-shared");
+            if shared || (c.sources.is_empty() && c.objects.is_empty()) {
+                continue;
+            }
             let out = c.output.clone().unwrap_or_else(|| call.cwd.join("a.out"));
             links.push((argv::normal(&out), c, call.cwd.clone()));
         }
     }
-    let named_kat = |p: &Path| {
-        p.file_name()
-            .map(|n| n.to_string_lossy().to_ascii_lowercase())
-            .is_some_and(|n| n.contains("kat"))
-    };
-    let any_named = links.iter().any(|(o, _, _)| named_kat(o));
+    let rank = |p: &Path| generator_rank(&p.file_name().unwrap_or_default().to_string_lossy());
+    let best = links.iter().map(|(o, _, _)| rank(o)).max().unwrap_or(0);
     links
         .into_iter()
-        .filter(|(o, _, _)| !any_named || named_kat(o))
-        .map(|(output, link, cwd)| closure(output, &link, &cwd, &objects, &archives))
+        .filter(|(o, _, _)| rank(o) == best)
+        .map(|(output, link, cwd)| {
+            let made = Made {
+                objects: &objects,
+                archives: &archives,
+                members,
+            };
+            closure(output, &link, &cwd, &made)
+        })
         .collect()
+}
+
+/// What the build made: objects by path, archives by the calls that wrote
+/// them, and the members of an archive no recorded call wrote (an `ar` the
+/// build names by its full path), read from the file.
+struct Made<'a> {
+    objects: &'a BTreeMap<PathBuf, Unit>,
+    archives: &'a BTreeMap<PathBuf, Vec<PathBuf>>,
+    members: &'a dyn Fn(&Path) -> Vec<String>,
+}
+
+impl Made<'_> {
+    /// The objects of an archive: as recorded, else the compiled objects
+    /// whose file names its members have.
+    fn archive(&self, a: &Path) -> Option<Vec<PathBuf>> {
+        if let Some(m) = self.archives.get(a) {
+            return Some(m.clone());
+        }
+        if a.extension().is_none_or(|e| e != "a") {
+            return None;
+        }
+        let names = (self.members)(a);
+        let found: Vec<PathBuf> = self
+            .objects
+            .keys()
+            .filter(|o| {
+                o.file_name()
+                    .is_some_and(|n| names.iter().any(|m| m.as_str() == n.to_string_lossy()))
+            })
+            .cloned()
+            .collect();
+        (!found.is_empty()).then_some(found)
+    }
+}
+
+/// How surely a program's name says it writes KAT files: NIST's generator
+/// (`PQCgenKAT_sign`, `kat_gen`, `nistkat`) over a name with `kat` in it
+/// that is not a checker (`PQCtestKAT_kem` reads them), over any program
+/// (the build's only link, or a benchmark, tried last).
+fn generator_rank(name: &str) -> u8 {
+    let n = name.to_ascii_lowercase();
+    if n.contains("genkat")
+        || n.contains("kat_gen")
+        || n.contains("katgen")
+        || n.contains("nistkat")
+    {
+        3
+    } else if n.contains("kat") && !n.contains("test") && !n.contains("check") {
+        2
+    } else if n.contains("kat") {
+        0
+    } else {
+        1
+    }
 }
 
 /// `dir/x.c` → `x.o`, as a compiler names the object of `-c` without `-o`.
@@ -98,13 +160,7 @@ fn object_name(src: &Path) -> PathBuf {
     n
 }
 
-fn closure(
-    output: PathBuf,
-    link: &CompilerCall,
-    cwd: &Path,
-    objects: &BTreeMap<PathBuf, Unit>,
-    archives: &BTreeMap<PathBuf, Vec<PathBuf>>,
-) -> Generator {
+fn closure(output: PathBuf, link: &CompilerCall, cwd: &Path, made: &Made) -> Generator {
     let mut units: Vec<Unit> = link
         .sources
         .iter()
@@ -115,13 +171,13 @@ fn closure(
         })
         .collect();
     let mut foreign = Vec::new();
-    let mut add = |o: &Path, units: &mut Vec<Unit>| match objects.get(o) {
+    let mut add = |o: &Path, units: &mut Vec<Unit>| match made.objects.get(o) {
         Some(u) if !units.iter().any(|x| x.source == u.source) => units.push(u.clone()),
         Some(_) => {}
         None => foreign.push(o.to_path_buf()),
     };
     for o in link.objects.iter().map(|o| argv::normal(o)) {
-        match archives.get(&o) {
+        match made.archive(&o) {
             Some(members) => members.iter().for_each(|m| add(m, &mut units)),
             None => add(&o, &mut units),
         }
@@ -129,13 +185,13 @@ fn closure(
     // `-L dir -lname` of an archive the build made is the archive's code.
     let mut libraries = Vec::new();
     for l in &link.libraries {
-        let made = link
+        let made_here = link
             .library_dirs
             .iter()
             .map(|d| argv::normal(&d.join(format!("lib{l}.a"))))
-            .find(|a| archives.contains_key(a));
-        match made {
-            Some(a) => archives[&a].iter().for_each(|m| add(m, &mut units)),
+            .find_map(|a| made.archive(&a));
+        match made_here {
+            Some(members) => members.iter().for_each(|m| add(m, &mut units)),
             None => libraries.push(l.clone()),
         }
     }
@@ -157,6 +213,21 @@ mod tests {
             cwd: cwd.into(),
             args: args.iter().map(|s| s.to_string()).collect(),
         }
+    }
+
+    #[test]
+    fn the_generator_is_the_program_named_for_it_and_a_checker_is_not() {
+        assert!(generator_rank("PQCgenKAT_sign") > generator_rank("PQCtestKAT_kem"));
+        assert!(generator_rank("kat_gen") > generator_rank("bench"));
+        assert!(generator_rank("bench") > generator_rank("PQCtestKAT_kem"));
+        let calls = [
+            call("cc", "/t", &["-v"]),
+            call("cc", "/t", &["-o", "bench", "b.c"]),
+            call("cc", "/t", &["-o", "kat_gen", "g.c"]),
+        ];
+        let g = generators(&calls, &|_| Vec::new());
+        assert_eq!(g.len(), 1);
+        assert_eq!(g[0].output, PathBuf::from("/t/kat_gen"));
     }
 
     #[test]
@@ -184,7 +255,7 @@ mod tests {
                 ],
             ),
         ];
-        let g = generators(&calls);
+        let g = generators(&calls, &|_| Vec::new());
         assert_eq!(g.len(), 1, "only the KAT program: {g:?}");
         let g = &g[0];
         assert_eq!(g.output, PathBuf::from("/t/PQCgenKAT_kem"));

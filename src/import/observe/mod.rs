@@ -67,18 +67,69 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
     let mut sets = Vec::new();
     for command in commands {
         let o = build::observe(tree, command, &tools)?;
-        let gens = graph::generators(&o.calls);
+        let gens = graph::generators(&o.calls, &archive_members);
         if gens.is_empty() {
             bail!(
                 "the build `{command}` linked no KAT generator ({} compiler calls recorded): give the command that builds it with --build",
                 o.calls.len()
             );
         }
+        // A program that is no generator (a benchmark, a test) writes no
+        // KAT file: it is left out when another one does.
+        let mut failures = Vec::new();
+        let before = sets.len();
         for g in gens {
-            sets.push(observed_set(&o, &g)?);
+            match observed_set(&o, &g) {
+                Ok(set) => sets.push(set),
+                Err(e) => failures.push(e),
+            }
+        }
+        if sets.len() == before {
+            if let Some(e) = failures.into_iter().next() {
+                return Err(e);
+            }
+        } else if let Some(first) = sets.get_mut(before) {
+            for e in failures {
+                let text = format!("{e:#}");
+                first.notes.push(format!(
+                    "left out: {}",
+                    text.lines().next().unwrap_or_default()
+                ));
+            }
         }
     }
     Ok(sets)
+}
+
+/// Why a compiled file is not the library's: as for a tree read
+/// statically, except that a file that defines `randombytes` beside more
+/// than a few other functions is library code whose own randomness sits
+/// under a build switch (`#ifdef NO_RANDOM`), kept.
+fn exclusion(file: &CFile) -> Option<&'static str> {
+    let why = folder::exclusion(file)?;
+    let randomness_only = file.defs.len() <= 4;
+    if why.starts_with("defines randombytes") && !randomness_only {
+        return None;
+    }
+    Some(why)
+}
+
+/// The member names of a static library on disk (none when it is not one).
+fn archive_members(path: &Path) -> Vec<String> {
+    let Ok(data) = crate::fsutil::foreign::read_regular(path, 1 << 30) else {
+        return Vec::new();
+    };
+    let Ok(ar) = object::read::archive::ArchiveFile::parse(&*data) else {
+        return Vec::new();
+    };
+    ar.members()
+        .flatten()
+        .map(|m| {
+            String::from_utf8_lossy(m.name())
+                .trim_end_matches('/')
+                .to_string()
+        })
+        .collect()
 }
 
 fn observed_set(o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet> {
@@ -106,7 +157,7 @@ fn observed_set(o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet
             continue;
         };
         let file = CFile::read(&u.source, &r).unwrap_or_else(|_| CFile::parse(&r, ""));
-        match folder::exclusion(&file) {
+        match exclusion(&file) {
             Some(why) => {
                 if file.defines_fn("main") && main_unit.is_none() {
                     main_unit = Some(u);
