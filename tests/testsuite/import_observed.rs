@@ -428,3 +428,69 @@ fn a_define_the_build_gives_two_values_is_a_todo_and_the_proof_shows_the_set_dif
         "{toml}"
     );
 }
+
+#[test]
+fn a_cmake_project_with_one_target_per_set_imports_unedited_and_is_proven() {
+    if !make_and_openssl() || !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
+        return;
+    }
+    // The same library built by CMake: a static library and a generator
+    // target per set, the set's macros on the library target.
+    let tree = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture(), tree.path());
+    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
+    std::fs::write(
+        tree.path().join("CMakeLists.txt"),
+        r#"cmake_minimum_required(VERSION 3.13)
+project(mktoy C)
+foreach(set toy2 toy3)
+  if(set STREQUAL "toy2")
+    set(mix src/mix_fnv.c)
+  else()
+    set(mix src/mix_djb.c)
+  endif()
+  add_library(mktoy_${set} STATIC src/sign.c ${mix} src/randombytes.c)
+  target_include_directories(mktoy_${set} PUBLIC include params/${set})
+  target_compile_definitions(mktoy_${set} PUBLIC MKTOY_SET=${set} MKTOY_KAT)
+  add_executable(PQCgenKAT_sign_${set} nistkat/PQCgenKAT_sign.c nistkat/rng.c)
+  target_link_libraries(PQCgenKAT_sign_${set} mktoy_${set} crypto)
+endforeach()
+"#,
+    )
+    .unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    for want in [
+        ": 2 KAT generator(s) built and run",
+        "(0 TODO lines)",
+        "proof MkToy-toy2: identical to the tree's own generator",
+        "proof MkToy-toy3: identical to the tree's own generator",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+    assert!(
+        out.stdout.contains("observed `cmake -S ."),
+        "{}",
+        out.stdout
+    );
+    let a = raw(&p);
+    let sets: Vec<(String, String)> = a
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            (
+                s.label.get_ref().clone(),
+                define(s.defines.get("MKTOY_SET")),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("MkToy-toy2".to_string(), "toy2".to_string()),
+            ("MkToy-toy3".to_string(), "toy3".to_string())
+        ]
+    );
+}
