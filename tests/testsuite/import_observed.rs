@@ -494,3 +494,39 @@ endforeach()
         ]
     );
 }
+
+#[test]
+fn a_meson_project_imports_unedited_and_is_proven() {
+    if !make_and_openssl()
+        || !skip::tools_or_skip(&["meson", "ninja"], "apt-get install meson ninja-build")
+    {
+        return;
+    }
+    let tree = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture(), tree.path());
+    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
+    std::fs::write(
+        tree.path().join("meson.build"),
+        r#"project('mktoy', 'c')
+crypto = dependency('libcrypto')
+lib = static_library('mktoy', 'src/sign.c', 'src/mix_djb.c', 'src/randombytes.c',
+  include_directories: include_directories('include', 'params/toy3'),
+  c_args: ['-DMKTOY_SET=toy3', '-DMKTOY_KAT'])
+executable('PQCgenKAT_sign', 'nistkat/PQCgenKAT_sign.c', 'nistkat/rng.c',
+  include_directories: include_directories('include', 'params/toy3'),
+  c_args: ['-DMKTOY_SET=toy3'], link_with: lib, dependencies: crypto)
+"#,
+    )
+    .unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    for want in [
+        "observed `meson setup --cross-file \"$PQB_MESON_CROSS_FILE\" .pqb-build && ninja -C .pqb-build`: 1 KAT generator(s)",
+        "(0 TODO lines)",
+        "proof MkToy-toy3: identical to the tree's own generator",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+}

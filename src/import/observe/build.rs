@@ -14,6 +14,10 @@ use anyhow::{bail, Context, Result};
 use super::record::{self, Call, LOG_VAR, TOOLS, TOOLS_VAR};
 use crate::sandbox::{self, Outcome, Spec};
 
+/// The cross file a meson build is configured with (`$PQB_MESON_CROSS_FILE`).
+const MESON_CROSS: &str = "meson-cross.ini";
+pub(super) const MESON_CROSS_VAR: &str = "PQB_MESON_CROSS_FILE";
+
 /// How long a submission's own build may take.
 const BUILD_SECONDS: u64 = 1800;
 /// How long its KAT generator may take (the slowest NIST generators run
@@ -51,6 +55,17 @@ impl Tools {
             std::os::unix::fs::symlink(&exe, dir.path().join(t))
                 .with_context(|| format!("linking the stand-in for {t}"))?;
         }
+        // meson runs a program it compiled to check the compiler, which a
+        // toolchain job may not: a cross file for this same machine that
+        // says programs need a wrapper makes it skip the check.
+        let arch = std::env::consts::ARCH;
+        let cross = format!(
+            "[binaries]\nc = '{cc}'\ncpp = '{cxx}'\nar = '{ar}'\n\n[host_machine]\nsystem = 'linux'\ncpu_family = '{arch}'\ncpu = '{arch}'\nendian = 'little'\n\n[properties]\nneeds_exe_wrapper = true\n",
+            cc = dir.path().join("cc").display(),
+            cxx = dir.path().join("c++").display(),
+            ar = dir.path().join("ar").display(),
+        );
+        std::fs::write(dir.path().join(MESON_CROSS), cross)?;
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755))?;
         Ok(Tools { dir, exe })
@@ -74,6 +89,10 @@ impl Tools {
             ),
             (LOG_VAR.into(), log.display().to_string()),
             (TOOLS_VAR.into(), self.dir.path().display().to_string()),
+            (
+                MESON_CROSS_VAR.into(),
+                self.dir.path().join(MESON_CROSS).display().to_string(),
+            ),
         ]
     }
 }

@@ -40,7 +40,10 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
         ]);
     }
     if read("meson.build").is_some_and(|t| mentions_generator(&t)) {
-        return Some(vec!["meson setup .pqb-build && ninja -C .pqb-build".into()]);
+        return Some(vec![format!(
+            "meson setup --cross-file \"${}\" .pqb-build && ninja -C .pqb-build",
+            super::build::MESON_CROSS_VAR
+        )]);
     }
     None
 }

@@ -31,7 +31,7 @@ type Define = (String, Option<String>);
 /// the observed `sets`: one implementation rooted at `root` (the copied
 /// tree), one parameter set per generator. Returns the KAT files.
 pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> Vec<KatFile> {
-    let per_set: Vec<SetBuild> = sets.iter().map(SetBuild::of).collect();
+    let per_set: Vec<SetBuild> = sets.iter().map(|o| SetBuild::of(o, at.tree)).collect();
     rebind(draft, &per_set[0], at);
     let shared_defines = common(per_set.iter().map(|s| s.defines.clone()));
     let shared_includes = common_ordered(per_set.iter().map(|s| s.includes.clone()));
@@ -145,7 +145,9 @@ struct SetBuild {
 }
 
 impl SetBuild {
-    fn of(o: &ObservedSet) -> SetBuild {
+    /// `tree`: the imported tree, where an include directory the build
+    /// made itself (meson's private folders) does not exist.
+    fn of(o: &ObservedSet, tree: &Path) -> SetBuild {
         let calls: Vec<&CompilerCall> = o.units.iter().map(|(_, c)| c).collect();
         let (defines, todos, notes) = joined_defines(&o.units);
         let root = o.root_dir();
@@ -155,7 +157,7 @@ impl SetBuild {
                 let Some(rel) = inside(&root, inc) else {
                     continue;
                 };
-                if !rel.is_empty() && !includes.contains(&rel) {
+                if !rel.is_empty() && !includes.contains(&rel) && tree.join(&rel).is_dir() {
                     includes.push(rel);
                 }
             }
