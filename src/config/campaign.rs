@@ -28,6 +28,10 @@ pub struct RawCampaign {
     /// Implementations to include (default: all).
     #[serde(default)]
     pub implementations: Option<Vec<String>>,
+    /// Instances to include, as glob patterns over `<id>/<label>`
+    /// (default: every instance of the selected algorithms).
+    #[serde(default)]
+    pub instances: Option<Vec<Spanned<String>>>,
     /// Flag profiles in fallback order.
     #[serde(default = "default_profiles")]
     pub flag_profiles: Vec<Spanned<String>>,

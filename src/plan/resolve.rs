@@ -318,12 +318,51 @@ fn selected_algorithms(
         algorithms.extend(check.algorithm);
         instances.extend(check.instances.into_iter().map(|(i, _)| i));
     }
+    if let Some(patterns) = &c.instances {
+        instances = chosen_instances(raw, patterns, instances, p);
+    }
     // The ICCS helpers, measured as the baseline of the hash candidates.
     if let Some((a, insts)) = super::iccs::baseline(project, raw, &algorithms, &instances, p) {
         algorithms.push(a);
         instances.extend(insts);
     }
     (algorithms, instances)
+}
+
+/// The instances the campaign's `instances` patterns (over
+/// `<id>/<label>`) select; every pattern must select at least one.
+fn chosen_instances(
+    raw: &Loaded<RawCampaign>,
+    patterns: &[Spanned<String>],
+    all: Vec<Instance>,
+    p: &mut Problems,
+) -> Vec<Instance> {
+    let mut globs = Vec::new();
+    for pat in patterns {
+        match glob::Pattern::new(pat.get_ref()) {
+            Ok(g) => globs.push((pat, g)),
+            Err(e) => p.push(
+                raw.error_at(pat, format!("bad pattern: {e}"))
+                    .help("write `<id>/<label>` or a glob pattern such as \"mktoy/*3\""),
+            ),
+        }
+    }
+    let name = |i: &Instance| format!("{}/{}", i.algorithm, i.label);
+    for (pat, g) in &globs {
+        if !all.iter().any(|i| g.matches(&name(i))) {
+            let some: Vec<String> = all.iter().take(8).map(name).collect();
+            p.push(
+                raw.error_at(pat, format!("`{}` selects no instance", pat.get_ref()))
+                    .help(format!(
+                        "patterns match `<id>/<label>` of the selected algorithms, e.g. {}",
+                        some.join(", ")
+                    )),
+            );
+        }
+    }
+    all.into_iter()
+        .filter(|i| globs.iter().any(|(_, g)| g.matches(&name(i))))
+        .collect()
 }
 
 /// Results are written under output/ only.

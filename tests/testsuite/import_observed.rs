@@ -530,3 +530,31 @@ executable('PQCgenKAT_sign', 'nistkat/PQCgenKAT_sign.c', 'nistkat/rng.c',
         assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
     }
 }
+
+#[test]
+fn a_campaign_runs_the_instances_it_names_and_a_pattern_that_names_none_is_an_error() {
+    let p = TestProject::demo();
+    p.write(
+        "campaigns/some.toml",
+        "algorithms = [\"sign-90\"]\ninstances = [\"sign-90/*-192\"]\nstages = [\"build\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    let plan = p.pqbench(&["plan", "some"]).expect(0);
+    let rows: Vec<&str> = plan
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| w.starts_with("sign-90/"))
+        .collect();
+    assert_eq!(rows, ["sign-90/WINTER-192"], "{}", plan.stdout);
+    p.write(
+        "campaigns/none.toml",
+        "algorithms = [\"sign-90\"]\ninstances = [\"sign-90/NOPE\"]\n",
+    );
+    let out = p.pqbench(&["plan", "none"]).expect(2);
+    assert!(
+        out.stderr.contains("`sign-90/NOPE` selects no instance"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("none.toml:2:"), "{}", out.stderr);
+}

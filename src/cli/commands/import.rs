@@ -91,7 +91,11 @@ fn prove_draft(cli: &Cli, report: &pqbench::import::ImportReport) -> String {
     let root = cli.root.canonicalize().unwrap_or_else(|_| cli.root.clone());
     let proof = match pqbench::import::prove(&root, &report.id) {
         Ok(p) => p,
-        Err(e) => return format!("proof: not run: {e}\n"),
+        Err(e) => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            return format!("proof: not run: {first} (see `pqbench validate`)\n");
+        }
     };
     let mut out: String = proof.lines().iter().map(|l| format!("{l}\n")).collect();
     if proof.differing() > 0 {
