@@ -214,6 +214,10 @@ pub struct RawImplementation {
     /// matching `-m` flag and skipped on hosts without them.
     #[serde(default)]
     pub cpu_features: Vec<String>,
+    /// System libraries the code links (`crypto` for OpenSSL's libcrypto:
+    /// `-lcrypto`), found where the compiler finds them.
+    #[serde(default)]
+    pub libraries: Vec<Spanned<String>>,
     /// Architectures the code is written for (`aarch64` for NEON code,
     /// `x86_64` for AVX2 assembly); on a system of another architecture the
     /// implementation is skipped with that reason. Empty: portable.

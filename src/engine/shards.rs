@@ -84,6 +84,7 @@ mod tests {
             defines: vec![],
             binding: Binding::Ngcc { headers: vec![] },
             cpu_features: vec![],
+            libraries: vec![],
             arch: vec![],
             submitter_cflags: None,
             kat_records: 10,

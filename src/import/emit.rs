@@ -53,6 +53,8 @@ pub(super) struct ImplDraft {
     /// `-D` defines of every set (as its own build passes them).
     pub defines: Vec<(String, toml::Value)>,
     pub cpu_features: Vec<String>,
+    /// System libraries it links.
+    pub libraries: Vec<String>,
     /// Prefix of this implementation's symbols and `CRYPTO_` macros.
     pub namespace: Option<String>,
     /// Components compiled with this implementation only.
@@ -255,6 +257,9 @@ fn implementation(imp: &ImplDraft) -> String {
         }
         if !imp.cpu_features.is_empty() {
             o.push_str(&format!("cpu-features = {}\n", list(&imp.cpu_features)));
+        }
+        if !imp.libraries.is_empty() {
+            o.push_str(&format!("libraries = {}\n", list(&imp.libraries)));
         }
         if !imp.arch.is_empty() {
             o.push_str(&format!("arch = {}\n", list(&imp.arch)));

@@ -358,6 +358,12 @@ impl Resolver<'_> {
             defines: defines.iter().filter_map(|(k, v)| v.flag(k)).collect(),
             binding,
             cpu_features: x.imp.cpu_features.clone(),
+            libraries: x
+                .imp
+                .libraries
+                .iter()
+                .map(|l| l.get_ref().clone())
+                .collect(),
             arch: x.imp.arch.clone(),
             submitter_cflags: x.imp.submitter_cflags.clone(),
             kat_records,

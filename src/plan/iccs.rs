@@ -210,6 +210,7 @@ fn instance(project: &Project, parts: &ComponentParts, helper: &str, bits: u32) 
             headers: vec!["auxfunc.h".into(), "drng.h".into(), BASELINE_HEADER.into()],
         },
         cpu_features: Vec::new(),
+        libraries: Vec::new(),
         arch: Vec::new(),
         submitter_cflags: None,
         kat_records: 1,

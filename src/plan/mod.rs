@@ -378,6 +378,9 @@ pub struct Instance {
     pub defines: Vec<String>,
     pub binding: Binding,
     pub cpu_features: Vec<String>,
+    /// System libraries linked (`-l<name>`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub libraries: Vec<String>,
     /// Architectures the implementation is written for (empty: any).
     #[serde(default)]
     pub arch: Vec<String>,

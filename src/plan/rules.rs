@@ -202,6 +202,7 @@ impl Resolver<'_> {
                 );
             }
             self.cpu_features(i, &imp.cpu_features);
+            self.libraries(&imp.libraries);
             self.archs(i, &imp.arch);
             self.submitter_cflags(i, imp.submitter_cflags.as_deref().unwrap_or_default());
             self.define_names(&imp.defines, &[Step::Key("implementation"), Step::Index(i)]);
@@ -226,6 +227,26 @@ impl Resolver<'_> {
                     self.raw
                         .error_at_value(&at, format!("CPU feature `{f}` is not a feature name"))
                         .help("write features as gcc's -m options name them: avx2, bmi2, aes, ..."),
+                );
+            }
+        }
+    }
+
+    /// System libraries: each becomes `-l<name>`, so only a library's name
+    /// (`crypto`, `gmp`), never a flag or a path.
+    fn libraries(&mut self, libraries: &[toml::Spanned<String>]) {
+        for l in libraries {
+            let name = l.get_ref();
+            let plain = !name.is_empty()
+                && !name.starts_with('-')
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_+.-".contains(c));
+            if !plain {
+                self.p.push(
+                    self.raw
+                        .error_at(l, format!("`{name}` is not a library name"))
+                        .help("name a system library as -l takes it: \"crypto\" for libcrypto, \"gmp\" for libgmp"),
                 );
             }
         }

@@ -189,6 +189,17 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("binding", &inst.binding)
         .set("cpu-features", &inst.cpu_features)
         .set("cmake", &inst.cmake);
+    // A system library is part of what is linked: its file (where the
+    // compiler finds it) and its bytes; absent without libraries, so other
+    // keys stay as they were.
+    for l in &inst.libraries {
+        m.set(
+            format!("system-library:{l}"),
+            cx.compiler
+                .system_library(l)
+                .unwrap_or_else(|e| format!("{e:#}")),
+        );
+    }
     // The assembler of `.s` sources, where the system names one: absent
     // otherwise, so other keys stay as they were.
     if let Some(tool) = inst

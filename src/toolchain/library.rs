@@ -296,6 +296,7 @@ pub(crate) fn link_library(
     ];
     args.extend(extra.iter().cloned());
     args.extend(profile.ldflags.iter().cloned());
+    args.extend(inst.libraries.iter().map(|l| format!("-l{l}")));
     args.push("-lm".into());
     env.compiler.link(&env.reads(inst), &inputs, out, &args)?;
     Ok(())

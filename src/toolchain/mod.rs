@@ -208,6 +208,22 @@ impl Compiler {
     pub(crate) fn installation(&self) -> Vec<PathBuf> {
         installation(&self.path)
     }
+
+    /// The shared library `-l<name>` links for this compiler, as
+    /// `<file> sha256:<hex>` (the file resolved through its links, which
+    /// name its version: `libcrypto.so.3`), or an error naming the library.
+    pub(crate) fn system_library(&self, name: &str) -> Result<String> {
+        let asked = format!("lib{name}.so");
+        let found = capture(&self.path, &[&format!("-print-file-name={asked}")])?;
+        let found = PathBuf::from(found.trim());
+        // Not found, the compiler prints the name back.
+        if !found.is_absolute() {
+            anyhow::bail!("no system library {asked} for {}", self.path.display());
+        }
+        let file = found.canonicalize().unwrap_or(found);
+        let sha = crate::fsutil::sha256_file(&file)?;
+        Ok(format!("{} sha256:{sha}", file.display()))
+    }
 }
 
 /// The log of a toolchain program that has ended: its diagnostics when it

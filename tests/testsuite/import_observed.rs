@@ -558,3 +558,65 @@ fn a_campaign_runs_the_instances_it_names_and_a_pattern_that_names_none_is_an_er
     );
     assert!(out.stderr.contains("none.toml:2:"), "{}", out.stderr);
 }
+
+#[test]
+fn a_library_on_openssls_libcrypto_is_drafted_with_its_system_library_and_is_proven() {
+    if !make_and_openssl() {
+        return;
+    }
+    // toy3's mixing source takes SHA-256 from libcrypto, as submissions
+    // that take SHAKE from OpenSSL do.
+    let tree = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture(), tree.path());
+    std::fs::write(
+        tree.path().join("src/mix_djb.c"),
+        r#"#include <string.h>
+#include <openssl/sha.h>
+#include "mix.h"
+
+void mktoy_mix(uint8_t *out, size_t outlen, const uint8_t *in, size_t inlen, uint64_t tweak)
+{
+    unsigned char d[SHA256_DIGEST_LENGTH];
+    SHA256_CTX c;
+    size_t i;
+    SHA256_Init(&c);
+    SHA256_Update(&c, &tweak, sizeof tweak);
+    SHA256_Update(&c, in, inlen);
+    SHA256_Final(d, &c);
+    for (i = 0; i < outlen; i++)
+        out[i] = d[i % sizeof d];
+}
+"#,
+    )
+    .unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&[
+            "import",
+            tree.path().to_str().unwrap(),
+            "--id",
+            "mktoy",
+            "--build",
+            "make SET={toy2,toy3} CFLAGS='-O2 -Wno-deprecated-declarations' PQCgenKAT_sign",
+        ])
+        .expect(0);
+    for want in [
+        "validate algorithms/mktoy.toml: OK (2 instances)",
+        "proof MkToy-toy2: identical to the tree's own generator",
+        "proof MkToy-toy3: identical to the tree's own generator",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+    let a = raw(&p);
+    assert_eq!(strs(&a.implementations[0].libraries), ["crypto"]);
+    // Without it the library does not link, and the error names the
+    // missing symbol.
+    let toml = p.read("algorithms/mktoy.toml");
+    p.write(
+        "algorithms/mktoy.toml",
+        &toml.replace("libraries = [\"crypto\"]\n", ""),
+    );
+    p.write("campaigns/t.toml", CAMPAIGN);
+    let out = p.pqbench(&["run", "t"]).expect(1);
+    assert!(out.stdout.contains("SHA256"), "{}", out.stdout);
+}

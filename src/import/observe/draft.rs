@@ -44,6 +44,7 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
         sources: shared_sources.clone(),
         include_dirs: shared_includes.clone(),
         defines: values(&shared_defines),
+        libraries: libraries(sets).0,
         cpu_features: per_set
             .iter()
             .flat_map(|s| s.features.iter().cloned())
@@ -337,15 +338,38 @@ fn build_notes(sets: &[ObservedSet]) -> Vec<String> {
             }
         }
     }
-    let libs: BTreeSet<&String> = sets.iter().flat_map(|o| &o.libraries).collect();
-    if !libs.is_empty() {
-        let names: Vec<String> = libs.iter().map(|l| format!("-l{l}")).collect();
+    let (_, left) = libraries(sets);
+    if !left.is_empty() {
+        let names: Vec<String> = left.iter().map(|l| format!("-l{l}")).collect();
         out.push(format!(
-            "the generator's link also named {} (NIST's rng.c takes AES from libcrypto; pqbench's DRBG replaces it)",
+            "the generator's link also named {}, which only what was left out uses (NIST's rng.c takes AES from libcrypto; pqbench's DRBG replaces it)",
             names.join(" ")
         ));
     }
     out
+}
+
+/// The system libraries the generators' links named, split into those the
+/// library itself uses and those only the left-out files do: OpenSSL's
+/// libcrypto and libssl are the library's when one of its files includes
+/// an OpenSSL header; libm is always linked.
+fn libraries(sets: &[ObservedSet]) -> (Vec<String>, Vec<String>) {
+    let all: BTreeSet<&String> = sets.iter().flat_map(|o| &o.libraries).collect();
+    let uses_openssl = sets.iter().any(|o| {
+        o.units.iter().any(|(src, _)| {
+            std::fs::read_to_string(o.tree.join(src))
+                .is_ok_and(|t| t.contains("<openssl/") || t.contains("\"openssl/"))
+        })
+    });
+    let (mut kept, mut left) = (Vec::new(), Vec::new());
+    for l in all {
+        match l.as_str() {
+            "m" | "c" => {}
+            "crypto" | "ssl" if !uses_openssl => left.push(l.clone()),
+            _ => kept.push(l.clone()),
+        }
+    }
+    (kept, left)
 }
 
 /// The set's reference: the first `.rsp` its generator wrote.

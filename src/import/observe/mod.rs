@@ -52,6 +52,8 @@ pub(super) struct ObservedSet {
     /// Where the tree's copy was while it built (the recorded calls' paths
     /// start there).
     pub root: PathBuf,
+    /// The imported tree.
+    pub tree: PathBuf,
 }
 
 impl ObservedSet {
@@ -79,7 +81,7 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
         let mut failures = Vec::new();
         let before = sets.len();
         for g in gens {
-            match observed_set(&o, &g) {
+            match observed_set(tree, &o, &g) {
                 Ok(set) => sets.push(set),
                 Err(e) => failures.push(e),
             }
@@ -132,7 +134,7 @@ fn archive_members(path: &Path) -> Vec<String> {
         .collect()
 }
 
-fn observed_set(o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet> {
+fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet> {
     let rel = |p: &Path| -> Option<String> {
         p.strip_prefix(&o.root)
             .ok()
@@ -195,5 +197,6 @@ fn observed_set(o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet
         kats,
         notes,
         root: o.root.clone(),
+        tree: tree.to_path_buf(),
     })
 }
