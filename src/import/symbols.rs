@@ -184,6 +184,7 @@ mod tests {
             defines: Vec::new(),
             binding,
             cpu_features: Vec::new(),
+            libraries: Vec::new(),
             arch: Vec::new(),
             submitter_cflags: None,
             kat_records: 0,
