@@ -104,10 +104,14 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
 }
 
 /// Why a compiled file is not the library's: as for a tree read
-/// statically, except that a file that defines `randombytes` beside more
+/// statically (and NIST's DRBG whatever its file is called), except that a
+/// file that defines `randombytes` beside more
 /// than a few other functions is library code whose own randomness sits
 /// under a build switch (`#ifdef NO_RANDOM`), kept.
 fn exclusion(file: &CFile) -> Option<&'static str> {
+    if file.defines_fn("randombytes_init") && !file.defines_fn("main") {
+        return Some("NIST's DRBG (defines randombytes_init): pqbench's builtin KAT DRBG provides the randomness");
+    }
     let why = folder::exclusion(file)?;
     let randomness_only = file.defs.len() <= 4;
     if why.starts_with("defines randombytes") && !randomness_only {
