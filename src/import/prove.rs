@@ -51,11 +51,18 @@ pub fn prove(root: &Path, id: &str) -> Result<Proof, Error> {
         &alg.join(format!("{id}.toml")),
         &work.join("algorithms").join(format!("{id}.toml")),
     )?;
-    for dir in [
-        alg.join(id),
-        alg.join("components"),
-        root.join("kat").join(id),
-    ] {
+    // The draft's source roots (a tree imported from under `algorithms/`
+    // keeps its folder), shared components and references.
+    let draft: crate::config::algorithm::RawAlgorithm =
+        crate::config::load(&alg.join(format!("{id}.toml")))?.value;
+    let mut dirs = vec![alg.join("components"), root.join("kat").join(id)];
+    for imp in &draft.implementations {
+        let top = imp.root.get_ref().split('/').next().unwrap_or_default();
+        if !top.is_empty() && top != ".." && !dirs.contains(&alg.join(top)) {
+            dirs.push(alg.join(top));
+        }
+    }
+    for dir in dirs {
         copy_dir(&dir, &work.join(dir.strip_prefix(root).unwrap_or(&dir)))?;
     }
     fsutil::write_atomic(

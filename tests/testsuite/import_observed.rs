@@ -265,7 +265,17 @@ fn a_hostile_makefile_learns_nothing_outside_its_copy_and_leaves_nothing_running
         o = outside.path().display()
     );
     std::fs::write(tree.path().join("Makefile"), makefile).unwrap();
-    std::fs::write(tree.path().join("gen.c"), PROBE_GENERATOR).unwrap();
+    // Its label would name a folder outside the project.
+    std::fs::write(
+        tree.path().join("api.h"),
+        "#define CRYPTO_ALGNAME \"../../pqb-escape\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        tree.path().join("gen.c"),
+        format!("#include \"api.h\"\n{PROBE_GENERATOR}"),
+    )
+    .unwrap();
     const SECRET: &str = "pqb-make-secret-do-not-leak";
     let run = pqbench_with(
         &p,
@@ -281,6 +291,14 @@ fn a_hostile_makefile_learns_nothing_outside_its_copy_and_leaves_nothing_running
     );
     let probe = probe(&p, "hostile");
     assert!(probe.contains("secret= end"), "{probe}");
+    assert!(
+        p.path().join("kat/hostile/pqb-escape").is_dir(),
+        "{}",
+        run.stdout
+    );
+    assert!(!p.path().join("../pqb-escape").exists());
+    let toml = p.read("algorithms/hostile.toml");
+    assert!(toml.contains("drafted as `pqb-escape`"), "{toml}");
     if any_active(&layers, &["landlock-filesystem"]) {
         assert!(
             probe.contains("got= "),

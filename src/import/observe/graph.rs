@@ -176,14 +176,16 @@ fn closure(output: PathBuf, link: &CompilerCall, cwd: &Path, made: &Made) -> Gen
         Some(_) => {}
         None => foreign.push(o.to_path_buf()),
     };
+    let mut libraries = Vec::new();
     for o in link.objects.iter().map(|o| argv::normal(o)) {
-        match made.archive(&o) {
-            Some(members) => members.iter().for_each(|m| add(m, &mut units)),
-            None => add(&o, &mut units),
+        match (made.archive(&o), system_library(&o)) {
+            (Some(members), _) => members.iter().for_each(|m| add(m, &mut units)),
+            // CMake links a found library by its path.
+            (None, Some(name)) => libraries.push(name),
+            (None, None) => add(&o, &mut units),
         }
     }
     // `-L dir -lname` of an archive the build made is the archive's code.
-    let mut libraries = Vec::new();
     for l in &link.libraries {
         let made_here = link
             .library_dirs
@@ -201,6 +203,20 @@ fn closure(output: PathBuf, link: &CompilerCall, cwd: &Path, made: &Made) -> Gen
         libraries,
         foreign_objects: foreign,
     }
+}
+
+/// `/usr/lib/…/libgmp.so` (or `.so.10`, `.a`) given to a link by its
+/// path, outside the build: the system library `gmp`.
+fn system_library(p: &Path) -> Option<String> {
+    if !p.starts_with("/usr") && !p.starts_with("/lib") {
+        return None;
+    }
+    let name = p.file_name()?.to_str()?.strip_prefix("lib")?;
+    let stem = name
+        .split_once(".so")
+        .map(|(s, _)| s)
+        .or_else(|| name.strip_suffix(".a"))?;
+    (!stem.is_empty()).then(|| stem.to_string())
 }
 
 #[cfg(test)]
@@ -270,6 +286,11 @@ mod tests {
         );
         assert_eq!(g.units[2].call.defines, [("X".into(), Some("2".into()))]);
         assert_eq!(g.libraries, ["crypto"]);
+        assert_eq!(
+            system_library(Path::new("/usr/lib/x86_64-linux-gnu/libgmp.so.10")).as_deref(),
+            Some("gmp")
+        );
+        assert_eq!(system_library(Path::new("/t/libq.a")), None);
         assert!(g.foreign_objects.is_empty());
     }
 }

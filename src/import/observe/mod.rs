@@ -190,9 +190,27 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
         None => None,
     };
     let kats = build::run_generator(&g.output)?;
+    // The label names folders (`kat/<id>/<label>/`): text the build made
+    // is kept only when it is a safe name, else made one and said so.
+    let evaluated = algname.is_some();
+    let mut label = algname.unwrap_or(name);
+    if let Err(why) = crate::plan::names::check_name(&label) {
+        let safe = super::sanitize(&label)
+            .trim_start_matches(['-', '.', '_', '+'])
+            .to_string();
+        notes.push(format!(
+            "the build's label `{}` {why}: drafted as `{safe}`",
+            super::emit::one_line(&label)
+        ));
+        label = if safe.is_empty() {
+            "set".to_string()
+        } else {
+            safe
+        };
+    }
     Ok(ObservedSet {
-        evaluated: algname.is_some(),
-        label: algname.unwrap_or(name),
+        evaluated,
+        label,
         command: o.command.clone(),
         generator,
         units,
