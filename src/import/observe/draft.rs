@@ -174,6 +174,7 @@ impl SetBuild {
         let mut sources: Vec<String> = o.units.iter().map(|(s, _)| s.clone()).collect();
         sources.sort();
         sources.dedup();
+        let includes = order_includes(tree, includes, &sources);
         SetBuild {
             sources,
             defines,
@@ -183,6 +184,38 @@ impl SetBuild {
             notes,
         }
     }
+}
+
+/// One list of include directories serves every file of a set, where the
+/// build may have given different files different ones (a hash library
+/// built by a sub-make with its own `-I`). Where two directories hold
+/// headers of the same name, the one whose own sources are compiled into
+/// the library comes first: its headers describe the code that is linked.
+fn order_includes(tree: &Path, includes: Vec<String>, sources: &[String]) -> Vec<String> {
+    let backed = |d: &str| {
+        sources
+            .iter()
+            .any(|s| s.rsplit_once('/').map_or("", |(dir, _)| dir) == d)
+    };
+    let headers = |d: &str| -> BTreeSet<String> {
+        std::fs::read_dir(tree.join(d))
+            .map(|rd| {
+                rd.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| n.ends_with(".h"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let shadowing = |d: &String| {
+        !backed(d)
+            && includes
+                .iter()
+                .any(|e| e != d && backed(e) && !headers(d).is_disjoint(&headers(e)))
+    };
+    let (later, first): (Vec<String>, Vec<String>) =
+        includes.iter().cloned().partition(|d| shadowing(d));
+    first.into_iter().chain(later).collect()
 }
 
 /// One list of defines for every file of a set, as pqbench compiles them:
@@ -418,5 +451,27 @@ mod tests {
         assert_eq!(feature("-march=native"), None);
         assert_eq!(feature("-mno-avx"), None);
         assert_eq!(unique("X", &["X".into(), "X-2".into()]), "X-3");
+    }
+
+    #[test]
+    fn a_header_folder_whose_code_is_not_compiled_yields_to_one_whose_code_is() {
+        let t = tempfile::tempdir().unwrap();
+        for d in ["k/avx2", "k/opt64", "inc"] {
+            std::fs::create_dir_all(t.path().join(d)).unwrap();
+        }
+        for f in ["k/avx2/SnP.h", "k/opt64/SnP.h", "inc/api.h"] {
+            std::fs::write(t.path().join(f), "").unwrap();
+        }
+        let inc = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let sources = inc(&["k/opt64/p.c", "main.c"]);
+        assert_eq!(
+            order_includes(t.path(), inc(&["k/avx2", "inc", "k/opt64"]), &sources),
+            ["inc", "k/opt64", "k/avx2"]
+        );
+        // No collision: the build's order stays.
+        assert_eq!(
+            order_includes(t.path(), inc(&["inc", "k/avx2"]), &sources),
+            ["inc", "k/avx2"]
+        );
     }
 }
