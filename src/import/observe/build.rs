@@ -152,6 +152,13 @@ pub(super) fn run_generator(generator: &Path) -> Result<Written> {
         .with_context(|| format!("copying {}", generator.display()))?;
     let mut spec = Spec::submission(&program, Vec::new(), job.path());
     spec.timeout = Duration::from_secs(GENERATOR_SECONDS);
+    // A generator is the submission's code: bounded like a KAT run's.
+    spec.limits = sandbox::Limits {
+        address_space: 16 << 30,
+        cpu_seconds: GENERATOR_SECONDS,
+        file_size: 1 << 30,
+        processes: sandbox::JOB_PROCESSES,
+    };
     let out = sandbox::run(&spec)?;
     if out.outcome != Outcome::Exited(0) {
         let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
