@@ -151,7 +151,7 @@ impl SetBuild {
     fn of(o: &ObservedSet, tree: &Path) -> SetBuild {
         let calls: Vec<&CompilerCall> = o.units.iter().map(|(_, c)| c).collect();
         let (defines, todos, notes) = joined_defines(&o.units);
-        let root = o.root_dir();
+        let root = o.root.clone();
         let mut includes: Vec<String> = Vec::new();
         for c in &calls {
             for inc in &c.includes {

@@ -56,11 +56,9 @@ pub(super) struct ObservedSet {
     pub tree: PathBuf,
 }
 
-impl ObservedSet {
-    fn root_dir(&self) -> PathBuf {
-        self.root.clone()
-    }
-}
+/// More generators than one build of a submission links: each is run,
+/// for up to an hour.
+const MAX_GENERATORS: usize = 64;
 
 /// Runs each command (one build each) on `tree` and returns every set the
 /// builds linked a generator for.
@@ -70,6 +68,12 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
     for command in commands {
         let o = build::observe(tree, command, &tools)?;
         let gens = graph::generators(&o.calls, &archive_members);
+        if gens.len() > MAX_GENERATORS {
+            bail!(
+                "the build `{command}` linked {} programs that could be KAT generators; at most {MAX_GENERATORS} are run: give the command that builds the generators with --build",
+                gens.len()
+            );
+        }
         if gens.is_empty() {
             bail!(
                 "the build `{command}` linked no KAT generator ({} compiler calls recorded): give the command that builds it with --build",
@@ -105,9 +109,9 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
 
 /// Why a compiled file is not the library's: as for a tree read
 /// statically (and NIST's DRBG whatever its file is called), except that a
-/// file that defines `randombytes` beside more
-/// than a few other functions is library code whose own randomness sits
-/// under a build switch (`#ifdef NO_RANDOM`), kept.
+/// file that defines `randombytes` beside more than a few other functions
+/// is library code whose own randomness sits under a build switch
+/// (`#ifdef NO_RANDOM`), kept.
 fn exclusion(file: &CFile) -> Option<&'static str> {
     if file.defines_fn("randombytes_init") && !file.defines_fn("main") {
         return Some("NIST's DRBG (defines randombytes_init): pqbench's builtin KAT DRBG provides the randomness");
