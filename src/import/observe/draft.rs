@@ -4,7 +4,6 @@
 //! set, and each set's KAT reference from its own generator.
 
 use std::collections::BTreeSet;
-
 use std::path::Path;
 
 use super::argv::CompilerCall;
@@ -32,7 +31,10 @@ type Define = (String, Option<String>);
 /// tree), one parameter set per generator. Returns the KAT files.
 pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> Vec<KatFile> {
     let per_set: Vec<SetBuild> = sets.iter().map(|o| SetBuild::of(o, at.tree)).collect();
-    rebind(draft, &per_set[0], at);
+    let Some(first) = per_set.first() else {
+        return Vec::new();
+    };
+    rebind(draft, first, at);
     let shared_defines = common(per_set.iter().map(|s| s.defines.clone()));
     let shared_includes = common_ordered(per_set.iter().map(|s| s.includes.clone()));
     let shared_sources = common_ordered(per_set.iter().map(|s| s.sources.clone()));
