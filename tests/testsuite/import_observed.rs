@@ -21,6 +21,20 @@ fn fixture() -> std::path::PathBuf {
     common::repo().join("tests/fixtures/import/make-sets")
 }
 
+/// Fails unless `text` holds every line of `wants`.
+fn says(text: &str, wants: &[&str]) {
+    for want in wants {
+        assert!(text.contains(want), "{want}\n{text}");
+    }
+}
+
+/// A copy of the fixture to change.
+fn fixture_copy() -> tempfile::TempDir {
+    let tree = tempfile::tempdir().unwrap();
+    common::copy_tree(&fixture(), tree.path());
+    tree
+}
+
 fn make_and_openssl() -> bool {
     skip::tools_or_skip(
         &["make", "/usr/include/openssl/evp.h"],
@@ -59,15 +73,16 @@ fn sets_chosen_by_a_make_variable_import_unedited_and_equal_their_own_generators
     let out = p
         .pqbench(&["import", fixture().to_str().unwrap(), "--id", "mktoy"])
         .expect(0);
-    for want in [
-        "observed `make SET=toy2 PQCgenKAT_sign`, `make SET=toy3 PQCgenKAT_sign`: 2 KAT generator(s) built and run",
-        "(0 TODO lines)",
-        "validate algorithms/mktoy.toml: OK (2 instances)",
-        "proof MkToy-toy2: identical to the tree's own generator",
-        "proof MkToy-toy3: identical to the tree's own generator",
-    ] {
-        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
-    }
+    says(
+        &out.stdout,
+        &[
+            "observed `make SET=toy2 PQCgenKAT_sign`, `make SET=toy3 PQCgenKAT_sign`: 2 KAT generator(s) built and run",
+            "(0 TODO lines)",
+            "validate algorithms/mktoy.toml: OK (2 instances)",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
     let a = raw(&p);
     let imp = &a.implementations[0];
     assert_eq!(strs(&imp.sources), ["src/randombytes.c", "src/sign.c"]);
@@ -407,8 +422,7 @@ fn a_define_the_build_gives_two_values_is_a_todo_and_the_proof_shows_the_set_dif
     if !make_and_openssl() {
         return;
     }
-    let tree = tempfile::tempdir().unwrap();
-    common::copy_tree(&fixture(), tree.path());
+    let tree = fixture_copy();
     let mk = std::fs::read_to_string(tree.path().join("Makefile")).unwrap();
     std::fs::write(
         tree.path().join("Makefile"),
@@ -428,14 +442,15 @@ fn a_define_the_build_gives_two_values_is_a_todo_and_the_proof_shows_the_set_dif
     let out = p
         .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
         .expect(0);
-    for want in [
-        "(1 TODO lines)",
-        "proof MkToy-toy2: differs: KAT MISMATCH",
-        "proof MkToy-toy3: identical to the tree's own generator",
-        "1 of 2 sets not proven",
-    ] {
-        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
-    }
+    says(
+        &out.stdout,
+        &[
+            "(1 TODO lines)",
+            "proof MkToy-toy2: differs: KAT MISMATCH",
+            "proof MkToy-toy3: identical to the tree's own generator",
+            "1 of 2 sets not proven",
+        ],
+    );
     let toml = p.read("algorithms/mktoy.toml");
     assert!(
         toml.contains("# TODO: the build gives MKTOY_TWEAK different values (-DMKTOY_TWEAK=2 for src/sign.c, src/randombytes.c; -DMKTOY_TWEAK=1 for src/mix_fnv.c)"),
@@ -454,8 +469,7 @@ fn a_cmake_project_with_one_target_per_set_imports_unedited_and_is_proven() {
     }
     // The same library built by CMake: a static library and a generator
     // target per set, the set's macros on the library target.
-    let tree = tempfile::tempdir().unwrap();
-    common::copy_tree(&fixture(), tree.path());
+    let tree = fixture_copy();
     std::fs::remove_file(tree.path().join("Makefile")).unwrap();
     std::fs::write(
         tree.path().join("CMakeLists.txt"),
@@ -480,14 +494,15 @@ endforeach()
     let out = p
         .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
         .expect(0);
-    for want in [
-        ": 2 KAT generator(s) built and run",
-        "(0 TODO lines)",
-        "proof MkToy-toy2: identical to the tree's own generator",
-        "proof MkToy-toy3: identical to the tree's own generator",
-    ] {
-        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
-    }
+    says(
+        &out.stdout,
+        &[
+            ": 2 KAT generator(s) built and run",
+            "(0 TODO lines)",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
     assert!(
         out.stdout.contains("observed `cmake -S ."),
         "{}",
@@ -520,8 +535,7 @@ fn a_meson_project_imports_unedited_and_is_proven() {
     {
         return;
     }
-    let tree = tempfile::tempdir().unwrap();
-    common::copy_tree(&fixture(), tree.path());
+    let tree = fixture_copy();
     std::fs::remove_file(tree.path().join("Makefile")).unwrap();
     std::fs::write(
         tree.path().join("meson.build"),
@@ -540,13 +554,14 @@ executable('PQCgenKAT_sign', 'nistkat/PQCgenKAT_sign.c', 'nistkat/rng.c',
     let out = p
         .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
         .expect(0);
-    for want in [
-        "observed `meson setup --cross-file \"$PQB_MESON_CROSS_FILE\" .pqb-build && ninja -C .pqb-build`: 1 KAT generator(s)",
-        "(0 TODO lines)",
-        "proof MkToy-toy3: identical to the tree's own generator",
-    ] {
-        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
-    }
+    says(
+        &out.stdout,
+        &[
+            "observed `meson setup --cross-file \"$PQB_MESON_CROSS_FILE\" .pqb-build && ninja -C .pqb-build`: 1 KAT generator(s)",
+            "(0 TODO lines)",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
 }
 
 #[test]
@@ -584,8 +599,7 @@ fn a_library_on_openssls_libcrypto_is_drafted_with_its_system_library_and_is_pro
     }
     // toy3's mixing source takes SHA-256 from libcrypto, as submissions
     // that take SHAKE from OpenSSL do.
-    let tree = tempfile::tempdir().unwrap();
-    common::copy_tree(&fixture(), tree.path());
+    let tree = fixture_copy();
     std::fs::write(
         tree.path().join("src/mix_djb.c"),
         r#"#include <string.h>
@@ -618,13 +632,14 @@ void mktoy_mix(uint8_t *out, size_t outlen, const uint8_t *in, size_t inlen, uin
             "make SET={toy2,toy3} CFLAGS='-O2 -Wno-deprecated-declarations' PQCgenKAT_sign",
         ])
         .expect(0);
-    for want in [
-        "validate algorithms/mktoy.toml: OK (2 instances)",
-        "proof MkToy-toy2: identical to the tree's own generator",
-        "proof MkToy-toy3: identical to the tree's own generator",
-    ] {
-        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
-    }
+    says(
+        &out.stdout,
+        &[
+            "validate algorithms/mktoy.toml: OK (2 instances)",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
     let a = raw(&p);
     assert_eq!(strs(&a.implementations[0].libraries), ["crypto"]);
     // Without it the library does not link, and the error names the
