@@ -653,3 +653,44 @@ void mktoy_mix(uint8_t *out, size_t outlen, const uint8_t *in, size_t inlen, uin
     let out = p.pqbench(&["run", "t"]).expect(1);
     assert!(out.stdout.contains("SHA256"), "{}", out.stdout);
 }
+
+#[test]
+fn a_build_that_swaps_its_call_log_for_a_link_is_not_believed() {
+    if !skip::tools_or_skip(&["make"], "apt-get install make") {
+        return;
+    }
+    // The build compiles, then replaces pqbench's log of its calls by a
+    // link to a file outside holding a call of its own making.
+    let outside = tempfile::tempdir().unwrap();
+    let fake = outside.path().join("calls.jsonl");
+    std::fs::write(
+        &fake,
+        format!(
+            "{{\"tool\":\"cc\",\"cwd\":\"{}\",\"args\":[\"-DPQB_FORGED_CALL\",\"-o\",\"PQCgenKAT_sign\",\"gen.c\"]}}\n",
+            outside.path().display()
+        ),
+    )
+    .unwrap();
+    let tree = tempfile::tempdir().unwrap();
+    std::fs::write(
+        tree.path().join("Makefile"),
+        format!(
+            "PQCgenKAT_sign: gen.c\n\t$(CC) -DPROBE='\"x\"' -o $@ gen.c\n\tln -sf {} \"$$PQB_BUILD_LOG\"\n",
+            fake.display()
+        ),
+    )
+    .unwrap();
+    std::fs::write(tree.path().join("gen.c"), PROBE_GENERATOR).unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "swap"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "linked no KAT generator (0 compiler calls recorded)",
+            "drafted from the sources alone",
+        ],
+    );
+    assert!(!p.read("algorithms/swap.toml").contains("PQB_FORGED_CALL"));
+}

@@ -148,8 +148,12 @@ pub(super) fn run_generator(generator: &Path) -> Result<Written> {
         .tempdir()
         .context("creating the generator's folder")?;
     let program = job.path().join("generator");
-    std::fs::copy(generator, &program)
-        .with_context(|| format!("copying {}", generator.display()))?;
+    let bytes = crate::fsutil::foreign::read_regular(generator, 1 << 30)?;
+    std::fs::write(&program, bytes).with_context(|| format!("copying {}", generator.display()))?;
+    std::fs::set_permissions(
+        &program,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )?;
     let mut spec = Spec::submission(&program, Vec::new(), job.path());
     spec.timeout = Duration::from_secs(GENERATOR_SECONDS);
     // A generator is the submission's code: bounded like a KAT run's.

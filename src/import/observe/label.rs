@@ -17,22 +17,31 @@ const MARK: &str = "__pqb_algname__";
 
 /// The evaluated `CRYPTO_ALGNAME` seen by `unit` (a source that includes
 /// the API header), or `None` where the build defines none. The probe is
-/// written beside the source and preprocessed as a toolchain job that may
-/// write only in `scratch`.
+/// written in a folder pqbench makes in `scratch` once the build has ended
+/// (nothing of the build can have placed a link there), its includes
+/// resolved from the source's folder first as the source's are, and
+/// preprocessed as a toolchain job that may write only in `scratch`.
 pub(super) fn algname(scratch: &Path, unit: &Unit) -> Result<Option<String>> {
-    let text = std::fs::read_to_string(&unit.source).unwrap_or_default();
+    let bytes = crate::fsutil::foreign::read_regular(&unit.source, 16 << 20).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     let includes: String = text
         .lines()
         .map(str::trim_start)
         .filter(|l| l.starts_with("#include") && l.contains('"'))
         .map(|l| format!("{l}\n"))
         .collect();
-    let dir = unit.source.parent().unwrap_or(scratch);
-    let probe = dir.join(".pqb_algname_probe.c");
+    let dir = tempfile::Builder::new()
+        .prefix("pqb-algname-")
+        .tempdir_in(scratch)
+        .context("creating the label probe's folder")?;
+    let probe = dir.path().join("probe.c");
     std::fs::write(&probe, format!("{includes}\n{MARK} CRYPTO_ALGNAME\n"))
         .with_context(|| format!("writing {}", probe.display()))?;
     let cc = crate::toolchain::which("cc").context("no C compiler (cc) on PATH")?;
     let mut args = vec!["-E".to_string(), "-P".into()];
+    if let Some(own) = unit.source.parent() {
+        args.push(format!("-iquote{}", own.display()));
+    }
     for (name, value) in &unit.call.defines {
         args.push(match value {
             Some(v) => format!("-D{name}={v}"),
@@ -50,7 +59,6 @@ pub(super) fn algname(scratch: &Path, unit: &Unit) -> Result<Option<String>> {
     spec.cwd = Some(unit.cwd.clone());
     spec.timeout = Duration::from_secs(60);
     let out = sandbox::run(&spec)?;
-    let _ = std::fs::remove_file(&probe);
     if out.outcome != Outcome::Exited(0) {
         return Ok(None);
     }

@@ -155,11 +155,21 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
             o.unparsed
         ));
     }
+    // The build made the paths it reports, and its copy may hold links it
+    // placed: a path is read only when it resolves inside the copy.
+    let copy = o.root.canonicalize()?;
+    let inside = |p: &Path| p.canonicalize().is_ok_and(|c| c.starts_with(&copy));
+    if !inside(&g.output) || !g.output.is_file() {
+        bail!(
+            "the generator {} is not a file in the tree's copy",
+            g.output.display()
+        );
+    }
     let mut units = Vec::new();
     let mut excluded = Vec::new();
     let mut main_unit = None;
     for u in &g.units {
-        let Some(r) = rel(&u.source) else {
+        let Some(r) = rel(&u.source).filter(|_| inside(&u.source)) else {
             notes.push(format!(
                 "the generator compiled {}, outside the tree: left out",
                 u.source.display()

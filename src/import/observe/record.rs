@@ -96,7 +96,9 @@ fn real_program(tool: &str) -> Option<PathBuf> {
 /// The calls of a log; a line that does not parse (the build wrote it) is
 /// counted, not trusted.
 pub(super) fn read_log(log: &Path) -> (Vec<Call>, usize) {
-    let text = std::fs::read_to_string(log).unwrap_or_default();
+    // The build could have replaced the log by a link: never followed.
+    let bytes = crate::fsutil::foreign::read_regular(log, 256 << 20).unwrap_or_default();
+    let text = String::from_utf8_lossy(&bytes);
     let mut calls = Vec::new();
     let mut bad = 0;
     for line in text.lines().filter(|l| !l.trim().is_empty()) {
