@@ -84,16 +84,40 @@ pub fn prove(root: &Path, id: &str) -> Result<Proof, Error> {
         ..RunOptions::default()
     };
     let summary = crate::executor::run_campaign(&plan, &opts)?;
+    // Identical only on a recorded PASS: a set that failed, was not built
+    // here or has no record is not proven.
+    let dataset = work
+        .join("output")
+        .join(CAMPAIGN)
+        .join(&plan.system)
+        .join(crate::records::layout::BUILD);
+    let text = std::fs::read_to_string(&dataset)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", dataset.display()))?;
+    let build: crate::records::BuildJson = serde_json::from_str(&text)
+        .map_err(|e| anyhow::anyhow!("reading {}: {e}", dataset.display()))?;
     let mut proof = Proof::default();
     for inst in plan.instances.iter().filter(|i| i.algorithm == id) {
-        let failure = summary
-            .failures
+        let name = format!("{id}/{}", inst.label);
+        let record = build
+            .instances
             .iter()
-            .find(|f| f.instance == format!("{id}/{}", inst.label));
-        let why = failure.map(|f| {
-            let detail = f.detail.clone().unwrap_or_default();
-            format!("{} {}", f.what, detail).trim().to_string()
-        });
+            .find(|r| r.algorithm == id && r.label == inst.label);
+        let why = match record {
+            Some(r) if r.kat_status == crate::records::kat::KatStatus::Pass => None,
+            Some(r) => Some(
+                format!(
+                    "KAT {} {}",
+                    r.kat_status,
+                    r.kat_detail.clone().unwrap_or_default()
+                )
+                .trim()
+                .to_string(),
+            ),
+            None => Some(format!(
+                "no build record for {name} ({} stage errors)",
+                summary.errors.len()
+            )),
+        };
         proof.sets.push((inst.label.clone(), why));
     }
     Ok(proof)
