@@ -36,8 +36,8 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
     };
     rebind(draft, first, at);
     let shared_defines = common(per_set.iter().map(|s| s.defines.clone()));
-    let shared_includes = common_ordered(per_set.iter().map(|s| s.includes.clone()));
-    let shared_sources = common_ordered(per_set.iter().map(|s| s.sources.clone()));
+    let shared_includes = common(per_set.iter().map(|s| s.includes.clone()));
+    let shared_sources = common(per_set.iter().map(|s| s.sources.clone()));
     let same_sources = per_set.iter().all(|s| s.sources == shared_sources);
     let imp = ImplDraft {
         name: "reference".into(),
@@ -94,7 +94,7 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
                     todos,
                 },
                 sources: (!same_sources).then(|| b.sources.clone()),
-                include_dirs: Some(minus_ordered(&b.includes, &shared_includes))
+                include_dirs: Some(minus(&b.includes, &shared_includes))
                     .filter(|v| !v.is_empty()),
                 kat_records,
                 ..SetDraft::default()
@@ -310,9 +310,9 @@ fn flag((name, value): &Define) -> String {
     }
 }
 
-/// The defines every list has, with the same value, in the first list's
-/// order.
-fn common(mut lists: impl Iterator<Item = Vec<Define>>) -> Vec<Define> {
+/// What every list holds (a define with the same value, a folder, a
+/// source), in the first list's order.
+fn common<T: PartialEq>(mut lists: impl Iterator<Item = Vec<T>>) -> Vec<T> {
     let Some(first) = lists.next() else {
         return Vec::new();
     };
@@ -321,23 +321,8 @@ fn common(mut lists: impl Iterator<Item = Vec<Define>>) -> Vec<Define> {
     })
 }
 
-fn common_ordered(mut lists: impl Iterator<Item = Vec<String>>) -> Vec<String> {
-    let Some(first) = lists.next() else {
-        return Vec::new();
-    };
-    lists.fold(first, |acc, l| {
-        acc.into_iter().filter(|d| l.contains(d)).collect()
-    })
-}
-
-fn minus(all: &[Define], shared: &[Define]) -> Vec<Define> {
-    all.iter()
-        .filter(|d| !shared.contains(d))
-        .cloned()
-        .collect()
-}
-
-fn minus_ordered(all: &[String], shared: &[String]) -> Vec<String> {
+/// `all` less what `shared` holds, in order.
+fn minus<T: PartialEq + Clone>(all: &[T], shared: &[T]) -> Vec<T> {
     all.iter()
         .filter(|d| !shared.contains(d))
         .cloned()
