@@ -239,6 +239,28 @@ pub struct RawImplementation {
     /// compiling the source list directly.
     #[serde(default)]
     pub cmake: Option<RawCmake>,
+    /// Flags some files get beyond the implementation's: the AVX2 file of
+    /// a library that chooses its code at run time.
+    #[serde(default, rename = "unit")]
+    pub units: Vec<RawUnit>,
+}
+
+/// `[[implementation.unit]]`: what the files its patterns select are
+/// compiled with beyond the implementation's flags.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawUnit {
+    /// Files or glob patterns relative to the instance's root; each must
+    /// select one of its sources.
+    pub sources: Vec<Spanned<String>>,
+    /// Each becomes `-m<feature>` for these files only. Unlike the
+    /// implementation's, they do not skip a host without them: a library
+    /// that compiles an AVX2 file beside a portable one checks the CPU
+    /// before it calls it.
+    #[serde(default)]
+    pub cpu_features: Vec<String>,
+    #[serde(default)]
+    pub defines: BTreeMap<String, DefineValue>,
 }
 
 fn default_sources() -> Vec<Spanned<String>> {

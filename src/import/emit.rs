@@ -67,6 +67,9 @@ pub(super) struct ImplDraft {
     pub disabled: Option<String>,
     /// The flags of its own build file, for the `submitter` profile.
     pub submitter: Option<super::makeflags::SubmitterFlags>,
+    /// Files compiled with CPU features beyond `cpu_features`, grouped by
+    /// those features (`[[implementation.unit]]`).
+    pub units: Vec<(Vec<String>, Vec<String>)>,
 }
 
 /// Where an implementation whose metadata (`source`) lists
@@ -280,6 +283,11 @@ fn implementation(imp: &ImplDraft) -> String {
             if !s.cflags.is_empty() {
                 o.push_str(&format!("submitter-cflags = {}\n", list(&s.cflags)));
             }
+        }
+        for (sources, features) in &imp.units {
+            o.push_str("\n[[implementation.unit]]\n");
+            o.push_str(&format!("sources = {}\n", list(sources)));
+            o.push_str(&format!("cpu-features = {}\n", list(features)));
         }
     }
     o

@@ -178,6 +178,7 @@ mod tests {
                 .map(|p| SourceFile {
                     display: p.display().to_string(),
                     path: p,
+                    ..SourceFile::default()
                 })
                 .collect(),
             include_dirs,

@@ -59,6 +59,7 @@ pub(crate) fn check_algorithm(project: &Project, file: &Path, sel: Selection) ->
             alg_root: project.algorithms_dir(),
             toml_dir: file.parent().map(Path::to_path_buf).unwrap_or_default(),
             p: &mut p,
+            unit_patterns: BTreeMap::new(),
         };
         let id = r.identity(file, &mut warnings);
         let binding = r.binding();
@@ -89,6 +90,7 @@ pub(crate) fn check_algorithm(project: &Project, file: &Path, sel: Selection) ->
             .collect();
         let (kat_manifest, kat_reference_dir) = r.kat(&id);
         instances = r.instances(&id, sel, &binding, &per_impl);
+        r.unselected_units();
         let profile = super::profile::algorithm(raw, r.p);
         algorithm = Some(r.algorithm(&id, &instances, kat_manifest, kat_reference_dir, profile));
     }
@@ -107,6 +109,10 @@ pub(super) struct Resolver<'a> {
     pub alg_root: PathBuf,
     pub toml_dir: PathBuf,
     pub p: &'a mut Problems,
+    /// Each `[[implementation.unit]]` pattern (by where it is in the file)
+    /// → whether it selected a source of some instance: one that selects
+    /// none in every set is a mistake, one set's file is not.
+    unit_patterns: BTreeMap<usize, (bool, Spanned<String>)>,
 }
 
 impl Resolver<'_> {
@@ -224,12 +230,78 @@ impl Resolver<'_> {
         // Both run whatever the other found, so every problem is recorded.
         let sources = self.own_sources(&root, root_s, &x);
         let include_dirs = self.own_include_dirs(&root, &x);
-        match (sources, include_dirs) {
-            (Some(sources), Some(include_dirs)) if components_ok => {
-                Some(self.assemble(x, root, sources, include_dirs))
+        let units = sources
+            .as_deref()
+            .and_then(|s| self.unit_flags(&root, &x, s));
+        match (sources, include_dirs, units) {
+            (Some(sources), Some(include_dirs), Some(units)) if components_ok => {
+                Some(self.assemble(x, root, sources, include_dirs, units))
             }
             _ => None,
         }
+    }
+
+    /// A unit pattern that selected a file but no instance's source.
+    fn unselected_units(&mut self) {
+        let raw = self.raw;
+        for (_, pat) in self.unit_patterns.values().filter(|(hit, _)| !hit) {
+            self.p.push(
+                raw.error_at(pat, "selects none of the implementation's sources")
+                    .help("a unit pattern names files that `sources` also selects"),
+            );
+        }
+    }
+
+    /// What `[[implementation.unit]]` tables add to the files they select
+    /// (features, then defines, in table order); `None` when a pattern
+    /// leaves the root or selects none of the instance's sources.
+    fn unit_flags(
+        &mut self,
+        root: &Path,
+        x: &Parts,
+        sources: &[PathBuf],
+    ) -> Option<BTreeMap<PathBuf, UnitFlags>> {
+        let raw = self.raw;
+        let mut complete = true;
+        let mut out: BTreeMap<PathBuf, UnitFlags> = BTreeMap::new();
+        for u in &x.imp.units {
+            let defines: Vec<String> = u.defines.iter().filter_map(|(k, v)| v.flag(k)).collect();
+            for pat in &u.sources {
+                let selected = contained(root, root, pat.get_ref()).and_then(|_| {
+                    expand_sources(
+                        root,
+                        &self.alg_root,
+                        std::slice::from_ref(pat.get_ref()),
+                        &[],
+                    )
+                });
+                let files: Vec<PathBuf> = match selected {
+                    Ok(files) => files.into_iter().filter(|f| sources.contains(f)).collect(),
+                    Err(e) => {
+                        complete = false;
+                        self.p.push(raw.error_at(pat, e).help(
+                            "unit patterns are relative to the implementation root and stay inside it",
+                        ));
+                        continue;
+                    }
+                };
+                let seen = self
+                    .unit_patterns
+                    .entry(pat.span().start)
+                    .or_insert_with(|| (false, pat.clone()));
+                seen.0 |= !files.is_empty();
+                for f in files {
+                    let flags = out.entry(f).or_default();
+                    for feature in &u.cpu_features {
+                        if !flags.0.contains(feature) {
+                            flags.0.push(feature.clone());
+                        }
+                    }
+                    flags.1.extend(defines.iter().cloned());
+                }
+            }
+        }
+        complete.then_some(out)
     }
 
     /// The implementation root (a set may name its own), which must be a
@@ -327,6 +399,7 @@ impl Resolver<'_> {
         root: PathBuf,
         mut sources: Vec<PathBuf>,
         mut include_dirs: Vec<PathBuf>,
+        mut units: BTreeMap<PathBuf, UnitFlags>,
     ) -> Instance {
         let mut defines: BTreeMap<&String, &DefineValue> = x.imp.defines.iter().collect();
         for comp in x.components.iter().flatten() {
@@ -349,9 +422,14 @@ impl Resolver<'_> {
             api: a.api,
             sources: sources
                 .into_iter()
-                .map(|p| SourceFile {
-                    display: project_rel(self.project, &p),
-                    path: p,
+                .map(|p| {
+                    let (cpu_features, defines) = units.remove(&p).unwrap_or_default();
+                    SourceFile {
+                        display: project_rel(self.project, &p),
+                        path: p,
+                        cpu_features,
+                        defines,
+                    }
                 })
                 .collect(),
             include_dirs,
@@ -459,6 +537,9 @@ impl Resolver<'_> {
 }
 
 /// The pieces one instance is made of.
+/// A unit's own CPU features and `-D` flags.
+type UnitFlags = (Vec<String>, Vec<String>);
+
 struct Parts<'a> {
     id: &'a str,
     label: String,

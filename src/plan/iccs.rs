@@ -202,6 +202,7 @@ fn instance(project: &Project, parts: &ComponentParts, helper: &str, bits: u32) 
             .map(|s| SourceFile {
                 display: project_rel(project, s),
                 path: s.clone(),
+                ..SourceFile::default()
             })
             .collect(),
         include_dirs: parts.include_dirs.clone(),

@@ -329,11 +329,17 @@ pub struct KnownIssue {
     pub cause: String,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct SourceFile {
     pub path: PathBuf,
     /// Relative to the project root.
     pub display: String,
+    /// CPU features of this file only (`[[implementation.unit]]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_features: Vec<String>,
+    /// `-D` flags of this file only, after the instance's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub defines: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -201,7 +201,20 @@ impl Resolver<'_> {
                         .help("give every implementation a distinct name"),
                 );
             }
-            self.cpu_features(i, &imp.cpu_features);
+            self.cpu_features(
+                &[Step::Key("implementation"), Step::Index(i)],
+                &imp.cpu_features,
+            );
+            for (j, u) in imp.units.iter().enumerate() {
+                let at = [
+                    Step::Key("implementation"),
+                    Step::Index(i),
+                    Step::Key("unit"),
+                    Step::Index(j),
+                ];
+                self.cpu_features(&at, &u.cpu_features);
+                self.define_names(&u.defines, &at);
+            }
             self.libraries(&imp.libraries);
             self.archs(i, &imp.arch);
             self.submitter_cflags(i, imp.submitter_cflags.as_deref().unwrap_or_default());
@@ -212,17 +225,14 @@ impl Resolver<'_> {
         }
     }
 
-    /// The CPU features of implementation `i`.
-    fn cpu_features(&mut self, i: usize, features: &[String]) {
+    /// The CPU features of the table at `table` (an implementation or one
+    /// of its units).
+    fn cpu_features(&mut self, table: &[Step], features: &[String]) {
         for (n, f) in features.iter().enumerate() {
             // Each becomes `-m<feature>`.
             if names::check_name(f).is_err() {
-                let at = [
-                    Step::Key("implementation"),
-                    Step::Index(i),
-                    Step::Key("cpu-features"),
-                    Step::Index(n),
-                ];
+                let mut at = table.to_vec();
+                at.extend([Step::Key("cpu-features"), Step::Index(n)]);
                 self.p.push(
                     self.raw
                         .error_at_value(&at, format!("CPU feature `{f}` is not a feature name"))

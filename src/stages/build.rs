@@ -189,6 +189,24 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
         .set("binding", &inst.binding)
         .set("cpu-features", &inst.cpu_features)
         .set("cmake", &inst.cmake);
+    // Flags of single files (`[[implementation.unit]]`): absent without
+    // them, so other keys stay as they were.
+    let units: Vec<String> = inst
+        .sources
+        .iter()
+        .filter(|s| !s.cpu_features.is_empty() || !s.defines.is_empty())
+        .map(|s| {
+            format!(
+                "{}: {} {}",
+                s.display,
+                s.cpu_features.join(","),
+                s.defines.join(" ")
+            )
+        })
+        .collect();
+    if !units.is_empty() {
+        m.set("unit-flags", &units);
+    }
     // A system library is part of what is linked: its file (where the
     // compiler finds it) and its bytes; absent without libraries, so other
     // keys stay as they were.

@@ -149,10 +149,15 @@ pub(crate) fn units(
                 .as_ref()
                 .is_none_or(|c| !s.path.starts_with(&c.root))
         })
-        .map(|s| Unit {
-            source: s.path.clone(),
-            args: args.clone(),
-            submission: true,
+        .map(|s| {
+            let mut args = args.clone();
+            args.extend(feature_args(&s.cpu_features, arch));
+            args.extend(s.defines.iter().cloned());
+            Unit {
+                source: s.path.clone(),
+                args,
+                submission: true,
+            }
         })
         .collect();
     units.extend(adapter_units(support_dir, inst, profile, arch, &args));

@@ -694,3 +694,83 @@ fn a_build_that_swaps_its_call_log_for_a_link_is_not_believed() {
     );
     assert!(!p.read("algorithms/swap.toml").contains("PQB_FORGED_CALL"));
 }
+
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn a_file_the_build_compiles_for_avx2_alone_is_drafted_as_a_unit_and_is_proven() {
+    if !make_and_openssl() {
+        return;
+    }
+    // make-sets with the dispatch overlay: src/mix_avx2.c alone gets
+    // -mavx2, and the dispatcher marks its output when it gets it too.
+    let tree = fixture_copy();
+    common::copy_tree(
+        &common::repo().join("tests/fixtures/import/dispatch"),
+        tree.path(),
+    );
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "2 KAT generator(s) built and run",
+            "(0 TODO lines)",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
+    let a = raw(&p);
+    let imp = &a.implementations[0];
+    assert!(imp.cpu_features.is_empty(), "{:?}", imp.cpu_features);
+    let units: Vec<(Vec<String>, Vec<String>)> = imp
+        .units
+        .iter()
+        .map(|u| (strs(&u.sources), u.cpu_features.clone()))
+        .collect();
+    assert_eq!(
+        units,
+        [(vec!["src/mix_avx2.c".to_string()], vec!["avx2".to_string()])]
+    );
+
+    // Without the unit the AVX2 file does not compile; with the whole
+    // library compiled for AVX2 (not the authors' build) the dispatcher's
+    // bytes differ.
+    let toml = p.read("algorithms/mktoy.toml");
+    let unit =
+        "\n[[implementation.unit]]\nsources = [\"src/mix_avx2.c\"]\ncpu-features = [\"avx2\"]\n";
+    assert!(toml.contains(unit), "{toml}");
+    p.write("campaigns/t.toml", CAMPAIGN);
+    p.write("algorithms/mktoy.toml", &toml.replace(unit, "\n"));
+    let run = p.pqbench(&["run", "t"]).expect(1);
+    says(
+        &run.stdout,
+        &["KAT: 2 BUILDFAIL of 2", "target specific option mismatch"],
+    );
+    let whole = toml
+        .replace(unit, "\n")
+        .replace("\nsources = [", "\ncpu-features = [\"avx2\"]\nsources = [");
+    p.write("algorithms/mktoy.toml", &whole);
+    let run = p.pqbench(&["run", "t"]).expect(1);
+    assert!(
+        run.stdout.contains("KAT: 2 MISMATCH of 2"),
+        "{}",
+        run.stdout
+    );
+
+    // A unit pattern that selects a file of the tree but none of the
+    // sources is an error at its place.
+    p.write(
+        "algorithms/mktoy.toml",
+        &toml.replace("[\"src/mix_avx2.c\"]", "[\"src/mix_fnv.c\"]"),
+    );
+    let bad = p.pqbench(&["validate", "algorithms/mktoy.toml"]).expect(2);
+    says(
+        &format!("{}{}", bad.stdout, bad.stderr),
+        &[
+            "selects none of the implementation's sources",
+            "mktoy.toml:",
+        ],
+    );
+}

@@ -3,7 +3,7 @@
 //! them, what all sets share on the implementation and the rest on each
 //! set, and each set's KAT reference from its own generator.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::argv::CompilerCall;
@@ -39,6 +39,16 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
     let shared_includes = common(per_set.iter().map(|s| s.includes.clone()));
     let shared_sources = common(per_set.iter().map(|s| s.sources.clone()));
     let same_sources = per_set.iter().all(|s| s.sources == shared_sources);
+    // What every file of every set was compiled with; the rest is a file's
+    // own (the AVX2 file of a library that dispatches at run time), never
+    // the whole library's, which would let the compiler use AVX2 in the
+    // code that checks for it.
+    let shared_features = common(
+        per_set
+            .iter()
+            .flat_map(|s| s.features.values().cloned())
+            .map(|f| f.into_iter().collect::<Vec<String>>()),
+    );
     let imp = ImplDraft {
         name: "reference".into(),
         root: at.root.clone(),
@@ -47,12 +57,8 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
         include_dirs: shared_includes.clone(),
         defines: values(&shared_defines),
         libraries: libraries(sets).0,
-        cpu_features: per_set
-            .iter()
-            .flat_map(|s| s.features.iter().cloned())
-            .collect::<BTreeSet<String>>()
-            .into_iter()
-            .collect(),
+        cpu_features: shared_features.clone(),
+        units: units(&per_set, &shared_features),
         ..ImplDraft::default()
     };
     draft.implementations = vec![imp];
@@ -137,12 +143,34 @@ fn rebind(draft: &mut Draft, first: &SetBuild, at: &Placement) {
     draft.header.extend(b.notes);
 }
 
+/// Groups the files compiled with features beyond `shared` by those
+/// features, in the order of the features' first file.
+fn units(per_set: &[SetBuild], shared: &[String]) -> Vec<(Vec<String>, Vec<String>)> {
+    let mut own: BTreeMap<&String, BTreeSet<&String>> = BTreeMap::new();
+    for s in per_set {
+        for (file, features) in &s.features {
+            let entry = own.entry(file).or_default();
+            entry.extend(features.iter().filter(|f| !shared.contains(f)));
+        }
+    }
+    let mut groups: Vec<(Vec<String>, Vec<String>)> = Vec::new();
+    for (file, features) in own.into_iter().filter(|(_, f)| !f.is_empty()) {
+        let features: Vec<String> = features.into_iter().cloned().collect();
+        match groups.iter_mut().find(|(_, f)| *f == features) {
+            Some((files, _)) => files.push(file.clone()),
+            None => groups.push((vec![file.clone()], features)),
+        }
+    }
+    groups
+}
+
 /// What one set's build compiled the library with.
 struct SetBuild {
     sources: Vec<String>,
     defines: Vec<Define>,
     includes: Vec<String>,
-    features: Vec<String>,
+    /// Each compiled file → the CPU features of its compile.
+    features: BTreeMap<String, BTreeSet<String>>,
     todos: Vec<String>,
     notes: Vec<String>,
 }
@@ -165,13 +193,10 @@ impl SetBuild {
                 }
             }
         }
-        let mut features = BTreeSet::new();
-        for c in &calls {
-            for m in &c.machine {
-                if let Some(f) = feature(m) {
-                    features.insert(f);
-                }
-            }
+        let mut features: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (src, c) in &o.units {
+            let entry = features.entry(src.clone()).or_default();
+            entry.extend(c.machine.iter().filter_map(|m| feature(m)));
         }
         let mut sources: Vec<String> = o.units.iter().map(|(s, _)| s.clone()).collect();
         sources.sort();
@@ -181,7 +206,7 @@ impl SetBuild {
             sources,
             defines,
             includes,
-            features: features.into_iter().collect(),
+            features,
             todos,
             notes,
         }
