@@ -68,15 +68,36 @@ impl Folder {
 
     /// The files a build compiled, named relative to `root`: `sources`,
     /// with the headers of the root and of each of `header_dirs`.
-    pub(super) fn of_files(root: &Path, sources: &[String], header_dirs: &[String]) -> Folder {
+    /// `written`: files the build wrote, by path relative to `root`, read
+    /// from memory (they are not on disk yet).
+    pub(super) fn of_files(
+        root: &Path,
+        sources: &[String],
+        header_dirs: &[String],
+        written: &std::collections::BTreeMap<String, Vec<u8>>,
+    ) -> Folder {
         let mut found = Found::default();
+        let from_memory = |rel: &str| {
+            written
+                .get(rel)
+                .map(|b| CFile::parse(rel, &String::from_utf8_lossy(b)))
+        };
         for s in sources {
-            if let Ok(f) = CFile::read(&root.join(s), s) {
+            if let Some(f) = CFile::read(&root.join(s), s)
+                .ok()
+                .or_else(|| from_memory(s))
+            {
                 found.files.push(f);
             }
         }
         let dirs = std::iter::once(String::new()).chain(header_dirs.iter().cloned());
         for d in dirs {
+            for rel in written.keys().filter(|r| r.ends_with(".h")) {
+                let parent = rel.rsplit_once('/').map_or("", |(p, _)| p);
+                if parent == d && !found.files.iter().any(|f| &f.rel == rel) {
+                    found.files.extend(from_memory(rel));
+                }
+            }
             let Ok(rd) = std::fs::read_dir(root.join(&d)) else {
                 continue;
             };

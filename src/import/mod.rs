@@ -27,6 +27,7 @@ mod tree_common;
 mod tree_plan;
 mod yaml;
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::config::algorithm::{ApiFamily, RawAlgorithm};
@@ -302,8 +303,13 @@ fn plan_submission(
         plan.lines
             .push(format!("copied {} to algorithms/{to}", from.display()));
     }
-    if let Some((commands, _)) = &observed {
+    if let Some((commands, sets)) = &observed {
         plan.observed = true;
+        let dest = match a.copies.first() {
+            Some((_, to)) => alg_dir.join(to),
+            None => path.to_path_buf(),
+        };
+        add_build_sources(plan, &dest, sets);
         add_generated(plan, &id, &generated, commands, opts.force);
     } else {
         add_kat_files(plan, &a, &id, shown, opts.force)?;
@@ -368,6 +374,36 @@ fn observe_build(
             ));
             Ok(None)
         }
+    }
+}
+
+/// Queues the sources the builds wrote (kept beside the tree's copy at
+/// `dest`, where the draft names them). Two builds that wrote one path
+/// differently keep the first; the proof shows the sets it does not serve.
+fn add_build_sources(plan: &mut Plan, dest: &Path, sets: &[observe::ObservedSet]) {
+    let mut kept: BTreeMap<&String, (&Vec<u8>, &str)> = BTreeMap::new();
+    for o in sets {
+        for (rel, bytes) in &o.generated {
+            match kept.get(rel) {
+                None => {
+                    kept.insert(rel, (bytes, &o.label));
+                }
+                Some((first, label)) if *first != bytes => plan.lines.push(format!(
+                    "note: the builds of {label} and {} wrote {rel} differently; kept {label}'s",
+                    o.label
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    if !kept.is_empty() {
+        plan.lines.push(format!(
+            "kept {} source file(s) the build wrote beside the copy",
+            kept.len()
+        ));
+    }
+    for (rel, (bytes, _)) in kept {
+        plan.writes.push((dest.join(rel), bytes.clone()));
     }
 }
 

@@ -774,3 +774,70 @@ fn a_file_the_build_compiles_for_avx2_alone_is_drafted_as_a_unit_and_is_proven()
         ],
     );
 }
+
+#[test]
+fn sets_a_packaging_script_writes_as_folders_are_kept_and_proven() {
+    if !make_and_openssl() {
+        return;
+    }
+    // make-sets with the script-sets overlay: no set folder exists until
+    // the tree's documented script writes it.
+    let tree = fixture_copy();
+    common::copy_tree(
+        &common::repo().join("tests/fixtures/import/script-sets"),
+        tree.path(),
+    );
+    assert!(!tree.path().join("packages").exists());
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&[
+            "import",
+            tree.path().to_str().unwrap(),
+            "--id",
+            "mktoy",
+            "--build",
+            "sh scripts/package.sh && make -C packages/{toy2,toy3} PQCgenKAT_sign",
+        ])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "2 KAT generator(s) built and run",
+            "(0 TODO lines)",
+            "kept 20 source file(s) the build wrote beside the copy",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
+    let a = raw(&p);
+    assert_eq!(a.kind.as_str(), "sign");
+    let sets: Vec<(String, Vec<String>)> = a
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            (
+                s.label.get_ref().clone(),
+                strs(s.sources.as_deref().unwrap_or_default()),
+            )
+        })
+        .collect();
+    let files = |set: &str| -> Vec<String> {
+        ["mix.c", "randombytes.c", "sign.c"]
+            .iter()
+            .map(|f| format!("packages/{set}/{f}"))
+            .collect()
+    };
+    assert_eq!(
+        sets,
+        [
+            ("MkToy-toy2".to_string(), files("toy2")),
+            ("MkToy-toy3".to_string(), files("toy3"))
+        ]
+    );
+    // What the draft names is beside the copy, as the script wrote it.
+    assert_eq!(
+        p.read("algorithms/mktoy/packages/toy3/mix.c"),
+        std::fs::read_to_string(tree.path().join("src/mix_djb.c")).unwrap()
+    );
+    assert!(!tree.path().join("packages").exists());
+}

@@ -34,7 +34,7 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
     let Some(first) = per_set.first() else {
         return Vec::new();
     };
-    rebind(draft, first, at);
+    rebind(draft, first, &sets[0].generated, at);
     let shared_defines = common(per_set.iter().map(|s| s.defines.clone()));
     let shared_includes = common(per_set.iter().map(|s| s.includes.clone()));
     let shared_sources = common(per_set.iter().map(|s| s.sources.clone()));
@@ -122,8 +122,8 @@ pub(crate) struct Placement<'a> {
 
 /// The API binding read again from what the build compiled: the static
 /// reading of the whole tree may have looked at other folders.
-fn rebind(draft: &mut Draft, first: &SetBuild, at: &Placement) {
-    let folder = Folder::of_files(at.tree, &first.sources, &first.includes);
+fn rebind(draft: &mut Draft, first: &SetBuild, written: &super::generated::Files, at: &Placement) {
+    let folder = Folder::of_files(at.tree, &first.sources, &first.includes, written);
     let b = submission::bind(&folder, at.alg_dir, at.forced);
     draft.kind = b.kind;
     draft.api = b.family;
@@ -188,7 +188,12 @@ impl SetBuild {
                 let Some(rel) = inside(&root, inc) else {
                     continue;
                 };
-                if !rel.is_empty() && !includes.contains(&rel) && tree.join(&rel).is_dir() {
+                // A folder the build made is kept when it holds a source
+                // the import keeps (a packaging script's folder), not when
+                // it holds objects (meson's private folders).
+                let kept = tree.join(&rel).is_dir()
+                    || o.generated.keys().any(|g| Path::new(g).starts_with(&rel));
+                if !rel.is_empty() && !includes.contains(&rel) && kept {
                     includes.push(rel);
                 }
             }

@@ -12,6 +12,7 @@ mod argv;
 mod build;
 mod command;
 mod draft;
+mod generated;
 mod graph;
 mod label;
 mod record;
@@ -54,6 +55,8 @@ pub(super) struct ObservedSet {
     pub root: PathBuf,
     /// The imported tree.
     pub tree: PathBuf,
+    /// Sources the build wrote that the tree lacks, which the draft names.
+    pub generated: generated::Files,
 }
 
 /// More generators than one build of a submission links: each is run,
@@ -203,6 +206,14 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
         Some(u) => label::algname(o.scratch.path(), u)?,
         None => None,
     };
+    let includes: Vec<String> = units
+        .iter()
+        .flat_map(|(_, c)| &c.includes)
+        .filter(|i| inside(i))
+        .filter_map(|i| rel(i))
+        .collect();
+    let sources: Vec<String> = units.iter().map(|(s, _)| s.clone()).collect();
+    let generated = generated::collect(&o.root, tree, &sources, &includes, &mut notes);
     let kats = build::run_generator(&g.output)?;
     // The label names folders (`kat/<id>/<label>/`): text the build made
     // is kept only when it is a safe name, else made one and said so.
@@ -234,5 +245,6 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
         notes,
         root: o.root.clone(),
         tree: tree.to_path_buf(),
+        generated,
     })
 }
