@@ -91,3 +91,29 @@ pub enum Command {
     #[command(hide = true)]
     Internal(commands::internal::Args),
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    /// Every option and argument of every visible subcommand says what it
+    /// is in `--help`.
+    #[test]
+    fn every_argument_has_help_text() {
+        let mut missing = Vec::new();
+        walk(&super::Cli::command(), "pqbench", &mut missing);
+        assert!(missing.is_empty(), "no help text: {missing:#?}");
+    }
+
+    fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+            if !builtin && !arg.is_hide_set() && arg.get_help().is_none() {
+                missing.push(format!("{path} {}", arg.get_id()));
+            }
+        }
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, &format!("{path} {}", sub.get_name()), missing);
+        }
+    }
+}

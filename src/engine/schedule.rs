@@ -45,8 +45,10 @@ impl Runner for RealRunner {
 
 /// Points where the pipeline acts between stages.
 pub struct Hooks<'a> {
-    /// Before the first measuring stage (the host check); an error stops
-    /// the run.
+    /// Once, before the first measurement the run computes (the host
+    /// check, the CPU locks): a run that reuses every measurement never
+    /// calls it, so it waits for no other run's CPU. An error stops the
+    /// run.
     pub before_measuring: &'a (dyn Fn() -> Result<()> + Sync),
     /// Once every instance but the deferred ones (whose keys it is given)
     /// went through every stage, before the deferred ones are measured
@@ -124,6 +126,30 @@ impl RunTally {
     }
 }
 
+/// What every job of a run shares: the runner, the tally and the gate.
+#[derive(Clone, Copy)]
+struct With<'a> {
+    runner: &'a dyn Runner,
+    tally: &'a RunTally,
+    gate: &'a Gate<'a>,
+}
+
+/// `Hooks::before_measuring`, called at most once, by the first job that
+/// will measure; the others wait for it and share its outcome.
+struct Gate<'a> {
+    hook: &'a (dyn Fn() -> Result<()> + Sync),
+    outcome: std::sync::OnceLock<Result<(), String>>,
+}
+
+impl Gate<'_> {
+    fn open(&self) -> Result<()> {
+        self.outcome
+            .get_or_init(|| (self.hook)().map_err(|e| format!("{e:#}")))
+            .clone()
+            .map_err(|e| anyhow!(e))
+    }
+}
+
 /// Runs the campaign's stages in registry order.
 pub fn run(
     cx: &Cx,
@@ -153,11 +179,20 @@ pub fn run(
         .unwrap_or(instance_stages.len());
     let (before, from_measuring) = instance_stages.split_at(first_measuring);
     let everyone: Vec<usize> = (0..cx.plan.instances.len()).collect();
+    let gate = Gate {
+        hook: hooks.before_measuring,
+        outcome: std::sync::OnceLock::new(),
+    };
     let stage_over = |info: &StageInfo, members: &[usize], all: &mut AllResults| {
         let stage = registry
             .instance_stage(info.name)
             .expect("selected stages are registered");
-        let outs = run_instance_stage(cx, stage, all, &assignment, members, runner, &tally);
+        let with = With {
+            runner,
+            tally: &tally,
+            gate: &gate,
+        };
+        let outs = run_instance_stage(cx, stage, all, &assignment, members, &with);
         if let Some(e) = tally.fatal.lock().expect("tally lock").take() {
             return Err(e);
         }
@@ -173,7 +208,6 @@ pub fn run(
         stage_over(info, &everyone, &mut all)?;
     }
     if !from_measuring.is_empty() {
-        (hooks.before_measuring)()?;
         for (k, members) in passes(cx).iter().enumerate() {
             if k > 0 {
                 let pending: Vec<String> = members
@@ -218,9 +252,13 @@ fn run_instance_stage(
     all: &AllResults,
     assignment: &[Option<usize>],
     members: &[usize],
-    runner: &dyn Runner,
-    tally: &RunTally,
+    with: &With,
 ) -> Vec<(String, Done)> {
+    let With {
+        runner,
+        tally,
+        gate,
+    } = *with;
     let info = stage.info();
     let plan = cx.plan;
     let total = members.len();
@@ -254,8 +292,10 @@ fn run_instance_stage(
             cpu: assignment[i],
         };
         let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| run_job(cx, stage, &job, runner, tally)))
-            .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            run_job(cx, stage, &job, runner, tally, gate)
+        }))
+        .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
         let k = done.fetch_add(1, Ordering::Relaxed) + 1;
         let planned = planned.get(&i).copied().unwrap_or(0.0);
         match outcome {
@@ -329,6 +369,7 @@ fn run_job(
     job: &Job,
     runner: &dyn Runner,
     tally: &RunTally,
+    gate: &Gate,
 ) -> Result<Option<Done>> {
     let info = stage.info();
     let Some(m) = stage.manifest(job)? else {
@@ -365,6 +406,14 @@ fn run_job(
             key: vouch(cx, info.name, &unit, held, u.lent_by)?,
             computed: false,
         }));
+    }
+    if info.policy == Policy::Measuring {
+        if let Err(e) = gate.open() {
+            // Fatal: the run stops after this stage, as it would have
+            // before measuring anything.
+            tally.fatal.lock().expect("tally lock").get_or_insert(e);
+            return Ok(None);
+        }
     }
     cx.progress.job_start(info.name, &unit);
     let started = Instant::now();

@@ -148,14 +148,15 @@ pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error>
 }
 
 /// `plan` and `status` of a campaign: the shards' freshness stands for a
-/// system whose shards run elsewhere.
-pub fn states(plan: &Plan) -> Result<crate::pipeline::StatusReport> {
+/// system whose shards run elsewhere. `cpus`: the measuring CPUs a run
+/// would be given (`None`: its default).
+pub fn states(plan: &Plan, cpus: Option<Vec<usize>>) -> Result<crate::pipeline::StatusReport> {
     let shards = if plan.system_spec.executor == Executor::Local {
         None
     } else {
         Some(status(plan)?)
     };
-    crate::pipeline::status::states(plan, shards)
+    crate::pipeline::status::states(plan, shards, cpus)
 }
 
 pub(crate) fn status(plan: &Plan) -> Result<crate::engine::Freshness> {

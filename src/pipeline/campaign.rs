@@ -217,6 +217,13 @@ pub(crate) fn write_campaign_json(
     )
 }
 
+/// The DRBG's cost as the dataset's `campaign.json` records it, if it does.
+pub(crate) fn recorded_drbg(plan: &Plan) -> Option<DrbgCost> {
+    let path = plan.output_dir.join(crate::records::layout::CAMPAIGN);
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str::<CampaignRecord>(&text).ok()?.drbg
+}
+
 /// Measures the DRBG's cost on the first measuring CPU; a failure is shown
 /// and recorded as unknown, never fatal.
 pub(crate) fn drbg_cost(cx: &Cx, host: &HostState) -> Option<DrbgCost> {

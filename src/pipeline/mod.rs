@@ -308,7 +308,11 @@ fn run_in_pool(
         Ok(())
     };
     let before_campaign = |all: &engine::AllResults, preliminary: &[String]| -> Result<()> {
-        let drbg = drbg.get().cloned().flatten();
+        // A run that measured nothing keeps the figure of the run that did.
+        let drbg = match drbg.get() {
+            Some(measured) => measured.clone(),
+            None => campaign::recorded_drbg(plan),
+        };
         writing(plan, || {
             evidence::write(cx, registry, all, &started)?;
             campaign::write_campaign_json(cx, registry, all, &host, drbg, &started, preliminary)

@@ -26,15 +26,19 @@ pub struct StatusReport {
 /// Freshness of every selected stage for every instance. `shards`: for a
 /// system whose shards run elsewhere, their freshness (known to the
 /// executor), which stands for every stage result kept there.
-pub fn states(plan: &Plan, shards: Option<Freshness>) -> Result<StatusReport> {
+pub fn states(
+    plan: &Plan,
+    shards: Option<Freshness>,
+    cpus: Option<Vec<usize>>,
+) -> Result<StatusReport> {
     let compiler = Compiler::for_plan(plan)?;
     let registry = crate::stages::registry();
-    let mut report = states_with(plan, &registry, compiler, shards)?;
+    let mut report = states_with(plan, &registry, compiler, shards, cpus.clone())?;
     // Each further matrix combination's stages, named by it.
     for c in plan.combinations().iter().filter(|c| !c.primary) {
         let cp = plan.combination_plan(c);
         let rows = match Compiler::for_plan(&cp) {
-            Ok(compiler) => states_with(&cp, &registry, compiler, None)?.rows,
+            Ok(compiler) => states_with(&cp, &registry, compiler, None, cpus.clone())?.rows,
             Err(e) => vec![StageState {
                 instance: "campaign".into(),
                 stage: "build",
@@ -59,9 +63,11 @@ pub fn states_with(
     registry: &Registry,
     compiler: Compiler,
     shards: Option<Freshness>,
+    cpus: Option<Vec<usize>>,
 ) -> Result<StatusReport> {
     let opts = RunOptions {
         quiet: true,
+        cpus,
         ..Default::default()
     };
     let mut cx = Cx::new(plan, compiler, false, true);

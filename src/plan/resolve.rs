@@ -187,10 +187,28 @@ fn no_campaign(project: &Project, campaign: &str, file: &Path) -> Error {
         .file_stem()
         .and_then(|s| s.to_str())
         .unwrap_or_default();
-    let known: Vec<String> = list_stems(&project.root.join("campaigns"))
+    let campaigns = project.root.join("campaigns");
+    if !campaigns.is_dir() {
+        return ConfigError::new(format!(
+            "{} is not a pqbench project: it has no campaigns/ folder",
+            project.root.display()
+        ))
+        .help("run pqbench in a project's folder (one with algorithms/ and campaigns/) or pass -C <project>")
+        .into();
+    }
+    let known: Vec<String> = list_stems(&campaigns)
         .into_iter()
         .filter(|s| s != registry)
         .collect();
+    if known.is_empty() {
+        return ConfigError::new(format!("no campaign named `{campaign}`"))
+            .in_file(file)
+            .help(format!(
+                "create {}: campaigns/ holds none yet",
+                project_rel(project, file)
+            ))
+            .into();
+    }
     ConfigError::new(format!("no campaign named `{campaign}`"))
         .in_file(file)
         .help(format!(

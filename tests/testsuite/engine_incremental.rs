@@ -46,6 +46,29 @@ fn recomputed(stderr: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Holds the machine-wide measuring lock of every CPU this process may
+/// use (waiting while another run measures), as a run measuring on all of
+/// them would.
+fn hold_every_cpu_lock() -> Vec<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let dir = std::env::temp_dir().join("pqbench-locks");
+    pqbench::host::allowed_cpus()
+        .into_iter()
+        .map(|cpu| {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .truncate(false)
+                .read(true)
+                .write(true)
+                .open(dir.join(format!("cpu{cpu}.lock")))
+                .unwrap();
+            // SAFETY: flock on a descriptor this function owns.
+            assert_eq!(unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) }, 0);
+            f
+        })
+        .collect()
+}
+
 #[test]
 fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     let p = demo_project();
@@ -76,16 +99,51 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     );
     std::thread::sleep(Duration::from_millis(1100));
 
-    // Nothing changed: nothing is compiled, checked or measured again.
+    // Nothing changed: nothing is compiled, checked or measured again, and
+    // a run that measures nothing waits for no CPU: it finishes while
+    // another process holds every CPU's measuring lock.
+    let held = hold_every_cpu_lock();
+    // Released after a while whatever happens, so that a run that does
+    // wait (and says so) ends and fails below instead of hanging.
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+        let _ = wait.recv_timeout(Duration::from_secs(120));
+        drop(held);
+    });
     let again = p.pqbench(&["run", "demo"]).expect(0);
+    let _ = done.send(());
+    holder.join().unwrap();
     assert!(again.stdout.contains(" 0 computed"), "{}", again.stdout);
     assert!(recomputed(&again.stderr).is_empty(), "{}", again.stderr);
+    assert!(!again.stderr.contains("waiting"), "{}", again.stderr);
     let status = p.pqbench(&["status", "demo"]).expect(0);
     assert!(
         status.stdout.contains("everything is fresh"),
         "{}",
         status.stdout
     );
+    // `status` takes the CPU a run would be given: the one measured on is
+    // fresh, another is not.
+    let cpu = p.json("output/demo/local/campaign.json")["cpus"][0]
+        .as_u64()
+        .unwrap() as usize;
+    let on = p
+        .pqbench(&["status", "demo", "--cpu", &cpu.to_string()])
+        .expect(0);
+    assert!(on.stdout.contains("everything is fresh"), "{}", on.stdout);
+    if let Some(other) = pqbench::host::allowed_cpus()
+        .into_iter()
+        .find(|&c| c != cpu)
+    {
+        let off = p
+            .pqbench(&["status", "demo", "--cpu", &other.to_string()])
+            .expect(0);
+        assert!(
+            !off.stdout.contains("everything is fresh"),
+            "{}",
+            off.stdout
+        );
+    }
     // Reused measurements keep the time they were taken, on the pages too.
     let campaign = p.json("output/demo/local/campaign.json");
     assert_eq!(span(&campaign), measured);

@@ -184,7 +184,8 @@ fn stale_rows(
     let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
     pipeline::check_stage_names(&plan, registry).unwrap();
     let report =
-        pipeline::status::states_with(&plan, registry, Compiler::placeholder(), None).unwrap();
+        pipeline::status::states_with(&plan, registry, Compiler::placeholder(), None, None)
+            .unwrap();
     report
         .rows
         .into_iter()

@@ -10,6 +10,7 @@ use pqbench::{pipeline, stages};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The campaign whose built instance is measured.
     campaign: String,
     /// The operation (`keygen`, `enc`, `dec`, `sign`, `verify`, `hash_<n>`); by
     /// default the cheapest checked one the campaign's instances run.

@@ -7,6 +7,7 @@ use pqbench::error::{exit, Error};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// How many synthetic instances the rendered dataset holds.
     #[arg(long, default_value_t = 500)]
     instances: usize,
 }

@@ -18,7 +18,9 @@ pub enum DigestMode {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The campaign whose last run wrote the KAT files.
     campaign: String,
+    /// The system whose KAT files are stored (default: the first this host runs natively).
     #[arg(long)]
     system: Option<String>,
     /// Digest mode of the manifest lines.

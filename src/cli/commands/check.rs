@@ -10,7 +10,9 @@ use pqbench::error::{exit, Error};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A published folder (from `publish`) or a dataset to check.
     dir: PathBuf,
+    /// Format of the report on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }

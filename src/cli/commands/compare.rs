@@ -40,6 +40,7 @@ pub struct Args {
     /// (default: derived from the runs' trial-to-trial dispersion).
     #[arg(long)]
     threshold: Option<f64>,
+    /// Format of the report.
     #[arg(long, value_enum, default_value = "md")]
     format: CompareFormat,
     /// Write the report to this file instead of stdout.

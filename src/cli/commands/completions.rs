@@ -6,6 +6,7 @@ use pqbench::error::{exit, Error};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The shell to write completions for.
     shell: clap_complete::Shell,
 }
 

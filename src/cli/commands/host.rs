@@ -9,8 +9,10 @@ use pqbench::error::{exit, Error};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The CPU to check (default: the last CPU pqbench may run on).
     #[arg(long)]
     cpu: Option<usize>,
+    /// Format of the report on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }

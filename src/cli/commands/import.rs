@@ -35,7 +35,9 @@ impl Basis {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// A submission directory, a public tree (PQClean, liboqs) or scheme metadata (.yml).
     path: PathBuf,
+    /// The algorithm's id, and the name of algorithms/<ID>.toml (default: from the folder's name).
     #[arg(long)]
     id: Option<String>,
     /// API family, when detection is not wanted.

@@ -10,8 +10,11 @@ use pqbench::pipeline;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The campaign the dataset belongs to.
     campaign: String,
+    /// A system's dataset brought from another machine (its output/<campaign>/<system>/ folder).
     dir: PathBuf,
+    /// Format of the report on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }

@@ -11,7 +11,9 @@ use pqbench::plan::system::Executor;
 
 #[derive(clap::Args)]
 pub struct PlanArgs {
+    /// The campaign: campaigns/<CAMPAIGN>.toml.
     campaign: String,
+    /// The campaign's system (default: the first this host runs natively).
     #[arg(long)]
     system: Option<String>,
     /// Estimate the campaign on N nodes (from earlier runs' stage times).
@@ -20,22 +22,55 @@ pub struct PlanArgs {
     /// Measuring cores per node for the estimate.
     #[arg(long, requires = "nodes")]
     cores: Option<usize>,
+    #[command(flatten)]
+    cpus: CpuArgs,
+    /// Format of the listing on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }
 
 #[derive(clap::Args)]
 pub struct StatusArgs {
+    /// The campaign: campaigns/<CAMPAIGN>.toml.
     campaign: String,
+    /// The campaign's system (default: the first this host runs natively).
     #[arg(long)]
     system: Option<String>,
+    #[command(flatten)]
+    cpus: CpuArgs,
+    /// Format of the listing on stdout.
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }
 
+/// The measuring CPUs a `run` would be given: the timings measured on
+/// them are fresh, those of other CPUs are not.
+#[derive(clap::Args)]
+pub struct CpuArgs {
+    /// Measuring CPU, as `run --cpu` gives it.
+    #[arg(long, conflicts_with = "cpus")]
+    cpu: Option<usize>,
+    /// Measuring CPUs, as `run --cpus` gives them.
+    #[arg(long, value_delimiter = ',')]
+    cpus: Option<Vec<usize>>,
+}
+
+impl CpuArgs {
+    fn chosen(&self) -> Option<Vec<usize>> {
+        self.cpus.clone().or_else(|| self.cpu.map(|c| vec![c]))
+    }
+}
+
 pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
     let (Some(nodes), Some(cores)) = (a.nodes, a.cores) else {
-        return freshness(cli, &a.campaign, a.system.as_deref(), a.format, false);
+        return freshness(
+            cli,
+            &a.campaign,
+            a.system.as_deref(),
+            &a.cpus,
+            a.format,
+            false,
+        );
     };
     let plan = pipeline::resolve_for(&project(cli)?, &a.campaign, a.system.as_deref())?;
     pipeline::check_stage_names(&plan, &pqbench::stages::registry())?;
@@ -51,20 +86,28 @@ pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
 }
 
 pub fn status(cli: &Cli, a: &StatusArgs) -> Result<i32, Error> {
-    freshness(cli, &a.campaign, a.system.as_deref(), a.format, true)
+    freshness(
+        cli,
+        &a.campaign,
+        a.system.as_deref(),
+        &a.cpus,
+        a.format,
+        true,
+    )
 }
 
 fn freshness(
     cli: &Cli,
     campaign: &str,
     system: Option<&str>,
+    cpus: &CpuArgs,
     format: Format,
     only_stale: bool,
 ) -> Result<i32, Error> {
     let plan = pipeline::resolve_for(&project(cli)?, campaign, system)?;
     // What `run` would refuse is refused here too, before any stage row.
     pipeline::check_stage_names(&plan, &pqbench::stages::registry())?;
-    let mut report = pqbench::executor::states(&plan)?;
+    let mut report = pqbench::executor::states(&plan, cpus.chosen())?;
     if only_stale {
         report
             .rows

@@ -10,10 +10,12 @@ use pqbench::pipeline;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The campaign whose last run is published.
     campaign: String,
     /// Only this system (default: every system with a dataset).
     #[arg(long)]
     system: Option<String>,
+    /// Where the evidence (data/) and the site (site/) are written.
     dir: PathBuf,
     /// Also copy the built libraries (lib/).
     #[arg(long)]

@@ -8,6 +8,7 @@ use pqbench::pipeline;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The campaign whose recorded datasets are rendered.
     campaign: String,
 }
 

@@ -16,6 +16,7 @@ pub enum ReproduceFormat {
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The run to reproduce: its id or a unique prefix of it (under output/*/*/runs/), its folder, its lock.json, or a dataset folder.
     run: String,
     /// Reproduce even though inputs differ from the lock.
     #[arg(long)]
@@ -23,6 +24,7 @@ pub struct Args {
     /// Noise threshold of the timing comparison (default: from the runs).
     #[arg(long)]
     threshold: Option<f64>,
+    /// Parallel build and KAT jobs (default: one per core).
     #[arg(short, long)]
     jobs: Option<usize>,
     /// Format of what is printed on stdout (`text` streams: the run and

@@ -10,6 +10,7 @@ use pqbench::pipeline::{self, RunOptions};
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The campaign to run: campaigns/<CAMPAIGN>.toml.
     campaign: String,
     /// Parallel build and KAT jobs (default: the campaign's, else one per core).
     #[arg(short, long)]

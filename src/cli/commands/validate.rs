@@ -9,6 +9,7 @@ use pqbench::error::Error;
 
 #[derive(clap::Args)]
 pub struct Args {
+    /// The algorithm TOML to check (algorithms/<id>.toml).
     toml: PathBuf,
 }
 
