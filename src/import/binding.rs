@@ -83,8 +83,17 @@ pub(super) fn nist(
     let lengths = decl
         .filter(|d| d.params.contains("size_t"))
         .map(|_| LengthType::SizeT);
+    // A header may wrap the context form in a function-like macro of the
+    // classic five arguments (AIMer's `crypto_sign(sm, smlen, m, mlen,
+    // sk)` passes NULL, 0): callers then make the classic call, and a
+    // context call would put its extra arguments into the macro's.
+    let classic_wrapper = macros
+        .iter()
+        .any(|m| m.name == format!("{ns}{op}") && m.params.as_ref().is_some_and(|p| p.len() == 5));
     let signature_api = decl
-        .filter(|d| kind.def().takes_signature_api() && takes_context(&d.params))
+        .filter(|d| {
+            kind.def().takes_signature_api() && takes_context(&d.params) && !classic_wrapper
+        })
         .map(|_| SignatureApi::Fips204Context);
     let defined = main.defined();
     let mut rb: Vec<String> = main
@@ -145,5 +154,64 @@ mod tests {
         assert!(!takes_context(
             "unsigned char * sm , unsigned long long * smlen , const unsigned char * m , unsigned long long mlen , const unsigned char * sk"
         ));
+    }
+}
+
+#[cfg(test)]
+mod header_tests {
+    use crate::import::folder::Folder;
+
+    /// The NIST binding drafted for a folder of `files` (name, text).
+    fn bound(files: &[(&str, &str)]) -> crate::import::emit::NistDraft {
+        let t = tempfile::tempdir().unwrap();
+        for (name, text) in files {
+            std::fs::write(t.path().join(name), text).unwrap();
+        }
+        let folder = Folder::scan(t.path());
+        crate::import::submission::bind(&folder, t.path(), None)
+            .nist
+            .expect("a NIST binding")
+    }
+
+    /// AIMer's api.h, as KpqClean ships it: the sizes bare, some API names
+    /// mapped to namespaced functions and the others plain, and the context
+    /// form wrapped in a macro of the classic five arguments.
+    const API: &str = r#"
+#define NS(s) team_x128_##s
+#define CRYPTO_PUBLICKEYBYTES 32
+#define CRYPTO_SECRETKEYBYTES 64
+#define CRYPTO_BYTES 16
+#define CRYPTO_ALGNAME "x-128"
+#define crypto_sign_keypair NS(crypto_sign_keypair)
+int crypto_sign_keypair(uint8_t *pk, uint8_t *sk);
+int crypto_sign(uint8_t *sm, size_t *smlen, const uint8_t *m, size_t mlen,
+                const uint8_t *ctx, size_t ctxlen, const uint8_t *sk);
+int crypto_sign_open(uint8_t *m, size_t *mlen, const uint8_t *sm, size_t smlen,
+                     const uint8_t *ctx, size_t ctxlen, const uint8_t *pk);
+#define crypto_sign(sm, smlen, m, mlen, sk) \
+  crypto_sign((sm), (smlen), (m), (mlen), NULL, 0, (sk))
+"#;
+    const SIGN: &str = r#"
+#include "api.h"
+int crypto_sign_keypair(uint8_t *pk, uint8_t *sk) { return 0; }
+int (crypto_sign)(uint8_t *sm, size_t *smlen, const uint8_t *m, size_t mlen,
+                const uint8_t *ctx, size_t ctxlen, const uint8_t *sk) { return 0; }
+int crypto_sign_open(uint8_t *m, size_t *mlen, const uint8_t *sm, size_t smlen,
+                     const uint8_t *ctx, size_t ctxlen, const uint8_t *pk) { return 0; }
+"#;
+
+    #[test]
+    fn plain_sizes_keep_the_plain_names_and_a_classic_wrapper_is_called_classically() {
+        let d = bound(&[("api.h", API), ("sign.c", SIGN)]);
+        assert_eq!(d.namespace, None);
+        assert_eq!(d.signature_api, None);
+        // Without the wrapper, the context form is what callers call.
+        let bare = API.replace("#define crypto_sign(sm, smlen, m, mlen, sk) \\\n  crypto_sign((sm), (smlen), (m), (mlen), NULL, 0, (sk))\n", "");
+        assert_ne!(bare, API);
+        let d = bound(&[("api.h", &bare), ("sign.c", SIGN)]);
+        assert_eq!(
+            d.signature_api,
+            Some(crate::config::algorithm::SignatureApi::Fips204Context)
+        );
     }
 }

@@ -229,9 +229,14 @@ pub(super) fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
         }
     }
     // A macro-wrapped name also yields the bare name; keep the prefixed
-    // ones when there are any.
+    // ones when there are any, unless the sizes are bare too
+    // (`CRYPTO_BYTES`, not `<NS>CRYPTO_BYTES`): then the plain names are
+    // the API, which the header maps to namespaced functions (AIMer's maps
+    // some and declares the others plain), and the adapter calls them so.
     if namespaces.len() > 1 {
-        namespaces.retain(|n| !n.is_empty());
+        let bare_sizes = f.macros().iter().any(|m| m.name == "CRYPTO_PUBLICKEYBYTES");
+        let plain = bare_sizes && namespaces.iter().any(String::is_empty);
+        namespaces.retain(|n| n.is_empty() == plain);
     }
     let family = forced.or(match (ngcc, nist) {
         (Some(_), _) => Some(ApiFamily::Ngcc),

@@ -558,3 +558,33 @@ fn a_refused_submitter_flag_and_a_submitter_only_campaign_without_flags_are_name
         "{err}"
     );
 }
+
+#[test]
+fn a_folder_that_is_no_project_is_named_as_such_and_an_empty_one_lists_no_campaigns() {
+    let empty = tempfile::tempdir().unwrap();
+    let p = TestProject::bare();
+    for (args, wants) in [
+        (
+            vec!["-C", empty.path().to_str().unwrap(), "run", "demo"],
+            vec![
+                "is not a pqbench project: it has no campaigns/ folder",
+                "pass -C <project>",
+            ],
+        ),
+        (
+            vec!["-C", p.path().to_str().unwrap(), "status", "demo"],
+            vec!["no campaign named `demo`", "campaigns/ holds none yet"],
+        ),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        for w in wants {
+            assert!(err.contains(w), "{w}: {err}");
+        }
+        assert!(!err.contains("use one of: \n"), "{err}");
+    }
+}
