@@ -266,3 +266,21 @@ fn a_namespace_over_plain_crypto_macros_is_explained_in_the_files_terms() {
     );
     validate(&p, "toy").expect(0);
 }
+
+#[test]
+fn a_wrong_root_is_the_one_problem_reported_with_no_manifest_warnings() {
+    let p = TestProject::demo();
+    let toml = p.read("algorithms/sign-90.toml");
+    p.write(
+        "algorithms/sign-90.toml",
+        &toml.replace("root = \"sign-90\"", "root = \"sign-9O\""),
+    );
+    let out = validate(&p, "sign-90").expect(2);
+    let all = format!("{}{}", out.stdout, out.stderr);
+    assert!(
+        all.contains("source root algorithms/sign-9O not found"),
+        "{all}"
+    );
+    assert!(all.contains("sign-90.toml: 1 problem"), "{all}");
+    assert!(!all.contains("not a label"), "{all}");
+}
