@@ -12,7 +12,7 @@ use anyhow::Result;
 use rayon::prelude::*;
 
 use crate::cache::Cache;
-use crate::plan::{FlagProfile, Instance};
+use crate::plan::{Binding, FlagProfile, Instance};
 use crate::support::Support;
 use crate::toolchain::deps::Unit;
 use crate::toolchain::library::{compile_cached, link_library, target_arch, units, ObjectRef};
@@ -131,7 +131,7 @@ impl Trial {
                 .filter_map(|(u, r)| {
                     r.as_ref()
                         .err()
-                        .map(|e| self.compile_problem(u, &format!("{e:#}")))
+                        .map(|e| self.compile_problem(inst, u, &format!("{e:#}")))
                 })
                 .collect();
             if !failures.is_empty() {
@@ -158,7 +158,7 @@ impl Trial {
         failures
     }
 
-    fn compile_problem(&self, unit: &Unit, log: &str) -> (String, String) {
+    fn compile_problem(&self, inst: &Instance, unit: &Unit, log: &str) -> (String, String) {
         let shown = self.show(&unit.source);
         let log = log.replace(&format!("{}/", self.project_root.display()), "");
         // gcc: `file:line:col: fatal error: name: No such file or directory`.
@@ -174,7 +174,11 @@ impl Trial {
             ),
             None => {
                 let detail = diag::detail(&log);
-                let help = if detail.starts_with("the NIST adapter pastes `namespace`") {
+                let pasted = detail.starts_with("the NIST adapter pastes `namespace`");
+                if let Some(problem) = pasted.then(|| header_problem(inst)).flatten() {
+                    return problem;
+                }
+                let help = if pasted {
                     "set `namespace` (under `[nist]`, the implementation or the parameter set) to the header's prefix, or remove it"
                 } else {
                     "fix the source, its defines, or the implementation's `cpu-features`"
@@ -265,4 +269,60 @@ impl Trial {
             .display()
             .to_string()
     }
+}
+
+/// With no namespace to blame, a size the adapter cannot find means the
+/// header is the wrong one: said so, with the headers of the instance's
+/// include directories that do define the sizes.
+fn header_problem(inst: &Instance) -> Option<(String, String)> {
+    let Binding::Nist {
+        header, namespace, ..
+    } = &inst.binding
+    else {
+        return None;
+    };
+    if !namespace.is_empty() {
+        return None;
+    }
+    const SIZE: &str = "CRYPTO_PUBLICKEYBYTES";
+    let mut defining: Vec<String> = Vec::new();
+    for dir in &inst.include_dirs {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            continue;
+        };
+        let mut names: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".h"))
+            .collect();
+        names.sort();
+        for n in names {
+            let text = std::fs::read_to_string(dir.join(&n)).unwrap_or_default();
+            let defines = text.lines().any(|l| {
+                let l = l.trim_start().trim_start_matches('#').trim_start();
+                l.strip_prefix("define")
+                    .and_then(|r| r.split_whitespace().next())
+                    .is_some_and(|name| name.ends_with(SIZE))
+            });
+            if defines && !defining.contains(&n) {
+                defining.push(n);
+            }
+        }
+    }
+    defining.retain(|n| n != header);
+    let help = match defining.as_slice() {
+        [] => format!("set `[nist] header` to the header that defines `{SIZE}` and the API's prototypes"),
+        found => format!(
+            "set `[nist] header` to the header that defines them: {} (in the include directories) {}",
+            found.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+            if found.len() == 1 { "does" } else { "do" }
+        ),
+    };
+    Some((
+        format!(
+            "{}: the header `{header}` does not define `{SIZE}` (the adapter reads the sizes and the API from it)",
+            inst.label
+        ),
+        help,
+    ))
 }

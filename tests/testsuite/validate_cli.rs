@@ -284,3 +284,27 @@ fn a_wrong_root_is_the_one_problem_reported_with_no_manifest_warnings() {
     assert!(all.contains("sign-90.toml: 1 problem"), "{all}");
     assert!(!all.contains("not a label"), "{all}");
 }
+
+#[test]
+fn a_header_without_the_sizes_is_named_with_the_header_that_has_them() {
+    // With no namespace to blame, the header is the wrong one.
+    let p = TestProject::bare();
+    p.copy(
+        "tests/fixtures/import/nist-toy/Reference_Implementation/toy1",
+        "algorithms/toy",
+    );
+    let toml = "id = \"toy\"\nname = \"Toy\"\nkind = \"sign\"\napi = \"nist\"\n\n[nist]\n\
+                header = \"rng.h\"\n\n[[implementation]]\nname = \"ref\"\nroot = \"toy\"\n\
+                sources = [\"sign.c\"]\n\n[[parameter-set]]\nlabel = \"TOY-1\"\n";
+    p.write("algorithms/toy.toml", toml);
+    let out = validate(&p, "toy").expect(2);
+    for want in [
+        "TOY-1: the header `rng.h` does not define `CRYPTO_PUBLICKEYBYTES`",
+        "help: set `[nist] header` to the header that defines them: `api.h`",
+    ] {
+        assert!(out.stdout.contains(want), "{want}\n{}", out.stdout);
+    }
+    assert!(!out.stdout.contains("set `namespace`"), "{}", out.stdout);
+    p.write("algorithms/toy.toml", &toml.replace("rng.h", "api.h"));
+    validate(&p, "toy").expect(0);
+}
