@@ -124,16 +124,7 @@ pub fn validate(project_root: &Path, toml: &Path) -> Result<Report, Error> {
             match trial::Trial::new(&project.root) {
                 Ok(t) => {
                     for f in t.check(&built, &known) {
-                        let at = raw
-                            .value
-                            .implementations
-                            .iter()
-                            .find(|i| i.name.get_ref() == &f.implementation);
-                        let e = match at {
-                            Some(i) => raw.error_at(&i.name, f.message),
-                            None => raw.error(f.message),
-                        };
-                        p.push(e.help(f.help));
+                        p.push(finding_error(raw, &check.instances, f));
                     }
                 }
                 Err(e) => warnings.push(format!("nothing compiled: {e:#}")),
@@ -155,6 +146,46 @@ pub fn validate(project_root: &Path, toml: &Path) -> Result<Report, Error> {
         warnings,
         instances: check.instances.len(),
     })
+}
+
+/// A trial-build finding at the key it comes from: an `#error` in a set
+/// that has defines at that set's `defines` (they choose what the sources
+/// stop on), anything else at the implementation's name.
+fn finding_error(
+    raw: &Loaded<RawAlgorithm>,
+    instances: &[(Instance, usize)],
+    f: trial::Finding,
+) -> ConfigError {
+    let set = instances
+        .iter()
+        .find(|(i, _)| f.labels.contains(&i.label))
+        .map(|(_, j)| *j)
+        .filter(|&j| {
+            raw.value
+                .parameter_sets
+                .get(j)
+                .is_some_and(|s| !s.defines.is_empty())
+        });
+    if let Some(j) = set.filter(|_| f.message.contains("#error")) {
+        let at = [
+            Step::Key("parameter-set"),
+            Step::Index(j),
+            Step::Key("defines"),
+        ];
+        return raw.error_at_key(&at, f.message).help(
+            "the set's defines reach an `#error` of the sources: check each value against those the sources accept",
+        );
+    }
+    let imp = raw
+        .value
+        .implementations
+        .iter()
+        .find(|i| i.name.get_ref() == &f.implementation);
+    match imp {
+        Some(i) => raw.error_at(&i.name, f.message),
+        None => raw.error(f.message),
+    }
+    .help(f.help)
 }
 
 /// The API headers the adapter force-includes must be findable.

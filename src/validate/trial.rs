@@ -22,6 +22,8 @@ use crate::toolchain::{diag, BuildEnv, Compiler};
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) struct Finding {
     pub implementation: String,
+    /// The instances it was found in.
+    pub labels: Vec<String>,
     pub message: String,
     pub help: String,
 }
@@ -99,6 +101,7 @@ impl Trial {
             .map(|(message, (implementation, help, labels))| Finding {
                 implementation,
                 message: format!("{}: {message}", labels.join(", ")),
+                labels,
                 help,
             })
             .collect()

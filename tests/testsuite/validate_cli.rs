@@ -308,3 +308,28 @@ fn a_header_without_the_sizes_is_named_with_the_header_that_has_them() {
     p.write("algorithms/toy.toml", &toml.replace("rng.h", "api.h"));
     validate(&p, "toy").expect(0);
 }
+
+#[test]
+fn an_error_directive_a_sets_defines_reach_points_at_those_defines() {
+    let p = TestProject::demo();
+    let toml = p.read("algorithms/sign-90.toml");
+    let bad = "defines = { WINTER_N = 24, WINTER_W = 8, WINTER_REJECT = 0 }";
+    p.write(
+        "algorithms/sign-90.toml",
+        &toml.replace(
+            "defines = { WINTER_N = 24, WINTER_W = 16, WINTER_REJECT = 0 }",
+            bad,
+        ),
+    );
+    let out = validate(&p, "sign-90").expect(2);
+    let s = &out.stdout;
+    assert!(s.contains("WINTER-192:"), "{s}");
+    assert!(s.contains("WINTER_W must be 16"), "{s}");
+    // At the set's defines (line 28), not at the implementation's name.
+    assert!(s.contains("sign-90.toml:28:"), "{s}");
+    assert!(s.contains(&format!("28 | {bad}")), "{s}");
+    assert!(
+        s.contains("help: the set's defines reach an `#error`"),
+        "{s}"
+    );
+}
