@@ -175,11 +175,19 @@ pub(super) fn kat_files(
                 contained(&project.root, toml_dir, m.get_ref())
                     .map_err(|e| raw.error_at(m, e).help("use a path inside the project")),
             )
-            .unwrap_or(default),
-        None => default,
+            .unwrap_or_else(|| default.clone()),
+        None => default.clone(),
     };
     if manifest.is_file() {
         check_manifest(&manifest, p);
+    } else if let Some(m) = k.manifest.as_ref().filter(|_| default.is_file()) {
+        // A manifest that does not exist yet is `bless`'s to write, but
+        // not beside the one that does: that is a misspelt path.
+        let shown = project_rel(project, &manifest);
+        p.push(
+            raw.error_at(m, format!("KAT manifest {shown} not found, while kat/{id}/kat.sha256 exists"))
+                .help("fix the path (relative to this file), or remove `manifest` to use kat/<id>/kat.sha256"),
+        );
     }
     let reference_dir = match &k.reference_dir {
         Some(d) => match contained(&project.root, toml_dir, d.get_ref()) {

@@ -333,3 +333,33 @@ fn an_error_directive_a_sets_defines_reach_points_at_those_defines() {
         "{s}"
     );
 }
+
+#[test]
+fn a_misspelt_manifest_beside_the_default_one_is_an_error_at_its_key() {
+    let p = TestProject::demo();
+    let toml = p.read("algorithms/sign-90.toml");
+    let line = "manifest = \"../kat/sign-90/kat.sha265\"";
+    assert!(toml.contains("records = 10\n"), "{toml}");
+    p.write(
+        "algorithms/sign-90.toml",
+        &toml.replace("records = 10\n", &format!("records = 10\n{line}\n")),
+    );
+    let out = validate(&p, "sign-90").expect(2);
+    let s = &out.stdout;
+    assert!(
+        s.contains(
+            "KAT manifest kat/sign-90/kat.sha265 not found, while kat/sign-90/kat.sha256 exists"
+        ),
+        "{s}"
+    );
+    assert!(s.contains(&format!("| {line}")), "{s}");
+    // The path as it should be is fine.
+    p.write(
+        "algorithms/sign-90.toml",
+        &toml.replace(
+            "records = 10\n",
+            "records = 10\nmanifest = \"../kat/sign-90/kat.sha256\"\n",
+        ),
+    );
+    validate(&p, "sign-90").expect(0);
+}
