@@ -150,6 +150,11 @@ pub(crate) fn retries_suffix(retries: u64) -> String {
 }
 
 /// Memory sizes already in KiB.
+/// `1 warm-up call`, `3 warm-up calls`: `n` with the noun in its number.
+pub(crate) fn counted(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 pub(crate) fn kib(v: u64) -> String {
     format!("{v} KiB")
 }
@@ -362,6 +367,14 @@ mod tests {
 
     #[test]
     fn counts_and_small_formats() {
+        assert_eq!(
+            counted(1, "warm-up call", "warm-up calls"),
+            "1 warm-up call"
+        );
+        assert_eq!(
+            counted(0, "warm-up call", "warm-up calls"),
+            "0 warm-up calls"
+        );
         assert_eq!(count_n(&[609; 5]), "3045 (5 × 609)");
         assert_eq!(
             count_n(&[609, 610, 609, 609, 610]),

@@ -495,7 +495,7 @@ fn seeding_bullets(c: &CampaignRecord) -> Vec<String> {
 fn planning_bullets(c: &CampaignRecord) -> Vec<String> {
     let t = &c.timing;
     vec![
-        format!("Trials: {} per operation, each in a fresh process, after {} warm-up calls.", t.trials, t.warmup),
+        format!("Trials: {} per operation, each in a fresh process, after {}.", t.trials, format::counted(u64::from(t.warmup), "warm-up call", "warm-up calls")),
         format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
         format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
         format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
