@@ -103,6 +103,9 @@ fn refuse_links(path: &Path, given: &Path) -> Result<(), Error> {
 struct Plan {
     root: PathBuf,
     writes: Vec<(PathBuf, Vec<u8>)>,
+    /// Earlier copies `--force` replaces: removed before anything is
+    /// copied, so no file of the old copy stays among the new one's.
+    replaced: Vec<PathBuf>,
     copies: Vec<(PathBuf, PathBuf)>,
     conflicts: Vec<String>,
     lines: Vec<String>,
@@ -298,6 +301,8 @@ fn plan_submission(
             let d = plan.show(&dest);
             plan.conflicts
                 .push(format!("{d} exists (sources would be copied there)"));
+        } else if dest.is_dir() && !dest.is_symlink() && !path.starts_with(&dest) {
+            plan.replaced.push(dest.clone());
         }
         copy_plan(from, &dest, &kat_sources, &mut plan.copies);
         plan.lines
@@ -526,6 +531,10 @@ impl Plan {
             ))
             .help("pass --force to replace them")
             .into());
+        }
+        for dir in &self.replaced {
+            std::fs::remove_dir_all(dir)
+                .map_err(|e| anyhow::anyhow!("removing the earlier copy {}: {e}", dir.display()))?;
         }
         for (from, to) in &self.copies {
             fsutil::copy_atomic(from, to)?;

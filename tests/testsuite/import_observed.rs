@@ -841,3 +841,27 @@ fn sets_a_packaging_script_writes_as_folders_are_kept_and_proven() {
     );
     assert!(!tree.path().join("packages").exists());
 }
+
+#[test]
+fn import_with_force_replaces_the_earlier_copy_whole() {
+    if !make_and_openssl() {
+        return;
+    }
+    let p = TestProject::bare();
+    let tree = fixture().to_str().unwrap().to_string();
+    p.pqbench(&["import", &tree, "--id", "mktoy"]).expect(0);
+    // A file of an earlier copy (a source the tree no longer has).
+    p.write("algorithms/mktoy/src/stale.c", "#error stale\n");
+    let again = p.pqbench(&["import", &tree, "--id", "mktoy"]).expect(2);
+    assert!(again.stderr.contains("pass --force"), "{}", again.stderr);
+    assert!(p.path().join("algorithms/mktoy/src/stale.c").exists());
+    let out = p
+        .pqbench(&["import", &tree, "--id", "mktoy", "--force"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &["proof MkToy-toy3: identical to the tree's own generator"],
+    );
+    assert!(!p.path().join("algorithms/mktoy/src/stale.c").exists());
+    assert!(p.path().join("algorithms/mktoy/src/sign.c").is_file());
+}
