@@ -53,14 +53,28 @@ fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
     let ops = kind.operations();
     let mut rows = Vec::new();
     let mut bars = Vec::new();
+    // Instances never built here (another architecture's code, a CPU
+    // feature the host lacks) have no figure: named once, under the table.
+    let mut not_built = Vec::new();
     for a in ds.campaign.algorithms.iter().filter(|a| a.kind == kind) {
         for label in &a.labels {
+            let build = ds.build_record(&a.id, label);
+            if build.is_some_and(|b| b.kat_status == Status::Skipped) {
+                not_built.push(format!("`{}/{label}`", a.id));
+                continue;
+            }
             rows.push(summary_row(ds, a, label, sizes, &mut bars));
         }
     }
     if rows.is_empty() {
         return None;
     }
+    let note = (!not_built.is_empty()).then(|| {
+        format!(
+            "Not built on system {system} (written for another architecture, or needing a CPU feature it lacks; each algorithm's page says which): {}.",
+            not_built.join(", ")
+        )
+    });
     let has_ct = rows.iter().any(|r| !r.ct.is_empty());
     for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
         r.ct = "–".into();
@@ -80,7 +94,7 @@ fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
             &bars,
         ),
         chart_file: format!("summary-{}.svg", kind.as_str()),
-        note: None,
+        note,
     })
 }
 

@@ -59,6 +59,7 @@ mod measure_lost_trials;
 mod measure_sharing;
 mod render_disturbed;
 mod render_escape;
+mod render_not_built;
 mod render_pages;
 mod render_reference;
 mod render_reference_001;
