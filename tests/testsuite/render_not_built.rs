@@ -1,5 +1,7 @@
 //! Instances never built on a system (another architecture's code) are
-//! named once, under the summary's table, not given a row of dashes.
+//! named once, under the summary's table, not given a row of dashes, and
+//! list no KAT log among their evidence; a system the registry gives no
+//! title is named once in the page titles.
 
 use pqbench::plan::Kind;
 use pqbench::render::synth::{self, Synth};
@@ -16,9 +18,9 @@ fn trials(c: f64) -> Vec<Trial> {
         .collect()
 }
 
-#[test]
-fn an_instance_not_built_here_is_a_note_under_the_summary_not_a_row() {
-    let tmp = tempfile::tempdir().unwrap();
+/// Renders a dataset of one signature with a built and a skipped
+/// instance; returns the site folder (in `tmp`).
+fn site(tmp: &std::path::Path, titled: bool) -> std::path::PathBuf {
     let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
     let mut s = Synth::new(
         "t",
@@ -36,9 +38,19 @@ fn an_instance_not_built_here_is_a_note_under_the_summary_not_a_row() {
     }
     s.add_instance(&a, "T-1.aarch64", pqbench::kat::Status::Skipped, 0);
     s.campaign.algorithms.push(a);
-    s.write(&tmp.path().join("local")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("local")], &site, None, &[]).unwrap();
+    if !titled {
+        s.campaign.system_title = None;
+    }
+    s.write(&tmp.join("local")).unwrap();
+    let site = tmp.join("site");
+    pqbench::render::render_dataset_dirs(&[tmp.join("local")], &site, None, &[]).unwrap();
+    site
+}
+
+#[test]
+fn an_instance_not_built_here_is_a_note_under_the_summary_not_a_row() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = site(tmp.path(), true);
 
     let summary = std::fs::read_to_string(site.join("local/summary.md")).unwrap();
     assert!(summary.contains("| `T-1` |"), "{summary}");
@@ -49,4 +61,18 @@ fn an_instance_not_built_here_is_a_note_under_the_summary_not_a_row() {
     );
     let html = std::fs::read_to_string(site.join("local/summary.html")).unwrap();
     assert!(html.contains("<code>sign-1/T-1.aarch64</code>"), "{html}");
+}
+
+#[test]
+fn an_untitled_system_is_named_once_and_a_skipped_instance_lists_no_kat_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = site(tmp.path(), false);
+    let page = std::fs::read_to_string(site.join("local/sign-1.md")).unwrap();
+    assert!(
+        page.contains("# sign-1 Toy — performance on system local\n"),
+        "{page}"
+    );
+    let evidence: Vec<&str> = page.lines().filter(|l| l.contains("KAT log")).collect();
+    assert_eq!(evidence.len(), 1, "{evidence:?}");
+    assert!(evidence[0].contains("`T-1`"), "{evidence:?}");
 }

@@ -79,11 +79,11 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
 }
 
 fn title(ds: &Dataset, a: &AlgorithmInfo, system: &str) -> String {
-    let title_system = ds.campaign.system_title.as_deref().unwrap_or(system);
-    format!(
-        "{} {} — performance on {title_system} (system {system})",
-        a.id, a.name
-    )
+    // A system the registry gives no title of its own is named once.
+    match ds.campaign.system_title.as_deref().filter(|t| *t != system) {
+        Some(t) => format!("{} {} — performance on {t} (system {system})", a.id, a.name),
+        None => format!("{} {} — performance on system {system}", a.id, a.name),
+    }
 }
 
 /// Section 1: category, names, implementations, parameter sets, the TOML's
