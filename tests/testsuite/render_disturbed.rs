@@ -5,7 +5,7 @@
 //! statistic's interval.
 
 use pqbench::plan::Kind;
-use pqbench::render::synth::{self, Synth};
+use pqbench::render::synth;
 use pqbench::stats::Trial;
 
 /// Five trials of 20 calls around `c` cycles, with per-call samples; with
@@ -35,16 +35,7 @@ fn trials(c: u64, slow: bool) -> Vec<Trial> {
 }
 
 fn dataset(dir: &std::path::Path) {
-    let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
-    let mut s = Synth::new(
-        "t",
-        "local",
-        "x86-64",
-        "2026-01-01T00:00:00",
-        "2026-01-01T01:00:00",
-        env,
-        1,
-    );
+    let mut s = crate::common::synth_local();
     let a = synth::algorithm("sign-1", "Noisy", Kind::Sign, &["N-1"]);
     s.add_instance(&a, "N-1", pqbench::kat::Status::Pass, 1000);
     s.add_operation(&a, "N-1", "keygen", trials(100_000, false), 0, None);

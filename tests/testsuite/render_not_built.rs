@@ -4,7 +4,7 @@
 //! title is named once in the page titles.
 
 use pqbench::plan::Kind;
-use pqbench::render::synth::{self, Synth};
+use pqbench::render::synth;
 use pqbench::stats::Trial;
 
 fn trials(c: f64) -> Vec<Trial> {
@@ -21,16 +21,7 @@ fn trials(c: f64) -> Vec<Trial> {
 /// Renders a dataset of one signature with a built and a skipped
 /// instance; returns the site folder (in `tmp`).
 fn site(tmp: &std::path::Path, titled: bool) -> std::path::PathBuf {
-    let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
-    let mut s = Synth::new(
-        "t",
-        "local",
-        "x86-64",
-        "2026-01-01T00:00:00",
-        "2026-01-01T01:00:00",
-        env,
-        1,
-    );
+    let mut s = crate::common::synth_local();
     let a = synth::algorithm("sign-1", "Toy", Kind::Sign, &["T-1", "T-1.aarch64"]);
     s.add_instance(&a, "T-1", pqbench::kat::Status::Pass, 1000);
     for (op, c) in [("keygen", 1e5), ("sign", 2e5), ("verify", 5e4)] {

@@ -4,7 +4,7 @@
 
 use pqbench::measure::OpStatus;
 use pqbench::plan::Kind;
-use pqbench::render::synth::{self, Synth};
+use pqbench::render::synth;
 use pqbench::stats::Trial;
 
 fn trials(c: u64) -> Vec<Trial> {
@@ -25,16 +25,7 @@ fn trials(c: u64) -> Vec<Trial> {
 const WHY: &str = "⚠ unwitnessed after 3 sets of trials: trial 2 claims 1.0e-4 s per call";
 
 fn dataset(dir: &std::path::Path) {
-    let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
-    let mut s = Synth::new(
-        "t",
-        "local",
-        "x86-64",
-        "2026-01-01T00:00:00",
-        "2026-01-01T01:00:00",
-        env,
-        1,
-    );
+    let mut s = crate::common::synth_local();
     let a = synth::algorithm("sign-1", "Unjudged", Kind::Sign, &["U-1"]);
     s.add_instance(&a, "U-1", pqbench::kat::Status::Pass, 1000);
     for (op, c) in [("keygen", 100_000), ("sign", 200_000), ("verify", 50_000)] {

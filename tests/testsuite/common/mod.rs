@@ -413,3 +413,19 @@ pub fn kept_within_spread(
 pub fn trial_sets(r: &pqbench::records::operation::OperationRecord) -> usize {
     r.witness_sets.as_ref().map_or(1, |w| w.sets as usize)
 }
+
+/// An empty synthetic dataset of campaign `t` on system `local` (titled
+/// `x86-64`), for page tests that add their own instances.
+pub fn synth_local() -> pqbench::render::synth::Synth {
+    use pqbench::render::synth;
+    let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
+    synth::Synth::new(
+        "t",
+        "local",
+        "x86-64",
+        "2026-01-01T00:00:00",
+        "2026-01-01T01:00:00",
+        env,
+        1,
+    )
+}
