@@ -254,11 +254,7 @@ fn run_instance_stage(
     members: &[usize],
     with: &With,
 ) -> Vec<(String, Done)> {
-    let With {
-        runner,
-        tally,
-        gate,
-    } = *with;
+    let tally = with.tally;
     let info = stage.info();
     let plan = cx.plan;
     let total = members.len();
@@ -292,10 +288,8 @@ fn run_instance_stage(
             cpu: assignment[i],
         };
         let started = Instant::now();
-        let outcome = catch_unwind(AssertUnwindSafe(|| {
-            run_job(cx, stage, &job, runner, tally, gate)
-        }))
-        .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
+        let outcome = catch_unwind(AssertUnwindSafe(|| run_job(cx, stage, &job, with)))
+            .unwrap_or_else(|p| Err(anyhow!("internal error: {}", panic_text(&p))));
         let k = done.fetch_add(1, Ordering::Relaxed) + 1;
         let planned = planned.get(&i).copied().unwrap_or(0.0);
         match outcome {
@@ -363,14 +357,12 @@ fn run_sharded<T: Send>(
 }
 
 /// Reuses or computes one job; None when the stage does not apply.
-fn run_job(
-    cx: &Cx,
-    stage: &dyn ErasedStage,
-    job: &Job,
-    runner: &dyn Runner,
-    tally: &RunTally,
-    gate: &Gate,
-) -> Result<Option<Done>> {
+fn run_job(cx: &Cx, stage: &dyn ErasedStage, job: &Job, with: &With) -> Result<Option<Done>> {
+    let With {
+        runner,
+        tally,
+        gate,
+    } = *with;
     let info = stage.info();
     let Some(m) = stage.manifest(job)? else {
         return Ok(None);

@@ -289,6 +289,13 @@ fn run_in_pool(
     }
     let cpu_locks = locks::CpuLocks::default();
     let drbg = std::sync::OnceLock::new();
+    // A run that measures nothing keeps the figure of the run that did,
+    // read before this run writes its own record.
+    let previous_drbg = campaign::recorded_drbg(plan);
+    let drbg_now = || match drbg.get() {
+        Some(measured) => Option::clone(measured),
+        None => previous_drbg.clone(),
+    };
     let cx = &cx;
     let before_measuring = || -> Result<()> {
         if cx.emulated() {
@@ -308,11 +315,7 @@ fn run_in_pool(
         Ok(())
     };
     let before_campaign = |all: &engine::AllResults, preliminary: &[String]| -> Result<()> {
-        // A run that measured nothing keeps the figure of the run that did.
-        let drbg = match drbg.get() {
-            Some(measured) => measured.clone(),
-            None => campaign::recorded_drbg(plan),
-        };
+        let drbg = drbg_now();
         writing(plan, || {
             evidence::write(cx, registry, all, &started)?;
             campaign::write_campaign_json(cx, registry, all, &host, drbg, &started, preliminary)
@@ -322,7 +325,7 @@ fn run_in_pool(
     // (records, and pages marking the deferred instances preliminary), as
     // the deferred ones may take long.
     let before_deferred = |all: &engine::AllResults, pending: &[String]| -> Result<()> {
-        let drbg = drbg.get().cloned().flatten();
+        let drbg = drbg_now();
         writing(plan, || {
             evidence::write(cx, registry, all, &started)?;
             campaign::write_campaign_json(cx, registry, all, &host, drbg, &started, pending)

@@ -93,6 +93,8 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
     let span =
         |c: &serde_json::Value| (c["measured_from_utc"].clone(), c["measured_to_utc"].clone());
     let measured = span(&p.json("output/demo/local/campaign.json"));
+    let drbg = p.json("output/demo/local/campaign.json")["drbg"].clone();
+    assert!(drbg.is_object(), "{drbg}");
     assert!(
         measured.0.is_string() && measured.1.is_string(),
         "{measured:?}"
@@ -144,9 +146,11 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
             off.stdout
         );
     }
-    // Reused measurements keep the time they were taken, on the pages too.
+    // Reused measurements keep the time they were taken, on the pages too,
+    // and the DRBG figure measured beside them.
     let campaign = p.json("output/demo/local/campaign.json");
     assert_eq!(span(&campaign), measured);
+    assert_eq!(campaign["drbg"], drbg);
     assert_ne!(campaign["start_utc"], campaign["measured_from_utc"]);
     let page = p.read("output/demo/site/local/sign-90.md");
     let from = measured.0.as_str().unwrap();
