@@ -504,6 +504,14 @@ fn choose_id(given: Option<&str>, fallback: &str) -> Result<String, ConfigError>
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    // `algorithms/components/` holds the shared components: an import
+    // copied there (and replaced with --force) would take their place.
+    if id == "components" {
+        return Err(ConfigError::new(
+            "`components` is the folder of the shared components, not an algorithm id",
+        )
+        .help("pass another --id"));
+    }
     if !ok {
         return Err(
             ConfigError::new(format!("`{id}` is not a usable algorithm id"))
@@ -657,6 +665,16 @@ fn copy_plan(from: &Path, to: &Path, skip: &[&Path], out: &mut Vec<(PathBuf, Pat
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_components_folder_is_no_algorithm_id() {
+        assert!(choose_id(Some("components"), "x").is_err());
+        // A folder of that name imports under its name's id only when it
+        // is given another.
+        assert_eq!(choose_id(Some("comp"), "components").unwrap(), "comp");
+        assert!(choose_id(None, "Components").is_err());
+        assert_eq!(choose_id(None, "Kyber").unwrap(), "kyber");
+    }
 
     #[test]
     fn merge_keeps_other_keys_and_refuses_changes_without_force() {
