@@ -48,6 +48,9 @@ pub(super) fn collect(
         }
         roots.push((dir, true));
     }
+    // Many units share a folder: each is walked once.
+    roots.sort();
+    roots.dedup();
     let mut out = Files::new();
     let mut budget = Budget {
         files: MAX_FILES,
