@@ -35,6 +35,17 @@ fn fixture_copy() -> tempfile::TempDir {
     tree
 }
 
+/// A copy of the fixture with the overlay `tests/fixtures/import/<name>`
+/// copied over it.
+fn overlaid(name: &str) -> tempfile::TempDir {
+    let tree = fixture_copy();
+    common::copy_tree(
+        &common::repo().join("tests/fixtures/import").join(name),
+        tree.path(),
+    );
+    tree
+}
+
 fn make_and_openssl() -> bool {
     skip::tools_or_skip(
         &["make", "/usr/include/openssl/evp.h"],
@@ -703,11 +714,7 @@ fn a_file_the_build_compiles_for_avx2_alone_is_drafted_as_a_unit_and_is_proven()
     }
     // make-sets with the dispatch overlay: src/mix_avx2.c alone gets
     // -mavx2, and the dispatcher marks its output when it gets it too.
-    let tree = fixture_copy();
-    common::copy_tree(
-        &common::repo().join("tests/fixtures/import/dispatch"),
-        tree.path(),
-    );
+    let tree = overlaid("dispatch");
     let p = TestProject::bare();
     let out = p
         .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
@@ -782,11 +789,7 @@ fn sets_a_packaging_script_writes_as_folders_are_kept_and_proven() {
     }
     // make-sets with the script-sets overlay: no set folder exists until
     // the tree's documented script writes it.
-    let tree = fixture_copy();
-    common::copy_tree(
-        &common::repo().join("tests/fixtures/import/script-sets"),
-        tree.path(),
-    );
+    let tree = overlaid("script-sets");
     assert!(!tree.path().join("packages").exists());
     let p = TestProject::bare();
     let out = p
