@@ -167,6 +167,11 @@ pub struct RawNist {
     /// override it.
     #[serde(default)]
     pub namespace: String,
+    /// Tail of every API function name (`crypto_kem_keypair_Frodo640`:
+    /// `_Frodo640`), for code whose functions, not macros, carry the
+    /// parameter set; a parameter set may override it.
+    #[serde(default)]
+    pub suffix: String,
     /// The symbol the code calls for randomness.
     #[serde(default = "default_randombytes")]
     pub randombytes: String,
@@ -340,6 +345,13 @@ pub struct RawParameterSet {
     /// NIST namespace for this set (overrides `[nist] namespace`).
     #[serde(default)]
     pub namespace: Option<String>,
+    /// NIST function-name suffix for this set (overrides `[nist] suffix`).
+    #[serde(default)]
+    pub suffix: Option<String>,
+    /// NIST API header for this set (overrides `[nist] header`), for code
+    /// with one header per set (`api_frodo640.h`).
+    #[serde(default)]
+    pub header: Option<Spanned<String>>,
     /// Restrict to these implementations (default: all).
     #[serde(default)]
     pub implementations: Option<Vec<String>>,

@@ -409,9 +409,26 @@ fn join(toks: &[Tok]) -> String {
         .join(" ")
 }
 
+/// The names of `#include "…"` lines, in order.
+pub(crate) fn quoted_includes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start().strip_prefix('#')?.trim_start();
+            let rest = l.strip_prefix("include")?.trim_start().strip_prefix('"')?;
+            rest.split_once('"').map(|(n, _)| n.to_string())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quoted_includes_are_read_in_order_and_system_ones_skipped() {
+        let t = "#include <stdio.h>\n#include \"rng.h\"\n  #  include \"../src/api_x.h\" // c\n";
+        assert_eq!(quoted_includes(t), vec!["rng.h", "../src/api_x.h"]);
+    }
 
     const SRC: &str = r#"
 /* header comment

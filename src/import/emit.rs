@@ -101,6 +101,10 @@ pub(super) fn placement(
 #[derive(Debug, Clone, Default)]
 pub(super) struct SetDraft {
     pub guess: SetGuess,
+    /// The set's own API header and function-name suffix, for code whose
+    /// functions carry the set's name (`crypto_kem_keypair_Frodo640`).
+    pub header: Option<String>,
+    pub suffix: Option<String>,
     pub implementations: Option<Vec<String>>,
     pub root: Option<String>,
     pub sources: Option<Vec<String>>,
@@ -319,6 +323,12 @@ fn sets(o: &mut String, d: &Draft) {
         }
         if let Some(ns) = &s.guess.namespace {
             o.push_str(&format!("namespace = {}\n", q(ns)));
+        }
+        if let Some(h) = &s.header {
+            o.push_str(&format!("header = {}\n", q(h)));
+        }
+        if let Some(sfx) = &s.suffix {
+            o.push_str(&format!("suffix = {}\n", q(sfx)));
         }
         if let Some(i) = &s.implementations {
             o.push_str(&format!("implementations = {}\n", list(i)));

@@ -329,6 +329,9 @@ pub(super) fn exclusion(f: &CFile) -> Option<&'static str> {
     if n.starts_with("pqcgenkat") {
         return Some("NIST KAT generator");
     }
+    if n.starts_with("pqctestkat") {
+        return Some("NIST KAT checker");
+    }
     // NGCC's shipped generators: KAT_SIG.c, KAT_KEM.c, KAT_KEX.c, KAT_Hash.c.
     if n.starts_with("kat_") || n.starts_with("genkat") {
         return Some("NGCC KAT generator");

@@ -10,6 +10,7 @@
 //! `force`; all conflicts are found before anything is written.
 
 mod binding;
+mod checker;
 pub(crate) mod csource;
 mod emit;
 mod folder;
@@ -34,8 +35,9 @@ use crate::config::algorithm::{ApiFamily, RawAlgorithm};
 use crate::error::{ConfigError, Error};
 use crate::fsutil;
 
+pub use checker::Checker;
 pub use observe::record_entry;
-pub use prove::{mark_unproven, prove, Proof};
+pub use prove::{mark_unproven, prove, Proof, Verdict};
 pub(crate) use submission::sanitize;
 
 /// The catalog's header line, as `stages::sizes::read_catalog` reads it.
@@ -72,6 +74,9 @@ pub struct ImportReport {
     /// Drafted from the tree's own build, with its generators' KAT files as
     /// references: the draft can be proven against them (`prove`).
     pub observed: bool,
+    /// The tree's KAT checkers, for sets whose build made no generator:
+    /// the proof has them judge pqbench's KAT files.
+    pub checkers: Vec<Checker>,
 }
 
 /// The largest metadata file read (a scheme's `META.yml` is a few KiB).
@@ -111,6 +116,7 @@ struct Plan {
     lines: Vec<String>,
     /// The draft comes from the tree's own build.
     observed: bool,
+    checkers: Vec<Checker>,
 }
 
 pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport, Error> {
@@ -162,7 +168,52 @@ pub fn import(project_root: &Path, opts: &ImportOptions) -> Result<ImportReport,
         id,
         observed: plan.observed,
         lines: plan.lines,
+        checkers: plan.checkers,
     })
+}
+
+/// Writes the KAT files the tree's checkers accepted (`label`, file name,
+/// bytes) as the sets' references, with manifest lines marked `checked`.
+pub(crate) fn record_checked(
+    root: &Path,
+    id: &str,
+    api: ApiFamily,
+    files: &[(String, String, Vec<u8>)],
+    command: &str,
+) -> Result<(), Error> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let kat_dir = root.join("kat").join(id);
+    let mut lines = vec![(
+        String::new(),
+        crate::kat::provenance::Provenance::Checked.comment(&format!(
+            "pqbench's own output, accepted by the tree's KAT checkers, built by `{}`",
+            emit::one_line(command)
+        )),
+    )];
+    for (label, file, bytes) in files {
+        fsutil::write_atomic(&kat_dir.join(label).join(file), bytes)?;
+        let (line, _) = katfiles::manifest_line(bytes, label, file, api, false);
+        lines.push((label.clone(), line));
+    }
+    let path = kat_dir.join("kat.sha256");
+    let header = format!(
+        "# KAT manifest of {id}: <sha256> <mode>[:N] <label>/<file>\n# written by pqbench import from the tree's own KAT checkers\n"
+    );
+    let existing = std::fs::read_to_string(&path).ok();
+    let mut conflicts = Vec::new();
+    let text = merge(
+        existing.as_deref(),
+        &header,
+        &lines,
+        manifest_key_of_line,
+        true,
+        &mut conflicts,
+        &format!("kat/{id}/kat.sha256"),
+    );
+    fsutil::write_atomic(&path, text.as_bytes())?;
+    Ok(())
 }
 
 /// Plans a metadata import: the TOML (kept when it exists, unless
@@ -260,7 +311,7 @@ fn plan_submission(
     }
     let observed = observe_build(plan, path, opts)?;
     let mut a = submission::analyse(&alg_dir, path, shown, &id, opts.api);
-    let mut generated = Vec::new();
+    let mut generated = observe::References::default();
     if let Some((commands, sets)) = &observed {
         let base = match path.strip_prefix(&alg_dir) {
             Ok(r) => r.to_string_lossy().replace('\\', "/"),
@@ -315,7 +366,16 @@ fn plan_submission(
             None => path.to_path_buf(),
         };
         add_build_sources(plan, &dest, sets);
-        add_generated(plan, &id, &generated, commands, opts.force);
+        if !generated.files.is_empty() {
+            add_generated(plan, &id, &generated.files, commands, opts.force);
+        }
+        for c in &generated.checkers {
+            plan.lines.push(format!(
+                "{}: the build made no KAT generator; its checker {} is to judge pqbench's KAT file",
+                c.label, c.program
+            ));
+        }
+        plan.checkers = generated.checkers;
     } else {
         add_kat_files(plan, &a, &id, shown, opts.force)?;
     }
@@ -350,11 +410,14 @@ fn observe_build(
     };
     match observe::observe(path, &commands) {
         Ok(sets) => {
-            plan.lines.push(format!(
-                "observed `{}`: {} KAT generator(s) built and run",
-                commands.join("`, `"),
-                sets.len()
-            ));
+            let checkers = sets.iter().filter(|s| s.checker.is_some()).count();
+            let what = match (sets.len() - checkers, checkers) {
+                (g, 0) => format!("{g} KAT generator(s) built and run"),
+                (0, c) => format!("no KAT generator; {c} KAT checker(s) built"),
+                (g, c) => format!("{g} KAT generator(s) built and run, {c} KAT checker(s) built"),
+            };
+            plan.lines
+                .push(format!("observed `{}`: {what}", commands.join("`, `")));
             Ok(Some((commands, sets)))
         }
         Err(e) if given => Err(ConfigError::new(format!("--build: {e:#}"))

@@ -4,38 +4,59 @@
 //! the tree's own generators wrote at import. A set is `identical` when
 //! pqbench's file equals the generator's; else the first difference and
 //! its likely cause are reported, and the draft gets a TODO line there.
+//! A tree with checkers and no generator has pqbench's file judged by the
+//! set's checker (`checker.rs`); the file it accepts becomes the reference.
 
 use std::path::Path;
 
+use super::checker::{self, Checker, Judgement};
 use crate::error::Error;
 use crate::fsutil;
 use crate::pipeline::RunOptions;
 use crate::plan::Project;
+use crate::records::kat::KatStatus;
 
-/// What the proof found, per set: its label and `None` when identical,
-/// else why not.
+/// What the proof found for one set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// pqbench's KAT file equals the tree's own generator's.
+    Identical,
+    /// The tree's own checker (this program) accepts pqbench's KAT file
+    /// and rejects a changed copy; the file is now the set's reference.
+    Checked(String),
+    /// Not proven, and why.
+    Differs(String),
+}
+
+/// What the proof found, per set label.
 #[derive(Debug, Clone, Default)]
 pub struct Proof {
-    pub sets: Vec<(String, Option<String>)>,
+    pub sets: Vec<(String, Verdict)>,
 }
 
 impl Proof {
     pub fn differing(&self) -> usize {
-        self.sets.iter().filter(|(_, d)| d.is_some()).count()
+        self.sets
+            .iter()
+            .filter(|(_, v)| matches!(v, Verdict::Differs(_)))
+            .count()
     }
 
     /// One line per set, for the import's report.
     pub fn lines(&self) -> Vec<String> {
         self.sets
             .iter()
-            .map(|(label, d)| match d {
-                None => format!("proof {label}: identical to the tree's own generator"),
+            .map(|(label, v)| match v {
+                Verdict::Identical => format!("proof {label}: identical to the tree's own generator"),
+                Verdict::Checked(program) => format!(
+                    "proof {label}: the tree's own KAT checker {program} accepts pqbench's KAT file (and rejects a changed copy)"
+                ),
                 // The file reproduced; what failed is the library's use
                 // across processes.
-                Some(why) if why.starts_with("KAT CROSSFAIL") => format!(
+                Verdict::Differs(why) if why.starts_with("KAT CROSSFAIL") => format!(
                     "proof {label}: the KAT file is identical to the tree's own generator's, but {why}"
                 ),
-                Some(why) => format!("proof {label}: differs: {why}"),
+                Verdict::Differs(why) => format!("proof {label}: differs: {why}"),
             })
             .collect()
     }
@@ -44,8 +65,10 @@ impl Proof {
 const CAMPAIGN: &str = "prove";
 
 /// Builds and runs the KAT of algorithm `id` of the project at `root` in a
-/// scratch copy, and compares every set with its reference.
-pub fn prove(root: &Path, id: &str) -> Result<Proof, Error> {
+/// scratch copy, and compares every set with its reference; a set with a
+/// checker instead has pqbench's file judged by it, and an accepted file
+/// becomes the set's reference.
+pub fn prove(root: &Path, id: &str, checkers: &[Checker]) -> Result<Proof, Error> {
     let scratch = tempfile::Builder::new()
         .prefix("pqbench-prove-")
         .tempdir()
@@ -95,16 +118,34 @@ pub fn prove(root: &Path, id: &str) -> Result<Proof, Error> {
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", dataset.display()))?;
     let build: crate::records::BuildJson = serde_json::from_str(&text)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", dataset.display()))?;
+    let kat_dir = dataset
+        .parent()
+        .map(|d| d.join(crate::records::layout::kat_folder(id)))
+        .unwrap_or_default();
     let mut proof = Proof::default();
+    let mut checked = Vec::new();
     for inst in plan.instances.iter().filter(|i| i.algorithm == id) {
         let name = format!("{id}/{}", inst.label);
         let record = build
             .instances
             .iter()
             .find(|r| r.algorithm == id && r.label == inst.label);
-        let why = match record {
-            Some(r) if r.kat_status == crate::records::kat::KatStatus::Pass => None,
-            Some(r) => Some(
+        let checker = checkers.iter().find(|c| c.label == inst.label);
+        let verdict = match (record, checker) {
+            (Some(r), Some(c)) if matches!(r.kat_status, KatStatus::Pass | KatStatus::Nokat) => {
+                let file = kat_dir.join(format!("{}.rsp", inst.label));
+                let rsp = std::fs::read(&file)
+                    .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
+                match checker::judge(c, &rsp)? {
+                    Judgement::Accepted { file } => {
+                        checked.push((inst.label.clone(), file, rsp));
+                        Verdict::Checked(c.program.clone())
+                    }
+                    Judgement::Rejected(why) => Verdict::Differs(why),
+                }
+            }
+            (Some(r), _) if r.kat_status == KatStatus::Pass => Verdict::Identical,
+            (Some(r), _) => Verdict::Differs(
                 format!(
                     "KAT {} {}",
                     r.kat_status,
@@ -113,13 +154,18 @@ pub fn prove(root: &Path, id: &str) -> Result<Proof, Error> {
                 .trim()
                 .to_string(),
             ),
-            None => Some(format!(
+            (None, _) => Verdict::Differs(format!(
                 "no build record for {name} ({} stage errors)",
                 summary.errors.len()
             )),
         };
-        proof.sets.push((inst.label.clone(), why));
+        proof.sets.push((inst.label.clone(), verdict));
     }
+    let command = checkers
+        .first()
+        .map(|c| c.command.as_str())
+        .unwrap_or_default();
+    super::record_checked(root, id, draft.api, &checked, command)?;
     Ok(proof)
 }
 
@@ -150,10 +196,13 @@ pub fn mark_unproven(toml: &Path, proof: &Proof) -> Result<(), Error> {
             .and_then(|t| t.get("v").and_then(|v| v.as_str()).map(String::from));
         let why = label
             .and_then(|l| proof.sets.iter().find(|(s, _)| *s == l))
-            .and_then(|(_, w)| w.as_ref());
+            .and_then(|(_, v)| match v {
+                Verdict::Differs(why) => Some(why),
+                _ => None,
+            });
         if let Some(why) = why {
             out.push_str(&format!(
-                "# TODO: pqbench's KAT of this set differs from the tree's own generator: {}\n",
+                "# TODO: pqbench's KAT of this set is not proven against the tree's own build: {}\n",
                 super::emit::one_line(why)
             ));
         }

@@ -215,17 +215,28 @@ pub(super) fn detect_api(f: &Folder, forced: Option<ApiFamily>) -> Api {
     let ngcc = Kind::ALL.into_iter().find(|k| has(k.def().ngcc_entry()));
     let mut namespaces = Vec::new();
     let mut nist = None;
+    // Names with a tail (`crypto_kem_keypair_Frodo640`): the API of code
+    // whose functions carry the set, when no name ends plainly.
+    let mut tailed: Vec<(Kind, &str)> = Vec::new();
     for n in &known {
         for kind in Kind::ALL {
-            let Some(suffix) = kind.def().nist_keypair() else {
+            let Some(keypair) = kind.def().nist_keypair() else {
                 continue;
             };
-            if let Some(ns) = n.strip_suffix(suffix) {
+            if let Some(ns) = n.strip_suffix(keypair) {
                 nist.get_or_insert(kind);
                 if !namespaces.contains(&ns.to_string()) {
                     namespaces.push(ns.to_string());
                 }
+            } else if let Some(at) = n.find(&format!("{keypair}_")) {
+                tailed.push((kind, &n[..at]));
             }
+        }
+    }
+    if nist.is_none() {
+        if let Some((kind, ns)) = tailed.first() {
+            nist = Some(*kind);
+            namespaces.push(ns.to_string());
         }
     }
     // A macro-wrapped name also yields the bare name; keep the prefixed
@@ -613,8 +624,7 @@ fn set_drafts(impls: &[Impl], per_impl: &[Vec<FoundSet>], common_ns: bool) -> Ve
                 root: root.clone(),
                 sources,
                 include_dirs,
-                kat_records: None,
-                digest_bits: None,
+                ..SetDraft::default()
             });
         }
     }

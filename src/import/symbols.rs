@@ -28,6 +28,35 @@ fn scan<'a>(cache: &'a mut Cache, p: &Path) -> Option<&'a CFile> {
     cache.get(p)
 }
 
+/// The C files the sources include by quoted name (FrodoKEM's
+/// `frodo640.c` renames the API with macros, then `#include "kem.c"`):
+/// their definitions are the including file's, a few levels deep.
+fn included_sources(sources: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut queue: Vec<(PathBuf, u8)> = sources.iter().map(|p| (p.clone(), 0)).collect();
+    while let Some((file, depth)) = queue.pop() {
+        if depth >= 3 {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for name in csource::quoted_includes(&text)
+            .iter()
+            .filter(|n| n.ends_with(".c"))
+        {
+            let Some(p) = file.parent().map(|d| d.join(name)).filter(|p| p.is_file()) else {
+                continue;
+            };
+            if !sources.contains(&p) && !out.contains(&p) {
+                out.push(p.clone());
+                queue.push((p, depth + 1));
+            }
+        }
+    }
+    out
+}
+
 const NIST_FUNCTIONS: [&str; 6] = [
     "crypto_sign_keypair",
     "crypto_sign_open",
@@ -46,6 +75,7 @@ pub(crate) fn missing(
     show: &dyn Fn(&Path) -> String,
 ) -> Vec<Missing> {
     let mut files: Vec<PathBuf> = inst.sources.iter().map(|s| s.path.clone()).collect();
+    files.extend(included_sources(&files));
     for d in &inst.include_dirs {
         let mut hs: Vec<PathBuf> = std::fs::read_dir(d)
             .into_iter()
@@ -153,6 +183,7 @@ mod tests {
                     .map(String::from)
                     .or_else(|| n.as_ref().map(|n| n.namespace.clone()))
                     .unwrap_or_default(),
+                suffix: String::new(),
                 randombytes: n
                     .as_ref()
                     .map_or_else(|| "randombytes".into(), |n| n.randombytes.clone()),

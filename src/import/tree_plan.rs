@@ -51,6 +51,7 @@ pub(super) fn import_tree(
         tomls,
         lines: plan.lines,
         observed: false,
+        checkers: Vec::new(),
     })
 }
 

@@ -28,6 +28,9 @@ pub enum Provenance {
     /// Written at import by the KAT generator the submission's own build
     /// made.
     Generated,
+    /// pqbench's own output, accepted at import by the KAT checker the
+    /// submission's own build made (which rejects a changed copy).
+    Checked,
 }
 
 impl Provenance {
@@ -37,6 +40,7 @@ impl Provenance {
             Provenance::Published => "published",
             Provenance::Blessed => "blessed",
             Provenance::Generated => "generated",
+            Provenance::Checked => "checked",
         }
     }
 
@@ -46,6 +50,7 @@ impl Provenance {
             Provenance::Published,
             Provenance::Blessed,
             Provenance::Generated,
+            Provenance::Checked,
         ]
         .into_iter()
         .find(|p| p.as_str() == s)

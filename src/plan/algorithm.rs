@@ -550,13 +550,25 @@ struct Parts<'a> {
     records: Option<u32>,
 }
 
-/// The file's binding, with the most specific namespace: set,
-/// implementation, [nist].
+/// The file's binding, with the most specific namespace (set,
+/// implementation, [nist]), suffix and header (set, [nist]).
 fn instance_binding(x: &Parts) -> Binding {
     let mut binding = x.binding.clone();
-    if let Binding::Nist { namespace, .. } = &mut binding {
+    if let Binding::Nist {
+        namespace,
+        suffix,
+        header,
+        ..
+    } = &mut binding
+    {
         if let Some(ns) = x.ps.namespace.as_ref().or(x.imp.namespace.as_ref()) {
             *namespace = ns.clone();
+        }
+        if let Some(s) = &x.ps.suffix {
+            *suffix = s.clone();
+        }
+        if let Some(h) = &x.ps.header {
+            *header = h.get_ref().clone();
         }
     }
     binding

@@ -351,6 +351,9 @@ pub enum Binding {
     Nist {
         header: String,
         namespace: String,
+        /// Tail of the API function names (not of the macros).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        suffix: String,
         randombytes: String,
         lengths: LengthType,
         kat_rng: KatRng,

@@ -235,6 +235,7 @@ mod tests {
         let nist = Binding::Nist {
             header: "api.h".into(),
             namespace: "PQB_X1_".into(),
+            suffix: String::new(),
             randombytes: "x_randombytes".into(),
             lengths: Default::default(),
             kat_rng: crate::config::algorithm::KatRng::Builtin,

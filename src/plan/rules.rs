@@ -29,16 +29,18 @@ impl Resolver<'_> {
                 Binding::Ngcc { headers }
             }
             ApiFamily::Nist => {
-                let (header, namespace, randombytes, lengths, kat_rng) = match &a.nist {
+                let (header, namespace, suffix, randombytes, lengths, kat_rng) = match &a.nist {
                     Some(n) => (
                         n.header.clone(),
                         n.namespace.clone(),
+                        n.suffix.clone(),
                         n.randombytes.clone(),
                         n.lengths,
                         n.kat_rng,
                     ),
                     None => (
                         "api.h".into(),
+                        String::new(),
                         String::new(),
                         "randombytes".into(),
                         LengthType::UnsignedLongLong,
@@ -47,6 +49,7 @@ impl Resolver<'_> {
                 };
                 self.header_name(&header, &[Step::Key("nist"), Step::Key("header")]);
                 self.namespace(&namespace, &[Step::Key("nist"), Step::Key("namespace")]);
+                self.suffix(&suffix, &[Step::Key("nist"), Step::Key("suffix")]);
                 if !names::is_c_identifier(&randombytes) {
                     let at = [Step::Key("nist"), Step::Key("randombytes")];
                     self.p.push(
@@ -62,6 +65,7 @@ impl Resolver<'_> {
                 Binding::Nist {
                     header,
                     namespace,
+                    suffix,
                     randombytes,
                     lengths,
                     kat_rng,
@@ -150,6 +154,16 @@ impl Resolver<'_> {
                         format!("namespace `{ns}` is not the start of a C symbol name"),
                     )
                     .help("a namespace is a prefix such as \"PQB_LARCH1_\": letters, digits and _"),
+            );
+        }
+    }
+
+    fn suffix(&mut self, sfx: &str, at: &[Step]) {
+        if !sfx.is_empty() && !sfx.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            self.p.push(
+                self.raw
+                    .error_at_value(at, format!("suffix `{sfx}` is not the end of a C symbol name"))
+                    .help("a suffix is the tail of the function names, such as \"_Frodo640\": letters, digits and _"),
             );
         }
     }
@@ -329,6 +343,26 @@ impl Resolver<'_> {
             self.define_names(&ps.defines, &at);
             if let Some(ns) = &ps.namespace {
                 self.namespace(ns, &[at[0], at[1], Step::Key("namespace")]);
+            }
+            if let Some(sfx) = &ps.suffix {
+                self.suffix(sfx, &[at[0], at[1], Step::Key("suffix")]);
+            }
+            if let Some(h) = &ps.header {
+                self.header_name(h.get_ref(), &[at[0], at[1], Step::Key("header")]);
+            }
+            for (key, given) in [
+                ("suffix", ps.suffix.is_some()),
+                ("header", ps.header.is_some()),
+            ] {
+                if given && a.api != ApiFamily::Nist {
+                    self.p.push(
+                        raw.error_at_key(
+                            &[at[0], at[1], Step::Key(key)],
+                            format!("`{key}` applies to NIST-API algorithms"),
+                        )
+                        .help("remove it, or set `api = \"nist\"`"),
+                    );
+                }
             }
             for n in ps.implementations.iter().flatten() {
                 if !imp_names.contains(&n) {

@@ -83,6 +83,7 @@ pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentenc
                     "published" => "published single-record digests from the scheme's metadata",
                     "blessed" => "blessed from pqbench's own earlier output (a regression check, not an independent reference)",
                     "generated" => "the KAT files the submission's own generator wrote, built by its own build at import",
+                    "checked" => "pqbench's own KAT files, accepted at import by the KAT checker the submission's own build made (which rejected a copy with one digit changed)",
                     crate::kat::provenance::BUILT_IN => "the known answers built into pqbench's support code for the ICCS helpers (checked against independent implementations by its test suite)",
                     _ => "the submitted KAT files",
                 };

@@ -51,11 +51,16 @@ pub(crate) fn extra_units(inst: &Instance) -> Vec<(&'static str, Vec<String>)> {
 
 /// The API functions the library exports (and must define).
 pub(crate) fn api_names(inst: &Instance) -> Vec<String> {
-    let namespace = match &inst.binding {
-        Binding::Nist { namespace, .. } => namespace.as_str(),
-        Binding::Ngcc { .. } => "",
+    let (namespace, suffix) = match &inst.binding {
+        Binding::Nist {
+            namespace, suffix, ..
+        } => (namespace.as_str(), suffix.as_str()),
+        Binding::Ngcc { .. } => ("", ""),
     };
     inst.kind
         .def()
         .api_symbols(inst.api, namespace, &input(inst))
+        .into_iter()
+        .map(|f| format!("{f}{suffix}"))
+        .collect()
 }

@@ -368,6 +368,7 @@ fn adapter_units(
         Binding::Nist {
             header,
             namespace,
+            suffix,
             randombytes,
             lengths,
             kat_rng,
@@ -380,6 +381,9 @@ fn adapter_units(
             api.extend(own.iter().cloned());
             api.extend(["-include".into(), header.clone()]);
             api.push(format!("-DPQB_NS={namespace}"));
+            if !suffix.is_empty() {
+                api.push(format!("-DPQB_SFX={suffix}"));
+            }
             if *lengths == LengthType::SizeT {
                 api.push("-DPQB_LEN_SIZE_T".into());
             }

@@ -363,3 +363,60 @@ fn a_misspelt_manifest_beside_the_default_one_is_an_error_at_its_key() {
     );
     validate(&p, "sign-90").expect(0);
 }
+
+#[test]
+fn a_set_suffix_is_checked_where_it_is_written() {
+    let p = TestProject::demo();
+    let t = p.read("algorithms/sign-92.toml");
+    p.write(
+        "algorithms/sign-92.toml",
+        &t.replace(
+            "namespace = \"PQB_LARCH3_\"",
+            "namespace = \"PQB_LARCH3_\"\nsuffix = \"_x-y\"",
+        ),
+    );
+    let out = validate(&p, "sign-92").expect(2);
+    assert!(
+        out.stdout
+            .contains("suffix `_x-y` is not the end of a C symbol name"),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stdout.contains("algorithms/sign-92.toml:28:10"),
+        "{}",
+        out.stdout
+    );
+    // A suffix the sources do not define is named in full.
+    p.write(
+        "algorithms/sign-92.toml",
+        &t.replace(
+            "namespace = \"PQB_LARCH3_\"",
+            "namespace = \"PQB_LARCH3_\"\nsuffix = \"_L3\"",
+        ),
+    );
+    let out = validate(&p, "sign-92").expect(2);
+    assert!(
+        out.stdout
+            .contains("LARCH-3: API function `PQB_LARCH3_crypto_sign_keypair_L3` is not defined"),
+        "{}",
+        out.stdout
+    );
+    // Only NIST-API code has one.
+    let t = p.read("algorithms/sign-90.toml");
+    p.write(
+        "algorithms/sign-90.toml",
+        &t.replacen(
+            "label = \"WINTER-128\"\n",
+            "label = \"WINTER-128\"\nsuffix = \"_W\"\n",
+            1,
+        ),
+    );
+    let out = validate(&p, "sign-90").expect(2);
+    assert!(
+        out.stdout
+            .contains("`suffix` applies to NIST-API algorithms"),
+        "{}",
+        out.stdout
+    );
+}

@@ -91,7 +91,7 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
 /// line in the draft above each set that differs.
 fn prove_draft(cli: &Cli, report: &pqbench::import::ImportReport) -> String {
     let root = cli.root.canonicalize().unwrap_or_else(|_| cli.root.clone());
-    let proof = match pqbench::import::prove(&root, &report.id) {
+    let proof = match pqbench::import::prove(&root, &report.id, &report.checkers) {
         Ok(p) => p,
         Err(e) => {
             let text = e.to_string();

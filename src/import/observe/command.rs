@@ -18,7 +18,9 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
         let targets = kat_targets(&text);
         let make = if !targets.is_empty() {
             format!("make {}", targets.join(" "))
-        } else if mentions_generator(&text) {
+        } else if mentions_generator(&text) || mentions_checker(&text) {
+            // A tree with KAT checkers and no generator (FrodoKEM): its
+            // default target builds them.
             "make".to_string()
         } else {
             String::new()
@@ -145,6 +147,10 @@ fn cmake_mentions_generator(dir: &Path, depth: usize) -> bool {
 fn mentions_generator(text: &str) -> bool {
     let t = text.to_ascii_lowercase();
     t.contains("pqcgenkat") || t.contains("nistkat")
+}
+
+fn mentions_checker(text: &str) -> bool {
+    text.to_ascii_lowercase().contains("pqctestkat")
 }
 
 /// Explicit targets of a Makefile that build the NIST generator: those

@@ -26,15 +26,23 @@ pub(crate) struct KatFile {
 
 type Define = (String, Option<String>);
 
+/// What proves each set: the KAT files the tree's generators wrote, or
+/// the tree's checkers, which judge pqbench's own file.
+#[derive(Debug, Default)]
+pub(crate) struct References {
+    pub files: Vec<KatFile>,
+    pub checkers: Vec<crate::import::Checker>,
+}
+
 /// Rewrites the statically drafted `draft` (kept for the API binding) from
 /// the observed `sets`: one implementation rooted at `root` (the copied
-/// tree), one parameter set per generator. Returns the KAT files.
-pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> Vec<KatFile> {
+/// tree), one parameter set per generator (or checker).
+pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> References {
     let per_set: Vec<SetBuild> = sets.iter().map(|o| SetBuild::of(o, at.tree)).collect();
     let Some(first) = per_set.first() else {
-        return Vec::new();
+        return References::default();
     };
-    rebind(draft, first, &sets[0].generated, at);
+    rebind(draft, first, &sets[0], at);
     let shared_defines = common(per_set.iter().map(|s| s.defines.clone()));
     let shared_includes = common(per_set.iter().map(|s| s.includes.clone()));
     let shared_sources = common(per_set.iter().map(|s| s.sources.clone()));
@@ -63,7 +71,7 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
     };
     draft.implementations = vec![imp];
     let mut labels: Vec<String> = Vec::new();
-    let mut kats = Vec::new();
+    let mut kats = References::default();
     draft.sets = sets
         .iter()
         .zip(&per_set)
@@ -79,19 +87,35 @@ pub(crate) fn apply(draft: &mut Draft, sets: &[ObservedSet], at: &Placement) -> 
             }
             if !o.evaluated {
                 todos.push(format!(
-                    "label = \"...\"  (the build defines no CRYPTO_ALGNAME; named after its generator {})",
+                    "label = \"...\"  (the build defines no CRYPTO_ALGNAME; named after its program {})",
                     o.generator
                 ));
             }
+            let role = if o.checker.is_some() {
+                "KAT checker"
+            } else {
+                "generator"
+            };
             let mut notes = vec![format!(
-                "built by `{}` (generator {})",
+                "built by `{}` ({role} {})",
                 o.command, o.generator
             )];
             notes.extend(o.notes.iter().cloned());
             notes.extend(b.notes.iter().cloned());
             let (kat_records, file) = kat_of(o, &label, draft.api, &mut notes);
-            kats.extend(file);
+            kats.files.extend(file);
+            if let Some(bytes) = &o.checker {
+                kats.checkers.push(crate::import::Checker {
+                    label: label.clone(),
+                    program: o.generator.clone(),
+                    command: o.command.clone(),
+                    bytes: bytes.clone(),
+                });
+            }
+            let (header, suffix) = own_api(o, b).unzip();
             SetDraft {
+                header,
+                suffix,
                 guess: SetGuess {
                     label,
                     defines: values(&minus(&b.defines, &shared_defines)),
@@ -122,8 +146,13 @@ pub(crate) struct Placement<'a> {
 
 /// The API binding read again from what the build compiled: the static
 /// reading of the whole tree may have looked at other folders.
-fn rebind(draft: &mut Draft, first: &SetBuild, written: &super::generated::Files, at: &Placement) {
-    let folder = Folder::of_files(at.tree, &first.sources, &first.includes, written);
+fn rebind(draft: &mut Draft, first: &SetBuild, o: &ObservedSet, at: &Placement) {
+    // The header the generator calls the library through declares the
+    // API even where no compiled file does (a set's file that includes
+    // the code, `#include "kem.c"`, behind renaming macros).
+    let mut files = first.sources.clone();
+    files.extend(o.api_header.as_ref().map(|h| h.rel.clone()));
+    let folder = Folder::of_files(at.tree, &files, &first.includes, &o.generated);
     let b = submission::bind(&folder, at.alg_dir, at.forced);
     draft.kind = b.kind;
     draft.api = b.family;
@@ -131,7 +160,12 @@ fn rebind(draft: &mut Draft, first: &SetBuild, written: &super::generated::Files
     draft.uses_note = b.uses_note;
     draft.ngcc_headers = b.ngcc_headers;
     draft.todos = b.todos;
+    let own = own_api(o, first);
     draft.nist = b.nist.map(|mut n| {
+        if let Some((header, _)) = &own {
+            // Each set names its own; the first stands for them all.
+            n.header = header.clone();
+        }
         // A header in an include directory is found by its name.
         if let Some((dir, name)) = n.header.rsplit_once('/') {
             if first.includes.iter().any(|i| i == dir) {
@@ -141,6 +175,19 @@ fn rebind(draft: &mut Draft, first: &SetBuild, written: &super::generated::Files
         n
     });
     draft.header.extend(b.notes);
+}
+
+/// A set whose API functions carry its name (`crypto_kem_keypair_Frodo640`
+/// in `api_frodo640.h`): its header, by name when an include directory of
+/// the set holds it, and the names' suffix. `None` for the usual API.
+fn own_api(o: &ObservedSet, b: &SetBuild) -> Option<(String, String)> {
+    let h = o.api_header.as_ref()?;
+    let (_, suffix) = h.affixes().filter(|(_, s)| !s.is_empty())?;
+    let header = match h.rel.rsplit_once('/') {
+        Some((dir, name)) if b.includes.iter().any(|i| i == dir) => name.to_string(),
+        _ => h.rel.clone(),
+    };
+    Some((header, suffix))
 }
 
 /// Groups the files compiled with features beyond `shared` by those
@@ -402,13 +449,19 @@ fn build_notes(sets: &[ObservedSet]) -> Vec<String> {
 /// The system libraries the generators' links named, split into those the
 /// library itself uses and those only the left-out files do: OpenSSL's
 /// libcrypto and libssl are the library's when one of its files includes
-/// an OpenSSL header; libm is always linked.
+/// an OpenSSL header, itself or through the tree's headers; libm is always
+/// linked.
 fn libraries(sets: &[ObservedSet]) -> (Vec<String>, Vec<String>) {
     let all: BTreeSet<&String> = sets.iter().flat_map(|o| &o.libraries).collect();
     let uses_openssl = sets.iter().any(|o| {
-        o.units.iter().any(|(src, _)| {
-            std::fs::read_to_string(o.tree.join(src))
-                .is_ok_and(|t| t.contains("<openssl/") || t.contains("\"openssl/"))
+        o.units.iter().any(|(src, call)| {
+            let dirs: Vec<std::path::PathBuf> = call
+                .includes
+                .iter()
+                .filter_map(|i| i.strip_prefix(&o.root).ok())
+                .map(|r| o.tree.join(r))
+                .collect();
+            super::header::includes_any(&o.tree.join(src), &dirs, &["<openssl/", "\"openssl/"])
         })
     });
     let (mut kept, mut left) = (Vec::new(), Vec::new());

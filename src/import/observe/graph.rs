@@ -37,6 +37,35 @@ fn is_compiler(tool: &str) -> bool {
 /// KAT (`PQCgenKAT_sign`, `nistkat`, `kat_kem`…), or the only program the
 /// build linked.
 pub(super) fn generators(calls: &[Call], members: &dyn Fn(&Path) -> Vec<String>) -> Vec<Generator> {
+    let rank = |p: &Path| generator_rank(&file_name(p));
+    let all = programs(calls, members, &|_| true);
+    let best = all.iter().map(|g| rank(&g.output)).max().unwrap_or(0);
+    all.into_iter()
+        .filter(|g| rank(&g.output) == best)
+        .collect()
+}
+
+/// The KAT checkers the build linked (`PQCtestKAT_kem`: programs that read
+/// KAT files and compare the library's output with them), for a tree
+/// that ships checkers and no generator.
+pub(super) fn checkers(calls: &[Call], members: &dyn Fn(&Path) -> Vec<String>) -> Vec<Generator> {
+    programs(calls, members, &|o| is_checker(&file_name(o)))
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name()
+        .unwrap_or_default()
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The programs among the links of `calls` whose output `keep` accepts,
+/// each with what was compiled into it.
+fn programs(
+    calls: &[Call],
+    members: &dyn Fn(&Path) -> Vec<String>,
+    keep: &dyn Fn(&Path) -> bool,
+) -> Vec<Generator> {
     let mut objects: BTreeMap<PathBuf, Unit> = BTreeMap::new();
     let mut archives: BTreeMap<PathBuf, Vec<PathBuf>> = BTreeMap::new();
     let mut links: Vec<(PathBuf, CompilerCall, PathBuf)> = Vec::new();
@@ -83,11 +112,9 @@ pub(super) fn generators(calls: &[Call], members: &dyn Fn(&Path) -> Vec<String>)
             links.push((argv::normal(&out), c, call.cwd.clone()));
         }
     }
-    let rank = |p: &Path| generator_rank(&p.file_name().unwrap_or_default().to_string_lossy());
-    let best = links.iter().map(|(o, _, _)| rank(o)).max().unwrap_or(0);
     links
         .into_iter()
-        .filter(|(o, _, _)| rank(o) == best)
+        .filter(|(o, _, _)| keep(o))
         .map(|(output, link, cwd)| {
             let made = Made {
                 objects: &objects,
@@ -151,6 +178,13 @@ fn generator_rank(name: &str) -> u8 {
     } else {
         1
     }
+}
+
+/// A program whose name says it checks KAT files (`PQCtestKAT_kem`,
+/// `kat_check`).
+fn is_checker(name: &str) -> bool {
+    let n = name.to_ascii_lowercase();
+    n.contains("kat") && (n.contains("test") || n.contains("check"))
 }
 
 /// `dir/x.c` → `x.o`, as a compiler names the object of `-c` without `-o`.

@@ -14,6 +14,7 @@ mod command;
 mod draft;
 mod generated;
 mod graph;
+mod header;
 mod label;
 mod record;
 
@@ -24,7 +25,7 @@ use anyhow::{bail, Result};
 pub use record::record_entry;
 
 pub(super) use command::{discover, expand};
-pub(super) use draft::{apply, KatFile, Placement};
+pub(super) use draft::{apply, KatFile, Placement, References};
 
 use super::csource::CFile;
 use super::folder;
@@ -47,8 +48,13 @@ pub(super) struct ObservedSet {
     pub excluded: Vec<(String, String)>,
     /// System libraries its link named.
     pub libraries: Vec<String>,
-    /// The generator's KAT files.
+    /// The generator's KAT files (none from a checker).
     pub kats: build::Written,
+    /// A tree that ships KAT checkers and no generator: this set's checker
+    /// (its bytes), which proves pqbench's KAT file instead.
+    pub checker: Option<Vec<u8>>,
+    /// The header the generator calls the library through.
+    pub api_header: Option<header::ApiHeader>,
     pub notes: Vec<String>,
     /// Where the tree's copy was while it built (the recorded calls' paths
     /// start there).
@@ -88,9 +94,18 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
         let mut failures = Vec::new();
         let before = sets.len();
         for g in gens {
-            match observed_set(tree, &o, &g) {
+            match observed_set(tree, &o, &g, Role::Generator) {
                 Ok(set) => sets.push(set),
                 Err(e) => failures.push(e),
+            }
+        }
+        // No generator wrote a KAT file: the checkers the build linked
+        // prove pqbench's own instead.
+        if sets.len() == before {
+            for c in graph::checkers(&o.calls, &archive_members) {
+                if let Ok(set) = observed_set(tree, &o, &c, Role::Checker) {
+                    sets.push(set);
+                }
             }
         }
         if sets.len() == before {
@@ -99,7 +114,8 @@ pub(super) fn observe(tree: &Path, commands: &[String]) -> Result<Vec<ObservedSe
             }
         } else if let Some(first) = sets.get_mut(before) {
             for e in failures {
-                let text = format!("{e:#}");
+                // Paths in the build's scratch copy, named as in the tree.
+                let text = format!("{e:#}").replace(&format!("{}/", o.root.display()), "");
                 first.notes.push(format!(
                     "left out: {}",
                     text.lines().next().unwrap_or_default()
@@ -145,7 +161,41 @@ fn archive_members(path: &Path) -> Vec<String> {
         .collect()
 }
 
-fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Result<ObservedSet> {
+/// The label names folders (`kat/<id>/<label>/`): text the build made is
+/// kept only when it is a safe name, else made one and said so.
+fn safe_label(label: String, notes: &mut Vec<String>) -> String {
+    let Err(why) = crate::plan::names::check_name(&label) else {
+        return label;
+    };
+    let safe = super::sanitize(&label)
+        .trim_start_matches(['-', '.', '_', '+'])
+        .to_string();
+    notes.push(format!(
+        "the build's label `{}` {why}: drafted as `{safe}`",
+        super::emit::one_line(&label)
+    ));
+    if safe.is_empty() {
+        "set".to_string()
+    } else {
+        safe
+    }
+}
+
+/// What a program the build linked is to the import.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// It writes the set's KAT file, the reference.
+    Generator,
+    /// It reads a KAT file and checks the library against it.
+    Checker,
+}
+
+fn observed_set(
+    tree: &Path,
+    o: &build::Observed,
+    g: &graph::Generator,
+    role: Role,
+) -> Result<ObservedSet> {
     let rel = |p: &Path| -> Option<String> {
         p.strip_prefix(&o.root)
             .ok()
@@ -182,7 +232,8 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
         let file = CFile::read(&u.source, &r).unwrap_or_else(|_| CFile::parse(&r, ""));
         match exclusion(&file) {
             Some(why) => {
-                if file.defines_fn("main") && main_unit.is_none() {
+                let main = file.defines_fn("main") || header::includes_main(&u.source, &copy);
+                if main && main_unit.is_none() {
                     main_unit = Some(u);
                 }
                 excluded.push((r, why.to_string()));
@@ -214,25 +265,16 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
         .collect();
     let sources: Vec<String> = units.iter().map(|(s, _)| s.clone()).collect();
     let generated = generated::collect(&o.root, tree, &sources, &includes, &mut notes);
-    let kats = build::run_generator(&g.output)?;
-    // The label names folders (`kat/<id>/<label>/`): text the build made
-    // is kept only when it is a safe name, else made one and said so.
+    let api_header = main_unit.and_then(|u| header::api_header(u, &copy));
+    let (kats, checker) = match role {
+        Role::Generator => (build::run_generator(&g.output)?, None),
+        Role::Checker => (
+            Vec::new(),
+            Some(crate::fsutil::foreign::read_regular(&g.output, 1 << 30)?),
+        ),
+    };
     let evaluated = algname.is_some();
-    let mut label = algname.unwrap_or(name);
-    if let Err(why) = crate::plan::names::check_name(&label) {
-        let safe = super::sanitize(&label)
-            .trim_start_matches(['-', '.', '_', '+'])
-            .to_string();
-        notes.push(format!(
-            "the build's label `{}` {why}: drafted as `{safe}`",
-            super::emit::one_line(&label)
-        ));
-        label = if safe.is_empty() {
-            "set".to_string()
-        } else {
-            safe
-        };
-    }
+    let label = safe_label(algname.unwrap_or(name), &mut notes);
     Ok(ObservedSet {
         evaluated,
         label,
@@ -242,6 +284,8 @@ fn observed_set(tree: &Path, o: &build::Observed, g: &graph::Generator) -> Resul
         excluded,
         libraries: g.libraries.clone(),
         kats,
+        checker,
+        api_header,
         notes,
         root: o.root.clone(),
         tree: tree.to_path_buf(),

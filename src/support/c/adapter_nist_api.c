@@ -7,6 +7,8 @@
  *   -DPQB_KIND_IS_SIGN | -DPQB_KIND_IS_KEM
  *   -DPQB_NS=<prefix>            namespace of every symbol and macro; always
  *                                defined, possibly empty (-DPQB_NS=)
+ *   [-DPQB_SFX=<suffix>]         tail of the API function names, not of the
+ *                                macros (crypto_kem_keypair_Frodo640)
  *   [-DPQB_LEN_SIZE_T]           the API's length pointers are size_t *
  *                                (default unsigned long long *)
  *   [-DPQB_SIGN_CONTEXT]         signatures only: crypto_sign and
@@ -29,6 +31,11 @@
 #define PQB_NSX(a, b) a##b
 #define PQB_NSY(a, b) PQB_NSX(a, b)
 #define NS(x) PQB_NSY(PQB_NS, x)
+/* An API function: namespaced, then given the suffix (empty: none). */
+#ifndef PQB_SFX
+#define PQB_SFX
+#endif
+#define FN(x) PQB_NSY(NS(x), PQB_SFX)
 
 #ifdef PQB_LEN_SIZE_T
 typedef size_t pqb_nist_len;
@@ -66,14 +73,14 @@ void pqb_nist_api_figures(pqb_nist_figures *out)
 
 int pqb_nist_api_keypair(unsigned char *pk, unsigned char *sk)
 {
-    return NS(crypto_sign_keypair)(pk, sk);
+    return FN(crypto_sign_keypair)(pk, sk);
 }
 
 int pqb_nist_api_sign(unsigned char *sm, size_t *smlen, const unsigned char *m, size_t mlen,
                       const unsigned char *sk)
 {
     pqb_nist_len len = 0;
-    int rc = NS(crypto_sign)(sm, &len, m, (pqb_nist_len)mlen PQB_SIGN_CTX, sk);
+    int rc = FN(crypto_sign)(sm, &len, m, (pqb_nist_len)mlen PQB_SIGN_CTX, sk);
     *smlen = (size_t)len;
     return rc;
 }
@@ -82,7 +89,7 @@ int pqb_nist_api_open(unsigned char *m, size_t *mlen, const unsigned char *sm, s
                       const unsigned char *pk)
 {
     pqb_nist_len len = 0;
-    int rc = NS(crypto_sign_open)(m, &len, sm, (pqb_nist_len)smlen PQB_SIGN_CTX, pk);
+    int rc = FN(crypto_sign_open)(m, &len, sm, (pqb_nist_len)smlen PQB_SIGN_CTX, pk);
     *mlen = (size_t)len;
     return rc;
 }
@@ -91,17 +98,17 @@ int pqb_nist_api_open(unsigned char *m, size_t *mlen, const unsigned char *sm, s
 
 int pqb_nist_api_keypair(unsigned char *pk, unsigned char *sk)
 {
-    return NS(crypto_kem_keypair)(pk, sk);
+    return FN(crypto_kem_keypair)(pk, sk);
 }
 
 int pqb_nist_api_enc(unsigned char *ct, unsigned char *ss, const unsigned char *pk)
 {
-    return NS(crypto_kem_enc)(ct, ss, pk);
+    return FN(crypto_kem_enc)(ct, ss, pk);
 }
 
 int pqb_nist_api_dec(unsigned char *ss, const unsigned char *ct, const unsigned char *sk)
 {
-    return NS(crypto_kem_dec)(ss, ct, sk);
+    return FN(crypto_kem_dec)(ss, ct, sk);
 }
 
 #endif
