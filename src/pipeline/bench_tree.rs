@@ -44,6 +44,10 @@ pub struct TreeRow {
     pub detail: Option<String>,
 }
 
+/// How many warm `run`s and `status`es are timed (their median is the
+/// figure).
+const WARM: usize = 3;
+
 /// The figures of one run.
 #[derive(Debug, Clone)]
 pub struct TreeBench {
@@ -55,6 +59,10 @@ pub struct TreeBench {
     pub draft_problems: Vec<String>,
     pub import: Timing,
     pub run: Timing,
+    /// `run` again with nothing changed, and `status`, each a few times:
+    /// what a user waits for on a real tree once it has run.
+    pub warm_run: Vec<Timing>,
+    pub warm_status: Vec<Timing>,
     /// The run's exit code (1 when an instance failed).
     pub run_exit: Option<i32>,
     pub rows: Vec<TreeRow>,
@@ -122,7 +130,18 @@ pub fn run(
     })?;
     let build: BuildJson =
         serde_json::from_str(&text).with_context(|| format!("reading {}", dataset.display()))?;
+    note(&format!(
+        "warm: {WARM} runs and {WARM} statuses, nothing changed"
+    ));
+    let mut warm_run = Vec::new();
+    let mut warm_status = Vec::new();
+    for _ in 0..WARM {
+        warm_run.push(pqbench(exe, work, &["run", CAMPAIGN, "--system", &opts.system])?.0);
+        warm_status.push(pqbench(exe, work, &["status", CAMPAIGN, "--system", &opts.system])?.0);
+    }
     Ok(TreeBench {
+        warm_run,
+        warm_status,
         drafted,
         excluded,
         draft_problems,

@@ -10,7 +10,7 @@ use crate::engine::{AllResults, Registry};
 use crate::host;
 use crate::measure::drbg_cost::{self, DrbgCost};
 use crate::plan::Plan;
-use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
+use crate::records::campaign::{AlgorithmInfo, CampaignRecord, SystemLibrary};
 
 /// The CPUs measurements run on: the command line, else the campaign,
 /// else the last CPU this process may use (CPU 0 takes most interrupts).
@@ -194,6 +194,7 @@ pub(crate) fn write_campaign_json(
         preliminary: preliminary.to_vec(),
         matrix: plan.combinations(),
         combination: plan.combination.clone(),
+        system_libraries: system_libraries(cx),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
         kat_timeout_seconds: plan.kat.timeout_seconds,
@@ -215,6 +216,31 @@ pub(crate) fn write_campaign_json(
         &plan.output_dir.join(crate::records::layout::CAMPAIGN),
         &record,
     )
+}
+
+/// The system libraries the campaign's instances link, each with the
+/// algorithms that link it; one the compiler cannot find is left out
+/// (its instances do not build, and say why).
+fn system_libraries(cx: &Cx) -> Vec<SystemLibrary> {
+    let mut users: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+    for inst in &cx.plan.instances {
+        for l in &inst.libraries {
+            let algs = users.entry(l.as_str()).or_default();
+            if !algs.contains(&inst.algorithm) {
+                algs.push(inst.algorithm.clone());
+            }
+        }
+    }
+    users
+        .into_iter()
+        .filter_map(|(name, algorithms)| {
+            let found = cx.compiler.system_library(name).ok()?;
+            Some(SystemLibrary {
+                algorithms,
+                ..found
+            })
+        })
+        .collect()
 }
 
 /// The DRBG's cost as the dataset's `campaign.json` records it, if it does.

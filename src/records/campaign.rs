@@ -72,12 +72,31 @@ pub struct CampaignRecord {
     /// The matrix combination this dataset holds, when it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub combination: Option<String>,
+    /// The system libraries the instances link (`libraries = [...]`), as
+    /// the compiler found them: absent when none is linked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub system_libraries: Vec<SystemLibrary>,
     pub timing: TimingSettings,
     pub limits: Limits,
     pub kat_timeout_seconds: f64,
     pub profile_wraps: Vec<super::settings::Wrap>,
     pub stages: Vec<String>,
     pub algorithms: Vec<AlgorithmInfo>,
+}
+
+/// A system library the instances link, where the compiler found it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SystemLibrary {
+    /// As named in `libraries` (`crypto` for `-lcrypto`).
+    pub name: String,
+    /// The file linked, through its links (`/usr/lib/…/libcrypto.so.3`).
+    pub file: String,
+    /// The version in the file's name (`3`), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub sha256: String,
+    /// The algorithms that link it.
+    pub algorithms: Vec<String>,
 }
 
 /// What the pages need to know about an algorithm, without machine paths.

@@ -285,6 +285,7 @@ impl Synth {
                 file_mib: 1024,
             },
             kat_timeout_seconds: 600.0,
+            system_libraries: Vec::new(),
             profile_wraps: Wrap::iccs_defaults(),
             stages: DEFAULT_STAGES.iter().map(|s| s.to_string()).collect(),
             algorithms: Vec::new(),

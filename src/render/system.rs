@@ -475,12 +475,29 @@ fn build_bullets(c: &CampaignRecord) -> Vec<String> {
         }
         Some(flags) => native_sentence(flags),
     };
-    vec![
+    let mut bullets = vec![
         format!("Compiler: {} (target {}); build tool: {}.{assembler}{native}", c.compiler.version, c.compiler.target, c.build_tool),
         format!("Flag profiles, in order of preference: {}. An instance that does not build or pass its KAT under one profile is retried under the next.", c.flag_profiles.join(", ")),
         format!("Every library reproduces its known-answer tests before it is timed (digests in each algorithm's KAT manifest); KAT timeout {} per instance.", format::duration(c.kat_timeout_seconds)),
         "Statuses: PASS, MISMATCH, NOKAT, CRYPTOFAIL, OVERFLOW, LOADFAIL, TIMEOUT, CRASH. A known issue in the algorithm's TOML decides whether a failing instance is still timed (marked ⚠ with its cause) or excluded.".into(),
-    ]
+    ];
+    bullets.extend(c.system_libraries.iter().map(system_library));
+    bullets
+}
+
+/// A system library the instances link: part of what was measured.
+fn system_library(l: &crate::records::campaign::SystemLibrary) -> String {
+    let version = l
+        .version
+        .as_ref()
+        .map_or(String::new(), |v| format!(", version {v} by its file name"));
+    format!(
+        "System library `-l{}` (linked by {}): `{}`{version}, sha256 `{}`. Its code runs inside the measured operations that call it.",
+        l.name,
+        l.algorithms.join(", "),
+        l.file,
+        l.sha256
+    )
 }
 
 /// What `-march=native` was built as: the CPU, and how many more flags

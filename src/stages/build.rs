@@ -213,9 +213,10 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     for l in &inst.libraries {
         m.set(
             format!("system-library:{l}"),
-            cx.compiler
-                .system_library(l)
-                .unwrap_or_else(|e| format!("{e:#}")),
+            cx.compiler.system_library(l).map_or_else(
+                |e| format!("{e:#}"),
+                |s| format!("{} sha256:{}", s.file, s.sha256),
+            ),
         );
     }
     // The assembler of `.s` sources, where the system names one: absent

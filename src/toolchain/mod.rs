@@ -20,6 +20,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use crate::records::campaign::SystemLibrary;
 use crate::sandbox::{self, Outcome, Spec};
 
 pub use crate::records::toolchain::{Compiler, ToolchainLimits};
@@ -209,10 +210,10 @@ impl Compiler {
         installation(&self.path)
     }
 
-    /// The shared library `-l<name>` links for this compiler, as
-    /// `<file> sha256:<hex>` (the file resolved through its links, which
-    /// name its version: `libcrypto.so.3`), or an error naming the library.
-    pub(crate) fn system_library(&self, name: &str) -> Result<String> {
+    /// The shared library `-l<name>` links for this compiler (the file
+    /// resolved through its links, which name its version:
+    /// `libcrypto.so.3`), or an error naming the library.
+    pub(crate) fn system_library(&self, name: &str) -> Result<SystemLibrary> {
         let asked = format!("lib{name}.so");
         let found = capture(&self.path, &[&format!("-print-file-name={asked}")])?;
         let found = PathBuf::from(found.trim());
@@ -221,8 +222,22 @@ impl Compiler {
             anyhow::bail!("no system library {asked} for {}", self.path.display());
         }
         let file = found.canonicalize().unwrap_or(found);
-        let sha = crate::fsutil::sha256_file(&file)?;
-        Ok(format!("{} sha256:{sha}", file.display()))
+        let sha256 = crate::fsutil::sha256_file(&file)?;
+        let file_name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let version = file_name
+            .split_once(".so.")
+            .map(|(_, v)| v.to_string())
+            .filter(|v| !v.is_empty());
+        Ok(SystemLibrary {
+            name: name.to_string(),
+            file: file.display().to_string(),
+            version,
+            sha256,
+            algorithms: Vec::new(),
+        })
     }
 }
 

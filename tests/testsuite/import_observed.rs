@@ -655,6 +655,31 @@ void mktoy_mix(uint8_t *out, size_t outlen, const uint8_t *in, size_t inlen, uin
     );
     let a = raw(&p);
     assert_eq!(strs(&a.implementations[0].libraries), ["crypto"]);
+    // The run records the file the compiler linked and its bytes' digest,
+    // and the method page names them.
+    p.write(
+        "campaigns/t.toml",
+        &CAMPAIGN.replace("\"kat\"]", "\"kat\", \"render\"]"),
+    );
+    p.pqbench(&["run", "t"]).expect(0);
+    let c: serde_json::Value =
+        serde_json::from_str(&p.read("output/t/local/campaign.json")).unwrap();
+    let lib = &c["system_libraries"][0];
+    assert_eq!(lib["name"], "crypto", "{c}");
+    assert_eq!(lib["algorithms"], serde_json::json!(["mktoy"]));
+    let file = lib["file"].as_str().unwrap();
+    assert!(file.contains("libcrypto.so"), "{file}");
+    let digest = hex::encode(<sha2::Sha256 as sha2::Digest>::digest(
+        std::fs::read(file).unwrap(),
+    ));
+    assert_eq!(lib["sha256"], digest.as_str());
+    let method = p.read("output/t/site/local/method.md");
+    assert!(
+        method.contains(&format!(
+            "System library `-lcrypto` (linked by mktoy): `{file}`"
+        )),
+        "{method}"
+    );
     // Without it the library does not link, and the error names the
     // missing symbol.
     let toml = p.read("algorithms/mktoy.toml");

@@ -108,7 +108,16 @@ fn report(b: &TreeBench, opts: &TreeBenchOptions) -> String {
         &format!("run, build + kat ({} instances)", b.rows.len()),
         &b.run,
     );
+    s += &line("warm run, nothing changed (median)", &median(&b.warm_run));
+    s += &line("status (median)", &median(&b.warm_status));
     s
+}
+
+/// The run of median wall time.
+fn median(runs: &[Timing]) -> Timing {
+    let mut v = runs.to_vec();
+    v.sort_by(|a, b| a.wall.total_cmp(&b.wall));
+    v.get(v.len() / 2).cloned().unwrap_or_default()
 }
 
 fn table(b: &TreeBench) -> String {
