@@ -131,7 +131,26 @@ pub(crate) fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     })
 }
 
+/// The key of code written for another architecture: not built for this
+/// target whatever its files hold, so they are not read (a scan of NEON
+/// code on x86-64 misses `arm_neon.h` and is never remembered: it would
+/// be redone by every command).
+fn written_for_another_arch(cx: &Cx, inst: &Instance) -> Option<Manifest> {
+    let arch = target_arch(&cx.compiler);
+    if inst.arch.is_empty() || inst.arch.iter().any(|a| a == arch) {
+        return None;
+    }
+    let mut m = Manifest::new();
+    m.set("written-for", &inst.arch)
+        .set("target", &cx.compiler.target)
+        .set("pqbench", crate::STAGE_LOGIC_VERSION);
+    Some(m)
+}
+
 fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
+    if let Some(m) = written_for_another_arch(cx, inst) {
+        return Ok(m);
+    }
     let mut m = Manifest::new();
     let support = cx.support_sources()?;
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();

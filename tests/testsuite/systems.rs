@@ -373,3 +373,42 @@ fn a_second_machines_dataset_merges_and_another_hosts_is_refused() {
         conflict.stderr
     );
 }
+
+/// Code written for another architecture is not built here whatever it
+/// holds: its files are not part of its key on this system, so editing
+/// them leaves it fresh (and no command rescans NEON code on x86-64),
+/// while the portable instance still follows its own files.
+#[test]
+fn code_for_another_architecture_is_not_read_where_it_is_skipped() {
+    if std::env::consts::ARCH != "x86_64" {
+        return;
+    }
+    let p = TestProject::demo();
+    p.copy("tests/fixtures/neon", "algorithms");
+    p.write(
+        "campaigns/t.toml",
+        &quick_campaign(&["sign-95"], "stages = [\"build\", \"kat\"]"),
+    );
+    // No reference: the portable KAT is NOKAT, the NEON one SKIPPED.
+    let out = p.pqbench(&["run", "t"]).expect(1);
+    assert!(out.stdout.contains("1 SKIPPED"), "{}", out.stdout);
+    let neon = p.read("algorithms/sign-neon/mix_neon.c");
+    p.write(
+        "algorithms/sign-neon/mix_neon.c",
+        &format!("{neon}\n/* edited */\n"),
+    );
+    let status = p.pqbench(&["status", "t"]).expect(0);
+    assert!(
+        status.stdout.contains("everything is fresh"),
+        "{}",
+        status.stdout
+    );
+    let sign = p.read("algorithms/sign-neon/sign.c");
+    p.write(
+        "algorithms/sign-neon/sign.c",
+        &format!("{sign}\n/* edited */\n"),
+    );
+    let status = p.pqbench(&["status", "t"]).expect(0);
+    assert!(status.stdout.contains("NEON-1"), "{}", status.stdout);
+    assert!(!status.stdout.contains("NEON-1.neon"), "{}", status.stdout);
+}
