@@ -126,9 +126,13 @@ impl Stage for BuildStage {
 pub(crate) fn build_manifest(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     // Asked for by this stage, the KAT's key and the lock: the files are
     // read once per command.
-    cx.memo(format!("build-manifest:{}", inst.key()), || {
-        build_manifest_now(cx, inst)
-    })
+    cx.memo(
+        format!("build-manifest:{}", inst.key()),
+        || match written_for_another_arch(cx, inst) {
+            Some(m) => Ok(m),
+            None => build_manifest_now(cx, inst),
+        },
+    )
 }
 
 /// The key of code written for another architecture: not built for this
@@ -148,9 +152,6 @@ fn written_for_another_arch(cx: &Cx, inst: &Instance) -> Option<Manifest> {
 }
 
 fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
-    if let Some(m) = written_for_another_arch(cx, inst) {
-        return Ok(m);
-    }
     let mut m = Manifest::new();
     let support = cx.support_sources()?;
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
