@@ -23,6 +23,9 @@ pub(super) struct Draft {
     pub nist: Option<NistDraft>,
     pub implementations: Vec<ImplDraft>,
     pub sets: Vec<SetDraft>,
+    /// `[[profile.wrap]]`s: the helper functions whose share the profile
+    /// shows (symbol, class).
+    pub profile: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -237,7 +240,27 @@ pub(super) fn render(d: &Draft) -> String {
         }
     }
     sets(&mut o, d);
+    profile(&mut o, &d.profile);
     o
+}
+
+/// The helper wraps, with the hash class titled for what it holds (the
+/// default title names the ICCS helpers, which NIST code does not call).
+fn profile(o: &mut String, wraps: &[(String, String)]) {
+    if wraps.is_empty() {
+        return;
+    }
+    o.push_str("\n# The profile's helper shares: the tree's hash functions this code calls\n# from another file, and its randomness.\n");
+    if wraps.iter().any(|(_, c)| c == "hash") {
+        o.push_str("[profile.classes]\nhash = \"SHA-2/SHA-3\"\n");
+    }
+    for (symbol, class) in wraps {
+        o.push_str(&format!(
+            "\n[[profile.wrap]]\nsymbol = {}\nclass = {}\n",
+            q(symbol),
+            q(class)
+        ));
+    }
 }
 
 fn implementation(imp: &ImplDraft) -> String {
@@ -401,6 +424,7 @@ mod tests {
                 lengths: Some(LengthType::SizeT),
                 ..NistDraft::default()
             }),
+            profile: vec![("sha3_256".into(), "hash".into())],
             implementations: vec![ImplDraft {
                 name: "reference".into(),
                 root: "x-1".into(),

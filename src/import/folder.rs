@@ -155,6 +155,32 @@ impl Folder {
         self.files.iter().flat_map(|f| f.macros.iter()).collect()
     }
 
+    /// The functions the kept `.c` files call, also through the macros
+    /// they call by (`hash_h(...)` defined as `sha3_256(...)`), a few
+    /// levels deep.
+    pub(super) fn calls_through_macros(&self) -> BTreeSet<String> {
+        let macros = self.macros();
+        let mut calls = self.calls();
+        let mut fresh: Vec<String> = calls.iter().cloned().collect();
+        for _ in 0..3 {
+            let next: Vec<String> = fresh
+                .iter()
+                .flat_map(|c| macros.iter().filter(move |m| &m.name == c))
+                .flat_map(|m| {
+                    m.body
+                        .split(|ch: char| !(ch.is_ascii_alphanumeric() || ch == '_'))
+                        .filter(|w| w.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_'))
+                        .map(String::from)
+                        .collect::<Vec<_>>()
+                })
+                .filter(|w| !calls.contains(w))
+                .collect();
+            calls.extend(next.iter().cloned());
+            fresh = next;
+        }
+        calls
+    }
+
     /// Every name the library defines, with namespacing macros expanded.
     pub(super) fn defined(&self) -> BTreeSet<String> {
         let macros = self.macros();

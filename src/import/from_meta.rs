@@ -70,6 +70,7 @@ pub(super) fn convert(
         nist: (api == ApiFamily::Nist).then(|| nist_draft(meta)),
         implementations: impls,
         sets,
+        profile: Vec::new(),
     };
     let mut manifest = digests.manifest;
     share_digests(&draft, &mut manifest);

@@ -375,6 +375,7 @@ pub(super) fn analyse(
         nist,
         implementations,
         sets,
+        profile: Vec::new(),
     };
     share_kats(&draft, &mut kats);
     let generator = kats

@@ -12,7 +12,7 @@
 //! elsewhere); only one for an architecture pqbench does not build is
 //! commented out, with the reason.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::emit::{self, Draft, ImplDraft, NistDraft, SetDraft};
@@ -263,6 +263,7 @@ pub(super) fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, 
         nist: Some(nist),
         implementations: impls,
         sets: vec![set],
+        profile: profile_wraps(&shared.wraps),
     };
     let manifest = manifest(&draft, s, kind, &mut notes);
     Ok(SchemeImport {
@@ -385,6 +386,32 @@ struct Shared {
     /// The randomness call's link symbol and the header renaming it, from
     /// the first implementation whose headers tell.
     symbol: Option<(String, String)>,
+    /// The hash functions of `common/` the implementations call, by class.
+    wraps: BTreeSet<(String, String)>,
+}
+
+/// The class of a hash helper by its name: SHAKE and Keccak are `xof`,
+/// SHA-2 and SHA-3 `hash`; anything else is no helper.
+fn helper_class(name: &str) -> Option<&'static str> {
+    let n = name.to_ascii_lowercase();
+    if ["shake", "keccak", "absorb", "squeeze"]
+        .iter()
+        .any(|w| n.contains(w))
+    {
+        Some("xof")
+    } else if n.starts_with("sha") {
+        Some("hash")
+    } else {
+        None
+    }
+}
+
+/// The wraps a NIST-API draft gets: its randomness, then the tree's hash
+/// functions its code calls.
+fn profile_wraps(found: &BTreeSet<(String, String)>) -> Vec<(String, String)> {
+    let mut v = vec![("{randombytes}".to_string(), "drng".to_string())];
+    v.extend(found.iter().cloned());
+    v
 }
 
 fn impl_draft(
@@ -474,7 +501,18 @@ fn common_uses(
     let link = shared.symbol.as_ref().map(|(s, _)| s.as_str());
     let mut sources = common.sources_for(&headers, link);
     sources.extend(common.link_sources(&f.folder.library(), &sources, link));
+    let calls = f.folder.calls_through_macros();
     for src in &sources {
+        // The shared code's hash functions this implementation calls
+        // across a file boundary (where a link-time wrapper sees them).
+        if let Some(file) = common.files.iter().find(|f| &f.rel == src) {
+            shared.wraps.extend(
+                file.defs
+                    .iter()
+                    .filter(|d| calls.contains(&d.name))
+                    .filter_map(|d| helper_class(&d.name).map(|c| (d.name.clone(), c.to_string()))),
+            );
+        }
         let stem = src.rsplit_once('.').map_or(src.as_str(), |(s, _)| s);
         let comp = cx.component(&stem.replace('/', "-"));
         shared.components.entry(comp.clone()).or_insert_with(|| {

@@ -624,3 +624,50 @@ fn liboqs_mlkem_native_ml_kem_768_c_and_x86_64_pass_liboqs_kat_digest() {
     assert!(has(&lib("ML-KEM-768.x86_64"), "_ntt_avx2"));
     assert!(!has(&lib("ML-KEM-768"), "_ntt_avx2"));
 }
+
+/// NIST-API code calls no ICCS helper: the draft wraps what it does call,
+/// the tree's shared SHA-3/SHAKE functions (also behind the scheme's own
+/// macros, `hash_h` → `sha3_256`) and its randomness, so the profile
+/// shows their shares.
+#[test]
+fn ml_kem_and_ml_dsa_drafts_profile_their_sha3_and_randomness() {
+    let Some(tree) = pqclean() else { return };
+    let p = TestProject::bare();
+    for scheme in ["crypto_kem/ml-kem-512", "crypto_sign/ml-dsa-44"] {
+        p.pqbench(&["import", tree.join(scheme).to_str().unwrap()])
+            .expect(0);
+    }
+    let kem = p.read("algorithms/ml-kem-512.toml");
+    for want in [
+        "symbol = \"{randombytes}\"\nclass = \"drng\"",
+        "symbol = \"sha3_256\"\nclass = \"hash\"",
+        "symbol = \"shake128_absorb\"\nclass = \"xof\"",
+        "hash = \"SHA-2/SHA-3\"",
+    ] {
+        assert!(kem.contains(want), "{want}\n{kem}");
+    }
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"ml-kem-512\", \"ml-dsa-44\"]\nstages = [\"build\", \"kat\", \"time\", \"profile\"]\n\n[timing]\ntrials = 3\nwarmup = 1\ntrial-seconds = 0.01\nbudget-seconds = 0.5\n\n[host]\nrequire-fixed = false\n",
+    );
+    p.pqbench(&["run", "t"]).expect(0);
+    let share = |alg: &str, label: &str, op: &str, class: &str| -> f64 {
+        let rec: serde_json::Value = serde_json::from_str(
+            &p.read(&format!("output/t/local/profile/{alg}/{label}__{op}.json")),
+        )
+        .unwrap();
+        rec["shapes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| s["class"] == class)
+            .map(|s| s["ticks"].as_f64().unwrap())
+            .sum::<f64>()
+            / rec["total_ticks"].as_f64().unwrap()
+    };
+    assert!(share("ml-kem-512", "ML-KEM-512", "keygen", "hash") > 0.0);
+    assert!(share("ml-kem-512", "ML-KEM-512", "keygen", "xof") > 0.0);
+    assert!(share("ml-kem-512", "ML-KEM-512", "keygen", "drng") > 0.0);
+    assert!(share("ml-dsa-44", "ML-DSA-44", "sign", "xof") > 0.0);
+    assert!(share("ml-dsa-44", "ML-DSA-44", "keygen", "drng") > 0.0);
+}
