@@ -540,13 +540,14 @@ sources = [
   "src/common/sha3/xkcp_sha3x4.c",
   "src/common/pqclean_shims/fips202.c",
   "src/common/pqclean_shims/fips202x4.c",
-  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits/KeccakP-1600-opt64.c",
-  "src/common/sha3/xkcp_low/KeccakP-1600times4/serial/KeccakP-1600-times4-on1.c",
+  "src/common/sha3/xkcp_low/KeccakP-1600/avx2/KeccakP-1600-AVX2.S",
+  "src/common/sha3/xkcp_low/KeccakP-1600times4/avx2/KeccakP-1600-times4-SIMD256.c",
 ]
 include-dirs = [
   "src/kem/ml_kem/mlkem-native_ml-kem-768_x86_64",
   "src/common/pqclean_shims",
-  "src/common/sha3/xkcp_low/KeccakP-1600/plain-64bits",
+  "src/common/sha3/xkcp_low/KeccakP-1600/avx2",
+  "src/common/sha3/xkcp_low/KeccakP-1600times4/avx2",
   "build/include",
 ]
 defines = { MLKEM_K = 3, MLK_CONFIG_FILE = '"../integration/liboqs/config_x86_64.h"', CRYPTO_ALGNAME = '"ML-KEM-768"' }
@@ -623,6 +624,21 @@ fn liboqs_mlkem_native_ml_kem_768_c_and_x86_64_pass_liboqs_kat_digest() {
     let has = |bytes: &[u8], name: &str| bytes.windows(name.len()).any(|w| w == name.as_bytes());
     assert!(has(&lib("ML-KEM-768.x86_64"), "_ntt_avx2"));
     assert!(!has(&lib("ML-KEM-768"), "_ntt_avx2"));
+    // SHA-3 as liboqs's own build has it on an AVX2 host: its AVX2 Keccak
+    // and 4-way Keccak, not the portable ones.
+    let sources = |label: &str| -> String {
+        build["instances"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["label"] == label)
+            .unwrap()["sources"]
+            .to_string()
+    };
+    let x86 = sources("ML-KEM-768.x86_64");
+    assert!(x86.contains("KeccakP-1600-AVX2.S") && x86.contains("KeccakP-1600-times4-SIMD256.c"), "{x86}");
+    assert!(!x86.contains("plain-64bits") && !x86.contains("times4-on1"), "{x86}");
+    assert!(sources("ML-KEM-768").contains("KeccakP-1600-opt64.c"));
 }
 
 /// NIST-API code calls no ICCS helper: the draft wraps what it does call,
