@@ -234,9 +234,16 @@ pub(super) fn scheme(cx: &TreeCx, dir: &Path, id: &str) -> Result<SchemeImport, 
     // KAT test writes one): more records would be generated unchecked,
     // and McEliece's would take minutes each.
     let published = s.kat_single.as_deref().is_some_and(is_sha256);
+    // A name other schemes share would label their instances alike:
+    // the id, unique in the tree, labels them instead.
+    let label = if cx.shared_names.contains_key(&s.name) {
+        sanitize(id)
+    } else {
+        sanitize(&s.name)
+    };
     let set = SetDraft {
         guess: SetGuess {
-            label: sanitize(&s.name),
+            label,
             notes: vec![format!("{} (META.yml)", s.facts().join(", "))],
             ..SetGuess::default()
         },

@@ -690,7 +690,8 @@ fn the_aarch64_draft_passes_on_the_emulated_system_unedited() {
 
 /// Two schemes whose META.yml give them one name (PQClean's
 /// `mceliece348864` and `mceliece348864f`) are drafted with their ids
-/// added, so their pages do not read alike; the import says why.
+/// added, so their pages do not read alike, and labelled by their ids, so
+/// a campaign's instance labels stay unique; the import says why.
 #[test]
 fn schemes_sharing_a_metadata_name_are_drafted_apart() {
     let work = tempfile::tempdir().unwrap();
@@ -712,6 +713,23 @@ fn schemes_sharing_a_metadata_name_are_drafted_apart() {
     assert_eq!(name("fixkem"), "\"FixKEM-512 (fixkem)\"", "{}", out.stdout);
     assert_eq!(name("fixkemf"), "\"FixKEM-512 (fixkemf)\"");
     assert_eq!(name("fixsig"), "\"FixSig-1\"");
+    let label = |id: &str| {
+        let text = p.read(&format!("algorithms/{id}.toml"));
+        text.lines()
+            .find_map(|l| l.strip_prefix("label = "))
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(label("fixkem"), "\"fixkem\"");
+    assert_eq!(label("fixkemf"), "\"fixkemf\"");
+    assert_eq!(label("fixsig"), "\"FixSig-1\"");
+    // Both run in one campaign, their KATs against the published digest.
+    p.write(
+        "campaigns/t.toml",
+        "algorithms = [\"fixkem\", \"fixkemf\"]\nstages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
+    );
+    let run = p.pqbench(&["run", "t"]);
+    assert!(!run.stdout.contains("MISMATCH") && !run.stdout.contains("NOKAT"), "{}", run.stdout);
     assert!(
         out.stdout
             .contains("note: META.yml names fixkem, fixkemf alike"),
