@@ -182,10 +182,17 @@ impl CFile {
                 self.calls.insert(t.text.clone());
                 continue;
             }
+            // After a parameter list, a name with arguments is one of its
+            // annotations (`NONNULL(1, 2)`), not a function.
+            if i > 0 && toks[i - 1].text == ")" {
+                continue;
+            }
             let Some(close) = matching(&toks, i + 1) else {
                 continue;
             };
-            let after = toks.get(close + 1).map(|n| n.text.as_str());
+            let after = toks
+                .get(past_annotations(&toks, close + 1))
+                .map(|n| n.text.as_str());
             let single_inner = close == i + 3 && toks[i + 2].ident;
             match after {
                 Some("{") => self.defs.push(Def {
@@ -383,6 +390,27 @@ fn tokenize(s: &str) -> Vec<Tok> {
 }
 
 /// Index of the `)` closing the `(` at `open`.
+/// The first token at or after `at` that is not an annotation after a
+/// parameter list: an attribute (`__attribute__((nonnull))`) or a macro
+/// (`NONNULL(1, 2)`, `PQC_NODISCARD`), which may stand between a
+/// prototype's `)` and its `;` or `{`.
+fn past_annotations(toks: &[Tok], mut at: usize) -> usize {
+    while let Some(t) = toks.get(at) {
+        let attribute = matches!(t.text.as_str(), "__attribute__" | "__declspec" | "__asm__" | "asm");
+        if !t.ident || (KEYWORDS.contains(&t.text.as_str()) && !attribute) {
+            break;
+        }
+        match toks.get(at + 1).map(|n| n.text.as_str()) {
+            Some("(") => match matching(toks, at + 1) {
+                Some(close) => at = close + 1,
+                None => break,
+            },
+            _ => at += 1,
+        }
+    }
+    at
+}
+
 fn matching(toks: &[Tok], open: usize) -> Option<usize> {
     let mut depth = 0usize;
     for (j, t) in toks.iter().enumerate().skip(open) {
@@ -423,6 +451,21 @@ pub(crate) fn quoted_includes(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prototypes_with_annotations_before_and_after_their_parameters_are_declarations() {
+        let f = CFile::parse(
+            "api.h",
+            "#define OUT\n#define NONNULL(...) __attribute__((nonnull(__VA_ARGS__)))\n\
+             int crypto_kem_keypair(OUT unsigned char *pk, OUT unsigned char *sk) NONNULL(1, 2);\n\
+             int crypto_kem_enc(unsigned char *ct, unsigned char *ss, const unsigned char *pk) __attribute__((warn_unused_result));\n\
+             PQC_API int crypto_kem_dec(_Out_writes_(32) unsigned char *ss, const unsigned char *ct, const unsigned char *sk) PQC_NODISCARD;\n\
+             int helper(int x) NONNULL(1) { return x; }\n",
+        );
+        let names: Vec<&str> = f.decls.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"]);
+        assert!(f.defines_fn("helper"));
+    }
 
     #[test]
     fn quoted_includes_are_read_in_order_and_system_ones_skipped() {
