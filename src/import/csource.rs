@@ -396,7 +396,10 @@ fn tokenize(s: &str) -> Vec<Tok> {
 /// prototype's `)` and its `;` or `{`.
 fn past_annotations(toks: &[Tok], mut at: usize) -> usize {
     while let Some(t) = toks.get(at) {
-        let attribute = matches!(t.text.as_str(), "__attribute__" | "__declspec" | "__asm__" | "asm");
+        let attribute = matches!(
+            t.text.as_str(),
+            "__attribute__" | "__declspec" | "__asm__" | "asm"
+        );
         if !t.ident || (KEYWORDS.contains(&t.text.as_str()) && !attribute) {
             break;
         }
@@ -463,7 +466,10 @@ mod tests {
              int helper(int x) NONNULL(1) { return x; }\n",
         );
         let names: Vec<&str> = f.decls.iter().map(|d| d.name.as_str()).collect();
-        assert_eq!(names, ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"]);
+        assert_eq!(
+            names,
+            ["crypto_kem_keypair", "crypto_kem_enc", "crypto_kem_dec"]
+        );
         assert!(f.defines_fn("helper"));
     }
 

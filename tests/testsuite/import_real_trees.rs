@@ -636,8 +636,14 @@ fn liboqs_mlkem_native_ml_kem_768_c_and_x86_64_pass_liboqs_kat_digest() {
             .to_string()
     };
     let x86 = sources("ML-KEM-768.x86_64");
-    assert!(x86.contains("KeccakP-1600-AVX2.S") && x86.contains("KeccakP-1600-times4-SIMD256.c"), "{x86}");
-    assert!(!x86.contains("plain-64bits") && !x86.contains("times4-on1"), "{x86}");
+    assert!(
+        x86.contains("KeccakP-1600-AVX2.S") && x86.contains("KeccakP-1600-times4-SIMD256.c"),
+        "{x86}"
+    );
+    assert!(
+        !x86.contains("plain-64bits") && !x86.contains("times4-on1"),
+        "{x86}"
+    );
     assert!(sources("ML-KEM-768").contains("KeccakP-1600-opt64.c"));
 }
 

@@ -729,7 +729,11 @@ fn schemes_sharing_a_metadata_name_are_drafted_apart() {
         "algorithms = [\"fixkem\", \"fixkemf\"]\nstages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
     );
     let run = p.pqbench(&["run", "t"]);
-    assert!(!run.stdout.contains("MISMATCH") && !run.stdout.contains("NOKAT"), "{}", run.stdout);
+    assert!(
+        !run.stdout.contains("MISMATCH") && !run.stdout.contains("NOKAT"),
+        "{}",
+        run.stdout
+    );
     assert!(
         out.stdout
             .contains("note: META.yml names fixkem, fixkemf alike"),

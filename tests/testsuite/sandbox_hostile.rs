@@ -547,13 +547,20 @@ fn a_set_up_that_varies_between_processes_is_no_evidence_and_a_liar_is_still_cau
         ("max-iterations", "40"),
     ];
     let stages = ["build", "kat", "time", "render"];
+    // The KAT makes 10 key generations of up to 1.5 s of CPU each: on a
+    // loaded machine more than the usual 20 s of wall time.
     p.write(
         "campaigns/t.toml",
-        &measure_campaign(&[ID], &stages, &timing, ""),
+        &measure_campaign(&[ID], &stages, &timing, "").replace(
+            "[kat]\ntimeout-seconds = 20",
+            "[kat]\ntimeout-seconds = 300",
+        ),
     );
     let run = p.pqbench(&["run", "t"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     for op in ["sign", "verify"] {
+        let file = format!("output/t/local/records/{ID}/RETRY__{op}.json");
+        assert!(p.path().join(&file).is_file(), "no {file}:\n{}", run.stdout);
         let honest = record(&p, "t", "RETRY", op);
         let marks: Vec<bool> = honest
             .processes
