@@ -138,7 +138,11 @@ pub fn prove(root: &Path, id: &str, checkers: &[Checker]) -> Result<Proof, Error
                     .map_err(|e| anyhow::anyhow!("reading {}: {e}", file.display()))?;
                 match checker::judge(c, &rsp)? {
                     Judgement::Accepted { file } => {
-                        checked.push((inst.label.clone(), file, rsp));
+                        // A reference the project already had (and the
+                        // file matched) keeps its provenance.
+                        if r.kat_status == KatStatus::Nokat {
+                            checked.push((inst.label.clone(), file, rsp));
+                        }
                         Verdict::Checked(c.program.clone())
                     }
                     Judgement::Rejected(why) => Verdict::Differs(why),

@@ -41,9 +41,17 @@ fn included_sources(sources: &[PathBuf]) -> Vec<PathBuf> {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
         };
+        // Beside the file or below it: a name that climbs out (`..`) or is
+        // absolute is not followed.
+        let below = |n: &&String| {
+            Path::new(n.as_str())
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+        };
         for name in csource::quoted_includes(&text)
             .iter()
             .filter(|n| n.ends_with(".c"))
+            .filter(below)
         {
             let Some(p) = file.parent().map(|d| d.join(name)).filter(|p| p.is_file()) else {
                 continue;

@@ -461,7 +461,12 @@ fn libraries(sets: &[ObservedSet]) -> (Vec<String>, Vec<String>) {
                 .filter_map(|i| i.strip_prefix(&o.root).ok())
                 .map(|r| o.tree.join(r))
                 .collect();
-            super::header::includes_any(&o.tree.join(src), &dirs, &["<openssl/", "\"openssl/"])
+            super::header::includes_any(
+                &o.tree.join(src),
+                &dirs,
+                &o.tree,
+                &["<openssl/", "\"openssl/"],
+            )
         })
     });
     let (mut kept, mut left) = (Vec::new(), Vec::new());

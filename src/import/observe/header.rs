@@ -78,9 +78,12 @@ pub(super) fn api_header(main: &Unit, copy: &Path) -> Option<ApiHeader> {
 }
 
 /// Whether `file`, or a header it includes by quoted name from the tree
-/// (beside it or in `dirs`, a few levels deep), has one of `marks` in an
-/// include line.
-pub(super) fn includes_any(file: &Path, dirs: &[PathBuf], marks: &[&str]) -> bool {
+/// (beside it or in `dirs`, a few levels deep, never outside `tree`), has
+/// one of `marks` in an include line.
+pub(super) fn includes_any(file: &Path, dirs: &[PathBuf], tree: &Path, marks: &[&str]) -> bool {
+    let Ok(tree) = tree.canonicalize() else {
+        return false;
+    };
     let mut queue = vec![(file.to_path_buf(), 0)];
     let mut seen = std::collections::BTreeSet::new();
     while let Some((f, depth)) = queue.pop() {
@@ -104,7 +107,10 @@ pub(super) fn includes_any(file: &Path, dirs: &[PathBuf], marks: &[&str]) -> boo
                 .into_iter()
                 .chain(dirs.iter().map(PathBuf::as_path))
                 .map(|d| d.join(&name))
-                .find(|p| p.is_file());
+                .find(|p| {
+                    p.canonicalize()
+                        .is_ok_and(|c| c.starts_with(&tree) && c.is_file())
+                });
             queue.extend(found.map(|p| (p, depth + 1)));
         }
     }
