@@ -4,14 +4,14 @@
 //! build made judges pqbench's KAT file. The file is accepted only when
 //! the checker exits 0 on it *and* fails on a copy whose last record has
 //! one digit changed, so a checker that reads nothing, stops early or
-//! accepts anything proves nothing. The checker runs as a submission job.
+//! accepts anything proves nothing. The checker runs as a submission job,
+//! as the generators do (`observe::run_program`).
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::sandbox::{self, Outcome, Spec};
+use crate::sandbox::Outcome;
 
 /// A set's KAT checker, as its tree's build made it.
 #[derive(Debug, Clone)]
@@ -37,9 +37,6 @@ pub(crate) enum Judgement {
 
 /// At most this many names from the program get a copy of the file.
 const MAX_NAMES: usize = 16;
-
-/// How long a checker may run (it makes every record again).
-const CHECKER_SECONDS: u64 = 3600;
 
 /// Runs `checker` on pqbench's KAT file `rsp`, then on a copy with its
 /// last record changed.
@@ -82,12 +79,6 @@ fn run(checker: &Checker, names: &[String], rsp: &[u8]) -> Result<(Outcome, Stri
         .prefix("pqbench-checker-")
         .tempdir()
         .context("creating the checker's folder")?;
-    let program = job.path().join("pqb-checker-program");
-    std::fs::write(&program, &checker.bytes).context("copying the checker")?;
-    std::fs::set_permissions(
-        &program,
-        std::os::unix::fs::PermissionsExt::from_mode(0o755),
-    )?;
     for n in names {
         let path = job.path().join(n);
         if let Some(dir) = path.parent() {
@@ -95,17 +86,7 @@ fn run(checker: &Checker, names: &[String], rsp: &[u8]) -> Result<(Outcome, Stri
         }
         std::fs::write(&path, rsp).with_context(|| format!("writing {}", path.display()))?;
     }
-    let mut spec = Spec::submission(&program, Vec::new(), job.path());
-    spec.timeout = Duration::from_secs(CHECKER_SECONDS);
-    spec.limits = sandbox::Limits {
-        address_space: 16 << 30,
-        cpu_seconds: CHECKER_SECONDS,
-        file_size: 1 << 30,
-        processes: sandbox::JOB_PROCESSES,
-    };
-    let out = sandbox::run(&spec)?;
-    let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
-    Ok((out.outcome, text))
+    super::observe::run_program(job.path(), "pqb-checker-program", &checker.bytes)
 }
 
 fn last_line(text: &str) -> String {

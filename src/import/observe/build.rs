@@ -140,23 +140,18 @@ pub(super) fn observe(tree: &Path, command: &str, tools: &Tools) -> Result<Obser
 /// What a generator wrote: each file's name and bytes.
 pub(super) type Written = Vec<(String, Vec<u8>)>;
 
-/// Runs a generator the build made, in a folder of its own, and returns
-/// the KAT files (`.rsp`) it wrote there.
-pub(super) fn run_generator(generator: &Path) -> Result<Written> {
-    let job = tempfile::Builder::new()
-        .prefix("pqbench-generator-")
-        .tempdir()
-        .context("creating the generator's folder")?;
-    let program = job.path().join("generator");
-    let bytes = crate::fsutil::foreign::read_regular(generator, 1 << 30)?;
-    std::fs::write(&program, bytes).with_context(|| format!("copying {}", generator.display()))?;
+/// Runs a program the build made (its `bytes`, written to `dir/name`) in
+/// `dir` as a submission job, bounded like a KAT run; its exit and its
+/// output.
+pub(crate) fn run_program(dir: &Path, name: &str, bytes: &[u8]) -> Result<(Outcome, String)> {
+    let program = dir.join(name);
+    std::fs::write(&program, bytes).with_context(|| format!("writing {}", program.display()))?;
     std::fs::set_permissions(
         &program,
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )?;
-    let mut spec = Spec::submission(&program, Vec::new(), job.path());
+    let mut spec = Spec::submission(&program, Vec::new(), dir);
     spec.timeout = Duration::from_secs(GENERATOR_SECONDS);
-    // A generator is the submission's code: bounded like a KAT run's.
     spec.limits = sandbox::Limits {
         address_space: 16 << 30,
         cpu_seconds: GENERATOR_SECONDS,
@@ -164,12 +159,25 @@ pub(super) fn run_generator(generator: &Path) -> Result<Written> {
         processes: sandbox::JOB_PROCESSES,
     };
     let out = sandbox::run(&spec)?;
-    if out.outcome != Outcome::Exited(0) {
-        let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+    let text = String::from_utf8_lossy(&[out.stdout, out.stderr].concat()).into_owned();
+    Ok((out.outcome, text))
+}
+
+/// Runs a generator the build made, in a folder of its own, and returns
+/// the KAT files (`.rsp`) it wrote there.
+pub(super) fn run_generator(generator: &Path) -> Result<Written> {
+    let job = tempfile::Builder::new()
+        .prefix("pqbench-generator-")
+        .tempdir()
+        .context("creating the generator's folder")?;
+    let bytes = crate::fsutil::foreign::read_regular(generator, 1 << 30)?;
+    let (outcome, text) = run_program(job.path(), "generator", &bytes)
+        .with_context(|| format!("running {}", generator.display()))?;
+    if outcome != Outcome::Exited(0) {
         bail!(
             "the generator {} failed ({}):\n{}",
             generator.display(),
-            out.outcome,
+            outcome,
             crate::toolchain::tail(&text, 10)
         );
     }

@@ -24,6 +24,7 @@ use anyhow::{bail, Result};
 
 pub use record::record_entry;
 
+pub(super) use build::run_program;
 pub(super) use command::{discover, expand};
 pub(super) use draft::{apply, KatFile, Placement, References};
 
