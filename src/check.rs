@@ -22,7 +22,7 @@ use serde::Serialize;
 
 use crate::engine::Registry;
 use crate::fsutil;
-use crate::render::dataset::{self, Dataset};
+use crate::records::dataset::{self, Dataset};
 
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CheckReport {
@@ -215,7 +215,7 @@ fn check_pages(
     report: &mut CheckReport,
 ) -> Result<()> {
     let Some(site) = &lay.site else { return Ok(()) };
-    let shown_site = dataset::relative(dir, site)?;
+    let shown_site = crate::fsutil::paths::relative(dir, site)?;
     let datasets = crate::render::load_datasets(&lay.datasets, site)?;
     let files = crate::render::render_files(
         &datasets,
@@ -263,7 +263,7 @@ pub fn check_dataset_with(dir: &Path, registry: &Registry) -> Result<CheckReport
     let lay = layout(dir)?;
     let mut report = CheckReport::default();
     for d in &lay.datasets {
-        let shown = dataset::relative(dir, d)?;
+        let shown = crate::fsutil::paths::relative(dir, d)?;
         check_system_dataset(d, &shown, registry, &mut report)?;
     }
     check_pages(&lay, dir, registry, &mut report)?;
@@ -284,32 +284,34 @@ pub fn check_system_dataset(
     check_loaded(&ds, shown, registry, report)
 }
 
-/// [`check_system_dataset`] over a loaded dataset, then over each of its
-/// matrix combinations (datasets of their own, loaded with it).
+/// [`check_system_dataset`] over a loaded dataset and each of its matrix
+/// combinations (datasets of their own, loaded with it).
 fn check_loaded(
-    ds: &Dataset,
+    primary: &Dataset,
     shown: &str,
     registry: &Registry,
     report: &mut CheckReport,
 ) -> Result<()> {
-    let d = &ds.dir;
-    for records in registry.records() {
-        let dir = d.join(records.dir());
-        if !dir.is_dir() {
-            continue;
+    for ds in primary.all() {
+        let d = &ds.dir;
+        let shown = match crate::fsutil::paths::relative(&primary.dir, d)?.as_str() {
+            "." => shown.to_string(),
+            rel => format!("{shown}/{rel}"),
+        };
+        for records in registry.records() {
+            let dir = d.join(records.dir());
+            if !dir.is_dir() {
+                continue;
+            }
+            let files = dataset::json_files(&dir)?;
+            for file in &files {
+                let rel = format!("{shown}/{}", crate::fsutil::paths::relative(d, file)?);
+                let problems = records.check(file, &rel, &ds.campaign)?;
+                report.problems.extend(problems);
+            }
+            report.count(records.dir(), records.noun(), files.len());
         }
-        let files = dataset::json_files(&dir)?;
-        for file in &files {
-            let rel = format!("{shown}/{}", dataset::relative(d, file)?);
-            let problems = records.check(file, &rel, &ds.campaign)?;
-            report.problems.extend(problems);
-        }
-        report.count(records.dir(), records.noun(), files.len());
-    }
-    check_build(ds, shown, report);
-    for c in &ds.combinations {
-        let rel = dataset::relative(d, &c.dir)?;
-        check_loaded(c, &format!("{shown}/{rel}"), registry, report)?;
+        check_build(ds, &shown, report);
     }
     Ok(())
 }

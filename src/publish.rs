@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::render::dataset;
+use crate::records::dataset;
 
 /// Keys whose absolute values identify a host tool and are allowed: the
 /// compiler, and an emulated system's emulator command and target root.
@@ -195,7 +195,7 @@ fn copy_file(from: &Path, to: &Path, with_output: bool) -> Result<()> {
 
 fn copy_tree(from: &Path, to: &Path, with_output: bool) -> Result<usize> {
     let mut n = 0;
-    for p in dataset::sorted_entries(from)? {
+    for p in crate::fsutil::paths::sorted_entries(from)? {
         let name = p.file_name().context("entry without a name")?;
         if name.to_string_lossy().starts_with('.') {
             continue; // temporary files of an interrupted write
@@ -326,7 +326,7 @@ pub fn publish_from(
         std::fs::remove_dir_all(&dest_templates)?;
     }
     if let Some(t) = templates {
-        for p in dataset::sorted_entries(t)? {
+        for p in crate::fsutil::paths::sorted_entries(t)? {
             if p.is_file() && crate::render::is_generated(&p) {
                 let name = p.file_name().context("template without a name")?;
                 crate::fsutil::copy_atomic(&p, &dest_templates.join(name))?;

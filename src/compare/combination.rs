@@ -58,8 +58,8 @@ impl RunCombinations {
                 known.join(", ")
             );
         };
-        crate::render::dataset::safe_component(&r.combination)?;
-        crate::render::dataset::safe_component(&r.run_id)?;
+        crate::records::dataset::safe_component(&r.combination)?;
+        crate::records::dataset::safe_component(&r.run_id)?;
         let dataset = self
             .run_dir
             .parent()

@@ -43,7 +43,7 @@ pub(crate) fn bundle(root: &Path, cache: &Cache) -> Result<Bundle> {
         cache: &Cache,
         out: &mut BTreeMap<String, String>,
     ) -> Result<()> {
-        for p in crate::render::dataset::sorted_entries(dir)? {
+        for p in crate::fsutil::paths::sorted_entries(dir)? {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             if name.as_deref().is_some_and(|n| n.starts_with(".tmp-")) {
                 continue;
@@ -51,7 +51,7 @@ pub(crate) fn bundle(root: &Path, cache: &Cache) -> Result<Bundle> {
             if p.is_dir() {
                 walk(root, &p, cache, out)?;
             } else if p.is_file() {
-                let rel = crate::render::dataset::relative(root, &p)?;
+                let rel = crate::fsutil::paths::relative(root, &p)?;
                 out.insert(rel, cache.put_blob_file(&p)?);
             }
         }
@@ -118,10 +118,10 @@ fn remove_unlisted(root: &Path, dir: &Path, wanted: &BTreeMap<String, String>) -
     if !dir.is_dir() {
         return Ok(());
     }
-    for p in crate::render::dataset::sorted_entries(dir)? {
+    for p in crate::fsutil::paths::sorted_entries(dir)? {
         if p.is_dir() {
             remove_unlisted(root, &p, wanted)?;
-        } else if !wanted.contains_key(&crate::render::dataset::relative(root, &p)?) {
+        } else if !wanted.contains_key(&crate::fsutil::paths::relative(root, &p)?) {
             std::fs::remove_file(&p)?;
         }
     }

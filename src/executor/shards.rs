@@ -27,7 +27,7 @@ fn campaign_datasets(plan: &Plan) -> Vec<std::path::PathBuf> {
     let mut dirs = vec![plan.output_dir.clone()];
     if let Some(campaign_dir) = plan.site_dir.parent() {
         dirs.extend(
-            crate::render::dataset::dataset_dirs_in(campaign_dir)
+            crate::records::dataset::dataset_dirs_in(campaign_dir)
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|d| d != &plan.output_dir),
@@ -52,7 +52,7 @@ pub(crate) fn prior_costs(plan: &Plan) -> BTreeMap<String, f64> {
 /// Seconds of the measuring processes of every instance of one dataset.
 fn dataset_costs(dir: &Path) -> BTreeMap<String, f64> {
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    let files = crate::render::dataset::json_files(&dir.join(crate::records::layout::RECORDS))
+    let files = crate::records::dataset::json_files(&dir.join(crate::records::layout::RECORDS))
         .unwrap_or_default();
     for f in files {
         let Ok(r) = crate::fsutil::read_json::<OperationRecord>(&f) else {

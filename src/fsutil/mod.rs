@@ -2,6 +2,7 @@
 //! trees that come from outside (`foreign`).
 
 pub(crate) mod foreign;
+pub(crate) mod paths;
 pub(crate) mod view;
 
 use std::io::Write;

@@ -107,7 +107,7 @@ fn records_changed(plan: &Plan) -> Option<String> {
     let runs = plan.output_dir.join(crate::records::layout::RUNS);
     // The run filed last: run ids sort by their start to the second, and
     // two quick runs can start in the same one.
-    let last = crate::render::dataset::sorted_entries(&runs)
+    let last = crate::fsutil::paths::sorted_entries(&runs)
         .ok()?
         .into_iter()
         .filter_map(|p| {

@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod campaign;
 pub mod count;
 pub mod ct;
+pub mod dataset;
 pub(crate) mod diff;
 pub mod differential;
 pub(crate) mod evidence;

@@ -8,9 +8,9 @@ use serde::Serialize;
 use crate::records::count::{CountRecord, ExactStatus, METHOD_PERF};
 use crate::records::ct::{CtRecord, CtStatus};
 
-use super::dataset::Dataset;
 use super::model::{EvidenceRow, Link, MethodSection};
 use super::rows::DASH;
+use crate::records::dataset::Dataset;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct CountRow {

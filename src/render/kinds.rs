@@ -13,9 +13,9 @@ use crate::records::operation::OperationRecord;
 
 use super::chart;
 use super::chart_lines::{self, Series};
-use super::dataset::Dataset;
 use super::model::*;
 use super::rows::{op_rows, Inst, DASH};
+use crate::records::dataset::Dataset;
 
 /// The message sizes the summary shows (32 B, 1 KiB, 64 KiB).
 const SUMMARY_SIZES: [u64; 3] = [32, 1024, 65536];

@@ -8,8 +8,8 @@ use crate::kat::Status;
 use crate::records::campaign::AlgorithmInfo;
 use crate::records::settings::Combination;
 
-use super::dataset::Dataset;
 use super::exact::grouped;
+use crate::records::dataset::Dataset;
 
 /// The section's heading.
 pub(crate) const TITLE: &str = "Compilers and flags";

@@ -28,7 +28,6 @@ pub mod algorithm;
 pub mod bench;
 pub(crate) mod chart;
 pub(crate) mod chart_lines;
-pub(crate) mod dataset;
 pub(crate) mod exact;
 pub(crate) mod kat_text;
 pub mod kinds;
@@ -52,7 +51,7 @@ pub use crate::engine::PageSection;
 /// The flag of a suspicious instance's summary row (see `records::scan`).
 pub(crate) const SUSPICIOUS_NOTE: &str =
     "⚠ suspicious: the static scan found what the campaign does not allow (see its page)";
-pub use dataset::Dataset;
+use crate::records::dataset::{self, Dataset};
 pub use links::check_links;
 pub(crate) use site::{anchor, crumb, kind_function, Systems};
 
@@ -352,11 +351,11 @@ pub(crate) fn is_generated(path: &Path) -> bool {
 /// Every generated-kind file under `dir`, as `/`-separated relative paths.
 pub(crate) fn site_files(dir: &Path) -> Result<Vec<String>> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<String>) -> Result<()> {
-        for p in dataset::sorted_entries(dir)? {
+        for p in crate::fsutil::paths::sorted_entries(dir)? {
             if p.is_dir() {
                 walk(root, &p, out)?;
             } else if is_generated(&p) {
-                out.push(dataset::relative(root, &p)?);
+                out.push(crate::fsutil::paths::relative(root, &p)?);
             }
         }
         Ok(())
@@ -413,7 +412,7 @@ pub(crate) fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Resu
 pub fn load_datasets(datasets: &[PathBuf], site: &Path) -> Result<Vec<Dataset>> {
     datasets
         .iter()
-        .map(|d| Dataset::load(d, dataset::relative(site, d)?))
+        .map(|d| Dataset::load(d, crate::fsutil::paths::relative(site, d)?))
         .collect()
 }
 

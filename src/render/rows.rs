@@ -10,8 +10,8 @@ use crate::records::kat::KatStatus as Status;
 use crate::records::operation::OperationRecord;
 use crate::records::BuildRecord;
 
-use super::dataset::Dataset;
 use super::model::*;
+use crate::records::dataset::Dataset;
 
 pub(crate) const DASH: &str = "–";
 

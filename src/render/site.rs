@@ -5,9 +5,9 @@ use std::collections::BTreeSet;
 
 use crate::plan::Kind;
 
-use super::dataset::Dataset;
 use super::model::*;
 use super::{algorithm, system};
+use crate::records::dataset::Dataset;
 
 /// Which systems the site covers and which algorithms each has, for the
 /// crumb line's links to the same page on another system.

@@ -10,10 +10,10 @@ use crate::records::kat::KatStatus as Status;
 use crate::records::measure::OpStatus;
 
 use super::chart;
-use super::dataset::Dataset;
 use super::model::*;
 use super::rows::{disturbance, issues_for, DISTURBED_MEAN_OVER_MEDIAN};
 use super::{crumb, Systems};
+use crate::records::dataset::Dataset;
 
 fn yes_no(b: bool) -> &'static str {
     if b {

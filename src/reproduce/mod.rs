@@ -177,7 +177,7 @@ fn reproduce_combinations(
         .context("the run directory has no dataset above it")?;
     let made = rec.combinations.get().cloned().unwrap_or_default();
     for old in &p.lock.matrix {
-        crate::render::dataset::safe_component(&old.combination)?;
+        crate::records::dataset::safe_component(&old.combination)?;
         let runs = dataset
             .join(crate::records::layout::MATRIX)
             .join(&old.combination)

@@ -35,7 +35,7 @@ impl CampaignStage for RenderStage {
             .parent()
             .context("the site directory has no parent")?;
         let mut m = Manifest::new();
-        for dir in render::dataset::dataset_dirs_in(campaign_dir)? {
+        for dir in crate::records::dataset::dataset_dirs_in(campaign_dir)? {
             let system = dir
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
@@ -84,7 +84,7 @@ impl CampaignStage for RenderStage {
 /// everything but the run history, the libraries and engine state.
 fn dataset_files(dir: &Path) -> Result<Vec<(String, String)>> {
     fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<()> {
-        for p in render::dataset::sorted_entries(dir)? {
+        for p in crate::fsutil::paths::sorted_entries(dir)? {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             if matches!(name.as_deref(), Some("runs" | "lib" | ".state")) {
                 continue;
@@ -93,7 +93,7 @@ fn dataset_files(dir: &Path) -> Result<Vec<(String, String)>> {
                 walk(root, &p, out)?;
             } else if !name.as_deref().unwrap_or("").starts_with(".tmp-") {
                 out.push((
-                    render::dataset::relative(root, &p)?,
+                    crate::fsutil::paths::relative(root, &p)?,
                     fsutil::sha256_file(&p)?,
                 ));
             }

@@ -1,7 +1,8 @@
 //! The crate's module graph against the layer table in `src/lib.rs`: no
 //! cycle between top-level modules (through any path), no use of a higher
-//! layer, the published schema a leaf over the utilities, and every dataset
-//! file named only by the layout module.
+//! layer, the published schema a leaf over the utilities, every dataset
+//! file and folder named only by the layout module, and `render` named by
+//! others only for pages.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -177,6 +178,93 @@ fn dataset_files_are_named_by_the_layout_module_only() {
                     n + 1
                 );
             }
+        }
+    }
+}
+
+/// The code of `file` before its `#[cfg(test)]` module, comment lines
+/// dropped: what the library itself says.
+fn library_code(file: &Path) -> String {
+    let text = std::fs::read_to_string(file).unwrap();
+    let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+    code.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn dataset_folders_are_spelt_by_the_layout_module_only() {
+    let src = common::repo().join("src");
+    let layout = src.join("records/layout.rs");
+    let folders = [
+        "records",
+        "profile",
+        "count",
+        "ct",
+        "scan",
+        "leak",
+        "differential",
+        "matrix",
+        "lib",
+        "runs",
+        "site",
+    ];
+    let spelt = regex::Regex::new(&format!("\"({})/", folders.join("|"))).unwrap();
+    for file in common::files_with_ext(&src, "rs") {
+        if file == layout {
+            continue;
+        }
+        let code = library_code(&file);
+        if let Some(m) = spelt.find(&code) {
+            panic!(
+                "{}: {} spells a dataset folder outside records/layout.rs",
+                file.display(),
+                m.as_str()
+            );
+        }
+    }
+}
+
+/// What other modules may take from `render`: the page-making entry
+/// points. A dataset is read through `records::dataset`, paths through
+/// `fsutil::paths`; whoever needs anything else from `render` is reading
+/// something that belongs below it.
+const RENDER_PAGE_ENTRIES: [&str; 10] = [
+    "render_campaign",
+    "render_dataset_dirs",
+    "render_files",
+    "site_files",
+    "load_datasets",
+    "is_generated",
+    "RenderReport",
+    "environment",
+    "bench",
+    "synth",
+];
+
+#[test]
+fn render_is_named_only_for_pages() {
+    let src = common::repo().join("src");
+    let full = regex::Regex::new(r"\bcrate::render::(\w+)").unwrap();
+    // `use crate::render;` makes a bare `render::x` the module's too.
+    let bare = regex::Regex::new(r"(?:^|[^:\w])render::(\w+)").unwrap();
+    for file in common::files_with_ext(&src, "rs") {
+        if file.starts_with(src.join("render")) {
+            continue;
+        }
+        let code = library_code(&file);
+        let mut uses: Vec<_> = full.captures_iter(&code).collect();
+        if code.contains("use crate::render;") {
+            uses.extend(bare.captures_iter(&code));
+        }
+        for c in uses {
+            assert!(
+                RENDER_PAGE_ENTRIES.contains(&&c[1]),
+                "{}: render::{} is not a page entry; what is not a page belongs below render",
+                file.display(),
+                &c[1]
+            );
         }
     }
 }

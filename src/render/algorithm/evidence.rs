@@ -5,9 +5,9 @@
 use crate::format;
 use crate::records::campaign::AlgorithmInfo;
 
-use super::super::dataset::Dataset;
 use super::super::model::{EvidenceRow, Link};
 use super::super::rows::Inst;
+use crate::records::dataset::Dataset;
 
 pub(super) fn index(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<EvidenceRow> {
     let ops = a.kind.operations();

@@ -10,11 +10,11 @@ use crate::records::campaign::AlgorithmInfo;
 use crate::records::kat::KatStatus;
 use crate::records::BuildRecord;
 
-use super::dataset::Dataset;
 use super::kat_text::{attempts_text, kat_sentence, parameter_sets, size_cell, VARIABLE_NOTE};
 use super::model::*;
 use super::rows::{environment, issues_for, share_row, toml_link, Inst, Notes};
 use super::{anchor, crumb, kind_function, Systems};
+use crate::records::dataset::Dataset;
 
 pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
     let system = ds.system().to_string();

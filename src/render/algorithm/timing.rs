@@ -7,9 +7,9 @@ use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 use crate::records::operation::OperationRecord;
 
 use super::super::chart;
-use super::super::dataset::Dataset;
 use super::super::model::{DistRow, MemRow, PerfRow};
 use super::super::rows::{mem_row, op_rows, Inst, DASH};
+use crate::records::dataset::Dataset;
 
 /// An instance's timing records, in operation order.
 pub(super) fn timed_records<'d>(

@@ -1,11 +1,14 @@
-//! Loading a dataset (one run directory `<campaign>/<system>/`, or its
-//! published copy) into memory, and the path arithmetic pages need.
+//! A dataset: one run directory `<campaign>/<system>/`, or its published
+//! copy, loaded into memory with the datasets of its further `[matrix]`
+//! combinations; and the walks over dataset folders that every reader of
+//! them shares.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::fsutil::paths::sorted_entries;
 use crate::fsutil::read_json;
 use crate::records::analysis::{ProfileRecord, SizesJson, SurveyJson};
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
@@ -134,6 +137,12 @@ impl Dataset {
         })
     }
 
+    /// This dataset and the datasets of its further combinations, the
+    /// primary first: what a reader that walks a run's evidence walks.
+    pub(crate) fn all(&self) -> impl Iterator<Item = &Dataset> {
+        std::iter::once(self).chain(&self.combinations)
+    }
+
     /// The dataset of the matrix combination `name` (the primary's is
     /// this one).
     pub(crate) fn combination(&self, name: &str) -> Option<&Dataset> {
@@ -220,16 +229,6 @@ pub(crate) fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-pub(crate) fn sorted_entries(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("reading {}", dir.display()))?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<std::io::Result<_>>()
-        .with_context(|| format!("reading {}", dir.display()))?;
-    v.sort();
-    Ok(v)
-}
-
 /// The subdirectories of `dir` that hold a `campaign.json`, sorted.
 pub(crate) fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(sorted_entries(dir)?
@@ -251,54 +250,9 @@ pub(crate) fn safe_component(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Lexical absolute form: `..` and `.` resolved without touching the file
-/// system, so paths that do not exist yet (the site) work too.
-fn normalized(p: &Path) -> Result<PathBuf> {
-    let abs = std::path::absolute(p).with_context(|| format!("resolving {}", p.display()))?;
-    let mut out = PathBuf::new();
-    for c in abs.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    Ok(out)
-}
-
-/// `to` relative to the directory `from`, `/`-separated.
-pub(crate) fn relative(from: &Path, to: &Path) -> Result<String> {
-    let (from, to) = (normalized(from)?, normalized(to)?);
-    let f: Vec<Component> = from.components().collect();
-    let t: Vec<Component> = to.components().collect();
-    let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
-    let mut parts: Vec<String> = vec!["..".to_string(); f.len() - common];
-    parts.extend(
-        t[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
-    Ok(if parts.is_empty() {
-        ".".into()
-    } else {
-        parts.join("/")
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn relative_paths() {
-        let r = |a: &str, b: &str| relative(Path::new(a), Path::new(b)).unwrap();
-        assert_eq!(r("/o/demo/site", "/o/demo/local"), "../local");
-        assert_eq!(r("/p/site", "/p/data/x86_1"), "../data/x86_1");
-        assert_eq!(r("/p/site/", "/p/site/../data/./a"), "../data/a");
-        assert_eq!(r("/p", "/p"), ".");
-    }
 
     #[test]
     fn unsafe_names_are_refused() {
