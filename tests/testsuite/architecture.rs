@@ -268,3 +268,84 @@ fn render_is_named_only_for_pages() {
         }
     }
 }
+
+/// The functions of a C file in the support code's style (a definition's
+/// body opens with `{` alone on a line and closes with `}` alone): each
+/// one's first line (the signature's, at column 0), name and length in
+/// lines, signature to closing brace.
+fn c_functions(text: &str) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if lines[i] != "{" {
+            i += 1;
+            continue;
+        }
+        // The signature: back to the line that starts at column 0.
+        let mut start = i.saturating_sub(1);
+        while start > 0 && lines[start].starts_with([' ', '\t']) {
+            start -= 1;
+        }
+        let end = (i..lines.len())
+            .find(|&k| lines[k] == "}")
+            .unwrap_or(lines.len() - 1);
+        let name = lines[start]
+            .split('(')
+            .next()
+            .and_then(|s| s.split([' ', '*']).rfind(|w| !w.is_empty()))
+            .unwrap_or_default()
+            .to_string();
+        out.push((start + 1, name, end - start + 1));
+        i = end + 1;
+    }
+    out
+}
+
+#[test]
+fn the_support_code_is_in_c_files_and_functions_of_one_concept() {
+    const MAX_FILE_LINES: usize = 700;
+    const MAX_FUNCTION_LINES: usize = 80;
+    let dir = common::repo().join("src/support/c");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "c" || e == "h"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 20, "{files:?}");
+    let mut over = Vec::new();
+    let mut seen_functions = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let n = text.lines().count();
+        if n > MAX_FILE_LINES {
+            over.push(format!("{name}: {n} lines"));
+        }
+        for (line, function, len) in c_functions(&text) {
+            seen_functions += 1;
+            if len > MAX_FUNCTION_LINES {
+                over.push(format!("{name}:{line}: {function} is {len} lines"));
+            }
+        }
+    }
+    // The reader finds the functions at all (a change of style would
+    // otherwise pass everything).
+    assert!(seen_functions > 300, "{seen_functions} functions found");
+    assert!(
+        over.is_empty(),
+        "over {MAX_FILE_LINES} lines per file or {MAX_FUNCTION_LINES} per function:\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn the_c_function_reader_measures_signature_to_brace() {
+    let text = "/* x */\nstatic int f(int a,\n             int b)\n{\n    return a + b;\n}\n\
+                static const int t[] = {\n    1,\n};\nvoid g(void)\n{\n}\n";
+    assert_eq!(
+        c_functions(text),
+        vec![(2, "f".to_string(), 5), (10, "g".to_string(), 3)]
+    );
+}

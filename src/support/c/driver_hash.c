@@ -1,14 +1,16 @@
 /*
  * driver_hash.c - hash_<bytes>: one CryptHash of a <bytes>-byte message
- * msg[i] = (131*i + bytes) mod 256 with the instance's digest width.
- * Included by driver.c (see driver_ext.h).
+ * msg[i] = (131*i + bytes) mod 256 with the instance's digest width
+ * (see driver_ext.h).
  */
 
-static unsigned long long g_hash_bytes; /* 0: not a hash operation */
-static unsigned char *g_hash_msg, *g_hash_digest;
-static size_t g_hash_digest_len;
+#include "driver.h"
 
-static int hash_parse_op(const char *op)
+unsigned long long g_hash_bytes; /* 0: not a hash operation */
+unsigned char *g_hash_msg, *g_hash_digest;
+size_t g_hash_digest_len;
+
+int hash_parse_op(const char *op)
 {
     char *end;
     unsigned long long n;
@@ -22,7 +24,7 @@ static int hash_parse_op(const char *op)
     return 1;
 }
 
-static void hash_setup(void)
+void hash_setup(void)
 {
     size_t i;
     g_hash_digest_len = (E->digest_bits + 7) / 8;
@@ -32,7 +34,7 @@ static void hash_setup(void)
         g_hash_msg[i] = (unsigned char)((131 * (unsigned long long)i + g_hash_bytes) % 256);
 }
 
-static int hash_call(void)
+int hash_call(void)
 {
     int rc = E->hash(g_hash_msg, 8 * g_hash_bytes, g_hash_digest);
     if (rc != 0)

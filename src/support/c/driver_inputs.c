@@ -1,7 +1,7 @@
 /*
  * driver_inputs.c - distinct, unpredictable inputs for the timed calls and
- * a record of what they returned. Included by driver.c (one translation
- * unit: it shares the entry table, buffers and output).
+ * a record of what they returned (it uses the entry table, buffers and
+ * output that driver.h shares).
  *
  * Why: a deterministic operation timed on one repeated input can remember
  * its last answer, and one that is never checked can stop working once
@@ -54,6 +54,8 @@
  * `outputs` line, as the trial did.
  */
 
+#include "driver.h"
+
 #define INPUT_BUDGET ((size_t)64 << 20)
 #define INPUT_SEED_BYTES 32
 #define REPLAY_MAX 64
@@ -84,7 +86,7 @@ static unsigned long long mix64(unsigned long long h, unsigned long long w)
 
 /* A quick 64-bit hash, word by word: it runs beside every timed call, so
  * it must cost a few cycles, not be cryptographic. */
-static unsigned long long hash_bytes(unsigned long long h, const unsigned char *p, size_t n)
+unsigned long long hash_bytes(unsigned long long h, const unsigned char *p, size_t n)
 {
     size_t i;
     for (i = 0; i + 8 <= n; i += 8) {
@@ -153,7 +155,7 @@ static void inputs_calls(const char *v)
 }
 
 /* A setting of the distinct inputs (driver_settings.c reads the block). */
-static void inputs_setting(const char *key, const char *v)
+void inputs_setting(const char *key, const char *v)
 {
     if (strcmp(key, "seed") == 0) {
         int i;
@@ -181,13 +183,13 @@ static void inputs_setting(const char *key, const char *v)
 }
 
 /* The 48 bytes seeding the library's randombytes. */
-static void inputs_library_seed(unsigned char *seed)
+void inputs_library_seed(unsigned char *seed)
 {
     derive(1, 0, seed, SEED_BYTES);
 }
 
 /* Whether the operation walks a pool, and whether its outputs are hashed. */
-static int inputs_pooled(void)
+int inputs_pooled(void)
 {
     return g_inputs && (g_op == OP_SIGN || g_op == OP_VERIFY || g_op == OP_DEC ||
                         (g_op == OP_EXT && g_hash_bytes));
@@ -256,7 +258,7 @@ static void inputs_select(long k)
 }
 
 /* Before each call (warm-up, calibration or timed): the next entry. */
-static void inputs_next(void)
+void inputs_next(void)
 {
     if (g_pool_k > 0 || inputs_reseeded()) {
         inputs_call_randomness(g_call_no);
@@ -317,7 +319,7 @@ static size_t inputs_entry_bytes(void)
  * would let each process spend a different share of it on the pool, and
  * the kernel witness's fit of CPU time over call counts would see that as
  * noise. */
-static void inputs_setup(void)
+void inputs_setup(void)
 {
     long cap, k;
     unsigned long long first_retries = 0;
@@ -357,7 +359,7 @@ static void inputs_setup(void)
 }
 
 /* The hash of the call just made: its input entry and its output. */
-static unsigned long long inputs_output_hash(void)
+unsigned long long inputs_output_hash(void)
 {
     unsigned long long h;
     if (inputs_kex())
@@ -377,7 +379,7 @@ static unsigned long long inputs_output_hash(void)
 }
 
 /* Storage for the timed calls' output hashes (NULL: not checked). */
-static unsigned long long *inputs_outputs_alloc(long iters)
+unsigned long long *inputs_outputs_alloc(long iters)
 {
     unsigned long long *p;
     /* checks=0: only `pqbench bench-checks`, measuring what this costs. */
@@ -389,7 +391,7 @@ static unsigned long long *inputs_outputs_alloc(long iters)
     return p;
 }
 
-static void inputs_report(long warm, long iters, unsigned long long *outs)
+void inputs_report(long warm, long iters, unsigned long long *outs)
 {
     char hex[2 * INPUT_SEED_BYTES + 1];
     int i;
@@ -460,7 +462,7 @@ static void replay_all(long warm, long iters)
     free(outs);
 }
 
-static void mode_replay(long warm)
+void mode_replay(long warm)
 {
     int i;
     if (!inputs_checked() || (inputs_pooled() && g_pool_exact < 1) ||

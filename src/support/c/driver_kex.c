@@ -1,6 +1,5 @@
 /*
- * driver_kex.c - the KEX operations of pqb-driver. Included by driver.c
- * (see driver_ext.h).
+ * driver_kex.c - the KEX operations of pqb-driver (see driver_ext.h).
  *
  * The protocol is a list of steps: init_a, init_b, pass1..passP,
  * derive_a, derive_b (P = kex_get_passes_num()). `exchange` runs all of
@@ -21,11 +20,13 @@
  * same secret.
  */
 
+#include "driver.h"
+
 #define KEX_STEPS_MAX (PQB_KEX_MAX_PASSES + 4)
 #define OVERHEAD_PAIRS 1001
 
-static int g_kex_op;     /* 0: not a KEX op; 1: exchange; 2: a step */
-static char g_kex_name[16];
+int g_kex_op;     /* 0: not a KEX op; 1: exchange; 2: a step */
+char g_kex_name[16];
 static int g_kex_target; /* the step index of a step op */
 static int g_kex_passes;
 
@@ -75,89 +76,99 @@ static const char *kex_step_name(int s, char *buf, size_t n)
     return buf;
 }
 
+/* init_a (s = 0) or init_b (s = 1). */
+static int kex_step_init(int s)
+{
+    int a = s == 0, rc;
+    char nb[16];
+    size_t *pl = a ? &kx_pka_len : &kx_pkb_len, *sl = a ? &kx_ska_len : &kx_skb_len;
+    size_t *tl = a ? &kx_sta_len : &kx_stb_len;
+    *pl = E->pk_bytes, *sl = E->sk_bytes, *tl = a ? E->kex_sta_bytes : E->kex_stb_bytes;
+    rc = E->kex_init(a ? PQB_KEX_A : PQB_KEX_B, a ? kx_pka : kx_pkb, pl, a ? kx_ska : kx_skb, sl,
+                     a ? kx_sta : kx_stb, tl);
+    if (kx_declassify) {
+        ct_public(&rc, sizeof rc);
+        ct_public(pl, sizeof *pl);
+        ct_public(sl, sizeof *sl);
+        ct_public(tl, sizeof *tl);
+        ct_public(a ? kx_pka : kx_pkb, E->pk_bytes);
+    }
+    if (rc != 0)
+        return call_failed("%s_returned_%d", kex_step_name(s, nb, sizeof nb), rc);
+    if (*pl > E->pk_bytes || *sl > E->sk_bytes || *tl > (a ? E->kex_sta_bytes : E->kex_stb_bytes))
+        return call_failed("%s_length_exceeds_its_cap", kex_step_name(s, nb, sizeof nb));
+    note_max(a ? &kx_max_pka : &kx_max_pkb, *pl);
+    note_max(a ? &kx_max_ska : &kx_max_skb, *sl);
+    return 0;
+}
+
+/* Pass k of np: side A on odd passes, B on even ones. */
+static int kex_step_pass(int k, int np)
+{
+    int a = k % 2 == 1, rc;
+    size_t *tl = a ? &kx_sta_len : &kx_stb_len;
+    kx_m_len[k] = E->kex_msg_bytes;
+    rc = E->kex_pass(k, a ? kx_ska : kx_skb, a ? kx_ska_len : kx_skb_len, a ? kx_pkb : kx_pka,
+                     a ? kx_pkb_len : kx_pka_len, k > 1 ? kx_m[k - 1] : NULL,
+                     k > 1 ? kx_m_len[k - 1] : 0, a ? kx_sta : kx_stb, tl, kx_m[k], &kx_m_len[k]);
+    if (kx_declassify) {
+        ct_public(&rc, sizeof rc);
+        ct_public(tl, sizeof *tl);
+        ct_public(&kx_m_len[k], sizeof kx_m_len[k]);
+        ct_public(kx_m[k], E->kex_msg_bytes);
+    }
+    if (rc < 0 || rc > PQB_KEX_LAST_PASS)
+        return call_failed("pass%d_returned_%d", k, rc);
+    if (rc == PQB_KEX_LAST_PASS && k < np)
+        return call_failed("pass%d_of_%d_ended_the_protocol_early", k, np);
+    if (rc != PQB_KEX_LAST_PASS && k == np)
+        return call_failed("pass%d_of_%d_did_not_end_the_protocol", k, np);
+    if (kx_m_len[k] > E->kex_msg_bytes || *tl > (a ? E->kex_sta_bytes : E->kex_stb_bytes))
+        return call_failed("pass%d_length_exceeds_its_cap", k);
+    note_max(&kx_max_m[k], kx_m_len[k]);
+    if (k == np) {
+        size_t total = 0;
+        int j;
+        for (j = 1; j <= np; j++)
+            total += kx_m_len[j];
+        note_max(&kx_max_msgs, total);
+    }
+    return 0;
+}
+
+/* derive_a (a) or derive_b, from the last message the other side sent
+ * (none: empty); s is the step's index, for its name. */
+static int kex_step_derive(int s, int a, int np)
+{
+    int last = a ? np - (np % 2 == 1) : np - (np % 2 == 0), rc;
+    char nb[16];
+    size_t *ssl = a ? &kx_ssa_len : &kx_ssb_len;
+    *ssl = E->ss_bytes;
+    rc = E->kex_derive(a ? PQB_KEX_A : PQB_KEX_B, a ? kx_ska : kx_skb, a ? kx_ska_len : kx_skb_len,
+                       a ? kx_pkb : kx_pka, a ? kx_pkb_len : kx_pka_len,
+                       last > 0 ? kx_m[last] : NULL, last > 0 ? kx_m_len[last] : 0,
+                       a ? kx_sta : kx_stb, a ? kx_sta_len : kx_stb_len, a ? kx_ssa : kx_ssb, ssl);
+    if (kx_declassify) {
+        ct_public(&rc, sizeof rc);
+        ct_public(ssl, sizeof *ssl);
+    }
+    if (rc != 0)
+        return call_failed("%s_returned_%d", kex_step_name(s, nb, sizeof nb), rc);
+    if (*ssl > E->ss_bytes)
+        return call_failed("%s_length_exceeds_its_cap", kex_step_name(s, nb, sizeof nb));
+    note_max(&kx_max_ss, *ssl);
+    return 0;
+}
+
 /* One step of the protocol: 0, or -1 with g_err set. */
 static int kex_step(int s)
 {
-    int P = g_kex_passes, rc;
-    char nb[16];
-    if (s == 0 || s == 1) {
-        int a = s == 0;
-        size_t *pl = a ? &kx_pka_len : &kx_pkb_len, *sl = a ? &kx_ska_len : &kx_skb_len;
-        size_t *tl = a ? &kx_sta_len : &kx_stb_len;
-        *pl = E->pk_bytes, *sl = E->sk_bytes, *tl = a ? E->kex_sta_bytes : E->kex_stb_bytes;
-        rc = E->kex_init(a ? PQB_KEX_A : PQB_KEX_B, a ? kx_pka : kx_pkb, pl, a ? kx_ska : kx_skb,
-                         sl, a ? kx_sta : kx_stb, tl);
-        if (kx_declassify) {
-            ct_public(&rc, sizeof rc);
-            ct_public(pl, sizeof *pl);
-            ct_public(sl, sizeof *sl);
-            ct_public(tl, sizeof *tl);
-            ct_public(a ? kx_pka : kx_pkb, E->pk_bytes);
-        }
-        if (rc != 0)
-            return call_failed("%s_returned_%d", kex_step_name(s, nb, sizeof nb), rc);
-        if (*pl > E->pk_bytes || *sl > E->sk_bytes ||
-            *tl > (a ? E->kex_sta_bytes : E->kex_stb_bytes))
-            return call_failed("%s_length_exceeds_its_cap", kex_step_name(s, nb, sizeof nb));
-        note_max(a ? &kx_max_pka : &kx_max_pkb, *pl);
-        note_max(a ? &kx_max_ska : &kx_max_skb, *sl);
-        return 0;
-    }
-    if (s <= P + 1) {
-        int k = s - 1, a = k % 2 == 1;
-        size_t *tl = a ? &kx_sta_len : &kx_stb_len;
-        kx_m_len[k] = E->kex_msg_bytes;
-        rc = E->kex_pass(k, a ? kx_ska : kx_skb, a ? kx_ska_len : kx_skb_len,
-                         a ? kx_pkb : kx_pka, a ? kx_pkb_len : kx_pka_len,
-                         k > 1 ? kx_m[k - 1] : NULL, k > 1 ? kx_m_len[k - 1] : 0,
-                         a ? kx_sta : kx_stb, tl, kx_m[k], &kx_m_len[k]);
-        if (kx_declassify) {
-            ct_public(&rc, sizeof rc);
-            ct_public(tl, sizeof *tl);
-            ct_public(&kx_m_len[k], sizeof kx_m_len[k]);
-            ct_public(kx_m[k], E->kex_msg_bytes);
-        }
-        if (rc < 0 || rc > PQB_KEX_LAST_PASS)
-            return call_failed("pass%d_returned_%d", k, rc);
-        if (rc == PQB_KEX_LAST_PASS && k < P)
-            return call_failed("pass%d_of_%d_ended_the_protocol_early", k, P);
-        if (rc != PQB_KEX_LAST_PASS && k == P)
-            return call_failed("pass%d_of_%d_did_not_end_the_protocol", k, P);
-        if (kx_m_len[k] > E->kex_msg_bytes ||
-            *tl > (a ? E->kex_sta_bytes : E->kex_stb_bytes))
-            return call_failed("pass%d_length_exceeds_its_cap", k);
-        note_max(&kx_max_m[k], kx_m_len[k]);
-        if (k == P) {
-            size_t total = 0;
-            int j;
-            for (j = 1; j <= P; j++)
-                total += kx_m_len[j];
-            note_max(&kx_max_msgs, total);
-        }
-        return 0;
-    }
-    {
-        int a = s == P + 2;
-        /* The last message the other side sent (none: empty). */
-        int last = a ? P - (P % 2 == 1) : P - (P % 2 == 0);
-        size_t *ssl = a ? &kx_ssa_len : &kx_ssb_len;
-        *ssl = E->ss_bytes;
-        rc = E->kex_derive(a ? PQB_KEX_A : PQB_KEX_B, a ? kx_ska : kx_skb,
-                           a ? kx_ska_len : kx_skb_len, a ? kx_pkb : kx_pka,
-                           a ? kx_pkb_len : kx_pka_len, last > 0 ? kx_m[last] : NULL,
-                           last > 0 ? kx_m_len[last] : 0, a ? kx_sta : kx_stb,
-                           a ? kx_sta_len : kx_stb_len, a ? kx_ssa : kx_ssb, ssl);
-        if (kx_declassify) {
-            ct_public(&rc, sizeof rc);
-            ct_public(ssl, sizeof *ssl);
-        }
-        if (rc != 0)
-            return call_failed("%s_returned_%d", kex_step_name(s, nb, sizeof nb), rc);
-        if (*ssl > E->ss_bytes)
-            return call_failed("%s_length_exceeds_its_cap", kex_step_name(s, nb, sizeof nb));
-        note_max(&kx_max_ss, *ssl);
-        return 0;
-    }
+    int np = g_kex_passes;
+    if (s == 0 || s == 1)
+        return kex_step_init(s);
+    if (s <= np + 1)
+        return kex_step_pass(s - 1, np);
+    return kex_step_derive(s, s == np + 2, np);
 }
 
 /* Steps [from, to). */
@@ -170,7 +181,7 @@ static int kex_run(int from, int to)
     return 0;
 }
 
-static int kex_all(void)
+int kex_all(void)
 {
     return kex_run(0, g_kex_passes + 4);
 }
@@ -222,7 +233,7 @@ static void kex_setup(void)
  * parties' private state (which may hold pointers): both key pairs, every
  * message and both secrets. With the randomness re-seeded before the run,
  * a replay of the run makes the same. */
-static unsigned long long kex_output_hash(void)
+unsigned long long kex_output_hash(void)
 {
     unsigned long long h = hash_bytes(0, kx_pka, kx_pka_len);
     int k;
@@ -236,7 +247,7 @@ static unsigned long long kex_output_hash(void)
 }
 
 /* Whether the run just made gave both sides the same secret. */
-static int kex_agrees(void)
+int kex_agrees(void)
 {
     return kx_ssa_len == kx_ssb_len && kx_ssa_len > 0 && memcmp(kx_ssa, kx_ssb, kx_ssa_len) == 0;
 }
@@ -278,7 +289,7 @@ static unsigned long long counter_overhead(void)
     return d[OVERHEAD_PAIRS / 2];
 }
 
-static void ext_mode_trial_steps(long warm, long iters, int want_samples)
+void ext_mode_trial_steps(long warm, long iters, int want_samples)
 {
     unsigned long long *samples = NULL, *outs = inputs_outputs_alloc(iters), cycles = 0, c0, c1;
     double seconds = 0.0, t0, t1, loop0, loop1, cpu0, cpu1, share;
@@ -346,19 +357,19 @@ static void kex_print_lengths(void)
 
 /* ---- the ext interface (driver_ext.h) ---------------------------------- */
 
-static int ext_parse_op(const char *op)
+int ext_parse_op(const char *op)
 {
     return hash_parse_op(op) || kex_parse_op(op);
 }
 
-static int ext_fits_kind(void)
+int ext_fits_kind(void)
 {
     return g_hash_bytes ? E->kind == PQB_KIND_HASH && E->hash != NULL
                         : E->kind == PQB_KIND_KEX && E->kex_init && E->kex_pass &&
                               E->kex_derive && E->kex_has_pass;
 }
 
-static const char *ext_kind_name(int kind)
+const char *ext_kind_name(int kind)
 {
     switch (kind) {
     case PQB_KIND_SIGN:
@@ -374,7 +385,7 @@ static const char *ext_kind_name(int kind)
     }
 }
 
-static void ext_setup(void)
+void ext_setup(void)
 {
     if (g_hash_bytes)
         hash_setup();
@@ -382,12 +393,12 @@ static void ext_setup(void)
         kex_setup();
 }
 
-static int ext_call(void)
+int ext_call(void)
 {
     return g_hash_bytes ? hash_call() : kex_call();
 }
 
-static void ext_print_lengths(void)
+void ext_print_lengths(void)
 {
     if (g_hash_bytes)
         line("lengths digest=%zu", g_hash_digest_len);
@@ -395,27 +406,27 @@ static void ext_print_lengths(void)
         kex_print_lengths();
 }
 
-static int ext_is_step(void)
+int ext_is_step(void)
 {
     return g_kex_op == 2;
 }
 
-static void ext_before_call(void)
+void ext_before_call(void)
 {
     kex_before();
 }
 
-static void ext_after_call(void)
+void ext_after_call(void)
 {
     kex_after();
 }
 
-static void ext_ct_declassify(int on)
+void ext_ct_declassify(int on)
 {
     kx_declassify = on;
 }
 
-static void ext_ct_publish(void)
+void ext_ct_publish(void)
 {
     int k;
     if (g_hash_bytes)

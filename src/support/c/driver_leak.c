@@ -1,5 +1,5 @@
 /*
- * driver_leak.c - mode `leak` of the timing driver (included by driver.c):
+ * driver_leak.c - mode `leak` of the timing driver:
  * a timing test of an operation whose input holds a secret key (sign,
  * dec), run natively, outside Valgrind, as dudect does. It corroborates
  * the constant-time check under memcheck, which a library that tells
@@ -24,6 +24,10 @@
  * fixed class's cycles in call order, then the random class's. pqbench
  * computes Welch's t from them (and `check` again from the record).
  */
+
+#include "driver.h"
+
+#include <sys/random.h>
 
 #define LEAK_KEYS 16
 #define LEAK_CTS 4
@@ -112,7 +116,7 @@ static void leak_load(int k, uint64_t r)
     }
 }
 
-static void mode_leak(long warm, long iters)
+void mode_leak(long warm, long iters)
 {
     unsigned long long *fixed, *random;
     long nf = 0, nr = 0, i;

@@ -1,8 +1,7 @@
 /*
  * driver_settings.c - the driver's settings, read from its input descriptor
- * once the instance library is loaded. Included by driver.c (one
- * translation unit: it fills driver.c's g_set and driver_inputs.c's seed
- * and pool settings).
+ * once the instance library is loaded: it fills g_set (driver.h) and
+ * driver_inputs.c's seed and pool settings.
  *
  * Why: a library's constructors run inside dlopen, in the driver's own
  * process, and can read whatever the driver holds by then: its command
@@ -47,11 +46,13 @@
  * naming the fault, exit 3: never a guess.
  */
 
+#include "driver.h"
+
 #define SETTINGS_MAX 4096
 #define SETTINGS_HEADER "pqb-driver-settings 1"
 
 /* Strict decimal: digits only (no sign, space or suffix), within range. */
-static long setting_long(const char *key, const char *v, long min, long max)
+long setting_long(const char *key, const char *v, long min, long max)
 {
     char *end;
     long x;
@@ -138,7 +139,7 @@ static size_t settings_slurp(char *buf, size_t cap)
 }
 
 /* Reads and checks the settings block (called once the library is loaded). */
-static void settings_read(void)
+void settings_read(void)
 {
     static char buf[SETTINGS_MAX + 2];
     char *l, *nl;

@@ -1,5 +1,5 @@
 /*
- * driver_trip.c - mode `trip` of the timing driver (included by driver.c):
+ * driver_trip.c - mode `trip` of the timing driver:
  * one step of a round trip across processes. Its inputs are files pqbench
  * put in the job directory, the bytes another process of the same library
  * produced (a KAT record, or an earlier step's output); its output goes on
@@ -32,6 +32,8 @@
  * An input longer than the API figure that holds it is an error: the
  * library announced a smaller buffer.
  */
+
+#include "driver.h"
 
 #define TRIP_MSG_CAP (1u << 20)
 
@@ -290,7 +292,7 @@ static void trip_kex(void)
 /* One step; the library's randomness seeded as `setup` seeds it (a key
  * exchange's step with its number mixed in, so the two parties' passes
  * draw different bytes). */
-static void mode_trip(void)
+void mode_trip(void)
 {
     unsigned char seed[SEED_BYTES];
     size_t i;

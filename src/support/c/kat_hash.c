@@ -1,8 +1,6 @@
 /*
  * kat_hash.c - the hash KATs of pqb-kat, one file per run (--file NAME),
- * and the ICCS baseline's self-check (--file KAT_ICCS). Included by
- * kat_runner.c (one translation unit: it uses the runner's sinks, guarded
- * buffers and failure bookkeeping); never compiled on its own.
+ * and the ICCS baseline's self-check (--file KAT_ICCS).
  *
  * Every file's message DRNG is the library's own, seeded with the file
  * name's first 8 characters repeated 8 times (64 bytes):
@@ -27,6 +25,8 @@
  * that checked sm3hash (sm3hash itself against the SM3 digest it gives;
  * pseudohash has no published definition and is only recorded).
  */
+
+#include "kat_runner.h"
 
 #define HASH_NONCE 64
 
@@ -315,7 +315,7 @@ out:
 }
 
 /* Runs one hash KAT file (or the baseline's self-check). */
-static void run_hash(run_state *r, const char *file, const char *helper)
+void run_hash(run_state *r, const char *file, const char *helper)
 {
     void *d;
     if (r->e->hash == NULL || r->e->digest_bits == 0) {
@@ -340,7 +340,7 @@ static void run_hash(run_state *r, const char *file, const char *helper)
     r->e->drng_free(d);
 }
 
-static void hash_print_figures(const run_state *r)
+void hash_print_figures(const run_state *r)
 {
     out_size("digest_bits", r->e->digest_bits);
     out_size("api_digest_bytes", digest_bytes(r->e));

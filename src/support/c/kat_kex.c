@@ -1,7 +1,5 @@
 /*
- * kat_kex.c - the KEX KAT (KAT_KEX_<instance>.txt) of pqb-kat. Included by
- * kat_runner.c (one translation unit: it uses the runner's sinks, guarded
- * buffers and failure bookkeeping); never compiled on its own.
+ * kat_kex.c - the KEX KAT (KAT_KEX_<instance>.txt) of pqb-kat.
  *
  * Seed schedule as for the other NGCC kinds: a seed DRNG from "seed" x 16,
  * one 64-byte seed per record re-initialising the library's DRNG, then
@@ -18,6 +16,8 @@
  * before Pass_Num (early) or not at Pass_Num (late), or two different
  * shared secrets: CRYPTOFAIL, naming the record and the pass.
  */
+
+#include "kat_runner.h"
 
 typedef struct {
     size_t max_pka, max_pkb, max_ska, max_skb, max_sta, max_stb, max_ss, max_msgs;
@@ -62,159 +62,178 @@ static int kex_pass_verdict(run_state *r, int k, int passes, int rc)
     return 0;
 }
 
-static void kex_record(run_state *r, const unsigned char *seed, size_t seed_len)
+/* One record's buffers and lengths; index 0 is side A, 1 side B. */
+typedef struct {
+    gbuf pk[2], sk[2], st[2], ss[2], msg[PQB_KEX_MAX_PASSES + 1];
+    size_t pk_len[2], sk_len[2], st_len[2], ss_len[2], mlen[PQB_KEX_MAX_PASSES + 1];
+} kex_bufs;
+
+/* Every buffer of a record, in the order the guards are checked. */
+static int kex_alloc(run_state *r, kex_bufs *b)
+{
+    static const char *const names[PQB_KEX_MAX_PASSES + 1] = {
+        "", "M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8",
+        "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M16"};
+    const pqb_entry *e = r->e;
+    int k;
+    if (alloc_live(r, &b->pk[0], "PKa", e->pk_bytes) ||
+        alloc_live(r, &b->sk[0], "SKa", e->sk_bytes) ||
+        alloc_live(r, &b->st[0], "Sta", e->kex_sta_bytes) ||
+        alloc_live(r, &b->pk[1], "PKb", e->pk_bytes) ||
+        alloc_live(r, &b->sk[1], "SKb", e->sk_bytes) ||
+        alloc_live(r, &b->st[1], "Stb", e->kex_stb_bytes) ||
+        alloc_live(r, &b->ss[0], "SSa", e->ss_bytes) ||
+        alloc_live(r, &b->ss[1], "SSb", e->ss_bytes))
+        return -1;
+    for (k = 1; k <= e->kex_passes; k++)
+        if (alloc_live(r, &b->msg[k], names[k], e->kex_msg_bytes))
+            return -1;
+    return 0;
+}
+
+/* kex_init_a (s = 0) or kex_init_b (s = 1), and its fields. */
+static int kex_init_side(run_state *r, kex_bufs *b, int s)
+{
+    static const char *const calls[2] = {"kex_init_a", "kex_init_b"};
+    static const char *const fields[2][3] = {{"PKa", "SKa", "Init_Sta"},
+                                             {"PKb", "SKb", "Init_Stb"}};
+    const char *call = calls[s];
+    sink *f = &r->kat;
+    int rc;
+    b->pk_len[s] = b->pk[s].cap, b->sk_len[s] = b->sk[s].cap, b->st_len[s] = b->st[s].cap;
+    rc = r->e->kex_init(s == 0 ? PQB_KEX_A : PQB_KEX_B, gdata(&b->pk[s]), &b->pk_len[s],
+                        gdata(&b->sk[s]), &b->sk_len[s], gdata(&b->st[s]), &b->st_len[s]);
+    if (check_guards(r, call) != 0)
+        return -1;
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "%s returned %d in record %lu", call, rc, r->record);
+        return -1;
+    }
+    note_max(s == 0 ? &g_kex.max_pka : &g_kex.max_pkb, b->pk_len[s]);
+    note_max(s == 0 ? &g_kex.max_ska : &g_kex.max_skb, b->sk_len[s]);
+    note_max(s == 0 ? &g_kex.max_sta : &g_kex.max_stb, b->st_len[s]);
+    b->pk_len[s] = check_len(r, call, "pk", b->pk_len[s], b->pk[s].cap);
+    b->sk_len[s] = check_len(r, call, "sk", b->sk_len[s], b->sk[s].cap);
+    b->st_len[s] = check_len(r, call, "state", b->st_len[s], b->st[s].cap);
+    kat_field(f, fields[s][0], gdata(&b->pk[s]), b->pk_len[s]);
+    kat_field(f, fields[s][1], gdata(&b->sk[s]), b->sk_len[s]);
+    kat_field(f, fields[s][2], gdata(&b->st[s]), b->st_len[s]);
+    return 0;
+}
+
+/* Pass k: side A on odd passes, B on even ones, answering message k - 1. */
+static int kex_one_pass(run_state *r, kex_bufs *b, int k, size_t *total)
+{
+    int s = k % 2 == 1 ? 0 : 1, o = 1 - s, passes = r->e->kex_passes, rc;
+    char name[48], call[48];
+    b->mlen[k] = b->msg[k].cap;
+    snprintf(call, sizeof call, "pass %d", k);
+    rc = r->e->kex_pass(k, gdata(&b->sk[s]), b->sk_len[s], gdata(&b->pk[o]), b->pk_len[o],
+                        k > 1 ? gdata(&b->msg[k - 1]) : NULL, k > 1 ? b->mlen[k - 1] : 0,
+                        gdata(&b->st[s]), &b->st_len[s], gdata(&b->msg[k]), &b->mlen[k]);
+    if (check_guards(r, call) != 0)
+        return -1;
+    if (rc == PQB_KEX_NO_PASS) {
+        kex_pass_verdict(r, k, passes, rc);
+        return -1;
+    }
+    note_max(s == 0 ? &g_kex.max_sta : &g_kex.max_stb, b->st_len[s]);
+    note_max(&g_kex.max_m[k], b->mlen[k]);
+    b->st_len[s] = check_len(r, call, "state", b->st_len[s], b->st[s].cap);
+    b->mlen[k] = check_len(r, call, "message", b->mlen[k], b->msg[k].cap);
+    *total += b->mlen[k];
+    snprintf(name, sizeof name, "Pass%d_St%c", k, s == 0 ? 'a' : 'b');
+    kat_field(&r->kat, name, gdata(&b->st[s]), b->st_len[s]);
+    snprintf(name, sizeof name, "M%d", k);
+    kat_field(&r->kat, name, gdata(&b->msg[k]), b->mlen[k]);
+    return kex_pass_verdict(r, k, passes, rc);
+}
+
+/* kex_derive_ss_a (s = 0) or _b from the last message the other side sent
+ * (none: an empty message). */
+static int kex_derive_side(run_state *r, kex_bufs *b, int s)
+{
+    static const char *const calls[2] = {"kex_derive_ss_a", "kex_derive_ss_b"};
+    int passes = r->e->kex_passes, o = 1 - s, rc;
+    int last = s == 0 ? passes - (passes % 2 == 1) : passes - (passes % 2 == 0);
+    b->ss_len[s] = b->ss[s].cap;
+    rc = r->e->kex_derive(s == 0 ? PQB_KEX_A : PQB_KEX_B, gdata(&b->sk[s]), b->sk_len[s],
+                          gdata(&b->pk[o]), b->pk_len[o], last > 0 ? gdata(&b->msg[last]) : NULL,
+                          last > 0 ? b->mlen[last] : 0, gdata(&b->st[s]), b->st_len[s],
+                          gdata(&b->ss[s]), &b->ss_len[s]);
+    if (check_guards(r, calls[s]) != 0)
+        return -1;
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "%s returned %d in record %lu", calls[s], rc, r->record);
+        return -1;
+    }
+    return 0;
+}
+
+/* The record's passes and both secrets, written; 0 when the protocol ran
+ * to its end (its checks may still have failed). */
+static int kex_protocol(run_state *r, kex_bufs *b)
 {
     const pqb_entry *e = r->e;
-    sink *f = &r->kat;
-    int passes = e->kex_passes, k, rc;
-    gbuf pka, ska, sta, pkb, skb, stb, ssa, ssb, msg[PQB_KEX_MAX_PASSES + 1];
-    size_t pka_len, ska_len, sta_len, pkb_len, skb_len, stb_len, ssa_len, ssb_len, total = 0;
-    size_t mlen[PQB_KEX_MAX_PASSES + 1];
-    char name[48], call[48];
-
-    memset(mlen, 0, sizeof mlen);
-    kat_num(f, "Count", r->record);
-    kat_num(f, "Seed_Len", seed_len);
-    kat_hex(f, "Seed", seed, seed_len);
-    kat_num(f, "Pass_Num", (unsigned long long)passes);
-
-    if (alloc_live(r, &pka, "PKa", e->pk_bytes) || alloc_live(r, &ska, "SKa", e->sk_bytes) ||
-        alloc_live(r, &sta, "Sta", e->kex_sta_bytes) || alloc_live(r, &pkb, "PKb", e->pk_bytes) ||
-        alloc_live(r, &skb, "SKb", e->sk_bytes) || alloc_live(r, &stb, "Stb", e->kex_stb_bytes) ||
-        alloc_live(r, &ssa, "SSa", e->ss_bytes) || alloc_live(r, &ssb, "SSb", e->ss_bytes))
-        goto out;
-    for (k = 1; k <= passes; k++) {
-        static const char *const names[PQB_KEX_MAX_PASSES + 1] = {
-            "", "M1", "M2", "M3", "M4", "M5", "M6", "M7", "M8",
-            "M9", "M10", "M11", "M12", "M13", "M14", "M15", "M16"};
-        if (alloc_live(r, &msg[k], names[k], e->kex_msg_bytes))
-            goto out;
-    }
-
-    rc = e->seed(seed, seed_len);
-    check_guards(r, "seed");
-    if (rc != 0) {
-        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
-             seed_len, rc, r->record);
-        goto out;
-    }
-
-    pka_len = pka.cap, ska_len = ska.cap, sta_len = sta.cap;
-    rc = e->kex_init(PQB_KEX_A, gdata(&pka), &pka_len, gdata(&ska), &ska_len, gdata(&sta),
-                     &sta_len);
-    if (check_guards(r, "kex_init_a") != 0)
-        goto out;
-    if (rc != 0) {
-        fail(r, ST_CRYPTOFAIL, "kex_init_a returned %d in record %lu", rc, r->record);
-        goto out;
-    }
-    note_max(&g_kex.max_pka, pka_len), note_max(&g_kex.max_ska, ska_len);
-    note_max(&g_kex.max_sta, sta_len);
-    pka_len = check_len(r, "kex_init_a", "pk", pka_len, pka.cap);
-    ska_len = check_len(r, "kex_init_a", "sk", ska_len, ska.cap);
-    sta_len = check_len(r, "kex_init_a", "state", sta_len, sta.cap);
-    kat_field(f, "PKa", gdata(&pka), pka_len);
-    kat_field(f, "SKa", gdata(&ska), ska_len);
-    kat_field(f, "Init_Sta", gdata(&sta), sta_len);
-
-    pkb_len = pkb.cap, skb_len = skb.cap, stb_len = stb.cap;
-    rc = e->kex_init(PQB_KEX_B, gdata(&pkb), &pkb_len, gdata(&skb), &skb_len, gdata(&stb),
-                     &stb_len);
-    if (check_guards(r, "kex_init_b") != 0)
-        goto out;
-    if (rc != 0) {
-        fail(r, ST_CRYPTOFAIL, "kex_init_b returned %d in record %lu", rc, r->record);
-        goto out;
-    }
-    note_max(&g_kex.max_pkb, pkb_len), note_max(&g_kex.max_skb, skb_len);
-    note_max(&g_kex.max_stb, stb_len);
-    pkb_len = check_len(r, "kex_init_b", "pk", pkb_len, pkb.cap);
-    skb_len = check_len(r, "kex_init_b", "sk", skb_len, skb.cap);
-    stb_len = check_len(r, "kex_init_b", "state", stb_len, stb.cap);
-    kat_field(f, "PKb", gdata(&pkb), pkb_len);
-    kat_field(f, "SKb", gdata(&skb), skb_len);
-    kat_field(f, "Init_Stb", gdata(&stb), stb_len);
-
-    for (k = 1; k <= passes; k++) {
-        int a = k % 2 == 1;
-        gbuf *st = a ? &sta : &stb;
-        size_t *st_len = a ? &sta_len : &stb_len;
-        mlen[k] = msg[k].cap;
-        snprintf(call, sizeof call, "pass %d", k);
-        rc = e->kex_pass(k, a ? gdata(&ska) : gdata(&skb), a ? ska_len : skb_len,
-                         a ? gdata(&pkb) : gdata(&pka), a ? pkb_len : pka_len,
-                         k > 1 ? gdata(&msg[k - 1]) : NULL, k > 1 ? mlen[k - 1] : 0, gdata(st),
-                         st_len, gdata(&msg[k]), &mlen[k]);
-        if (check_guards(r, call) != 0)
-            goto out;
-        if (rc == PQB_KEX_NO_PASS) {
-            kex_pass_verdict(r, k, passes, rc);
-            goto out;
-        }
-        note_max(a ? &g_kex.max_sta : &g_kex.max_stb, *st_len);
-        note_max(&g_kex.max_m[k], mlen[k]);
-        *st_len = check_len(r, call, "state", *st_len, st->cap);
-        mlen[k] = check_len(r, call, "message", mlen[k], msg[k].cap);
-        total += mlen[k];
-        snprintf(name, sizeof name, "Pass%d_St%c", k, a ? 'a' : 'b');
-        kat_field(f, name, gdata(st), *st_len);
-        snprintf(name, sizeof name, "M%d", k);
-        kat_field(f, name, gdata(&msg[k]), mlen[k]);
-        if (kex_pass_verdict(r, k, passes, rc) != 0)
-            goto out;
-    }
+    int passes = e->kex_passes, k;
+    size_t total = 0;
+    for (k = 1; k <= passes; k++)
+        if (kex_one_pass(r, b, k, &total) != 0)
+            return -1;
     note_max(&g_kex.max_msgs, total);
     if (total > e->kex_msg_bytes)
         fail(r, ST_OVERFLOW,
              "the %d messages hold %zu bytes, above kex_get_total_msg_len_bytes() = %zu in record "
              "%lu",
              passes, total, e->kex_msg_bytes, r->record);
-
-    {
-        /* The last message each side sent (none: an empty message). */
-        int last_b = passes - (passes % 2 == 1), last_a = passes - (passes % 2 == 0);
-        ssa_len = ssa.cap;
-        rc = e->kex_derive(PQB_KEX_A, gdata(&ska), ska_len, gdata(&pkb), pkb_len,
-                           last_b > 0 ? gdata(&msg[last_b]) : NULL, last_b > 0 ? mlen[last_b] : 0,
-                           gdata(&sta), sta_len, gdata(&ssa), &ssa_len);
-        if (check_guards(r, "kex_derive_ss_a") != 0)
-            goto out;
-        if (rc != 0) {
-            fail(r, ST_CRYPTOFAIL, "kex_derive_ss_a returned %d in record %lu", rc, r->record);
-            goto out;
-        }
-        ssb_len = ssb.cap;
-        rc = e->kex_derive(PQB_KEX_B, gdata(&skb), skb_len, gdata(&pka), pka_len,
-                           last_a > 0 ? gdata(&msg[last_a]) : NULL, last_a > 0 ? mlen[last_a] : 0,
-                           gdata(&stb), stb_len, gdata(&ssb), &ssb_len);
-        if (check_guards(r, "kex_derive_ss_b") != 0)
-            goto out;
-        if (rc != 0) {
-            fail(r, ST_CRYPTOFAIL, "kex_derive_ss_b returned %d in record %lu", rc, r->record);
-            goto out;
-        }
-    }
-    note_max(&g_kex.max_ss, ssa_len), note_max(&g_kex.max_ss, ssb_len);
-    ssa_len = check_len(r, "kex_derive_ss_a", "ss", ssa_len, ssa.cap);
-    ssb_len = check_len(r, "kex_derive_ss_b", "ss", ssb_len, ssb.cap);
-    kat_field(f, "SS", gdata(&ssa), ssa_len);
-    sink_write(f, "\n", 1);
+    if (kex_derive_side(r, b, 0) != 0 || kex_derive_side(r, b, 1) != 0)
+        return -1;
+    note_max(&g_kex.max_ss, b->ss_len[0]), note_max(&g_kex.max_ss, b->ss_len[1]);
+    b->ss_len[0] = check_len(r, "kex_derive_ss_a", "ss", b->ss_len[0], b->ss[0].cap);
+    b->ss_len[1] = check_len(r, "kex_derive_ss_b", "ss", b->ss_len[1], b->ss[1].cap);
+    kat_field(&r->kat, "SS", gdata(&b->ss[0]), b->ss_len[0]);
+    sink_write(&r->kat, "\n", 1);
     r->records_written++;
+    return 0;
+}
 
-    if (ssa_len != ssb_len || (ssa_len != 0 && memcmp(gdata(&ssa), gdata(&ssb), ssa_len) != 0))
+void kex_record(run_state *r, const unsigned char *seed, size_t seed_len)
+{
+    sink *f = &r->kat;
+    int passes = r->e->kex_passes, rc;
+    kex_bufs b;
+    size_t la, lb;
+
+    memset(b.mlen, 0, sizeof b.mlen);
+    kat_num(f, "Count", r->record);
+    kat_num(f, "Seed_Len", seed_len);
+    kat_hex(f, "Seed", seed, seed_len);
+    kat_num(f, "Pass_Num", (unsigned long long)passes);
+    if (kex_alloc(r, &b) != 0)
+        goto out;
+    rc = r->e->seed(seed, seed_len);
+    check_guards(r, "seed");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
+             seed_len, rc, r->record);
+        goto out;
+    }
+    if (kex_init_side(r, &b, 0) != 0 || kex_init_side(r, &b, 1) != 0 || kex_protocol(r, &b) != 0)
+        goto out;
+    la = b.ss_len[0], lb = b.ss_len[1];
+    if (la != lb || (la != 0 && memcmp(gdata(&b.ss[0]), gdata(&b.ss[1]), la) != 0))
         fail(r, ST_CRYPTOFAIL,
              "the shared secrets differ after pass %d of %d: kex_derive_ss_a gave %zu bytes, "
              "kex_derive_ss_b %zu bytes%s, in record %lu",
-             passes, passes, ssa_len, ssb_len, ssa_len == ssb_len ? " of other values" : "",
-             r->record);
-    else if (ssa_len == 0)
+             passes, passes, la, lb, la == lb ? " of other values" : "", r->record);
+    else if (la == 0)
         fail(r, ST_CRYPTOFAIL, "the shared secret is empty in record %lu", r->record);
 out:
     free_live(r);
 }
 
 /* Refuses a protocol the runner cannot run; 0 when it can. */
-static int kex_check_table(run_state *r)
+int kex_check_table(run_state *r)
 {
     const pqb_entry *e = r->e;
     if (e->kex_init == NULL || e->kex_pass == NULL || e->kex_derive == NULL) {
@@ -229,7 +248,7 @@ static int kex_check_table(run_state *r)
     return 0;
 }
 
-static void kex_print_figures(const run_state *r)
+void kex_print_figures(const run_state *r)
 {
     const pqb_entry *e = r->e;
     int k;

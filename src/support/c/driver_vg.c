@@ -1,9 +1,5 @@
 /*
- * driver_vg.h - the driver's exact-count and constant-time modes.
- *
- * Included by driver.c after its operations and other modes (it uses the
- * driver's statics: the entry table, the buffers, call_op, warmups, line,
- * fail), so that these modes live in a file of their own.
+ * driver_vg.c - the driver's exact-count and constant-time modes.
  *
  * mode=count     after setup and W warm-up calls (warmup=, default 1),
  *                I counted calls (iters=):
@@ -29,8 +25,10 @@
  *                reporting is on only during the calls. Prints
  *                `ct calls=I secrets=<list> draws=D`.
  */
-#ifndef PQB_DRIVER_VG_H
-#define PQB_DRIVER_VG_H
+
+#include "driver.h"
+
+#include <fcntl.h>
 
 #include "valgrind_hooks.h"
 
@@ -44,7 +42,7 @@
 #if defined(__GNUC__)
 __attribute__((noinline))
 #endif
-static void ct_public(const volatile void *p, size_t n)
+void ct_public(const volatile void *p, size_t n)
 {
     PQB_CT_PUBLIC((const void *)p, n);
 }
@@ -99,7 +97,7 @@ static unsigned long long pqb_instructions_read(int fd)
     return v;
 }
 
-static void mode_count(long warm, long iters)
+void mode_count(long warm, long iters)
 {
     long i;
     warmups(warm);
@@ -162,7 +160,7 @@ static void ct_publish_outputs(void)
 typedef void (*ct_marking_fn)(int);
 typedef unsigned long long (*ct_draws_fn)(void);
 
-static void mode_ct(void *lib, long iters)
+void mode_ct(void *lib, long iters)
 {
     ct_marking_fn marking;
     ct_draws_fn draws;
@@ -217,5 +215,3 @@ static void mode_ct(void *lib, long iters)
     line("ct calls=%ld secrets=%s draws=%llu", iters,
          secret_key ? "secret-key,randomness" : "randomness", draws());
 }
-
-#endif
