@@ -380,6 +380,40 @@ mod tests {
         assert!(!driver.contains("kat_hash.c"));
     }
 
+    /// The driver is linked with -rdynamic so the library's allocator
+    /// calls bind to its accounting: anything else it exported would bind
+    /// a library's own symbol of the same name (`line`, `fail`, `setup`)
+    /// to the driver's. Its shared names are hidden (driver.h).
+    #[test]
+    fn the_driver_exports_its_allocator_and_nothing_of_its_own_helpers() {
+        let dir = tempfile::tempdir().unwrap();
+        let cc = Compiler::detect("gcc").unwrap();
+        let support = Support::prepare(&Cache::new(dir.path()), &cc).unwrap();
+        let exported = crate::elf::defined_symbols(&support.driver).unwrap();
+        let allocator = [
+            "aligned_alloc",
+            "calloc",
+            "free",
+            "malloc",
+            "memalign",
+            "posix_memalign",
+            "pvalloc",
+            "realloc",
+            "valloc",
+        ];
+        for a in allocator {
+            assert!(exported.iter().any(|e| e == a), "{a} in {exported:?}");
+        }
+        let crt = ["main", "_start", "_init", "_fini", "_IO_stdin_used"];
+        let other: Vec<&String> = exported
+            .iter()
+            .filter(|e| !allocator.contains(&e.as_str()) && !crt.contains(&e.as_str()))
+            .filter(|e| !e.starts_with("pqb_") && !e.starts_with("__") && !e.starts_with('_'))
+            .filter(|e| !["data_start", "stdout", "stderr", "stdin"].contains(&e.as_str()))
+            .collect();
+        assert!(other.is_empty(), "the driver exports {other:?}");
+    }
+
     #[test]
     fn every_support_file_but_the_drbg_tool_belongs_to_a_part() {
         for (name, _) in FILES {
