@@ -25,7 +25,8 @@ fn cpu_share(r: &ProfileRecord) -> f64 {
 /// 94 units of its own; each helper's nested sm3hash calls (one object
 /// further) belong to the helper.
 #[test]
-fn profile_of_a_designed_split() {
+#[ignore = "statistical: tests/README.md, `-- --ignored statistical_`"]
+fn statistical_profile_of_a_designed_split() {
     let p = TestProject::bare();
     measure_fixture(&p, "fix-96", &[("PROF", "FIX_PROFILE = 1")]);
     // The profile runs as many signs as a timing trial: one trial of about

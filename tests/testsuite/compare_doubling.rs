@@ -26,7 +26,8 @@ fn op<'a>(r: &'a Value, name: &str) -> &'a Value {
 }
 
 #[test]
-fn doubled_work_is_slower_and_the_rest_within_noise() {
+#[ignore = "statistical: tests/README.md, `-- --ignored statistical_`"]
+fn statistical_doubled_work_is_slower_and_the_rest_within_noise() {
     // The whole signing once, then twice: only the driver's own call
     // overhead (about a hundred cycles of 400 k) is not doubled.
     let p = TempProject::fixture(1, STAGES, FLAGS);

@@ -280,7 +280,8 @@ fn drbg_cost_is_measured_with_the_implementation_chosen() {
 /// draws nothing (tests/fixtures/drbg_cost): with AES instructions, keygen's
 /// median stays within 3x sign's (the byte-wise AES made it ~60x).
 #[test]
-fn a_64_byte_draw_costs_a_timed_keygen_little() {
+#[ignore = "statistical: tests/README.md, `-- --ignored statistical_`"]
+fn statistical_a_64_byte_draw_costs_a_timed_keygen_little() {
     let p = TestProject::bare();
     p.copy("tests/fixtures/drbg_cost", "algorithms/drbg_cost");
     p.write(
