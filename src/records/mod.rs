@@ -1,7 +1,11 @@
-//! Run-level records: `build.json` (per instance: variant, flag profile and
-//! fallback, KAT status, library path and sha256, ELF load bytes, KAT log
-//! and its sha256). Paths inside records are relative to the run directory,
-//! so a published dataset carries no machine paths.
+//! The published schema: every type a dataset's files hold, one module per
+//! file or record folder (`campaign`, `operation`, `count`, `ct`, `scan`,
+//! …), the names of those files and folders (`layout`) and the dataset as
+//! a whole, loaded (`dataset`). This module itself holds `build.json`'s
+//! types (per instance: variant, flag profile and fallback, KAT status,
+//! library path and sha256, ELF load bytes, KAT log and its sha256). Paths
+//! inside records are relative to the dataset, so a published dataset
+//! carries no machine paths.
 
 use serde::{Deserialize, Serialize};
 
