@@ -128,11 +128,12 @@ pub fn lost_cpu(proc: &ProcessRecord) -> bool {
     let seconds = t.f64("seconds").unwrap_or(0.0).max(1e-12);
     let cpu_share = t.f64("cpu_seconds").unwrap_or(seconds) / seconds;
     let meta = proc.line("meta");
+    // A counter that stops off the CPU shows the loss in its rate too.
     let rate_share = match (
-        meta.and_then(|m| m.get("counter")),
+        crate::records::counter::of(meta.and_then(|m| m.get("counter"))),
         meta.and_then(|m| m.f64("counter_hz")),
     ) {
-        (Some("perf-user-cycles"), Some(hz)) if hz > 0.0 => {
+        (Some(c), Some(hz)) if c.user_only && hz > 0.0 => {
             t.f64("cycles").unwrap_or(0.0) / seconds / hz
         }
         _ => 1.0,

@@ -298,9 +298,11 @@ pub(crate) fn judge(
     else {
         return Verdict::Absent;
     };
-    let share = match counter {
-        Some("perf-user-cycles") => BELOW_SHARE_USER_CYCLES,
-        _ => BELOW_SHARE,
+    let user_only = crate::records::counter::of(counter).is_some_and(|c| c.user_only);
+    let share = if user_only {
+        BELOW_SHARE_USER_CYCLES
+    } else {
+        BELOW_SHARE
     };
     let claims: Vec<(usize, &Trial, f64)> = trials
         .iter()

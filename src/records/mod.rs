@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 pub mod analysis;
 pub mod campaign;
 pub mod count;
+pub(crate) mod counter;
 pub mod ct;
 pub mod dataset;
 pub(crate) mod diff;

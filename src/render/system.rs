@@ -571,9 +571,10 @@ fn limitations(ds: &Dataset) -> Vec<String> {
     if let Some(v) = &c.environment_start.virtualization {
         limitations.push(format!("The host is a {v}: the hypervisor may steal time and hides hardware counters; figures are indicative."));
     }
-    match c.counter.as_deref() {
-        Some("perf-user-cycles") | None => {}
-        Some(other) => limitations.push(format!("No hardware cycle counter was used ({other}): cycles are reference ticks at a constant rate, not core clock cycles.")),
+    let name = c.counter.as_deref();
+    if crate::records::counter::of(name).is_some_and(|k| !k.core_cycles) {
+        let other = name.unwrap_or_default();
+        limitations.push(format!("No hardware cycle counter was used ({other}): cycles are reference ticks at a constant rate, not core clock cycles."));
     }
     if c.host_checks.iter().any(|h| !h.fixed()) {
         limitations.push("The host was not fixed (see the problems above); timings may vary with frequency scaling.".into());

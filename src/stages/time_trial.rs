@@ -233,18 +233,19 @@ pub(crate) fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
     let seconds = t.f64("seconds")?;
     let cycles = t.f64("cycles")?;
     let meta = proc.line("meta");
-    let counter = meta.and_then(|m| m.get("counter"));
+    let counter = crate::records::counter::of(meta.and_then(|m| m.get("counter")));
     let hz = meta.and_then(|m| m.f64("counter_hz")).unwrap_or(0.0);
     if hz <= 0.0 || seconds < 1e-4 || lost_cpu(proc) {
         return None;
     }
     let rate = cycles / seconds / hz;
-    // User-mode cycles follow the clock frequency, which may move between
-    // the driver's rate measurement and the trial; the other counters tick
-    // at a fixed rate.
-    let (lo, hi) = match counter {
-        Some("perf-user-cycles") => (0.1, 10.0),
-        _ => (0.8, 1.25),
+    // Core cycles follow the clock frequency, which may move between the
+    // driver's rate measurement and the trial; reference counters tick at
+    // a fixed rate.
+    let (lo, hi) = if counter.is_some_and(|c| c.core_cycles) {
+        (0.1, 10.0)
+    } else {
+        (0.8, 1.25)
     };
     (!(lo..=hi).contains(&rate)).then(|| {
         format!("{cycles} cycles in {seconds:.4} s is {rate:.3} times the counter's recorded rate")
