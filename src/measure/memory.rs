@@ -4,24 +4,21 @@
 use serde::{Deserialize, Serialize};
 
 use super::driver::ProcessRecord;
-use super::OpStatus;
+use crate::records::operation::MemoryFigures;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct OpMemory {
     pub op: String,
-    pub status: OpStatus,
-    pub detail: Option<String>,
-    pub baseline_rss_kib: Option<u64>,
-    pub peak_rss_kib: Option<u64>,
-    pub stack_bytes: Option<u64>,
-    pub heap_peak_bytes: Option<u64>,
-    pub heap_allocs: Option<u64>,
+    /// The figures as the time stage's record publishes them; their
+    /// `load_bytes` (the instance's) and `measured_by` (a lender's) are
+    /// filled in there.
+    #[serde(flatten)]
+    pub figures: MemoryFigures,
     /// How far down the painted stack the kernel mapped pages for the
     /// operation (its page table, read through pagemap): what repainting
     /// the stack cannot undo. None without pagemap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stack_pages_bytes: Option<u64>,
-    pub process: ProcessRecord,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -35,8 +35,11 @@ impl Stage for MemoryStage {
         let failures = out
             .ops
             .iter()
-            .filter(|o| !o.status.is_ok())
-            .map(|o| (format!("memory {}: {}", o.op, o.status), o.detail.clone()))
+            .filter(|o| !o.figures.status.is_ok())
+            .map(|o| {
+                let f = &o.figures;
+                (format!("memory {}: {}", o.op, f.status), f.detail.clone())
+            })
             .collect();
         crate::engine::Verdict {
             failures,
@@ -83,10 +86,11 @@ impl Stage for MemoryStage {
 }
 
 fn faults_beyond_of(load_bytes: Option<u64>, m: &OpMemory) -> Option<u64> {
-    if !m.status.is_ok() {
+    let f = &m.figures;
+    if !f.status.is_ok() {
         return None;
     }
-    crate::measure::memory::faults_beyond(load_bytes, m.stack_bytes, m.heap_peak_bytes, &m.process)
+    crate::measure::memory::faults_beyond(load_bytes, f.stack_bytes, f.heap_peak_bytes, &f.process)
 }
 
 /// One process measuring `op`: its figures, or why there are none.
@@ -110,15 +114,19 @@ fn measure_op(job: &Job, lib: &std::path::Path, op: &str) -> Result<OpMemory> {
         .unwrap_or((OpStatus::Ok, None));
     Ok(OpMemory {
         op: op.to_string(),
-        status,
-        detail,
-        baseline_rss_kib: get("baseline_rss_kib"),
-        peak_rss_kib: get("peak_rss_kib"),
-        stack_bytes: get("stack_bytes"),
-        heap_peak_bytes: get("heap_peak_bytes"),
-        heap_allocs: get("heap_allocs"),
         stack_pages_bytes: get("stack_pages_bytes"),
-        process,
+        figures: MemoryFigures {
+            status,
+            detail,
+            load_bytes: None,
+            baseline_rss_kib: get("baseline_rss_kib"),
+            peak_rss_kib: get("peak_rss_kib"),
+            stack_bytes: get("stack_bytes"),
+            heap_peak_bytes: get("heap_peak_bytes"),
+            heap_allocs: get("heap_allocs"),
+            process,
+            measured_by: None,
+        },
     })
 }
 
@@ -127,20 +135,20 @@ fn measure_op(job: &Job, lib: &std::path::Path, op: &str) -> Result<OpMemory> {
 /// the malloc count explains. Neither is a verdict: the figures stand with
 /// the kernel's beside them.
 fn with_notes(mut m: OpMemory, load_bytes: Option<u64>) -> OpMemory {
-    if !m.status.is_ok() {
+    if !m.figures.status.is_ok() {
         return m;
     }
     use crate::measure::memory::{faults_note, stack_by_pages, stack_note};
     let notes: Vec<String> = [
-        stack_by_pages(m.stack_bytes, m.stack_pages_bytes)
-            .map(|p| stack_note(m.stack_bytes.unwrap_or(0), p)),
+        stack_by_pages(m.figures.stack_bytes, m.stack_pages_bytes)
+            .map(|p| stack_note(m.figures.stack_bytes.unwrap_or(0), p)),
         faults_beyond_of(load_bytes, &m).map(faults_note),
     ]
     .into_iter()
     .flatten()
     .collect();
     if !notes.is_empty() {
-        m.detail = Some(notes.join("; "));
+        m.figures.detail = Some(notes.join("; "));
     }
     m
 }
@@ -149,15 +157,8 @@ fn with_notes(mut m: OpMemory, load_bytes: Option<u64>) -> OpMemory {
 pub(super) fn figures(r: &Results, op: &str) -> Option<MemoryFigures> {
     let m = r.get::<MemoryStage>()?;
     m.ops.iter().find(|o| o.op == op).map(|o| MemoryFigures {
-        status: o.status,
-        detail: o.detail.clone(),
         load_bytes: m.load_bytes,
-        baseline_rss_kib: o.baseline_rss_kib,
-        peak_rss_kib: o.peak_rss_kib,
-        stack_bytes: o.stack_bytes,
-        heap_peak_bytes: o.heap_peak_bytes,
-        heap_allocs: o.heap_allocs,
-        process: o.process.clone(),
         measured_by: r.lent_by(MemoryStage::NAME),
+        ..o.figures.clone()
     })
 }
