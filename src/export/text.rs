@@ -11,10 +11,6 @@ use crate::reproduce::{Reproduction, RunStart};
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Text;
 
-/// Why a reproduction with changed inputs stopped.
-pub(crate) const STOPPED: &str =
-    "nothing was run; give --allow-changed to reproduce with the changed inputs";
-
 /// The run and whether its inputs still match the lock.
 pub fn start(run: &RunStart) -> String {
     let mut s = format!(
@@ -36,7 +32,7 @@ pub fn start(run: &RunStart) -> String {
 /// reproduced; or why nothing ran.
 pub fn outcome(r: &Reproduction) -> String {
     let Some(rep) = &r.report else {
-        return format!("{STOPPED}\n");
+        return format!("{}\n", super::view::STOPPED);
     };
     let mut s = String::new();
     for i in &rep.instances {

@@ -12,6 +12,10 @@ use crate::format;
 use crate::reproduce::report::{InstanceCheck, ReproductionReport};
 use crate::reproduce::Reproduction;
 
+/// Why a reproduction with changed inputs stopped.
+pub(crate) const STOPPED: &str =
+    "nothing was run; give --allow-changed to reproduce with the changed inputs";
+
 const NONE: &str = "–";
 
 /// `0.0123`, `4.5e-07`, `<1e-300` for a p that underflowed.
@@ -378,7 +382,7 @@ impl ReproductionView {
                     format!("{} (started {})", run.run_id, run.start_utc),
                 ),
                 pair("Inputs", inputs_text(&run.input_differences, false)),
-                pair("Result", super::text::STOPPED.to_string()),
+                pair("Result", STOPPED.to_string()),
             ],
             ran: false,
             instances: vec![],

@@ -44,13 +44,7 @@ pub(crate) struct Decl {
     pub params: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Macro {
-    pub name: String,
-    /// Parameter names of a function-like macro.
-    pub params: Option<Vec<String>>,
-    pub body: String,
-}
+pub(crate) use super::macros::Macro;
 
 /// `#<kind> <rest>` with continuation lines joined.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,14 @@
 
 use std::collections::BTreeSet;
 
-use super::csource::Macro;
+/// A `#define`: object-like, or function-like with its parameters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Macro {
+    pub name: String,
+    /// Parameter names of a function-like macro.
+    pub params: Option<Vec<String>>,
+    pub body: String,
+}
 
 /// All names a definition may stand for once macros are expanded: the
 /// plain name, object-like aliases of it (`#define crypto_sign_keypair

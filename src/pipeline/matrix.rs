@@ -7,31 +7,13 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
+use super::summary::CombinationSummary;
 use super::{run_registry, Recording, RunOptions, RunSummary};
 use crate::engine::{RealRunner, Registry};
 use crate::plan::Plan;
 use crate::records::lock::CombinationRun;
 use crate::records::settings::Combination;
 use crate::toolchain::Compiler;
-
-/// What one further combination's run came to.
-#[derive(Debug, Clone, Serialize)]
-pub struct CombinationSummary {
-    pub combination: String,
-    /// Stage results reused from the cache and computed by this run.
-    pub reused: usize,
-    pub computed: usize,
-    /// KAT statuses and how many instances have each.
-    pub kat: BTreeMap<String, usize>,
-    /// Instances that did not pass or could not be timed (findings of the
-    /// combination, shown in its cells).
-    pub failures: Vec<super::summary::ItemFailure>,
-    /// Why the combination could not run, or stage jobs that produced
-    /// nothing: these do set the exit code.
-    pub errors: Vec<String>,
-}
 
 impl CombinationSummary {
     fn of(c: &Combination, s: &RunSummary) -> CombinationSummary {

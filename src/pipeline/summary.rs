@@ -43,7 +43,7 @@ pub struct RunSummary {
     pub site_index: Option<String>,
     /// The matrix's further combinations (`[matrix]`), in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub combinations: Vec<super::matrix::CombinationSummary>,
+    pub combinations: Vec<CombinationSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -266,4 +266,21 @@ fn skipped(verdicts: &[(String, Verdict)]) -> Vec<ItemFailure> {
             detail: v.skip_reason.clone(),
         })
         .collect()
+}
+
+/// What one further combination's run came to.
+#[derive(Debug, Clone, Serialize)]
+pub struct CombinationSummary {
+    pub combination: String,
+    /// Stage results reused from the cache and computed by this run.
+    pub reused: usize,
+    pub computed: usize,
+    /// KAT statuses and how many instances have each.
+    pub kat: BTreeMap<String, usize>,
+    /// Instances that did not pass or could not be timed (findings of the
+    /// combination, shown in its cells).
+    pub failures: Vec<ItemFailure>,
+    /// Why the combination could not run, or stage jobs that produced
+    /// nothing: these do set the exit code.
+    pub errors: Vec<String>,
 }

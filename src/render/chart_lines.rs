@@ -44,7 +44,7 @@ fn tick(v: f64) -> String {
     if v >= 1024.0 && v % 1024.0 == 0.0 {
         format!("{} KiB", v / 1024.0)
     } else {
-        super::kinds::short_number(v)
+        short_number(v)
     }
 }
 
@@ -141,7 +141,7 @@ fn grid(s: &mut String, frame: &Frame) {
             LEFT + PLOT_W,
             LEFT - 4.0,
             py + 4.0,
-            escape(&super::kinds::short_number(10f64.powi(d)))
+            escape(&short_number(10f64.powi(d)))
         );
     }
 }
@@ -206,6 +206,11 @@ fn draw_line(s: &mut String, frame: &Frame, i: usize, line: &Series) {
         ly + 4.0,
         escape(&line.name)
     );
+}
+
+/// `1234` → `1234`, `0.5` → `0.5`: short numbers for axes and ratios.
+fn short_number(v: f64) -> String {
+    crate::format::g(v, 4)
 }
 
 #[cfg(test)]

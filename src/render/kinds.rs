@@ -20,11 +20,6 @@ use crate::records::dataset::Dataset;
 /// The message sizes the summary shows (32 B, 1 KiB, 64 KiB).
 const SUMMARY_SIZES: [u64; 3] = [32, 1024, 65536];
 
-/// `1234` → `1234`, `0.5` → `0.5`: short numbers for axes and ratios.
-pub(crate) fn short_number(v: f64) -> String {
-    format::g(v, 4)
-}
-
 /// `32 B`, `1 KiB`, `64 KiB`.
 pub(crate) fn message_size(bytes: u64) -> String {
     if bytes >= 1024 && bytes % 1024 == 0 {

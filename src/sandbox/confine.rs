@@ -16,7 +16,7 @@ use seccompiler::{
 };
 
 use super::config::{JailConfig, Level};
-use super::layers::name;
+use super::layer_name as name;
 use super::{Layer, Limits};
 
 /// Directories every job may read and execute from: the dynamic loader,

@@ -15,9 +15,16 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal};
 
 use super::config::{JailConfig, Level, Report};
-use super::jail::Namespaces;
-use super::layers::name;
+use super::layer_name as name;
 use super::{confine, mounts, Layer, Outcome, Rusage};
+
+/// Which namespaces the launcher entered.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Namespaces {
+    pub user: bool,
+    pub pid: bool,
+    pub mount: bool,
+}
 
 /// Runs init; never returns.
 pub(super) fn run(cfg: &JailConfig, layers: Vec<Layer>, mut status: File, ns: Namespaces) -> ! {

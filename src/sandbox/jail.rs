@@ -19,7 +19,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::thread::UnshareFlags;
 
 use super::config::{JailConfig, Level, Report, JAIL_ARG};
-use super::layers::name;
+use super::init::Namespaces;
+use super::layer_name as name;
 use super::{init, mounts, Layer};
 
 static HOOKED: AtomicBool = AtomicBool::new(false);
@@ -66,14 +67,6 @@ pub fn jail_entry_from(mut args: impl Iterator<Item = OsString>) -> Option<i32> 
     }
     drop(file);
     Some(launch(&config))
-}
-
-/// Which namespaces the launcher entered.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Namespaces {
-    pub user: bool,
-    pub pid: bool,
-    pub mount: bool,
 }
 
 fn launch(config: &[u8]) -> i32 {

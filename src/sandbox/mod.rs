@@ -30,6 +30,7 @@ mod cputime;
 pub(crate) mod frame;
 mod init;
 mod jail;
+pub mod layer_name;
 mod layers;
 mod mounts;
 mod pipes;
@@ -46,7 +47,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 pub use jail::{jail_entry, jail_entry_from};
-pub use layers::{layers, name as layer, Layer, LayerReport};
+pub use layer_name as layer;
+pub use layers::{layers, Layer, LayerReport};
 pub use witness::CpuWitness;
 
 /// Descriptor of the results channel in every pqbench tool.

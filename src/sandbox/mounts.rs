@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use rustix::mount::{MountFlags, MountPropagationFlags};
 
-use super::layers::name;
+use super::layer_name as name;
 use super::Layer;
 
 /// The inode of one of this process's namespaces (`mnt`, `pid`, `net`, ...).

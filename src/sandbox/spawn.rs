@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::config::{parse_reports, JailConfig, Level, Report, JAIL_ARG};
-use super::layers::name;
+use super::layer_name as name;
 use super::pipes::{self, Keep, Reader};
 use super::{confine, jail, uids, Isolation, Layer, Outcome, Output, Rusage, SandboxError, Spec};
 

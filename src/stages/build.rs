@@ -157,7 +157,7 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
     let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
     // What a compiler job of this build may read (`BuildEnv::reads`),
     // known without compiling the support tools.
-    let reads = crate::toolchain::library::compiler_reads(&cx.plan.project_root, inst, support);
+    let reads = crate::toolchain::build_env::compiler_reads(&cx.plan.project_root, inst, support);
     let profiles = cx.profiles_for(inst);
     for (i, profile) in profiles.iter().enumerate() {
         for unit in units(inst, profile, support, target_arch(&cx.compiler)) {

@@ -11,7 +11,8 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 
-use super::kat::{kat_channel_error, KatStage};
+use super::kat::KatStage;
+use super::kat_log::kat_channel_error;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::engine::{PageSection, Publication, Records, Results, Section, Verdict};
 use crate::kat::{KatOutput, Status};

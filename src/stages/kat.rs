@@ -12,6 +12,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 
 use super::build::{build_manifest, BuildStage};
+use super::kat_log::{kat_channel_error, LogWriter};
 use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
@@ -495,29 +496,6 @@ fn verdict(
     status
 }
 
-/// Whether the KAT channel holds exactly the bytes the runner says it
-/// wrote (`kat_bytes`, `kat_fnv1a64`): a process the library forked shares
-/// the channel and could add to it.
-pub(super) fn kat_channel_error(generator: &[(String, String)], kat: &[u8]) -> Option<String> {
-    let get = |key: &str| {
-        generator
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    };
-    let bytes = get("kat_bytes").and_then(|v| v.parse::<usize>().ok());
-    let hash = get("kat_fnv1a64").and_then(|v| u64::from_str_radix(v, 16).ok());
-    match (bytes, hash) {
-        (Some(n), Some(h)) if n == kat.len() && h == frame::fnv1a64(kat) => None,
-        (Some(n), Some(_)) => Some(format!(
-            "the KAT channel holds {} bytes that are not the {n} bytes the generator wrote",
-            kat.len()
-        )),
-        _ => Some("the generator did not account for its KAT file".into()),
-    }
-}
-
 fn compare_with_references(
     plan: &crate::plan::Plan,
     alg: &crate::plan::Algorithm,
@@ -611,31 +589,6 @@ pub(super) fn finish(
     ));
     attempt.log_sha256 = cx.cache.put_blob(log.text.as_bytes())?;
     Ok(attempt)
-}
-
-/// The KAT log: `key = value` lines, ending with `RESULT <id> <label> <STATUS>`.
-/// No timestamps, so an unchanged library gives a byte-identical log.
-#[derive(Default)]
-pub(super) struct LogWriter {
-    text: String,
-}
-
-impl LogWriter {
-    pub(super) fn kv(&mut self, k: &str, v: &str) {
-        let v = v.replace('\n', " ");
-        self.text.push_str(&format!("{k} = {v}\n"));
-    }
-    fn line(&mut self, l: &str) {
-        self.text.push_str(l);
-        self.text.push('\n');
-    }
-    fn raw(&mut self, block: &str) {
-        for l in block.lines() {
-            self.text.push_str("# ");
-            self.text.push_str(l);
-            self.text.push('\n');
-        }
-    }
 }
 
 /// Copies the chosen attempt's log and KAT files into the run's evidence.

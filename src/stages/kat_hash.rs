@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use super::kat::{kat_channel_error, LogWriter};
+use super::kat_log::{kat_channel_error, LogWriter};
 use crate::context::Cx;
 use crate::engine::Manifest;
 use crate::fsutil;

@@ -11,6 +11,7 @@ pub(crate) mod ct;
 pub(crate) mod differential;
 pub(crate) mod kat;
 pub(crate) mod kat_hash;
+pub(crate) mod kat_log;
 pub(crate) mod kat_trip;
 pub mod leak;
 pub mod memory;

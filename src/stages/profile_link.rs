@@ -15,7 +15,8 @@ use crate::fsutil;
 use crate::measure::{measured_library, OpStatus};
 use crate::plan::{FlagProfile, Instance, Wrap};
 use crate::support::Part;
-use crate::toolchain::library::{build_profile, link_library, ObjectRef};
+use crate::toolchain::build_env::ObjectRef;
+use crate::toolchain::library::{build_profile, link_library};
 use crate::toolchain::BuildEnv;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

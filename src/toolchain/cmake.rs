@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
-use super::library::{BuildEnv, ObjectRef};
+use super::build_env::{BuildEnv, ObjectRef};
 use super::ToolchainLimits;
 use crate::plan::{CmakeSpec, FlagProfile, Instance};
 use crate::sandbox::{self, Outcome, Spec};

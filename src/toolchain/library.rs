@@ -10,68 +10,11 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::build_env::{BuildEnv, ObjectRef};
 use super::deps::{self, Deps, Unit};
 use super::Compiler;
-use crate::cache::Cache;
 use crate::fsutil;
 use crate::plan::{Binding, FlagProfile, Instance, KatRng, LengthType};
-
-/// What building needs: the compiler, the support code, the cache, and the
-/// project root (stripped from logs, which are published).
-#[derive(Clone, Copy)]
-pub(crate) struct BuildEnv<'a> {
-    pub compiler: &'a Compiler,
-    /// pqbench's support sources (adapters, DRBG): written out, never
-    /// compiled as tools for a build.
-    pub support_dir: &'a Path,
-    pub cache: &'a Cache,
-    pub project_root: &'a Path,
-}
-
-/// What a compiler job of `inst` may read besides the system's toolchain
-/// and its scratch folder: the folders of the instance's sources, its
-/// include directories and its CMake root (each with everything beneath
-/// it) and pqbench's support sources. Not the rest of the machine, nor the
-/// project's other submissions, its output or the cache.
-pub(crate) fn compiler_reads(project_root: &Path, inst: &Instance, support: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = inst
-        .sources
-        .iter()
-        .filter_map(|s| s.path.parent().map(Path::to_path_buf))
-        .chain(inst.include_dirs.iter().cloned())
-        .chain(inst.cmake.iter().map(|c| c.root.clone()))
-        .collect();
-    if dirs.is_empty() {
-        dirs.push(project_root.to_path_buf());
-    }
-    dirs.sort();
-    dirs.dedup();
-    // A folder inside another adds nothing to it.
-    let mut roots: Vec<PathBuf> = Vec::new();
-    for d in dirs {
-        if !roots.iter().any(|r| d.starts_with(r)) {
-            roots.push(d);
-        }
-    }
-    roots.push(support.to_path_buf());
-    roots
-}
-
-impl BuildEnv<'_> {
-    /// What a compiler job of this build may read besides the system's
-    /// toolchain and its scratch folder (`compiler_reads`).
-    pub(crate) fn reads(&self, inst: &Instance) -> Vec<PathBuf> {
-        compiler_reads(self.project_root, inst, self.support_dir)
-    }
-
-    /// A path relative to the project root, for records.
-    pub(crate) fn display_path(&self, path: &Path) -> String {
-        path.strip_prefix(self.project_root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    }
-}
 
 /// One attempt to build an instance with one flag profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,17 +34,6 @@ pub struct BuildAttempt {
     /// another architecture, CPU features the host lacks): not a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub skipped: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ObjectRef {
-    /// The source file, relative to the project root (support files by name).
-    pub source: String,
-    /// Key of the object in the cache (`Cache::object_path`).
-    pub key: String,
-    /// True for the submission's (and its components') own code; false for
-    /// pqbench's adapter and DRBG.
-    pub submission: bool,
 }
 
 impl BuildAttempt {

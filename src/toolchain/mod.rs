@@ -3,6 +3,7 @@
 //! instance's shared library with it, `cmake` is the opt-in CMake backend.
 
 pub(crate) mod assembler;
+pub(crate) mod build_env;
 pub(crate) mod cmake;
 pub(crate) mod deps;
 pub(crate) mod diag;
@@ -10,7 +11,7 @@ pub(crate) mod kinds;
 pub(crate) mod library;
 pub(crate) mod native;
 
-pub(crate) use library::BuildEnv;
+pub(crate) use build_env::BuildEnv;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -14,8 +14,9 @@ use rayon::prelude::*;
 use crate::cache::Cache;
 use crate::plan::{Binding, FlagProfile, Instance};
 use crate::support::Support;
+use crate::toolchain::build_env::ObjectRef;
 use crate::toolchain::deps::Unit;
-use crate::toolchain::library::{compile_cached, link_library, target_arch, units, ObjectRef};
+use crate::toolchain::library::{compile_cached, link_library, target_arch, units};
 use crate::toolchain::{diag, BuildEnv, Compiler};
 
 /// One problem of the trial build, with the instances it concerns.
