@@ -259,15 +259,9 @@ pub fn measure_campaign(
             None => settings.push((k.to_string(), v.to_string())),
         }
     }
-    // One CPU per campaign, taken in turn: a measuring run holds its CPU's
-    // machine-wide lock until it ends, so campaigns that all measured on
-    // one CPU ran one after another while the other CPU's lock stood free
-    // (a 4-second test waited 150 s for it).
-    static NEXT_CPU: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let cpus = pqbench::host::allowed_cpus();
     if cpus.len() > 1 && !settings.iter().any(|(k, _)| k == "cpus") {
-        let turn = NEXT_CPU.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        settings.push(("cpus".into(), format!("[{}]", cpus[turn % cpus.len()])));
+        settings.push(("cpus".into(), format!("[{}]", cpus[0])));
     }
     let timing: Vec<String> = settings.iter().map(|(k, v)| format!("{k} = {v}")).collect();
     format!(
