@@ -10,6 +10,7 @@ use anyhow::Result;
 
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
+use crate::records::dataset::Dataset;
 
 /// What a stage's result says about its instance in the run's summary.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -84,10 +85,10 @@ pub struct Section {
 
 /// What a stage puts on the pages.
 pub trait PageSection: Sync {
-    /// The section of `algorithm`'s page from the dataset in `dir`, whose
-    /// instances of that algorithm are `labels` (in page order); None when
-    /// the dataset holds nothing of the stage for it.
-    fn section(&self, dir: &Path, algorithm: &str, labels: &[String]) -> Result<Option<Section>>;
+    /// The section of `algorithm`'s page from one system's dataset `ds`,
+    /// whose instances of that algorithm are `labels` (in page order); None
+    /// when the dataset holds nothing of the stage for it.
+    fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>>;
 }
 
 /// Recomputes one record file: its path, the file as the reader names it,

@@ -333,7 +333,7 @@ fn add_sections(
                 .map(|b| b.label.clone())
                 .collect();
             for p in sections {
-                if let Some(sec) = p.section(&ds.dir, &a.id, &labels)? {
+                if let Some(sec) = p.section(ds, &a.id, &labels)? {
                     a.sections.push(sec);
                 }
             }

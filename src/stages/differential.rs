@@ -302,10 +302,11 @@ impl Records for DifferentialRecords {
 impl PageSection for DifferentialRecords {
     fn section(
         &self,
-        dir: &std::path::Path,
+        ds: &crate::records::dataset::Dataset,
         algorithm: &str,
         labels: &[String],
     ) -> Result<Option<Section>> {
+        let dir = &ds.dir;
         let mut rows = Vec::new();
         for label in labels {
             let file = dir.join(layout::differential_file(algorithm, label));

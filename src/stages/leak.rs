@@ -24,6 +24,7 @@ use crate::engine::{Job, Manifest, PageSection, Policy, Publication, Results, Se
 use crate::measure::{driver, measured_library_path, measurement_manifest};
 use crate::plan::Instance;
 use crate::records::ct::{ct_path, CtRecord, CtStatus};
+use crate::records::dataset::Dataset;
 use crate::records::leak::{leak_path, LeakRecord, LeakStatus, NO_DIFFERENCE_T};
 
 pub(crate) struct LeakStage;
@@ -248,7 +249,8 @@ fn recompute_leak(
 struct LeakSection;
 
 impl PageSection for LeakSection {
-    fn section(&self, dir: &Path, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
+    fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
+        let dir = &ds.dir;
         let read = |label: &str, op: &str| -> Result<Option<LeakRecord>> {
             let file = dir.join(leak_path(algorithm, label, op));
             Ok(match file.is_file() {

@@ -16,6 +16,7 @@ use crate::engine::{PageSection, Publication, Records, Results, Section, Verdict
 use crate::objscan::tamper;
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
+use crate::records::dataset::Dataset;
 use crate::records::layout;
 use crate::records::scan::{Finding, FindingClass, ScanRecord, ScanStatus};
 
@@ -234,14 +235,13 @@ impl Records for ScanRecords {
 impl PageSection for ScanRecords {
     /// Only instances with findings appear: an algorithm whose scans found
     /// nothing gets no section.
-    fn section(&self, dir: &Path, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
+    fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
         let mut rows = Vec::new();
         for label in labels {
-            let file = dir.join(layout::scan_file(algorithm, label));
-            if !file.is_file() {
+            let key = (algorithm.to_string(), label.clone(), String::new());
+            let Some(r) = ds.scans.get(&key) else {
                 continue;
-            }
-            let r: ScanRecord = crate::fsutil::read_json(&file)?;
+            };
             for f in &r.findings {
                 rows.push(vec![
                     label.clone(),

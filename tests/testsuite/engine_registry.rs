@@ -17,6 +17,7 @@ use pqbench::engine::{PageSection, Section};
 use pqbench::pipeline::{self, Recording, RunOptions};
 use pqbench::plan::Project;
 use pqbench::records::campaign::CampaignRecord;
+use pqbench::records::dataset::Dataset;
 use pqbench::records::lock;
 use pqbench::stages::build::BuildStage;
 use pqbench::toolchain::Compiler;
@@ -129,7 +130,8 @@ impl Records for DummyRecords {
 
 /// A table on each algorithm page, read back from the dummy's records.
 impl PageSection for DummyRecords {
-    fn section(&self, dir: &Path, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
+    fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
+        let dir = &ds.dir;
         let mut rows = Vec::new();
         for label in labels {
             let file = dir.join(format!("dummy/{algorithm}/{label}__attempts.json"));
