@@ -3,8 +3,8 @@
 //! roots are placeholders marked TODO; sizes and KAT digests are exact.
 
 use super::emit::{Draft, ImplDraft, NistDraft, SetDraft};
+use super::impls::sanitize;
 use super::params::{same_name, SetGuess};
-use super::submission::sanitize;
 use super::yaml::{KatDigests, Meta, MetaImpl, Scheme};
 use crate::bless::reference_name;
 use crate::config::algorithm::{ApiFamily, Kind};

@@ -279,7 +279,7 @@ fn named_branches(files: &[CFile]) -> Vec<SetGuess> {
                 continue;
             }
             sets.push(SetGuess {
-                label: super::submission::sanitize(&label),
+                label: super::impls::sanitize(&label),
                 defines: vec![(b.var.clone(), value(&b.value))],
                 notes: vec![format!(
                     "selected by `#if {} == {}` in {}, whose CRYPTO_ALGNAME names it",

@@ -17,14 +17,14 @@ use std::path::{Path, PathBuf};
 
 use super::emit::{self, Draft, ImplDraft, NistDraft, SetDraft};
 use super::folder::Folder;
+use super::impls::{sanitize, subdirs};
 use super::params::SetGuess;
-use super::submission::{detect_api, sanitize, subdirs, Api};
+use super::submission::{detect_api, Api};
 use super::tree_common::{find_kat_rng, Common, KatRng};
+use super::tree_kat::{is_sha256, manifest};
 use super::yaml::{self, MetaImpl, Scheme};
-use crate::bless::reference_name;
 use crate::config::algorithm::{ApiFamily, Kind};
 use crate::error::{ConfigError, Error};
-use crate::kat::provenance::Provenance;
 
 const KINDS: [&str; 2] = ["crypto_kem", "crypto_sign"];
 
@@ -587,45 +587,6 @@ fn nist_binding(
         ));
     }
     nist
-}
-
-fn is_sha256(d: &str) -> bool {
-    d.len() == 64 && d.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// One `exact:1` line per instance from META.yml `nistkat-sha256`, after
-/// its provenance comment; a note when there is no usable digest.
-fn manifest(
-    draft: &Draft,
-    s: &Scheme,
-    kind: Kind,
-    notes: &mut Vec<String>,
-) -> Vec<(String, String)> {
-    let file = reference_name(ApiFamily::Nist, kind);
-    let mut manifest = Vec::new();
-    match &s.kat_single {
-        Some(d) if is_sha256(d) => {
-            manifest.push((
-                String::new(),
-                Provenance::Published.comment(&format!(
-                    "META.yml nistkat-sha256 of {}: the first record, for every implementation",
-                    s.name
-                )),
-            ));
-            for (_, full) in draft.labels() {
-                manifest.push((full.clone(), format!("{d} exact:1 {full}/{file}")));
-            }
-        }
-        Some(d) => notes.push(format!(
-            "{}: `{d}` is not a SHA-256 digest; skipped",
-            s.name
-        )),
-        None => notes.push(format!(
-            "{}: META.yml has no nistkat-sha256: after a run, `pqbench bless` records the output",
-            s.name
-        )),
-    }
-    manifest
 }
 
 /// A CPU flag as metadata writes it (the kernel's `/proc/cpuinfo` names)

@@ -6,6 +6,7 @@
 //! lock files and tests can build one by hand.
 
 mod algorithm;
+mod campaign_profiles;
 mod component;
 mod deferral;
 pub(crate) mod exact;
