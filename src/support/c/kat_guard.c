@@ -128,3 +128,16 @@ void note_min(size_t *m, size_t v)
         *m = v;
 }
 
+/* Seeds the library's DRNG for the current record; -1 (the record failed)
+ * when the library refuses the seed. */
+int seed_record(run_state *r, const unsigned char *seed, size_t seed_len)
+{
+    int rc = r->e->seed(seed, seed_len);
+    check_guards(r, "seed");
+    if (rc != 0) {
+        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
+             seed_len, rc, r->record);
+        return -1;
+    }
+    return 0;
+}

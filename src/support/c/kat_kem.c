@@ -50,13 +50,8 @@ void kem_record(run_state *r, int nist, const unsigned char *seed, size_t seed_l
         alloc_live(r, &ss2, "decapsulated ss", e->ss_bytes))
         goto out;
 
-    rc = e->seed(seed, seed_len);
-    check_guards(r, "seed");
-    if (rc != 0) {
-        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
-             seed_len, rc, r->record);
+    if (seed_record(r, seed, seed_len) != 0)
         goto out;
-    }
     if (do_keygen(r, &pk, &pk_len, &sk, &sk_len) != 0)
         goto out;
     if (nist) {

@@ -200,7 +200,7 @@ static int kex_protocol(run_state *r, kex_bufs *b)
 void kex_record(run_state *r, const unsigned char *seed, size_t seed_len)
 {
     sink *f = &r->kat;
-    int passes = r->e->kex_passes, rc;
+    int passes = r->e->kex_passes;
     kex_bufs b;
     size_t la, lb;
 
@@ -211,13 +211,8 @@ void kex_record(run_state *r, const unsigned char *seed, size_t seed_len)
     kat_num(f, "Pass_Num", (unsigned long long)passes);
     if (kex_alloc(r, &b) != 0)
         goto out;
-    rc = r->e->seed(seed, seed_len);
-    check_guards(r, "seed");
-    if (rc != 0) {
-        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
-             seed_len, rc, r->record);
+    if (seed_record(r, seed, seed_len) != 0)
         goto out;
-    }
     if (kex_init_side(r, &b, 0) != 0 || kex_init_side(r, &b, 1) != 0 || kex_protocol(r, &b) != 0)
         goto out;
     la = b.ss_len[0], lb = b.ss_len[1];

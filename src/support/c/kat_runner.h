@@ -92,6 +92,7 @@ int check_guards(run_state *r, const char *call);
 size_t check_len(run_state *r, const char *call, const char *what, size_t len, size_t cap);
 void note_max(size_t *m, size_t v);
 void note_min(size_t *m, size_t v);
+int seed_record(run_state *r, const unsigned char *seed, size_t seed_len);
 
 /* ---- one record of each kind ---- */
 int do_keygen(run_state *r, gbuf *pk, size_t *pk_len, gbuf *sk, size_t *sk_len);

@@ -81,7 +81,6 @@ void sign_record(run_state *r, int nist, const unsigned char *seed, size_t seed_
     sink *f = &r->kat;
     gbuf pk, sk, msg, flipped, sig;
     size_t pk_len, sk_len, sig_len, sig_cap;
-    int rc;
 
     if (nist) {
         kat_num(f, "count", r->record);
@@ -103,13 +102,8 @@ void sign_record(run_state *r, int nist, const unsigned char *seed, size_t seed_
         goto out;
     memcpy(gdata(&msg), m, mlen);
 
-    rc = e->seed(seed, seed_len);
-    check_guards(r, "seed");
-    if (rc != 0) {
-        fail(r, ST_CRYPTOFAIL, "seeding the DRNG with %zu bytes returned %d in record %lu",
-             seed_len, rc, r->record);
+    if (seed_record(r, seed, seed_len) != 0)
         goto out;
-    }
     if (do_keygen(r, &pk, &pk_len, &sk, &sk_len) != 0)
         goto out;
     if (!nist) {
