@@ -216,12 +216,8 @@ fn check_pages(
 ) -> Result<()> {
     let Some(site) = &lay.site else { return Ok(()) };
     let shown_site = crate::fsutil::paths::relative(dir, site)?;
-    let datasets = crate::render::load_datasets(&lay.datasets, site)?;
-    let files = crate::render::render_files(
-        &datasets,
-        lay.templates.as_deref(),
-        &registry.page_sections(),
-    )?;
+    let datasets = crate::render::load_datasets(&lay.datasets, site, registry)?;
+    let files = crate::render::render_files(&datasets, lay.templates.as_deref(), registry)?;
     report.pages = files.len();
     for (rel, bytes) in &files {
         match std::fs::read(site.join(rel)) {
@@ -279,7 +275,7 @@ pub fn check_system_dataset(
     registry: &Registry,
     report: &mut CheckReport,
 ) -> Result<()> {
-    let ds = Dataset::load(d, String::new())?;
+    let ds = Dataset::load(d, String::new(), &registry.folders())?;
     report.systems.push(ds.system().to_string());
     check_loaded(&ds, shown, registry, report)
 }
@@ -303,7 +299,7 @@ fn check_loaded(
             if !dir.is_dir() {
                 continue;
             }
-            let files = dataset::json_files(&dir)?;
+            let files = crate::records::folder::json_files(&dir)?;
             for file in &files {
                 let rel = format!("{shown}/{}", crate::fsutil::paths::relative(d, file)?);
                 let problems = records.check(file, &rel, &ds.campaign)?;

@@ -166,7 +166,7 @@ pub fn merge(registry: &Registry, plan: &Plan, dir: &Path) -> Result<MergeReport
         install(plan, &incoming, &dest)?;
         "merged"
     };
-    let rendered = crate::render::render_campaign(plan, &registry.page_sections())?;
+    let rendered = crate::render::render_campaign(plan, registry)?;
     let index = rendered.site.join("index.html");
     Ok(MergeReport {
         system: id,

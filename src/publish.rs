@@ -96,7 +96,7 @@ fn json_files(dir: &Path, registry: &Registry) -> Result<Vec<PathBuf>> {
         .collect();
     for sub in registry.record_trees() {
         if dir.join(sub).is_dir() {
-            out.extend(dataset::json_files(&dir.join(sub))?);
+            out.extend(crate::records::folder::json_files(&dir.join(sub))?);
         }
     }
     Ok(out)
@@ -339,7 +339,7 @@ pub fn publish_from(
         &all,
         &dest.join(crate::records::layout::SITE),
         used,
-        &registry.page_sections(),
+        registry,
     )?;
     Ok(PublishReport {
         systems,

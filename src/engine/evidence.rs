@@ -11,6 +11,7 @@ use anyhow::Result;
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
 use crate::records::dataset::Dataset;
+use crate::records::folder::{Contents, FolderOf, FolderRecord, RecordFolder};
 
 /// What a stage's result says about its instance in the run's summary.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,11 +37,9 @@ impl Verdict {
     }
 }
 
-/// A folder of the dataset holding one stage's record files.
-pub trait Records: Sync {
-    /// Its folder in the dataset (a `records::layout` name).
-    fn dir(&self) -> &'static str;
-
+/// A folder of the dataset holding one stage's record files: what the
+/// dataset loads of it, and what `check` recomputes beside.
+pub trait Records: RecordFolder {
     /// What `check` calls the files it recomputed ("timing records").
     fn noun(&self) -> &'static str;
 
@@ -96,24 +95,41 @@ pub trait PageSection: Sync {
 pub type Recompute = fn(&Path, &str, &CampaignRecord) -> Result<Vec<String>>;
 
 /// The usual record folder: one file per operation of each instance
-/// (`records::layout::operation_file`), each recomputed by `recompute`.
-pub struct OperationRecords {
-    pub dir: &'static str,
-    pub noun: &'static str,
-    pub recompute: Recompute,
+/// (`records::layout::operation_file`) holding a `T`, each recomputed by
+/// `recompute`.
+pub struct OperationRecords<T> {
+    noun: &'static str,
+    recompute: Recompute,
+    folder: FolderOf<T>,
 }
 
-impl Records for OperationRecords {
+impl<T> OperationRecords<T> {
+    pub const fn new(noun: &'static str, recompute: Recompute) -> Self {
+        OperationRecords {
+            noun,
+            recompute,
+            folder: FolderOf::new(),
+        }
+    }
+}
+
+impl<T: FolderRecord> RecordFolder for OperationRecords<T> {
     fn dir(&self) -> &'static str {
-        self.dir
+        T::DIR
     }
 
+    fn load(&self, dataset_dir: &Path) -> Result<Contents> {
+        self.folder.load(dataset_dir)
+    }
+}
+
+impl<T: FolderRecord> Records for OperationRecords<T> {
     fn noun(&self) -> &'static str {
         self.noun
     }
 
     fn files(&self, inst: &Instance) -> Vec<String> {
-        operation_files(self.dir, inst)
+        operation_files(T::DIR, inst)
     }
 
     fn check(&self, file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<String>> {

@@ -295,6 +295,15 @@ impl Registry {
             .collect()
     }
 
+    /// What a dataset loads of [`Registry::records`]: each stage's folder
+    /// with its own reader.
+    pub fn folders(&self) -> Vec<&dyn crate::records::folder::RecordFolder> {
+        self.records()
+            .into_iter()
+            .map(|r| r as &dyn crate::records::folder::RecordFolder)
+            .collect()
+    }
+
     /// The dataset folder names of [`Registry::records`].
     pub fn record_trees(&self) -> Vec<&'static str> {
         self.records().iter().map(|r| r.dir()).collect()

@@ -388,7 +388,7 @@ fn finish(
     };
     if let Some(d) = &run_dir {
         progress.note(&format!("run recorded in {}", plan.display_path(d)));
-        crate::render::render_campaign(plan, &crate::stages::registry().page_sections())?;
+        crate::render::render_campaign(plan, &crate::stages::registry())?;
     }
     Ok(RunSummary::from_dataset(
         plan,

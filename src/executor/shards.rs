@@ -52,7 +52,7 @@ pub(crate) fn prior_costs(plan: &Plan) -> BTreeMap<String, f64> {
 /// Seconds of the measuring processes of every instance of one dataset.
 fn dataset_costs(dir: &Path) -> BTreeMap<String, f64> {
     let mut out: BTreeMap<String, f64> = BTreeMap::new();
-    let files = crate::records::dataset::json_files(&dir.join(crate::records::layout::RECORDS))
+    let files = crate::records::folder::json_files(&dir.join(crate::records::layout::RECORDS))
         .unwrap_or_default();
     for f in files {
         let Ok(r) = crate::fsutil::read_json::<OperationRecord>(&f) else {

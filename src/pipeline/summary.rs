@@ -190,7 +190,7 @@ impl RunSummary {
                 );
             }
         }
-        let records = crate::records::dataset::json_files(
+        let records = crate::records::folder::json_files(
             &plan.output_dir.join(crate::records::layout::RECORDS),
         )
         .unwrap_or_default();

@@ -105,3 +105,11 @@ pub struct SurveyAlgorithm {
 pub struct SurveyJson {
     pub algorithms: Vec<SurveyAlgorithm>,
 }
+
+impl super::folder::FolderRecord for ProfileRecord {
+    const DIR: &'static str = super::layout::PROFILE;
+
+    fn key(&self) -> super::folder::OpKey {
+        (self.algorithm.clone(), self.label.clone(), self.op.clone())
+    }
+}

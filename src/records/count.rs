@@ -110,6 +110,14 @@ pub(crate) fn count_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::COUNT, algorithm, label, op)
 }
 
+impl super::folder::FolderRecord for CountRecord {
+    const DIR: &'static str = super::layout::COUNT;
+
+    fn key(&self) -> super::folder::OpKey {
+        (self.algorithm.clone(), self.label.clone(), self.op.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

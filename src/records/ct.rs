@@ -261,6 +261,14 @@ pub(crate) fn matches(a: &CtAnnotation, s: &CtSite) -> bool {
     names.iter().any(|n| p.matches(n))
 }
 
+impl super::folder::FolderRecord for CtRecord {
+    const DIR: &'static str = super::layout::CT;
+
+    fn key(&self) -> super::folder::OpKey {
+        (self.algorithm.clone(), self.label.clone(), self.op.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

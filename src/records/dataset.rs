@@ -12,12 +12,19 @@ use crate::fsutil::paths::sorted_entries;
 use crate::fsutil::read_json;
 use crate::records::analysis::{ProfileRecord, SizesJson, SurveyJson};
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
+use crate::records::folder::{Contents, Folder, FolderRecord, RecordFolder};
 use crate::records::operation::OperationRecord;
+use crate::records::scan::{ScanRecord, ScanStatus};
 use crate::records::{BuildJson, BuildRecord};
 
 /// The further combinations' datasets a campaign record names, those
 /// present (a combination that could not run has none).
-fn load_combinations(dir: &Path, href: &str, campaign: &CampaignRecord) -> Result<Vec<Dataset>> {
+fn load_combinations(
+    dir: &Path,
+    href: &str,
+    campaign: &CampaignRecord,
+    folders: &[&dyn RecordFolder],
+) -> Result<Vec<Dataset>> {
     let mut out = Vec::new();
     // A combination's own dataset has no matrix of its own.
     if campaign.combination.is_some() {
@@ -33,14 +40,11 @@ fn load_combinations(dir: &Path, href: &str, campaign: &CampaignRecord) -> Resul
         let Some(rel) = c.dir() else { continue };
         let sub = dir.join(&rel);
         if sub.join(crate::records::layout::CAMPAIGN).is_file() {
-            out.push(Dataset::load(&sub, format!("{href}/{rel}"))?);
+            out.push(Dataset::load(&sub, format!("{href}/{rel}"), folders)?);
         }
     }
     Ok(out)
 }
-
-/// (algorithm, label, operation).
-pub(crate) type OpKey = (String, String, String);
 
 /// One system's evidence as the pages need it.
 #[derive(Debug, Clone)]
@@ -53,20 +57,18 @@ pub struct Dataset {
     pub build: BuildJson,
     pub sizes: Option<SizesJson>,
     pub survey: Option<SurveyJson>,
-    pub records: BTreeMap<OpKey, OperationRecord>,
-    pub profiles: BTreeMap<OpKey, ProfileRecord>,
-    /// Instruction counts and constant-time checks (opt-in stages).
-    pub counts: BTreeMap<OpKey, crate::records::count::CountRecord>,
-    pub cts: BTreeMap<OpKey, crate::records::ct::CtRecord>,
-    /// Static scans, keyed with an empty operation (one per instance).
-    pub scans: BTreeMap<OpKey, crate::records::scan::ScanRecord>,
+    /// The record folders the loader was given (the registry's), by
+    /// folder name: read through [`Dataset::folder`].
+    folders: BTreeMap<&'static str, Contents>,
     /// The datasets of the further `[matrix]` combinations that were
     /// run, in matrix order (`matrix/<combination>/`).
     pub combinations: Vec<Dataset>,
 }
 
 impl Dataset {
-    pub fn load(dir: &Path, href: String) -> Result<Dataset> {
+    /// Loads the dataset at `dir` with the record folders `folders` (the
+    /// registry's: each stage names and reads its own).
+    pub fn load(dir: &Path, href: String, folders: &[&dyn RecordFolder]) -> Result<Dataset> {
         if dir.join(crate::records::layout::WRITING).exists() {
             bail!(
                 "{} is incomplete: the run writing it stopped before it finished ({} is still there); run the campaign again to complete it",
@@ -96,31 +98,11 @@ impl Dataset {
         let survey = optional(crate::records::layout::SURVEY)
             .map(|p| read_json(&p))
             .transpose()?;
-        let records = load_tree(
-            &dir.join(crate::records::layout::RECORDS),
-            |r: &OperationRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
-        )?;
-        let profiles = load_tree(
-            &dir.join(crate::records::layout::PROFILE),
-            |r: &ProfileRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
-        )?;
-        let counts = load_tree(
-            &dir.join(crate::records::layout::COUNT),
-            |r: &crate::records::count::CountRecord| {
-                (r.algorithm.clone(), r.label.clone(), r.op.clone())
-            },
-        )?;
-        let cts = load_tree(
-            &dir.join(crate::records::layout::CT),
-            |r: &crate::records::ct::CtRecord| (r.algorithm.clone(), r.label.clone(), r.op.clone()),
-        )?;
-        let scans = load_tree(
-            &dir.join(crate::records::layout::SCAN),
-            |r: &crate::records::scan::ScanRecord| {
-                (r.algorithm.clone(), r.label.clone(), String::new())
-            },
-        )?;
-        let combinations = load_combinations(dir, &href, &campaign)?;
+        let folders_loaded = folders
+            .iter()
+            .map(|f| Ok((f.dir(), f.load(dir)?)))
+            .collect::<Result<_>>()?;
+        let combinations = load_combinations(dir, &href, &campaign, folders)?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
@@ -129,11 +111,7 @@ impl Dataset {
             build,
             sizes,
             survey,
-            records,
-            profiles,
-            counts,
-            cts,
-            scans,
+            folders: folders_loaded,
         })
     }
 
@@ -170,63 +148,37 @@ impl Dataset {
             .find(|b| b.algorithm == algorithm && b.label == label)
     }
 
+    /// The records of `T`'s folder, empty when the folder was not loaded
+    /// or holds none.
+    pub fn folder<T: FolderRecord>(&self) -> Folder<'_, T> {
+        Folder::of(self.folders.get(T::DIR))
+    }
+
+    /// The timing record of one operation.
     pub(crate) fn record(
         &self,
         algorithm: &str,
         label: &str,
         op: &str,
     ) -> Option<&OperationRecord> {
-        self.records
-            .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
+        self.folder::<OperationRecord>().get(algorithm, label, op)
     }
 
     pub fn profile(&self, algorithm: &str, label: &str, op: &str) -> Option<&ProfileRecord> {
-        self.profiles
-            .get(&(algorithm.to_string(), label.to_string(), op.to_string()))
+        self.folder::<ProfileRecord>().get(algorithm, label, op)
     }
 
     /// Whether the static scan found in the instance what the campaign
     /// does not allow: its figures are flagged and compared with none.
     pub(crate) fn suspicious(&self, algorithm: &str, label: &str) -> bool {
-        self.scans
-            .get(&(algorithm.to_string(), label.to_string(), String::new()))
-            .is_some_and(|r| r.status == crate::records::scan::ScanStatus::Suspicious)
+        self.folder::<ScanRecord>()
+            .get(algorithm, label, "")
+            .is_some_and(|r| r.status == ScanStatus::Suspicious)
     }
 
     pub fn algorithm(&self, id: &str) -> Option<&AlgorithmInfo> {
         self.campaign.algorithms.iter().find(|a| a.id == id)
     }
-}
-
-/// Reads every `<dir>/<id>/*.json` (sorted) keyed by `key`.
-fn load_tree<T: serde::de::DeserializeOwned>(
-    dir: &Path,
-    key: impl Fn(&T) -> OpKey,
-) -> Result<BTreeMap<OpKey, T>> {
-    let mut out = BTreeMap::new();
-    if !dir.is_dir() {
-        return Ok(out);
-    }
-    for file in json_files(dir)? {
-        let rec: T = read_json(&file)?;
-        out.insert(key(&rec), rec);
-    }
-    Ok(out)
-}
-
-/// Every `*.json` one level below `dir`'s subdirectories, sorted.
-pub(crate) fn json_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for sub in sorted_entries(dir)? {
-        if sub.is_dir() {
-            files.extend(
-                sorted_entries(&sub)?
-                    .into_iter()
-                    .filter(|p| p.extension().is_some_and(|e| e == "json")),
-            );
-        }
-    }
-    Ok(files)
 }
 
 /// The subdirectories of `dir` that hold a `campaign.json`, sorted.

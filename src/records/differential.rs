@@ -64,6 +64,16 @@ pub fn first_difference(files: &[FreshKat]) -> Option<Difference> {
     })
 }
 
+impl super::folder::FolderRecord for DifferentialRecord {
+    const DIR: &'static str = super::layout::DIFFERENTIAL;
+
+    /// Filed under the instance whose file it is: the group's first.
+    fn key(&self) -> super::folder::OpKey {
+        let owner = self.files.first().map_or("", |f| f.label.as_str());
+        (self.algorithm.clone(), owner.to_string(), String::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

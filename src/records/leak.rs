@@ -176,6 +176,14 @@ pub(crate) fn leak_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::LEAK, algorithm, label, op)
 }
 
+impl super::folder::FolderRecord for LeakRecord {
+    const DIR: &'static str = super::layout::LEAK;
+
+    fn key(&self) -> super::folder::OpKey {
+        (self.algorithm.clone(), self.label.clone(), self.op.clone())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,6 +18,7 @@ pub mod dataset;
 pub(crate) mod diff;
 pub mod differential;
 pub(crate) mod evidence;
+pub mod folder;
 pub(crate) mod host;
 pub mod kat;
 pub(crate) mod kinds;

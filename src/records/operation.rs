@@ -93,3 +93,11 @@ fn is_zero(v: &u64) -> bool {
 pub(crate) fn record_path(algorithm: &str, label: &str, op: &str) -> String {
     super::layout::operation_file(super::layout::RECORDS, algorithm, label, op)
 }
+
+impl super::folder::FolderRecord for OperationRecord {
+    const DIR: &'static str = super::layout::RECORDS;
+
+    fn key(&self) -> super::folder::OpKey {
+        (self.algorithm.clone(), self.label.clone(), self.op.clone())
+    }
+}

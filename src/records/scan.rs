@@ -116,3 +116,11 @@ pub struct ScanRecord {
     /// Sorted.
     pub findings: Vec<Finding>,
 }
+
+impl super::folder::FolderRecord for ScanRecord {
+    const DIR: &'static str = super::layout::SCAN;
+
+    fn key(&self) -> super::folder::OpKey {
+        (self.algorithm.clone(), self.label.clone(), String::new())
+    }
+}

@@ -85,14 +85,18 @@ pub fn bench_dataset(instances: usize) -> Synth {
     s
 }
 
-/// Synthesises `instances` instances in a temporary
-/// directory and times loading plus rendering (not the synthesis).
-pub fn run(instances: usize) -> Result<(std::time::Duration, crate::render::RenderReport)> {
+/// Synthesises `instances` instances in a temporary directory and times
+/// loading plus rendering (not the synthesis) with the record folders and
+/// sections of `stages`.
+pub fn run(
+    instances: usize,
+    stages: &crate::engine::Registry,
+) -> Result<(std::time::Duration, crate::render::RenderReport)> {
     let tmp = tempfile::tempdir()?;
     let data = tmp.path().join("synthetic");
     bench_dataset(instances).write(&data)?;
     let site = tmp.path().join("site");
     let start = std::time::Instant::now();
-    let report = crate::render::render_dataset_dirs(&[data], &site, None, &[])?;
+    let report = crate::render::render_dataset_dirs(&[data], &site, None, stages)?;
     Ok((start.elapsed(), report))
 }

@@ -119,11 +119,12 @@ pub(crate) fn view(ds: &Dataset, id: &str, labels: &[String], ops: &[&str]) -> E
     let mut tools: Vec<String> = Vec::new();
     for label in labels {
         for op in ops {
-            let key = (id.to_string(), label.clone(), op.to_string());
-            if let Some(r) = ds.counts.get(&key) {
+            if let Some(r) = ds.folder::<CountRecord>().get(id, label, op) {
                 v.count_rows.push(count_row(r));
             }
-            let Some(r) = ds.cts.get(&key) else { continue };
+            let Some(r) = ds.folder::<CtRecord>().get(id, label, op) else {
+                continue;
+            };
             tools.extend(r.tool.clone().filter(|t| !tools.contains(t)));
             let annotated = r.annotated();
             v.ct_rows.push(CtRow {
@@ -204,10 +205,7 @@ fn ct_detail(r: &CtRecord) -> String {
 pub(crate) fn summary_cell(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Option<String> {
     let recs: Vec<&CtRecord> = ops
         .iter()
-        .filter_map(|op| {
-            ds.cts
-                .get(&(id.to_string(), label.to_string(), op.to_string()))
-        })
+        .filter_map(|op| ds.folder::<CtRecord>().get(id, label, op))
         .collect();
     if recs.is_empty() {
         return None;
@@ -240,8 +238,7 @@ pub(crate) fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec
     let href = |p: &str| format!("../{}/{p}", ds.href);
     let mut out = Vec::new();
     for op in ops {
-        let key = (id.to_string(), label.to_string(), op.to_string());
-        if ds.counts.contains_key(&key) {
+        if ds.folder::<CountRecord>().contains(id, label, op) {
             let p = crate::records::count::count_path(id, label, op);
             out.push(EvidenceRow {
                 label: label.into(),
@@ -250,7 +247,7 @@ pub(crate) fn evidence(ds: &Dataset, id: &str, label: &str, ops: &[&str]) -> Vec
                 file: Link::file(p.clone(), href(&p)),
             });
         }
-        if ds.cts.contains_key(&key) {
+        if ds.folder::<CtRecord>().contains(id, label, op) {
             let p = crate::records::ct::ct_path(id, label, op);
             out.push(EvidenceRow {
                 label: label.into(),
@@ -278,12 +275,12 @@ pub(crate) fn method_sections(ds: &Dataset) -> Vec<MethodSection> {
 
 /// How instructions were counted (none without count records).
 fn count_bullets(ds: &Dataset) -> Vec<String> {
-    if ds.counts.is_empty() {
+    if ds.folder::<CountRecord>().is_empty() {
         return Vec::new();
     }
     let mut bullets = Vec::new();
     let counted: Vec<&CountRecord> = ds
-        .counts
+        .folder::<CountRecord>()
         .values()
         .filter(|r| r.status == ExactStatus::Ok)
         .collect();
@@ -315,7 +312,7 @@ fn count_bullets(ds: &Dataset) -> Vec<String> {
         bullets.push("The hardware `instructions` event counts user-mode instructions retired by the thread; interrupts can add a few instructions to a call.".into());
     }
     let skipped: Vec<String> = ds
-        .counts
+        .folder::<CountRecord>()
         .values()
         .filter(|r| r.status == ExactStatus::Skipped)
         .filter_map(|r| r.detail.clone())
@@ -329,12 +326,12 @@ fn count_bullets(ds: &Dataset) -> Vec<String> {
 /// How the constant-time check works and what it cost (none without ct
 /// records).
 fn ct_bullets(ds: &Dataset) -> Vec<String> {
-    if ds.cts.is_empty() {
+    if ds.folder::<CtRecord>().is_empty() {
         return Vec::new();
     }
     let mut bullets = Vec::new();
     let run: Vec<&CtRecord> = ds
-        .cts
+        .folder::<CtRecord>()
         .values()
         .filter(|r| matches!(r.status, CtStatus::Clean | CtStatus::Flagged))
         .collect();
@@ -377,7 +374,7 @@ fn ct_bullets(ds: &Dataset) -> Vec<String> {
         ));
     }
     if let Some(why) = ds
-        .cts
+        .folder::<CtRecord>()
         .values()
         .find(|r| r.status == CtStatus::Skipped)
         .and_then(|r| r.detail.clone())
@@ -390,10 +387,10 @@ fn ct_bullets(ds: &Dataset) -> Vec<String> {
 /// Limitations of both stages, for the method page.
 pub(crate) fn limitations(ds: &Dataset) -> Vec<String> {
     let mut out = Vec::new();
-    if !ds.counts.is_empty() {
+    if !ds.folder::<CountRecord>().is_empty() {
         out.push("Instruction counts are not cycles: two builds with the same count can differ in time (cache misses, slow instructions), so counts detect changes of work, not of speed.".into());
     }
-    if !ds.cts.is_empty() {
+    if !ds.folder::<CtRecord>().is_empty() {
         out.push("The constant-time check sees the data flow of the compiled code on this architecture and compiler, with the inputs of this run, not timing itself: variable-time instructions such as division are not flagged, paths these inputs do not take are not seen, and another compiler or flag set can add or remove branches. A clean result is evidence, not proof.".into());
         out.push("memcheck cannot tell secret data from uninitialised memory: a read of uninitialised memory is reported as a site as well. Randomness drawn without crossing an object boundary (a function calling the generator defined in its own file) is not marked.".into());
     }

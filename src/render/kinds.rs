@@ -108,7 +108,7 @@ pub(crate) fn notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
 fn step_notes(ds: &Dataset, a: &AlgorithmInfo) -> Vec<String> {
     let mut out = Vec::new();
     let overheads: Vec<f64> = ds
-        .records
+        .folder::<OperationRecord>()
         .values()
         .filter(|r| r.algorithm == a.id)
         .filter_map(|r| r.step.as_ref()?.counter_overhead_cycles)

@@ -51,6 +51,7 @@ pub use crate::engine::PageSection;
 /// The flag of a suspicious instance's summary row (see `records::scan`).
 pub(crate) const SUSPICIOUS_NOTE: &str =
     "⚠ suspicious: the static scan found what the campaign does not allow (see its page)";
+use crate::engine::Registry;
 use crate::records::dataset::{self, Dataset};
 pub use links::check_links;
 pub(crate) use site::{anchor, crumb, kind_function, Systems};
@@ -242,12 +243,12 @@ fn render_one<T: Serialize>(env: &Environment, name: &str, page: &T) -> Result<V
 pub fn render_files(
     datasets: &[Dataset],
     templates: Option<&Path>,
-    sections: &[&dyn PageSection],
+    stages: &Registry,
 ) -> Result<BTreeMap<String, Vec<u8>>> {
     let env = environment(templates);
     let sorted = canonical_order(datasets);
     let mut site = site::build(&sorted);
-    add_sections(&mut site, &sorted, sections)?;
+    add_sections(&mut site, &sorted, &stages.page_sections())?;
     let mut files = BTreeMap::new();
     for ext in ["md", "html"] {
         let mut put = |path: String, name: &str, bytes: Result<Vec<u8>>| -> Result<()> {
@@ -408,11 +409,13 @@ pub(crate) fn write_site(site: &Path, files: &BTreeMap<String, Vec<u8>>) -> Resu
     Ok((written, removed))
 }
 
-/// Loads datasets, computing each one's location relative to `site`.
-pub fn load_datasets(datasets: &[PathBuf], site: &Path) -> Result<Vec<Dataset>> {
+/// Loads datasets with the record folders of `stages`, computing each
+/// one's location relative to `site`.
+pub fn load_datasets(datasets: &[PathBuf], site: &Path, stages: &Registry) -> Result<Vec<Dataset>> {
+    let folders = stages.folders();
     datasets
         .iter()
-        .map(|d| Dataset::load(d, crate::fsutil::paths::relative(site, d)?))
+        .map(|d| Dataset::load(d, crate::fsutil::paths::relative(site, d)?, &folders))
         .collect()
 }
 
@@ -440,10 +443,10 @@ pub fn render_dataset_dirs(
     datasets: &[PathBuf],
     site: &Path,
     templates: Option<&Path>,
-    sections: &[&dyn PageSection],
+    stages: &Registry,
 ) -> Result<RenderReport> {
-    let loaded = load_datasets(datasets, site)?;
-    let files = render_files(&loaded, templates, sections)?;
+    let loaded = load_datasets(datasets, site, stages)?;
+    let files = render_files(&loaded, templates, stages)?;
     let (written, removed) = write_site(site, &files)?;
     Ok(RenderReport {
         site: site.to_path_buf(),
@@ -456,21 +459,13 @@ pub fn render_dataset_dirs(
 
 /// Renders every system's dataset of the plan's campaign (the sibling
 /// directories of the site holding a `campaign.json`) into `plan.site_dir`.
-pub fn render_campaign(
-    plan: &crate::plan::Plan,
-    sections: &[&dyn PageSection],
-) -> Result<RenderReport> {
+pub fn render_campaign(plan: &crate::plan::Plan, stages: &Registry) -> Result<RenderReport> {
     let campaign_dir = plan
         .site_dir
         .parent()
         .context("the site directory has no parent")?;
     let datasets = dataset::dataset_dirs_in(campaign_dir)?;
-    render_dataset_dirs(
-        &datasets,
-        &plan.site_dir,
-        plan.templates.as_deref(),
-        sections,
-    )
+    render_dataset_dirs(&datasets, &plan.site_dir, plan.templates.as_deref(), stages)
 }
 
 #[cfg(test)]

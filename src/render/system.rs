@@ -8,6 +8,7 @@ use crate::measure::timing::LOST_CPU_SHARE;
 use crate::records::campaign::{AlgorithmInfo, CampaignRecord};
 use crate::records::kat::KatStatus as Status;
 use crate::records::measure::OpStatus;
+use crate::records::operation::OperationRecord;
 
 use super::chart;
 use super::model::*;
@@ -343,7 +344,7 @@ fn sharing_bullet(c: &CampaignRecord) -> String {
 /// How many operations the pages flag `⚠ disturbed`, and why.
 fn disturbed_bullet(ds: &Dataset) -> String {
     let timed: Vec<_> = ds
-        .records
+        .folder::<OperationRecord>()
         .values()
         .filter(|r| r.statistics.is_some())
         .collect();

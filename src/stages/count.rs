@@ -291,11 +291,8 @@ fn perf_instructions_available() -> Result<(), String> {
 }
 
 /// The stage's record folder: one file per operation, recomputed by `check`.
-pub(crate) static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
-    dir: crate::records::layout::COUNT,
-    noun: "instruction counts",
-    recompute: recompute_count,
-};
+pub(crate) static RECORDS: crate::engine::OperationRecords<crate::records::count::CountRecord> =
+    crate::engine::OperationRecords::new("instruction counts", recompute_count);
 
 fn recompute_count(
     file: &std::path::Path,

@@ -398,11 +398,8 @@ pub(crate) fn annotated(
 }
 
 /// The stage's record folder: one file per operation, recomputed by `check`.
-pub(crate) static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
-    dir: crate::records::layout::CT,
-    noun: "constant-time checks",
-    recompute: recompute_ct,
-};
+pub(crate) static RECORDS: crate::engine::OperationRecords<crate::records::ct::CtRecord> =
+    crate::engine::OperationRecords::new("constant-time checks", recompute_ct);
 
 fn recompute_ct(
     file: &std::path::Path,

@@ -19,6 +19,7 @@ use crate::kat::{KatOutput, Status};
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
 use crate::records::differential::{first_difference, DifferentialRecord, FreshKat};
+use crate::records::folder::{Contents, FolderOf, RecordFolder};
 use crate::records::layout;
 use crate::sandbox::{self, frame, Channel, Limits};
 use crate::support::Part;
@@ -245,11 +246,17 @@ fn describe(r: &DifferentialRecord) -> String {
 /// The stage's record folder and its page section.
 struct DifferentialRecords;
 
-impl Records for DifferentialRecords {
+impl RecordFolder for DifferentialRecords {
     fn dir(&self) -> &'static str {
         layout::DIFFERENTIAL
     }
 
+    fn load(&self, dataset_dir: &std::path::Path) -> Result<Contents> {
+        FolderOf::<DifferentialRecord>::new().load(dataset_dir)
+    }
+}
+
+impl Records for DifferentialRecords {
     fn noun(&self) -> &'static str {
         "differential checks"
     }
@@ -306,14 +313,11 @@ impl PageSection for DifferentialRecords {
         algorithm: &str,
         labels: &[String],
     ) -> Result<Option<Section>> {
-        let dir = &ds.dir;
         let mut rows = Vec::new();
         for label in labels {
-            let file = dir.join(layout::differential_file(algorithm, label));
-            if !file.is_file() {
+            let Some(r) = ds.folder::<DifferentialRecord>().get(algorithm, label, "") else {
                 continue;
-            }
-            let r: DifferentialRecord = crate::fsutil::read_json(&file)?;
+            };
             let names: Vec<&str> = r.files.iter().map(|f| f.label.as_str()).collect();
             let verdict = match &r.first_difference {
                 None => "agree".to_string(),

@@ -23,7 +23,7 @@ use super::kat::KatStage;
 use crate::engine::{Job, Manifest, PageSection, Policy, Publication, Results, Section, Stage};
 use crate::measure::{driver, measured_library_path, measurement_manifest};
 use crate::plan::Instance;
-use crate::records::ct::{ct_path, CtRecord, CtStatus};
+use crate::records::ct::{CtRecord, CtStatus};
 use crate::records::dataset::Dataset;
 use crate::records::leak::{leak_path, LeakRecord, LeakStatus, NO_DIFFERENCE_T};
 
@@ -209,11 +209,8 @@ fn test_op(job: &Job, lib: &Path, op: &str, calls: u32) -> Result<LeakRecord> {
 }
 
 /// The stage's record folder: one file per tested operation.
-static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
-    dir: crate::records::layout::LEAK,
-    noun: "timing tests",
-    recompute: recompute_leak,
-};
+static RECORDS: crate::engine::OperationRecords<LeakRecord> =
+    crate::engine::OperationRecords::new("timing tests", recompute_leak);
 
 fn recompute_leak(
     file: &Path,
@@ -250,37 +247,26 @@ struct LeakSection;
 
 impl PageSection for LeakSection {
     fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
-        let dir = &ds.dir;
-        let read = |label: &str, op: &str| -> Result<Option<LeakRecord>> {
-            let file = dir.join(leak_path(algorithm, label, op));
-            Ok(match file.is_file() {
-                true => Some(crate::fsutil::read_json(&file)?),
-                false => None,
-            })
-        };
+        let leaks = ds.folder::<LeakRecord>();
+        let cts = ds.folder::<CtRecord>();
         let mut rows = Vec::new();
         for label in labels {
             for (op, control) in TESTED {
-                let Some(r) = read(label, op)? else {
+                let Some(r) = leaks.get(algorithm, label, op) else {
                     continue;
                 };
-                let public = read(label, control)?;
-                let ct_file = dir.join(ct_path(algorithm, label, op));
-                let ct: Option<CtRecord> = match ct_file.is_file() {
-                    true => Some(crate::fsutil::read_json(&ct_file)?),
-                    false => None,
-                };
+                let public = leaks.get(algorithm, label, control);
+                let ct = cts.get(algorithm, label, op);
                 rows.push(vec![
                     label.clone(),
                     op.to_string(),
                     format!("{} ({})", r.status, r.figure()),
-                    public.as_ref().map_or_else(
+                    public.map_or_else(
                         || "not run".to_string(),
                         |p| format!("{}: {} ({})", p.op, p.status, p.figure()),
                     ),
-                    ct.as_ref()
-                        .map_or_else(|| "not run".to_string(), CtRecord::status_text),
-                    rests_on(ct.as_ref().map(|c| c.status), &r, public.as_ref()),
+                    ct.map_or_else(|| "not run".to_string(), CtRecord::status_text),
+                    rests_on(ct.map(|c| c.status), r, public),
                 ]);
             }
         }

@@ -228,11 +228,9 @@ fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
 }
 
 /// The stage's record folder: one file per operation, recomputed by `check`.
-pub(crate) static RECORDS: crate::engine::OperationRecords = crate::engine::OperationRecords {
-    dir: crate::records::layout::PROFILE,
-    noun: "profiles",
-    recompute: recompute_profile,
-};
+pub(crate) static RECORDS: crate::engine::OperationRecords<
+    crate::records::analysis::ProfileRecord,
+> = crate::engine::OperationRecords::new("profiles", recompute_profile);
 
 fn recompute_profile(
     file: &std::path::Path,

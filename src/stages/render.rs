@@ -54,7 +54,7 @@ impl CampaignStage for RenderStage {
     }
 
     fn run(&self, cx: &Cx, _all: &AllResults, registry: &Registry) -> Result<RenderOutput> {
-        let report = render::render_campaign(cx.plan, &registry.page_sections())?;
+        let report = render::render_campaign(cx.plan, registry)?;
         let mut files = BTreeMap::new();
         for rel in render::site_files(&report.site)? {
             files.insert(rel.clone(), fsutil::sha256_file(&report.site.join(&rel))?);
@@ -68,7 +68,7 @@ impl CampaignStage for RenderStage {
     /// The pages of everything measured so far, the deferred instances
     /// marked preliminary.
     fn before_deferred(&self, cx: &Cx, registry: &Registry) -> Result<()> {
-        render::render_campaign(cx.plan, &registry.page_sections()).map(drop)
+        render::render_campaign(cx.plan, registry).map(drop)
     }
 
     fn verify(&self, cx: &Cx, out: &RenderOutput) -> Option<String> {

@@ -17,6 +17,7 @@ use crate::objscan::tamper;
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
 use crate::records::dataset::Dataset;
+use crate::records::folder::{Contents, FolderOf, RecordFolder};
 use crate::records::layout;
 use crate::records::scan::{Finding, FindingClass, ScanRecord, ScanStatus};
 
@@ -190,11 +191,17 @@ pub(crate) fn describe(f: &Finding) -> String {
 /// The stage's record folder (one file per instance) and its page section.
 struct ScanRecords;
 
-impl Records for ScanRecords {
+impl RecordFolder for ScanRecords {
     fn dir(&self) -> &'static str {
         layout::SCAN
     }
 
+    fn load(&self, dataset_dir: &Path) -> Result<Contents> {
+        FolderOf::<ScanRecord>::new().load(dataset_dir)
+    }
+}
+
+impl Records for ScanRecords {
     fn noun(&self) -> &'static str {
         "static scans"
     }
@@ -238,8 +245,7 @@ impl PageSection for ScanRecords {
     fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>> {
         let mut rows = Vec::new();
         for label in labels {
-            let key = (algorithm.to_string(), label.clone(), String::new());
-            let Some(r) = ds.scans.get(&key) else {
+            let Some(r) = ds.folder::<ScanRecord>().get(algorithm, label, "") else {
                 continue;
             };
             for f in &r.findings {

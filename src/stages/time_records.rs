@@ -15,11 +15,8 @@ use crate::records::layout::RECORDS as RECORDS_DIR;
 use crate::records::operation::OperationRecord;
 use crate::stats::Summary;
 
-pub(crate) static RECORDS: OperationRecords = OperationRecords {
-    dir: RECORDS_DIR,
-    noun: "timing records",
-    recompute,
-};
+pub(crate) static RECORDS: OperationRecords<OperationRecord> =
+    OperationRecords::new("timing records", recompute);
 
 fn recompute(file: &Path, shown: &str, campaign: &CampaignRecord) -> Result<Vec<String>> {
     let r: OperationRecord = fsutil::read_json(file)?;

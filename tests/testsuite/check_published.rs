@@ -189,7 +189,13 @@ fn absolute_paths_refuse_publication() {
 fn check_works_on_a_campaign_output_directory() {
     let (_tmp, campaign, _dest) = published(None);
     let data = [campaign.join("x86_1"), campaign.join("arm_1")];
-    pqbench::render::render_dataset_dirs(&data, &campaign.join("site"), None, &[]).unwrap();
+    pqbench::render::render_dataset_dirs(
+        &data,
+        &campaign.join("site"),
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
     let report = check_dataset(&campaign).unwrap();
     assert!(report.passed(), "{report}");
     assert_eq!(report.systems, ["arm_1", "x86_1"]);

@@ -67,7 +67,13 @@ fn disturbed_operations_are_flagged_and_counted() {
     let tmp = tempfile::tempdir().unwrap();
     dataset(tmp.path());
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("local")], &site, None, &[]).unwrap();
+    pqbench::render::render_dataset_dirs(
+        &[tmp.path().join("local")],
+        &site,
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
     let read = |p: &str| std::fs::read_to_string(site.join(p)).unwrap();
 
     let page = read("local/sign-1.md");

@@ -11,8 +11,13 @@ fn rendered(s: &pqbench::render::synth::Synth) -> (tempfile::TempDir, std::path:
     let tmp = tempfile::tempdir().unwrap();
     s.write(&tmp.path().join("synthetic")).unwrap();
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.path().join("synthetic")], &site, None, &[])
-        .unwrap();
+    pqbench::render::render_dataset_dirs(
+        &[tmp.path().join("synthetic")],
+        &site,
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
     (tmp, site)
 }
 

@@ -34,7 +34,13 @@ fn site(tmp: &std::path::Path, titled: bool) -> std::path::PathBuf {
     }
     s.write(&tmp.join("local")).unwrap();
     let site = tmp.join("site");
-    pqbench::render::render_dataset_dirs(&[tmp.join("local")], &site, None, &[]).unwrap();
+    pqbench::render::render_dataset_dirs(
+        &[tmp.join("local")],
+        &site,
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
     site
 }
 

@@ -35,7 +35,7 @@ fn campaign() -> (tempfile::TempDir, [PathBuf; 2]) {
 fn render() -> (tempfile::TempDir, PathBuf) {
     let (tmp, data) = campaign();
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&data, &site, None, &[]).unwrap();
+    pqbench::render::render_dataset_dirs(&data, &site, None, &pqbench::stages::registry()).unwrap();
     (tmp, site)
 }
 
@@ -231,16 +231,20 @@ fn every_html_link_resolves() {
 fn rendering_is_repeatable() {
     let (tmp, site) = render();
     let data = [tmp.path().join("x86_1"), tmp.path().join("arm_1")];
-    let again = pqbench::render::render_dataset_dirs(&data, &site, None, &[]).unwrap();
+    let again =
+        pqbench::render::render_dataset_dirs(&data, &site, None, &pqbench::stages::registry())
+            .unwrap();
     assert_eq!((again.written, again.removed), (0, 0));
-    let loaded = pqbench::render::load_datasets(&data, &site).unwrap();
-    let first = pqbench::render::render_files(&loaded, None, &[]).unwrap();
+    let loaded =
+        pqbench::render::load_datasets(&data, &site, &pqbench::stages::registry()).unwrap();
+    let first = pqbench::render::render_files(&loaded, None, &pqbench::stages::registry()).unwrap();
     for (rel, bytes) in &first {
         assert_eq!(&std::fs::read(site.join(rel)).unwrap(), bytes, "{rel}");
     }
     // A stale page of an algorithm that no longer exists is removed.
     std::fs::write(site.join("x86_1/gone.md"), "old").unwrap();
-    let r = pqbench::render::render_dataset_dirs(&data, &site, None, &[]).unwrap();
+    let r = pqbench::render::render_dataset_dirs(&data, &site, None, &pqbench::stages::registry())
+        .unwrap();
     assert_eq!(r.removed, 1);
 }
 
@@ -251,7 +255,13 @@ fn user_templates_replace_builtins_by_name() {
     std::fs::create_dir_all(&templates).unwrap();
     std::fs::write(templates.join("index.md"), "custom {{ campaign }}\n").unwrap();
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&data[..1], &site, Some(&templates), &[]).unwrap();
+    pqbench::render::render_dataset_dirs(
+        &data[..1],
+        &site,
+        Some(&templates),
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
     assert_eq!(
         std::fs::read_to_string(site.join("index.md")).unwrap(),
         "custom reference\n"

@@ -262,7 +262,7 @@ fn markdown_tables_match_reference_page_001() {
         })
         .collect();
     let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(&data, &site, None, &[]).unwrap();
+    pqbench::render::render_dataset_dirs(&data, &site, None, &pqbench::stages::registry()).unwrap();
     let md = std::fs::read_to_string(site.join("x86_1/sign-18.md")).unwrap();
     let reference = std::fs::read_to_string(fixture_dir().join("reference.txt")).unwrap();
     // Every cell of the environment (6 rows), KAT (4), performance (12),

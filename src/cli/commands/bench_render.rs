@@ -13,7 +13,7 @@ pub struct Args {
 }
 
 pub fn run(_: &Cli, a: &Args) -> Result<i32, Error> {
-    let (took, r) = pqbench::render::bench::run(a.instances)?;
+    let (took, r) = pqbench::render::bench::run(a.instances, &pqbench::stages::registry())?;
     output::text(&format!(
         "rendered {} files for {} instances in {:.3} s\n",
         r.files,

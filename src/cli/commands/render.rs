@@ -15,7 +15,7 @@ pub struct Args {
 pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
     let _lock = pipeline::locks::ProjectLock::acquire(&plan, "render")?;
-    let r = pqbench::render::render_campaign(&plan, &pqbench::stages::registry().page_sections())?;
+    let r = pqbench::render::render_campaign(&plan, &pqbench::stages::registry())?;
     output::text(&format!(
         "{} pages ({} changed) in {}\n",
         r.files,

@@ -231,7 +231,11 @@ pub(super) fn chart_svg(ds: &Dataset, a: &AlgorithmInfo, mut bars: Vec<chart::Ba
             let present: Vec<&str> = ops
                 .iter()
                 .copied()
-                .filter(|op| ds.records.keys().any(|k| k.0 == a.id && k.2 == *op))
+                .filter(|op| {
+                    ds.folder::<OperationRecord>()
+                        .iter()
+                        .any(|(k, _)| k.0 == a.id && k.2 == *op)
+                })
                 .collect();
             for b in &mut bars {
                 let op = ops.get(b.series).copied().unwrap_or_default();
