@@ -198,9 +198,9 @@ pub(crate) fn hash_chart(ds: &Dataset, a: &AlgorithmInfo) -> String {
         }
     }
     chart_lines::svg(
-        &format!("{}: cycles per byte", a.id),
+        &format!("{}: median cycles per byte", a.id),
         "message size",
-        "cycles per byte",
+        "median cycles per byte",
         &series,
     )
 }
@@ -235,7 +235,7 @@ fn line(ds: &Dataset, id: &str, label: &str, dashed: bool) -> Option<Series> {
         .filter_map(|op| {
             let bytes = hash_bytes(op)? as f64;
             let s = ds.record(id, label, op)?.statistics.as_ref()?;
-            Some((bytes, s.mean_cycles / bytes))
+            Some((bytes, chart::HEADLINE.of(s).0 / bytes))
         })
         .collect();
     (!points.is_empty()).then(|| Series {
@@ -249,11 +249,12 @@ fn line(ds: &Dataset, id: &str, label: &str, dashed: bool) -> Option<Series> {
     })
 }
 
-fn mean(ds: &Dataset, id: &str, label: &str, bytes: u64) -> Option<f64> {
+/// The summary's figure of one message size (the chart's statistic).
+fn headline(ds: &Dataset, id: &str, label: &str, bytes: u64) -> Option<f64> {
     ds.record(id, label, &format!("hash_{bytes}"))?
         .statistics
         .as_ref()
-        .map(|s| s.mean_cycles)
+        .map(|s| chart::HEADLINE.of(s).0)
 }
 
 /// KAT status and known-issue notes of a summary row.
@@ -339,7 +340,7 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
                     }
                     Some(s) => {
                         bars.push(chart::Bar::of(
-                            chart::Statistic::Mean,
+                            chart::HEADLINE,
                             format!("{label} exchange"),
                             s,
                             0,
@@ -350,10 +351,10 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
                         {
                             Some(p) => format!(
                                 "{} ({})",
-                                format::cycles(s.mean_cycles),
+                                format::cycles(chart::HEADLINE.of(s).0),
                                 format::percent(p.hash_share)
                             ),
-                            None => format::cycles(s.mean_cycles),
+                            None => format::cycles(chart::HEADLINE.of(s).0),
                         }
                     }
                 },
@@ -397,12 +398,12 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
         has_ct,
         chart_svg: chart::svg(
             &format!("Key exchange on {system}"),
-            chart::Statistic::Mean,
+            chart::HEADLINE,
             &["exchange"],
             &bars,
         ),
         chart_file: "summary-kex.svg".into(),
-        note: Some("One whole protocol (both sides, every pass) in mean cycles, with the share spent in the ICCS hash helpers; transferred bytes are the protocol messages plus each long-term public key once.".into()),
+        note: Some("One whole protocol (both sides, every pass) in median cycles per run, with the share spent in the ICCS hash helpers; transferred bytes are the protocol messages plus each long-term public key once.".into()),
     })
 }
 
@@ -420,10 +421,10 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
             let xof = width(ds, &a.id, label).map(|w| format!("pseudoXOF-{w}"));
             let ops = SUMMARY_SIZES
                 .iter()
-                .map(|&b| match mean(ds, &a.id, label, b) {
+                .map(|&b| match headline(ds, &a.id, label, b) {
                     None => DASH.to_string(),
                     Some(c) if baseline => format::cycles(c),
-                    Some(c) => match xof.as_deref().and_then(|x| mean(ds, BASELINE_ID, x, b)) {
+                    Some(c) => match xof.as_deref().and_then(|x| headline(ds, BASELINE_ID, x, b)) {
                         Some(base) if base > 0.0 => {
                             format!("{} (×{})", format::cycles(c), format::g(c / base, 3))
                         }
@@ -431,7 +432,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
                     },
                 })
                 .collect();
-            let cpb = mean(ds, &a.id, label, 65536)
+            let cpb = headline(ds, &a.id, label, 65536)
                 .map_or(DASH.to_string(), |c| cycles_per_byte(c / 65536.0));
             series.extend(line(ds, &a.id, label, baseline));
             rows.push(SummaryRow {
@@ -474,7 +475,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
         (
             "hash",
             "Hash functions",
-            "Mean cycles per message of 32 B, 1 KiB and 64 KiB, each with its ratio to the ICCS pseudoXOF of the same digest width (×1 = as fast as the baseline, ×2 = twice its cycles); cycles per byte at 64 KiB. The chart draws that baseline dashed.",
+            "Median cycles per message of 32 B, 1 KiB and 64 KiB, each with its ratio to the ICCS pseudoXOF of the same digest width (×1 = as fast as the baseline, ×2 = twice its cycles); cycles per byte at 64 KiB. The chart draws that baseline dashed.",
         )
     };
     Some(SummaryTable {
@@ -486,9 +487,9 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
         rows,
         has_ct: false,
         chart_svg: chart_lines::svg(
-            &format!("{heading} on {system}: cycles per byte"),
+            &format!("{heading} on {system}: median cycles per byte"),
             "message size",
-            "cycles per byte",
+            "median cycles per byte",
             &series,
         ),
         chart_file: format!("summary-{kind}.svg"),

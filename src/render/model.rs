@@ -170,6 +170,10 @@ pub struct PerfRow {
     pub ops_per_sec: String,
     pub median_trial: String,
     pub n: String,
+    /// The headline figure (`chart::HEADLINE`) and its 95 % interval,
+    /// after the reference's columns.
+    pub median_cycles: String,
+    pub ci_median: String,
     /// ⚠ marks, footnote references and measurement remarks.
     pub notes: String,
 }
@@ -196,9 +200,7 @@ pub struct DistRow {
     pub op: String,
     /// `calls` (per-call samples) or `trials` (per-trial means).
     pub basis: String,
-    pub median: String,
     pub p5_p95: String,
-    pub ci_median: String,
     pub cv: String,
     pub outliers: String,
 }
@@ -249,6 +251,8 @@ pub struct EvidenceRow {
 #[derive(Debug, Clone, Serialize)]
 pub struct AlgorithmPage {
     pub system: String,
+    /// Set when the measuring host was not fixed: said in the first lines.
+    pub unfixed: Option<String>,
     pub id: String,
     pub name: String,
     pub description: String,
@@ -346,6 +350,8 @@ pub(crate) struct SummaryPage {
     pub system: String,
     /// Set for an emulated system: why there are no figures.
     pub functional_only: Option<String>,
+    /// Set when the measuring host was not fixed: said in the first lines.
+    pub unfixed: Option<String>,
     pub crumb: Crumb,
     pub title: String,
     /// The helper classes whose share is in parentheses (every class but

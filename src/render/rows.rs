@@ -279,11 +279,14 @@ pub(crate) fn op_rows(
             ops_per_sec: DASH.into(),
             median_trial: DASH.into(),
             n: DASH.into(),
+            median_cycles: DASH.into(),
+            ci_median: DASH.into(),
             notes,
         };
         return (row, None);
     };
     let calls: Vec<u64> = rec.trials.iter().map(|t| t.calls).collect();
+    let pair = |(a, b): (f64, f64)| format!("{} – {}", format::cycles(a), format::cycles(b));
     let perf = PerfRow {
         label: label.clone(),
         op: op.into(),
@@ -298,9 +301,10 @@ pub(crate) fn op_rows(
             // pages show them.
             format::retries_suffix(rec.sign_failures_retried + rec.setup_sign_failures_retried)
         ),
+        median_cycles: format::cycles(s.median_cycles),
+        ci_median: pair(s.ci_median_cycles),
         notes,
     };
-    let pair = |(a, b): (f64, f64)| format!("{} – {}", format::cycles(a), format::cycles(b));
     let dist = DistRow {
         label,
         op: op.into(),
@@ -310,9 +314,7 @@ pub(crate) fn op_rows(
             "trials"
         }
         .into(),
-        median: format::cycles(s.median_cycles),
         p5_p95: pair((s.p5_cycles, s.p95_cycles)),
-        ci_median: pair(s.ci_median_cycles),
         cv: format::percent(s.cv),
         outliers: format!("{} low, {} high", s.outliers_low, s.outliers_high),
     };

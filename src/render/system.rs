@@ -33,6 +33,7 @@ pub(crate) fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
     tables.extend(super::kinds::summary_tables(ds, &system));
     SummaryPage {
         functional_only: functional_only(ds),
+        unfixed: unfixed(ds),
         share_classes: share_classes(ds),
         crumb: crumb(systems, &system, Some("summary"), |o| {
             Some(format!("../{o}/summary"))
@@ -90,7 +91,7 @@ fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
         rows,
         chart_svg: chart::svg(
             &format!("{heading} on {system}"),
-            chart::Statistic::Mean,
+            chart::HEADLINE,
             ops,
             &bars,
         ),
@@ -197,7 +198,7 @@ fn op_cells(
                         false => &mut *bars,
                     };
                     bars.push(chart::Bar::of(
-                        chart::Statistic::Mean,
+                        chart::HEADLINE,
                         format!("{label} {op}"),
                         s,
                         ops.iter().position(|o| o == op).unwrap_or(0),
@@ -205,10 +206,10 @@ fn op_cells(
                     match ds.profile(&a.id, label, op).filter(|p| p.status.is_ok()) {
                         Some(p) => format!(
                             "{} ({})",
-                            format::cycles(s.mean_cycles),
+                            format::cycles(chart::HEADLINE.of(s).0),
                             format::percent(p.hash_share)
                         ),
-                        None => format::cycles(s.mean_cycles),
+                        None => format::cycles(chart::HEADLINE.of(s).0),
                     }
                 }
             },
@@ -257,6 +258,27 @@ fn share_classes(ds: &Dataset) -> String {
         }
     }
     share_classes.join(", ")
+}
+
+/// For the first lines of a natively measured system's pages: the host was
+/// not fixed, and what that means for its figures.
+pub(crate) fn unfixed(ds: &Dataset) -> Option<String> {
+    if functional_only(ds).is_some() {
+        return None;
+    }
+    let mut problems: Vec<&str> = Vec::new();
+    for p in ds.campaign.host_checks.iter().flat_map(|h| &h.problems) {
+        if !problems.contains(&p.as_str()) {
+            problems.push(p);
+        }
+    }
+    if problems.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "Measured on a host that was not fixed ({}): figures vary between runs with frequency scaling and load; compare them as ratios within this system, not with other hosts.",
+        problems.join("; ")
+    ))
 }
 
 /// For an emulated system's pages: why no operation has a figure.

@@ -108,8 +108,9 @@ fn disturbed_operations_are_flagged_and_counted() {
         "{method}"
     );
 
-    // The sign bar is the mean, and its whisker the mean's interval: it
-    // brackets the bar's end although the median lies far below it.
+    // The sign bar is the median, the figure to compare, and its whisker
+    // the median's interval: it brackets the bar's end although the mean
+    // lies far above it.
     let svg = read("local/sign-1.svg");
     let line = svg
         .lines()
@@ -135,5 +136,76 @@ fn disturbed_operations_are_flagged_and_counted() {
         .parse()
         .unwrap();
     assert!(lo <= end && end <= hi, "whisker {lo}..{hi}, bar end {end}");
-    assert!(svg.contains("whisker: 95 % CI of the mean"));
+    assert!(svg.contains("whisker: 95 % CI of the median"));
+}
+
+/// The figure to compare leads: a small instance whose sign calls are
+/// disturbed (mean 4.9× its median) has a mean above a larger, undisturbed
+/// instance's; the summary's cells and its chart still order them by their
+/// median, and a host that was not fixed is said in the first lines.
+#[test]
+fn the_summary_and_its_chart_order_instances_by_the_median() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = crate::common::synth_local();
+    let a = synth::algorithm("sign-1", "Noisy", Kind::Sign, &["N-1", "N-2"]);
+    for (label, sign) in [("N-1", 200_000), ("N-2", 300_000)] {
+        s.add_instance(&a, label, pqbench::kat::Status::Pass, 1000);
+        s.add_operation(&a, label, "keygen", trials(100_000, false), 0, None);
+        s.add_operation(&a, label, "sign", trials(sign, label == "N-1"), 0, None);
+        s.add_operation(&a, label, "verify", trials(50_000, false), 0, None);
+    }
+    s.campaign.algorithms.push(a);
+    s.campaign.host_checks[0].problems = vec!["governor is powersave".into()];
+    s.write(&tmp.path().join("local")).unwrap();
+    let site = tmp.path().join("site");
+    pqbench::render::render_dataset_dirs(
+        &[tmp.path().join("local")],
+        &site,
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
+    let read = |p: &str| std::fs::read_to_string(site.join(p)).unwrap();
+
+    let summary = read("local/summary.md");
+    let sign_cell = |label: &str| -> String {
+        let line = summary
+            .lines()
+            .find(|l| l.contains(&format!("`{label}`")))
+            .unwrap();
+        // algorithm, name, instance, keygen, sign
+        line.split(" | ").nth(4).unwrap().to_string()
+    };
+    assert!(sign_cell("N-1").starts_with("200."), "{summary}");
+    assert!(sign_cell("N-2").starts_with("300."), "{summary}");
+    let first_lines: Vec<&str> = summary.lines().take(8).collect();
+    assert!(
+        first_lines
+            .iter()
+            .any(|l| l.contains("not fixed (governor is powersave)")),
+        "{first_lines:#?}"
+    );
+    let page = read("local/sign-1.md");
+    assert!(page
+        .lines()
+        .take(12)
+        .any(|l| l.contains("not fixed (governor is powersave)")));
+
+    // The chart's bars: N-1 sign ends left of N-2 sign.
+    let svg = read("local/summary-sign.svg");
+    let end = |title: &str| -> f64 {
+        let line = svg
+            .lines()
+            .find(|l| l.contains(&format!("<title>{title}:")))
+            .unwrap_or_else(|| panic!("no bar {title} in\n{svg}"));
+        let rect = &line[line.find("<rect").unwrap()..];
+        let attr = |name: &str| -> f64 {
+            let at = rect.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+            rect[at..at + rect[at..].find('"').unwrap()]
+                .parse()
+                .unwrap()
+        };
+        attr("x") + attr("width")
+    };
+    assert!(end("N-1 sign") < end("N-2 sign"), "{svg}");
 }

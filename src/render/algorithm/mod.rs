@@ -26,6 +26,7 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
     let sizes = sizes_table(ds, a, &insts);
     AlgorithmPage {
         functional_only: super::system::functional_only(ds),
+        unfixed: super::system::unfixed(ds),
         crumb: crumb(systems, &system, Some(&a.id), |other| {
             systems
                 .has(other, &a.id)

@@ -147,6 +147,8 @@ fn not_timed_row(inst: &Inst, schedule: &Schedule) -> PerfRow {
         ops_per_sec: DASH.into(),
         median_trial: DASH.into(),
         n: DASH.into(),
+        median_cycles: DASH.into(),
+        ci_median: DASH.into(),
         notes: String::new(),
     }
 }
@@ -210,7 +212,7 @@ pub(super) fn chart_bars(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec
                 // Table 4's headline is the mean: the chart shows it with
                 // the mean's own interval.
                 bars.push(chart::Bar::of(
-                    chart::Statistic::Mean,
+                    chart::HEADLINE,
                     format!("{} {op}", inst.label),
                     s,
                     ops.iter().position(|o| *o == op).unwrap_or(0),
@@ -223,7 +225,7 @@ pub(super) fn chart_bars(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec
 
 pub(super) fn chart_svg(ds: &Dataset, a: &AlgorithmInfo, mut bars: Vec<chart::Bar>) -> String {
     let ops = a.kind.operations();
-    let title = format!("{} mean cycles per operation", a.id);
+    let title = format!("{} {} cycles per call", a.id, chart::HEADLINE.name());
     match a.kind.def().chart() {
         Chart::ByMessageSize => super::super::kinds::hash_chart(ds, a),
         Chart::Steps => {
@@ -241,8 +243,8 @@ pub(super) fn chart_svg(ds: &Dataset, a: &AlgorithmInfo, mut bars: Vec<chart::Ba
                 let op = ops.get(b.series).copied().unwrap_or_default();
                 b.series = present.iter().position(|o| *o == op).unwrap_or(0);
             }
-            chart::svg(&title, chart::Statistic::Mean, &present, &bars)
+            chart::svg(&title, chart::HEADLINE, &present, &bars)
         }
-        Chart::Operations => chart::svg(&title, chart::Statistic::Mean, ops, &bars),
+        Chart::Operations => chart::svg(&title, chart::HEADLINE, ops, &bars),
     }
 }
