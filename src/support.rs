@@ -68,6 +68,7 @@ support_files!(
     "driver_trip.c",
     "driver_leak.c",
     "driver_settings.c",
+    "driver_pool.c",
 );
 
 /// sha256 over every support file: part of every build and measurement key.
@@ -119,6 +120,7 @@ const DRIVER_SOURCES: &[&str] = &[
     "driver_kex.c",
     "driver_trip.c",
     "driver_leak.c",
+    "driver_pool.c",
     "counter.c",
 ];
 

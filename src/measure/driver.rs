@@ -169,8 +169,13 @@ pub(crate) fn fixed_argv(local: String) -> Vec<String> {
 /// keep (`--op sign --mode trial --warmup 2 --iters 100 --samples`), as
 /// `key=value` lines, and `inputs`, the seed's `key=value` words
 /// (`measure::inputs`), each on a line of its own; `driver_settings.c`
-/// parses it strictly.
-pub(crate) fn settings_block(args: &[String], inputs: Option<&str>) -> Result<Vec<u8>> {
+/// parses it strictly. A shared pool's bytes (`payload`) follow the `end`
+/// line, announced by `pool_bytes`.
+pub(crate) fn settings_block(
+    args: &[String],
+    inputs: Option<&str>,
+    payload: Option<&[u8]>,
+) -> Result<Vec<u8>> {
     let mut block = String::from("pqb-driver-settings 1\n");
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -192,14 +197,19 @@ pub(crate) fn settings_block(args: &[String], inputs: Option<&str>) -> Result<Ve
         anyhow::ensure!(word.contains('='), "input setting {word} is not key=value");
         block += &format!("{word}\n");
     }
+    if let Some(p) = payload {
+        block += &format!("pool_bytes={}\n", p.len());
+    }
     block += "end\n";
+    let mut bytes = block.into_bytes();
+    bytes.extend_from_slice(payload.unwrap_or_default());
     anyhow::ensure!(
-        block.len() <= sandbox::INPUT_CAP,
+        bytes.len() <= sandbox::INPUT_CAP,
         "the driver's settings take {} bytes, beyond its input descriptor's {}",
-        block.len(),
+        bytes.len(),
         sandbox::INPUT_CAP
     );
-    Ok(block.into_bytes())
+    Ok(bytes)
 }
 
 /// `run`, with `settings` (a line of `key=value` words: the seed and its
@@ -212,7 +222,26 @@ pub(crate) fn run_fed(
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<Ran> {
-    run_with_files(cx, lib, args, settings, cpu, timeout, &[])
+    run_with_files(
+        cx,
+        lib,
+        args,
+        Fed {
+            settings,
+            payload: None,
+        },
+        cpu,
+        timeout,
+        &[],
+    )
+}
+
+/// What a driver process is fed on its input descriptor beyond its
+/// logical command: the seed's words, and a shared pool's bytes.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Fed<'a> {
+    pub settings: Option<&'a str>,
+    pub payload: Option<&'a [u8]>,
 }
 
 /// `run_fed`, with `files` (name, bytes) placed in the job directory
@@ -222,7 +251,7 @@ pub(crate) fn run_with_files(
     cx: &Cx,
     lib: &Path,
     args: &[String],
-    settings: Option<&str>,
+    fed: Fed,
     cpu: Option<usize>,
     timeout: Duration,
     files: &[(&str, &[u8])],
@@ -237,7 +266,7 @@ pub(crate) fn run_with_files(
     // the process itself got `fixed_argv` and the settings on descriptor 5.
     let mut command = vec!["--lib".to_string(), "<library>".to_string()];
     command.extend(args.iter().cloned());
-    if settings.is_some() {
+    if fed.settings.is_some() {
         command.extend(["--inputs-fd".to_string(), sandbox::INPUT_FD.to_string()]);
     }
     let mut spec = cx.submission_spec(&cx.support()?.driver, fixed_argv(local), scratch.path())?;
@@ -249,10 +278,12 @@ pub(crate) fn run_with_files(
     // The driver waits on MARK_FD after its `timed` line until pqbench
     // has read its CPU time.
     let mark = format!("mark_fd={}", sandbox::MARK_FD);
-    let words = settings.map_or_else(|| mark.clone(), |s| format!("{s} {mark}"));
+    let words = fed
+        .settings
+        .map_or_else(|| mark.clone(), |s| format!("{s} {mark}"));
     spec.inputs.push(sandbox::Input {
         fd: sandbox::INPUT_FD,
-        bytes: settings_block(args, Some(&words))?,
+        bytes: settings_block(args, Some(&words), fed.payload)?,
     });
     let out = sandbox::run(&spec)?;
     let (text, results_error) = read_results(&out);
@@ -332,7 +363,8 @@ mod tests {
         .map(|s| s.to_string())
         .chain(["100".to_string(), "--samples".to_string()])
         .collect();
-        let block = settings_block(&args, Some("seed=ab pool_max=3 pool_seconds=0.5")).unwrap();
+        let block =
+            settings_block(&args, Some("seed=ab pool_max=3 pool_seconds=0.5"), None).unwrap();
         assert_eq!(
             String::from_utf8(block).unwrap(),
             "pqb-driver-settings 1\nop=sign\nmode=trial\nwarmup=2\niters=100\nsamples=1\n\
@@ -341,8 +373,8 @@ mod tests {
         // The command line never carries them.
         let argv = fixed_argv("./lib.so".into()).join(" ");
         assert_eq!(argv, "--results-fd 3 --inputs-fd 5 --lib ./lib.so");
-        assert!(settings_block(&["--bogus".to_string()], None).is_err());
-        assert!(settings_block(&["--op".to_string()], None).is_err());
+        assert!(settings_block(&["--bogus".to_string()], None, None).is_err());
+        assert!(settings_block(&["--op".to_string()], None, None).is_err());
     }
 
     #[test]

@@ -87,12 +87,16 @@ pub(crate) struct PoolPlan {
     pub op: String,
     pub pool_max: u64,
     pub pool_seconds: f64,
+    /// Verify's pool, built once and fed to every process
+    /// (`measure::pool`) instead of built by each.
+    pub shared: Option<super::pool::SharedPool>,
 }
 
 impl PoolPlan {
     pub(crate) fn calibration(op: &str) -> Option<PoolPlan> {
         checked(op).then(|| PoolPlan {
             op: op.to_string(),
+            shared: None,
             pool_max: CALIBRATION_POOL,
             pool_seconds: if pooled(op) {
                 CALIBRATION_POOL_SECONDS
@@ -112,6 +116,7 @@ impl PoolPlan {
     ) -> Option<PoolPlan> {
         checked(op).then(|| PoolPlan {
             op: op.to_string(),
+            shared: None,
             pool_max: iterations + u64::from(warmup),
             // keygen and enc build no pool: no untimed time for one.
             pool_seconds: if pooled(op) {
@@ -122,18 +127,34 @@ impl PoolPlan {
         })
     }
 
-    /// The driver's settings line for `seed`.
+    /// The driver's settings line for `seed` (a shared pool's size is
+    /// exact).
     pub(crate) fn settings(&self, seed: &str) -> String {
-        format!(
-            "seed={seed} pool_max={} pool_seconds={:.6}",
-            self.pool_max, self.pool_seconds
-        )
+        match &self.shared {
+            Some(p) => format!("seed={seed} pool={}", p.entries),
+            None => format!(
+                "seed={seed} pool_max={} pool_seconds={:.6}",
+                self.pool_max, self.pool_seconds
+            ),
+        }
+    }
+
+    /// What a process of this plan is fed: `settings`, and the shared
+    /// pool's bytes.
+    pub(crate) fn fed<'a>(&'a self, settings: &'a str) -> driver::Fed<'a> {
+        driver::Fed {
+            settings: Some(settings),
+            payload: self.shared.as_ref().map(|p| p.bytes.as_slice()),
+        }
     }
 
     /// The pool's building time spread over the timed calls (untimed CPU a
-    /// trial process may use beyond its calls).
+    /// trial process may use beyond its calls): none when it is fed.
     pub(crate) fn untimed_per_call(&self, iterations: u64) -> f64 {
-        self.pool_seconds / iterations.max(1) as f64
+        match self.shared {
+            Some(_) => 0.0,
+            None => self.pool_seconds / iterations.max(1) as f64,
+        }
     }
 }
 
@@ -347,6 +368,7 @@ fn replay_all(
     timeout: Duration,
 ) -> Result<(ProcessRecord, Vec<u64>)> {
     let settings = format!("seed={} pool={} calls=all", w.seed, w.pool);
+    let fed = plan.fed(&settings);
     let args: Vec<String> = [
         "--op",
         &plan.op,
@@ -360,7 +382,7 @@ fn replay_all(
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let ran = driver::run_fed(cx, lib, &args, Some(&settings), cpu, timeout)?;
+    let ran = driver::run_with_files(cx, lib, &args, fed, cpu, timeout, &[])?;
     Ok((ran.proc, ran.outputs))
 }
 
@@ -407,7 +429,7 @@ fn replay(
         .map(|s| s.to_string())
         .chain([w.warmup.to_string()])
         .collect();
-    Ok(driver::run_fed(cx, lib, &args, Some(&settings), cpu, timeout)?.proc)
+    Ok(driver::run_with_files(cx, lib, &args, plan.fed(&settings), cpu, timeout, &[])?.proc)
 }
 
 #[cfg(test)]

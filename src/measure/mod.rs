@@ -5,6 +5,7 @@ pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;
 pub mod memory;
+pub(crate) mod pool;
 pub mod profile;
 pub mod timing;
 pub(crate) mod valgrind;

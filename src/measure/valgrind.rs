@@ -130,7 +130,7 @@ pub(crate) fn run(
     spec.limits = Limits::from_plan(&cx.plan.limits);
     spec.inputs.push(sandbox::Input {
         fd: sandbox::INPUT_FD,
-        bytes: settings_block(driver_args, None)?,
+        bytes: settings_block(driver_args, None, None)?,
     });
     let out = sandbox::run(&spec)?;
     let (text, results_error) = read_results(&out);

@@ -159,16 +159,22 @@ impl Channel {
 
 /// A pipe the job reads from at a fixed descriptor, holding `bytes` and
 /// then end of file. pqbench writes it before the job starts, so it must
-/// fit in a pipe's buffer (`INPUT_CAP`); the descriptor is guarded like a
-/// channel (the job cannot put a pipe of its own in its place).
+/// fit in a pipe's buffer (grown to hold it, up to `INPUT_CAP`); the
+/// descriptor is guarded like a channel (the job cannot put a pipe of its
+/// own in its place), and reading a pipe empties it: whoever reads it
+/// first takes its bytes away from the other readers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Input {
     pub fd: i32,
     pub bytes: Vec<u8>,
 }
 
-/// The most an `Input` holds (below Linux's smallest pipe buffer).
-pub(crate) const INPUT_CAP: usize = 4096;
+/// The most an `Input` holds: the largest pipe buffer an unprivileged
+/// process may ask for by default (`/proc/sys/fs/pipe-max-size`).
+pub(crate) const INPUT_CAP: usize = 1 << 20;
+
+/// What fits in any pipe without growing it (Linux's smallest buffer).
+const PIPE_ALWAYS: usize = 4096;
 
 #[derive(Debug, Clone)]
 pub struct Spec {

@@ -105,6 +105,16 @@ fn filled_pipe(bytes: &[u8]) -> std::io::Result<OwnedFd> {
         )));
     }
     let (r, w) = pipe()?;
+    if bytes.len() > super::PIPE_ALWAYS {
+        // Written whole before the job exists: the buffer must hold it.
+        let got = rustix::pipe::fcntl_setpipe_size(&w, bytes.len())?;
+        if got < bytes.len() {
+            return Err(std::io::Error::other(format!(
+                "a pipe of {got} bytes cannot hold an input of {}",
+                bytes.len()
+            )));
+        }
+    }
     std::io::Write::write_all(&mut std::fs::File::from(w), bytes)?;
     Ok(r)
 }

@@ -103,8 +103,15 @@ impl Trip<'_> {
             .map(|(name, bytes)| (format!("trip.{name}"), *bytes))
             .collect();
         let refs: Vec<(&str, &[u8])> = named.iter().map(|(n, b)| (n.as_str(), *b)).collect();
-        let ran =
-            driver::run_with_files(self.cx, self.lib, &args, None, None, self.timeout, &refs)?;
+        let ran = driver::run_with_files(
+            self.cx,
+            self.lib,
+            &args,
+            driver::Fed::default(),
+            None,
+            self.timeout,
+            &refs,
+        )?;
         if let Some((_, why)) = ran.proc.failure() {
             return Err(format!("{op} in a fresh process: {why}").into());
         }

@@ -336,7 +336,11 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         full_replay_trial: inputs::full_replay_trial(s.trials)?,
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
+    let lengths = calib_proc.line("lengths").cloned();
     timing.processes.push(calib_proc);
+    if let Some(failed) = share_pool(&mut run, lengths.as_ref(), &mut timing)? {
+        return Ok(failed);
+    }
     if let Some(stop) = run_trials(&mut run, &counts, &mut timing, op)? {
         return Ok(stop.end(timing));
     }
@@ -359,6 +363,50 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
         }
         witness::Verdict::Upheld | witness::Verdict::Absent => finish(timing),
     })
+}
+
+/// Verify's pool, built once in a process of its own and fed to every
+/// trial and replay (`measure::pool`), within what a driver's input
+/// descriptor holds (`lengths`: the calibration's). A pool process that
+/// fails ends the operation (returned); a pool that cannot be fed leaves
+/// each process to build its own.
+fn share_pool(
+    run: &mut TrialRun,
+    lengths: Option<&crate::measure::driver::Line>,
+    timing: &mut OpTiming,
+) -> Result<Option<OpTiming>> {
+    let Some(plan) = run.pool.as_mut().filter(|p| p.op == "verify") else {
+        return Ok(None);
+    };
+    let (pk, sig) = (
+        lengths.and_then(|l| l.u64("pk")).unwrap_or(0),
+        lengths.and_then(|l| l.u64("sig")).unwrap_or(0),
+    );
+    // Room for signatures a quarter longer than the calibration's longest.
+    let fits = crate::measure::pool::max_entries(pk, sig + sig / 4);
+    if fits < 2 {
+        return Ok(None);
+    }
+    let mut wanted = plan.clone();
+    wanted.pool_max = plan.pool_max.min(fits).max(2);
+    let built = crate::measure::pool::build(run.cx, run.lib, &wanted, run.cpu, run.timeout)?;
+    let failure = built.proc.failure();
+    timing.processes.push(built.proc);
+    if let Some((status, detail)) = failure {
+        let mut t = failed(
+            &plan.op,
+            status,
+            format!("shared pool: {detail}"),
+            std::mem::take(&mut timing.processes),
+        );
+        t.started_utc = timing.started_utc.clone();
+        return Ok(Some(t));
+    }
+    if let Ok(pool) = built.pool {
+        timing.setup_sign_retries += built.setup_sign_retries;
+        plan.shared = Some(pool);
+    }
+    Ok(None)
 }
 
 /// Why a trial ended its operation.

@@ -55,14 +55,12 @@ pub(super) fn trial<X>(
         // A fresh seed per process: no input is known before it runs.
         let seed = inputs::fresh_seed()?;
         let settings = run.pool.as_ref().map(|p| p.settings(&seed));
-        let ran = driver::run_fed(
-            run.cx,
-            run.lib,
-            &run.args,
-            settings.as_deref(),
-            run.cpu,
-            run.timeout,
-        )?;
+        let fed = match (&run.pool, &settings) {
+            (Some(p), Some(s)) => p.fed(s),
+            _ => driver::Fed::default(),
+        };
+        let ran =
+            driver::run_with_files(run.cx, run.lib, &run.args, fed, run.cpu, run.timeout, &[])?;
         let (proc, samples, outputs) = (ran.proc, ran.samples, ran.outputs);
         if let Some((status, detail)) = proc.failure() {
             timing.status = status;

@@ -314,3 +314,65 @@ fn a_lazy_key_exchange_step_is_caught_by_the_replay() {
     let step = op_record(&p, "t", KEX, "LAZY", "derive_a");
     assert!(step.statistics.is_none(), "{:?}", step.detail);
 }
+
+/// A slow signer whose verify is cheap (about 50 ms a signature): verify's
+/// pool of signatures is built once, by a process of its own, and fed to
+/// every trial and replay, so a verify trial's set-up (as the kernel
+/// counted it up to its first timed call) holds no signature, and its
+/// replays agree on the same bytes.
+#[test]
+fn a_slow_signers_verify_signs_once_for_all_its_processes() {
+    let p = TestProject::bare();
+    measure_fixture(&p, "fix-95", &[("SLOWSIGN", "FIX_WORK = 3000")]);
+    let campaign = measure_campaign(&["fix-95"], &["build", "kat", "time"], &[], "");
+    p.write("campaigns/t.toml", &campaign);
+    let run = p.pqbench(&["run", "t"]);
+
+    let sign = op_record(&p, "t", "fix-95", "SLOWSIGN", "sign");
+    assert_eq!(sign.status, "ok", "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(sign.status, "ok", "{:?}", sign.detail);
+    let per_sign = sign.calibration.as_ref().unwrap().seconds_per_call;
+    let verify = op_record(&p, "t", "fix-95", "SLOWSIGN", "verify");
+    assert_eq!(verify.status, "ok", "{:?}", verify.detail);
+    let verify_per_call = verify.calibration.as_ref().unwrap().seconds_per_call;
+    assert!(
+        per_sign > 20.0 * verify_per_call,
+        "sign {per_sign} s, verify {verify_per_call} s"
+    );
+
+    let mode = |pr: &pqbench::measure::driver::ProcessRecord, m: &str| {
+        pr.command.windows(2).any(|w| w[0] == "--mode" && w[1] == m)
+    };
+    let pools: Vec<_> = verify
+        .processes
+        .iter()
+        .filter(|pr| mode(pr, "pool"))
+        .collect();
+    assert_eq!(pools.len(), 1, "one pool process");
+    let head = pools[0].line("pool").expect("pool line");
+    let entries = head.u64("entries").unwrap();
+    assert!(entries >= 2, "{head:?}");
+    assert_eq!(head.get("sha256").map(str::len), Some(64), "{head:?}");
+    assert!(head.get("pk").is_none() && pools[0].line("entry").is_none());
+
+    let trials: Vec<_> = verify
+        .processes
+        .iter()
+        .filter(|pr| mode(pr, "trial"))
+        .collect();
+    assert!(trials.len() >= 5, "{} trial processes", trials.len());
+    for t in &trials {
+        assert_eq!(t.line("inputs").and_then(|l| l.u64("pool")), Some(entries));
+        let setup = t.sandbox.cpu_witness.mark_ns.expect("CPU at the mark") as f64 / 1e9;
+        assert!(
+            setup < 0.5 * per_sign,
+            "a verify trial spent {setup} s before its first timed call; a signature costs {per_sign} s"
+        );
+    }
+    assert!(!verify.output_checks.is_empty());
+    for c in &verify.output_checks {
+        assert_eq!(c.pool, entries);
+        assert_eq!(c.agrees, Some(true), "{c:?}");
+        assert_eq!(c.replay_hash.as_deref(), Some(c.timed_hash.as_str()));
+    }
+}

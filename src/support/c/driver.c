@@ -8,7 +8,7 @@
  * The command line is the same for every process of an instance, whatever
  * it measures: the operation (keygen|sign|verify|enc|dec, hash_<bytes>,
  * exchange|init_a|init_b|pass<k>|derive_a|derive_b: driver_ext.h), the
- * mode (calibrate|trial|memory|count|ct|replay|trip|leak), warm-ups, call counts,
+ * mode (calibrate|trial|memory|count|ct|replay|trip|leak|pool), warm-ups, call counts,
  * samples, profiling and the distinct inputs (driver_inputs.c) are a
  * settings block on descriptor M, which the driver reads only once the
  * library is loaded, so no constructor can tell the processes apart by
@@ -46,6 +46,8 @@
  *             page faults during the call), page_bytes
  *   leak      (leak) fixed, random, keys; then `samples`: see driver_leak.c
  *   trip      (trip) see driver_trip.c
+ *   pool / entry  (pool) verify's pool, for the other processes: see
+ *             driver_pool.c
  *   count / ct  (count, ct: under Valgrind) see driver_vg.c
  *   lengths   maximum lengths returned by the library over all calls
  *   done      last line on success
@@ -126,8 +128,8 @@ static int mode_is(const char *m)
  * settings_read; a contradiction is a settings error, exit 3). */
 static void settings_check(void)
 {
-    static const char *const modes[] = {"calibrate", "trial", "memory", "count",
-                                       "ct",        "replay", "trip",   "leak"};
+    static const char *const modes[] = {"calibrate", "trial", "memory", "count", "ct",
+                                       "replay",    "trip",  "leak",   "pool"};
     size_t m;
     if (!g_set.op[0] || !g_set.mode[0])
         fail("settings", "op_and_mode_are_required");
@@ -142,11 +144,11 @@ static void settings_check(void)
         if (mode_is(modes[m]))
             break;
     if (m == sizeof modes / sizeof modes[0])
-        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_trip_or_leak");
+        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_trip_leak_or_pool");
     if (g_op == OP_EXT && ext_is_step() && (mode_is("calibrate") || g_set.profile))
         fail("settings", "a_KEX_step_is_planned_from_the_exchange_and_never_profiled");
-    if (mode_is("replay") && !g_inputs)
-        fail("settings", "replay_needs_a_seed");
+    if ((mode_is("replay") || mode_is("pool")) && !g_inputs)
+        fail("settings", "replay_and_pool_need_a_seed");
     if ((g_set.profile || g_set.samples || !g_set.checks) && !mode_is("trial"))
         fail("settings", "samples_profile_and_checks_go_with_mode_trial");
 }
@@ -222,6 +224,8 @@ int main(int argc, char **argv)
         mode_replay(warm < 0 ? 2 : warm);
     else if (mode_is("leak"))
         mode_leak(warm < 0 ? 10 : warm, g_set.iters);
+    else if (mode_is("pool"))
+        mode_pool();
     else
         mode_memory();
 

@@ -65,6 +65,7 @@ extern int g_out_fd;
 extern unsigned long long g_out_bytes, g_out_fnv;
 void out_hash(const char *p, size_t n);
 void out_write(const char *p, size_t n);
+void out_hex(const char *key, const unsigned char *p, size_t n);
 /* The line `<tag> v0 v1 ...`: one number per call. */
 void numbers_line(const char *tag, const unsigned long long *v, long n);
 void line(const char *fmt, ...) PQB_PRINTF(1, 2);
@@ -152,6 +153,17 @@ unsigned long long inputs_output_hash(void);
 unsigned long long hash_bytes(unsigned long long h, const unsigned char *p, size_t n);
 unsigned long long *inputs_outputs_alloc(long iters);
 void inputs_report(long warm, long iters, unsigned long long *outs);
+long inputs_pool_size(void);
+unsigned long long inputs_pool_sign_retries(void);
+const unsigned char *inputs_entry(long k, const unsigned char **msg, size_t *sig_len);
+
+/* ---- verify's shared pool (driver_pool.c) ---- */
+void pool_setting_bytes(const char *v);
+void pool_payload(const unsigned char *p, size_t n);
+int pool_shared(void);
+long pool_shared_load(void);
+const unsigned char *pool_shared_entry(long k, const unsigned char **msg, size_t *sig_len);
+void mode_pool(void);
 
 /* ---- the modes: one file each ---- */
 extern pqb_counter C;

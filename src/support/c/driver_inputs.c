@@ -168,7 +168,9 @@ void inputs_setting(const char *key, const char *v)
             g_in_seed[i] = (unsigned char)(hi << 4 | lo);
         }
         g_inputs = 1;
-    } else if (strcmp(key, "pool_max") == 0)
+    } else if (strcmp(key, "pool_bytes") == 0)
+        pool_setting_bytes(v);
+    else if (strcmp(key, "pool_max") == 0)
         g_pool_max = setting_long(key, v, 1, 1L << 40);
     else if (strcmp(key, "pool") == 0)
         g_pool_exact = setting_long(key, v, 0, 1L << 40);
@@ -288,6 +290,14 @@ static void inputs_build(long k)
                 fail("setup", "dec_secret_differs_from_enc_secret");
         }
         g_entry_hash[k] = hash_bytes(g_base_hash, g_ct, g_ct_len);
+    } else if (g_op == OP_VERIFY && pool_shared()) {
+        const unsigned char *msg, *sig = pool_shared_entry(k, &msg, &g_sig_len);
+        g_msg = e + sizeof(size_t);
+        g_sig = g_msg + MSG_BYTES;
+        memcpy(g_msg, msg, MSG_BYTES);
+        memcpy(g_sig, sig, g_sig_len);
+        memcpy(e, &g_sig_len, sizeof g_sig_len);
+        g_entry_hash[k] = hash_bytes(hash_bytes(g_base_hash, g_msg, MSG_BYTES), g_sig, g_sig_len);
     } else if (g_op == OP_VERIFY) {
         g_msg = e + sizeof(size_t);
         g_sig = g_msg + MSG_BYTES;
@@ -330,6 +340,15 @@ void inputs_setup(void)
     cap = (long)(INPUT_BUDGET / g_entry_bytes);
     if (cap < 1)
         cap = 1;
+    if (pool_shared()) {
+        /* Exactly the entries given, under the key they were made with. */
+        long given = pool_shared_load();
+        if (g_pool_exact > 0 && g_pool_exact != given)
+            fail("setup", "replay_pool_%ld_but_%ld_shared_entries", g_pool_exact, given);
+        if (given > cap)
+            fail("setup", "shared_pool_of_%ld_beyond_the_input_budget", given);
+        g_pool_exact = cap = given;
+    }
     if (g_pool_exact > cap)
         fail("setup", "replay_pool_%ld_beyond_the_input_budget", g_pool_exact);
     if (g_pool_exact < 1 && cap > g_pool_max)
@@ -340,8 +359,14 @@ void inputs_setup(void)
     g_entry_hash = calloc((size_t)cap, sizeof *g_entry_hash);
     if (!g_entry_hash)
         fail("setup", "out_of_memory");
-    g_base_hash = g_op == OP_EXT ? hash_bytes(0, (const unsigned char *)"hash", 4)
-                                 : hash_bytes(hash_bytes(0, g_pk, g_pk_len), g_sk, g_sk_len);
+    /* A shared pool's keys are its public key alone: this process's own
+     * key pair is not the one its signatures were made with. */
+    if (g_op == OP_EXT)
+        g_base_hash = hash_bytes(0, (const unsigned char *)"hash", 4);
+    else if (pool_shared())
+        g_base_hash = hash_bytes(0, g_pk, g_pk_len);
+    else
+        g_base_hash = hash_bytes(hash_bytes(0, g_pk, g_pk_len), g_sk, g_sk_len);
     for (k = 0; k < cap; k++) {
         inputs_build(k);
         g_pool_k = k + 1;
@@ -356,6 +381,25 @@ void inputs_setup(void)
      * are counted apart, on the inputs line. */
     g_pool_sign_retries = g_sign_retries - first_retries;
     g_sign_retries = first_retries;
+}
+
+long inputs_pool_size(void)
+{
+    return g_pool_k;
+}
+
+unsigned long long inputs_pool_sign_retries(void)
+{
+    return g_pool_sign_retries;
+}
+
+/* Entry k of verify's pool: its message and signature. */
+const unsigned char *inputs_entry(long k, const unsigned char **msg, size_t *sig_len)
+{
+    unsigned char *e = entry_at(k);
+    memcpy(sig_len, e, sizeof *sig_len);
+    *msg = e + sizeof(size_t);
+    return e + sizeof(size_t) + MSG_BYTES;
 }
 
 /* The hash of the call just made: its input entry and its output. */

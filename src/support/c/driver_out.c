@@ -27,6 +27,26 @@ void out_write(const char *p, size_t n)
     fwrite(p, 1, n, g_out);
 }
 
+/* ` key=<hex>` on the current line (bytes too many for `line`). */
+void out_hex(const char *key, const unsigned char *p, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    char chunk[512];
+    size_t i, k = 0;
+    out_write(" ", 1);
+    out_write(key, strlen(key));
+    out_write("=", 1);
+    for (i = 0; i < n; i++) {
+        chunk[k++] = digits[p[i] >> 4];
+        chunk[k++] = digits[p[i] & 15];
+        if (k == sizeof chunk) {
+            out_write(chunk, k);
+            k = 0;
+        }
+    }
+    out_write(chunk, k);
+}
+
 /* The line `<tag> v0 v1 ...`: one number per call (samples, counts,
  * output hashes), too long for `line`'s buffer. */
 void numbers_line(const char *tag, const unsigned long long *v, long n)

@@ -37,18 +37,23 @@
  *                                  what the output checks cost)
  *   seed=, pool_max=, pool_seconds=, pool=, calls=
  *                                  distinct inputs (driver_inputs.c)
+ *   pool_bytes=<N>                 verify: N bytes of a shared pool follow
+ *                                  the `end` line (driver_pool.c)
  *   end
  *
  * One `key=value` a line, each key at most once, then the line `end` and
  * the end of the descriptor. Anything else (no header, an unknown or
- * repeated key, an empty value, a number out of range, bytes after `end`,
- * a block beyond SETTINGS_MAX bytes) is one `error stage=settings` line
+ * repeated key, an empty value, a number out of range, bytes after `end`
+ * other than the `pool_bytes` announced, a block beyond SETTINGS_MAX
+ * bytes) is one `error stage=settings` line
  * naming the fault, exit 3: never a guess.
  */
 
 #include "driver.h"
 
 #define SETTINGS_MAX 4096
+/* The block and a shared pool (driver_pool.c): what the pipe holds. */
+#define INPUT_MAX (1 << 20)
 #define SETTINGS_HEADER "pqb-driver-settings 1"
 
 /* Strict decimal: digits only (no sign, space or suffix), within range. */
@@ -83,7 +88,7 @@ static void settings_line(char *l, int lineno, unsigned *seen)
     static const char *const keys[] = {"op",      "mode",          "warmup", "iters",
                                        "samples", "profile",       "seed",   "pool_max",
                                        "pool",    "pool_seconds",  "calls",  "checks",
-                                       "mark_fd"};
+                                       "mark_fd", "pool_bytes"};
     const size_t nkeys = sizeof keys / sizeof keys[0];
     char *eq = strchr(l, '=');
     const char *v;
@@ -120,8 +125,9 @@ static void settings_line(char *l, int lineno, unsigned *seen)
         inputs_setting(l, v);
 }
 
-/* Reads the whole block (the descriptor holds it and then end of file). */
-static size_t settings_slurp(char *buf, size_t cap)
+/* Reads the whole descriptor (the block, a shared pool's bytes, then end
+ * of file), up to cap bytes. */
+static size_t settings_slurp(unsigned char *buf, size_t cap)
 {
     size_t n = 0;
     for (;;) {
@@ -138,35 +144,48 @@ static size_t settings_slurp(char *buf, size_t cap)
     }
 }
 
-/* Reads and checks the settings block (called once the library is loaded). */
-void settings_read(void)
+/* The length of the block up to and including its `end` line, within
+ * SETTINGS_MAX bytes. */
+static size_t settings_block_length(const unsigned char *buf, size_t n)
 {
-    static char buf[SETTINGS_MAX + 2];
-    char *l, *nl;
-    unsigned seen = 0;
-    int lineno = 1, ended = 0;
-    size_t n = settings_slurp(buf, SETTINGS_MAX + 1);
+    size_t i, lim = n < SETTINGS_MAX ? n : SETTINGS_MAX;
+    for (i = 0; i + 5 <= lim; i++)
+        if (buf[i] == '\n' && memcmp(buf + i + 1, "end\n", 4) == 0)
+            return i + 5;
     if (n > SETTINGS_MAX)
         fail("settings", "block_beyond_%d_bytes", SETTINGS_MAX);
-    buf[n] = '\0';
-    if (strlen(buf) != n)
-        fail("settings", "block_holds_a_nul_byte");
     if (n == 0)
         fail("settings", "no_settings_on_the_input_descriptor");
-    for (l = buf; *l; l = nl + 1, lineno++) {
+    fail("settings", "block_without_its_end_line");
+}
+
+/* Reads and checks the settings block (called once the library is
+ * loaded), and hands what follows it to the shared pool. */
+void settings_read(void)
+{
+    static char text[SETTINGS_MAX + 1];
+    unsigned char *buf = malloc(INPUT_MAX + 1);
+    char *l, *nl;
+    unsigned seen = 0;
+    int lineno = 1;
+    size_t n, len;
+    if (!buf)
+        fail("settings", "out_of_memory");
+    n = settings_slurp(buf, INPUT_MAX + 1);
+    if (n > INPUT_MAX)
+        fail("settings", "input_beyond_%d_bytes", INPUT_MAX);
+    len = settings_block_length(buf, n);
+    memcpy(text, buf, len);
+    text[len] = '\0';
+    if (strlen(text) != len)
+        fail("settings", "block_holds_a_nul_byte");
+    for (l = text; *l; l = nl + 1, lineno++) {
         nl = strchr(l, '\n');
-        if (!nl)
-            fail("settings", "line_%d_does_not_end_with_a_newline", lineno);
         *nl = '\0';
-        if (ended)
-            fail("settings", "line_%d_after_end", lineno);
         if (lineno == 1 && strcmp(l, SETTINGS_HEADER) != 0)
             fail("settings", "first_line_is_not_%s", "pqb-driver-settings_1");
-        else if (lineno > 1 && strcmp(l, "end") == 0)
-            ended = 1;
-        else if (lineno > 1)
+        else if (lineno > 1 && strcmp(l, "end") != 0)
             settings_line(l, lineno, &seen);
     }
-    if (!ended)
-        fail("settings", "block_without_its_end_line");
+    pool_payload(buf + len, n - len);
 }

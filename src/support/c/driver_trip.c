@@ -56,26 +56,6 @@ static unsigned char *trip_input(const char *name, size_t cap, size_t *len)
     return p;
 }
 
-/* ` key=<hex>` on the current line. */
-static void trip_hex(const char *key, const unsigned char *p, size_t n)
-{
-    static const char digits[] = "0123456789abcdef";
-    char chunk[512];
-    size_t i, k = 0;
-    out_write(" ", 1);
-    out_write(key, strlen(key));
-    out_write("=", 1);
-    for (i = 0; i < n; i++) {
-        chunk[k++] = digits[p[i] >> 4];
-        chunk[k++] = digits[p[i] & 15];
-        if (k == sizeof chunk) {
-            out_write(chunk, k);
-            k = 0;
-        }
-    }
-    out_write(chunk, k);
-}
-
 static void trip_end_line(void)
 {
     out_write("\n", 1);
@@ -102,7 +82,7 @@ static void trip_sign(void)
     if (out_len > cap)
         fail("trip", "sign_length_%zu_exceeds_buffer_%zu", out_len, cap);
     out_write("trip", 4);
-    trip_hex("sig", out, out_len);
+    out_hex("sig", out, out_len);
     trip_end_line();
 }
 
@@ -134,8 +114,8 @@ static void trip_enc(void)
     if (ct_len > E->ct_bytes || ss_len > E->ss_bytes)
         fail("trip", "enc_length_exceeds_buffer_ct_%zu_ss_%zu", ct_len, ss_len);
     out_write("trip", 4);
-    trip_hex("ct", ct, ct_len);
-    trip_hex("ss", ss, ss_len);
+    out_hex("ct", ct, ct_len);
+    out_hex("ss", ss, ss_len);
     trip_end_line();
 }
 
@@ -151,7 +131,7 @@ static void trip_dec(void)
     if (ss_len > E->ss_bytes)
         fail("trip", "dec_length_%zu_exceeds_buffer_%zu", ss_len, E->ss_bytes);
     out_write("trip", 4);
-    trip_hex("ss", ss, ss_len);
+    out_hex("ss", ss, ss_len);
     trip_end_line();
 }
 
@@ -204,9 +184,9 @@ static void trip_kex_init(int a)
         fail("trip", "%s_length_exceeds_its_cap_pk_%zu_sk_%zu_state_%zu", g_kex_name, pk_len,
              sk_len, st_len);
     out_write("trip", 4);
-    trip_hex("pk", pk, pk_len);
-    trip_hex("sk", sk, sk_len);
-    trip_hex("st", st, st_len);
+    out_hex("pk", pk, pk_len);
+    out_hex("sk", sk, sk_len);
+    out_hex("st", st, st_len);
     trip_end_line();
 }
 
@@ -244,8 +224,8 @@ static void trip_kex_pass(int k)
         fail("trip", "messages_hold_%zu_bytes_above_the_total_cap_%zu", total + out_len,
              E->kex_msg_bytes);
     out_write("trip", 4);
-    trip_hex("st", st, st_len);
-    trip_hex("msg", out, out_len);
+    out_hex("st", st, st_len);
+    out_hex("msg", out, out_len);
     out_write(rc == PQB_KEX_LAST_PASS ? " last=1" : " last=0", 7);
     trip_end_line();
 }
@@ -269,7 +249,7 @@ static void trip_kex_derive(int a)
         fail("trip", "%s_gave_%zu_bytes_not_the_API_length_%zu", g_kex_name, ss_len,
              E->ss_bytes);
     out_write("trip", 4);
-    trip_hex("ss", ss, ss_len);
+    out_hex("ss", ss, ss_len);
     trip_end_line();
 }
 
