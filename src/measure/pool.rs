@@ -19,7 +19,6 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::driver::{self, Fed, ProcessRecord};
-use super::inputs::PoolPlan;
 use crate::context::Cx;
 
 /// The message length of every entry (`MSG_BYTES` of `driver.h`).
@@ -51,22 +50,23 @@ pub(crate) struct Built {
     pub setup_sign_retries: u64,
 }
 
-/// Runs the pool process of `plan` (verify's) and checks what it printed.
+/// Runs the pool process of `op` (verify) with `settings` (a fresh seed
+/// and the pool's limits: `inputs::PoolPlan::settings`) and checks what it
+/// printed.
 pub(crate) fn build(
     cx: &Cx,
     lib: &std::path::Path,
-    plan: &PoolPlan,
+    op: &str,
+    settings: &str,
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<Built> {
-    let seed = super::inputs::fresh_seed()?;
-    let args: Vec<String> = ["--op", &plan.op, "--mode", "pool"]
+    let args: Vec<String> = ["--op", op, "--mode", "pool"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let settings = plan.settings(&seed);
     let fed = Fed {
-        settings: Some(&settings),
+        settings: Some(settings),
         payload: None,
     };
     let mut proc = driver::run_with_files(cx, lib, &args, fed, cpu, timeout, &[])?.proc;

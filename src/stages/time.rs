@@ -389,7 +389,9 @@ fn share_pool(
     }
     let mut wanted = plan.clone();
     wanted.pool_max = plan.pool_max.min(fits).max(2);
-    let built = crate::measure::pool::build(run.cx, run.lib, &wanted, run.cpu, run.timeout)?;
+    let settings = wanted.settings(&inputs::fresh_seed()?);
+    let built =
+        crate::measure::pool::build(run.cx, run.lib, &wanted.op, &settings, run.cpu, run.timeout)?;
     let failure = built.proc.failure();
     timing.processes.push(built.proc);
     if let Some((status, detail)) = failure {

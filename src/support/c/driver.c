@@ -153,10 +153,33 @@ static void settings_check(void)
         fail("settings", "samples_profile_and_checks_go_with_mode_trial");
 }
 
+/* The settings' mode, after the set-up, with its default warm-ups. */
+static void run_mode(void *lib)
+{
+    long warm = g_set.warm;
+    if (mode_is("calibrate"))
+        mode_calibrate(warm < 0 ? 3 : warm);
+    else if (mode_is("trial") && g_op == OP_EXT && ext_is_step())
+        ext_mode_trial_steps(warm < 0 ? 2 : warm, g_set.iters, g_set.samples);
+    else if (mode_is("trial"))
+        mode_trial(warm < 0 ? 2 : warm, g_set.iters, g_set.samples, g_set.profile);
+    else if (mode_is("count"))
+        mode_count(warm < 0 ? 1 : warm, g_set.iters);
+    else if (mode_is("ct"))
+        mode_ct(lib, g_set.iters);
+    else if (mode_is("replay"))
+        mode_replay(warm < 0 ? 2 : warm);
+    else if (mode_is("leak"))
+        mode_leak(warm < 0 ? 10 : warm, g_set.iters);
+    else if (mode_is("pool"))
+        mode_pool();
+    else
+        mode_memory();
+}
+
 int main(int argc, char **argv)
 {
     const char *lib_path = parse_argv(argc, argv);
-    long warm;
     char err[128], algname[256], seal[32];
     int seal_err, under_valgrind;
     const char *inv;
@@ -209,25 +232,7 @@ int main(int argc, char **argv)
     setup();
     g_setup_sign_retries = g_sign_retries;
     g_sign_retries = 0;
-    warm = g_set.warm;
-    if (mode_is("calibrate"))
-        mode_calibrate(warm < 0 ? 3 : warm);
-    else if (mode_is("trial") && g_op == OP_EXT && ext_is_step())
-        ext_mode_trial_steps(warm < 0 ? 2 : warm, g_set.iters, g_set.samples);
-    else if (mode_is("trial"))
-        mode_trial(warm < 0 ? 2 : warm, g_set.iters, g_set.samples, g_set.profile);
-    else if (mode_is("count"))
-        mode_count(warm < 0 ? 1 : warm, g_set.iters);
-    else if (mode_is("ct"))
-        mode_ct(lib, g_set.iters);
-    else if (mode_is("replay"))
-        mode_replay(warm < 0 ? 2 : warm);
-    else if (mode_is("leak"))
-        mode_leak(warm < 0 ? 10 : warm, g_set.iters);
-    else if (mode_is("pool"))
-        mode_pool();
-    else
-        mode_memory();
+    run_mode(lib);
 
     print_lengths();
     line("done");
