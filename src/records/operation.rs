@@ -39,8 +39,9 @@ pub struct OperationRecord {
     pub trials: Vec<Trial>,
     pub repeated_trials: u32,
     pub sign_failures_retried: u64,
-    /// Failed signing attempts of the kept trials' untimed setups (verify
-    /// signs once before its timed calls); absent when none.
+    /// Failed signing attempts of the honest signature verify's inputs
+    /// begin with: made once by the shared pool's process, or (a pool not
+    /// shared) by each kept trial's untimed set-up; absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub setup_sign_failures_retried: u64,
     pub verify_rejects: u64,

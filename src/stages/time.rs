@@ -393,6 +393,8 @@ fn share_pool(
     let built =
         crate::measure::pool::build(run.cx, run.lib, &wanted.op, &settings, run.cpu, run.timeout)?;
     let failure = built.proc.failure();
+    // Its signatures are the operation's: their lengths are verify's.
+    super::time_trial::note_lengths(timing, &built.proc);
     timing.processes.push(built.proc);
     if let Some((status, detail)) = failure {
         let mut t = failed(

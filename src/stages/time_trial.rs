@@ -106,6 +106,12 @@ pub(super) fn read_trial(
         cycles: t.f64("cycles").unwrap_or(0.0),
         samples,
     };
+    note_lengths(timing, proc);
+    Ok((trial, lost_cpu(proc)))
+}
+
+/// The longest lengths `proc` saw the library return, into `timing`'s.
+pub(super) fn note_lengths(timing: &mut OpTiming, proc: &ProcessRecord) {
     if let Some(l) = proc.line("lengths") {
         for (k, v) in &l.fields {
             if let Ok(v) = v.parse::<u64>() {
@@ -114,7 +120,6 @@ pub(super) fn read_trial(
             }
         }
     }
-    Ok((trial, lost_cpu(proc)))
 }
 
 /// What a trial process was asked to do, and the CPU time the kernel

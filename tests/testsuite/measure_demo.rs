@@ -104,9 +104,12 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
     );
     assert_eq!(r.full_replays.len(), 1, "{what}");
     assert_eq!(r.full_replays[0].differing, Some(0), "{what}");
+    // verify's pool of signatures is built once, by a process of its own.
+    let pools = modes.iter().filter(|m| **m == "pool").count();
+    assert_eq!(pools, usize::from(op == "verify"), "{what}");
     assert_eq!(
         modes.len(),
-        usize::from(!step) + trial_processes + replays,
+        usize::from(!step) + pools + trial_processes + replays,
         "{what}"
     );
     for p in &r.processes {
@@ -121,7 +124,8 @@ fn assert_complete_record(r: &OperationRecord, inst: &Instance, op: &str) {
         assert_eq!(meta.get("kind"), Some(inst.kind.as_str()), "{what}");
         assert!(p.line("done").is_some(), "{what}");
     }
-    let trial_args = &r.processes[usize::from(!step)].command;
+    let first_trial = modes.iter().position(|m| *m == "trial").expect("a trial");
+    let trial_args = &r.processes[first_trial].command;
     assert!(
         trial_args.windows(2).any(|w| w[0] == "--iters"
             && w[1]

@@ -369,6 +369,12 @@ fn a_slow_signers_verify_signs_once_for_all_its_processes() {
             "a verify trial spent {setup} s before its first timed call; a signature costs {per_sign} s"
         );
     }
+    // The signatures' lengths are verify's, from the process that made them.
+    assert!(
+        verify.lengths.get("sig").copied().unwrap_or(0) > 0,
+        "{:?}",
+        verify.lengths
+    );
     assert!(!verify.output_checks.is_empty());
     for c in &verify.output_checks {
         assert_eq!(c.pool, entries);
