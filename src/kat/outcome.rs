@@ -21,6 +21,10 @@ pub(crate) struct KatAttempt {
     /// `published`, `blessed`; `kat::provenance`), when there was one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+    /// The records the reference's digest covers (the manifest line's
+    /// count, else the whole file the campaign asks for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_records: Option<u32>,
     /// A hash instance's KAT files, each generated and checked on its own
     /// (its attempt's status is the first one that did not pass).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -67,6 +67,7 @@ fn unbuilt(inst: &Instance) -> BuildRecord {
         defines: inst.defines.clone(),
         sources: inst.sources.iter().map(|s| s.display.clone()).collect(),
         kat_reference: None,
+        kat_reference_records: None,
     }
 }
 

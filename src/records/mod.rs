@@ -61,6 +61,9 @@ pub struct BuildRecord {
     /// `built-in` (the ICCS baseline's self-check).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kat_reference: Option<String>,
+    /// The records that reference's digest covers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kat_reference_records: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -39,6 +39,8 @@ pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentenc
         .collect();
     // Where the references of the instances that have one came from.
     let mut kinds: Vec<(&str, Vec<&str>)> = Vec::new();
+    // The records each published digest covers, for the sentence.
+    let mut published_records: Vec<u32> = Vec::new();
     for (label, b) in insts {
         let Some(b) = b else { continue };
         if matches!(
@@ -48,11 +50,18 @@ pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentenc
             continue;
         }
         let kind = b.kat_reference.as_deref().unwrap_or("submitted");
+        if let Some(n) = b.kat_reference_records.filter(|_| kind == "published") {
+            if !published_records.contains(&n) {
+                published_records.push(n);
+            }
+        }
         match kinds.iter_mut().find(|(k, _)| *k == kind) {
             Some((_, v)) => v.push(label),
             None => kinds.push((kind, vec![label])),
         }
     }
+    published_records.sort_unstable();
+    let published = published_text(&published_records);
     let all_submitted = kinds.iter().all(|(k, _)| *k == "submitted");
     let lead = if others.is_empty() && skipped.len() < insts.len() && all_submitted {
         "Every library reproduced the submitted known-answer tests before it was timed".to_string()
@@ -80,7 +89,7 @@ pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentenc
             .iter()
             .map(|(k, labels)| {
                 let what = match *k {
-                    "published" => "published single-record digests from the scheme's metadata",
+                    "published" => published.as_str(),
                     "blessed" => "blessed from pqbench's own earlier output (a regression check, not an independent reference)",
                     "generated" => "the KAT files the submission's own generator wrote, built by its own build at import",
                     "checked" => "pqbench's own KAT files, accepted at import by the KAT checker the submission's own build made (which rejected a copy with one digit changed)",
@@ -104,6 +113,24 @@ pub(crate) fn kat_sentence(insts: &[(&str, Option<&BuildRecord>)]) -> KatSentenc
     }
     tail.push('.');
     KatSentence { lead, tail }
+}
+
+/// What the published digests cover: the records of the KAT files they
+/// are the digests of, as the KAT stage recorded them (none recorded by
+/// an older run).
+fn published_text(records: &[u32]) -> String {
+    match records {
+        [] => "published digests from the scheme's metadata".into(),
+        [1] => "published single-record digests from the scheme's metadata".into(),
+        [n] => format!("published digests of {n}-record KAT files from the scheme's metadata"),
+        _ => {
+            let n: Vec<String> = records.iter().map(u32::to_string).collect();
+            format!(
+                "published digests of KAT files of {} records from the scheme's metadata",
+                n.join(" or ")
+            )
+        }
+    }
 }
 
 /// The flag profiles in the order they were tried, each with its outcome,
@@ -201,6 +228,7 @@ mod tests {
             kat_records: 100,
             defines: vec![],
             sources: vec![],
+            kat_reference_records: reference.map(|_| 100),
             kat_reference: reference.map(String::from),
         }
     }
@@ -226,7 +254,22 @@ mod tests {
             s.tail
         );
         assert!(
+            s.tail
+                .contains("published digests of 100-record KAT files from the scheme's metadata"),
+            "{}",
+            s.tail
+        );
+        let mut single = rec("PASS", Some("published"));
+        single.kat_reference_records = Some(1);
+        let s = kat_sentence(&[("A", Some(&single))]);
+        assert!(
             s.tail.contains("published single-record digests"),
+            "{}",
+            s.tail
+        );
+        let s = kat_sentence(&[("A", Some(&single)), ("A.avx2", Some(&mism))]);
+        assert!(
+            s.tail.contains("KAT files of 1 or 100 records"),
             "{}",
             s.tail
         );

@@ -351,6 +351,7 @@ impl Synth {
             defines: Vec::new(),
             sources: Vec::new(),
             kat_reference: None,
+            kat_reference_records: None,
         });
         self.build.instances.last_mut().expect("just pushed")
     }

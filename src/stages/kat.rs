@@ -185,6 +185,7 @@ impl Stage for KatStage {
         rec.kat_status = f.status;
         rec.kat_detail = f.detail.clone();
         rec.kat_reference = f.reference.clone();
+        rec.kat_reference_records = f.reference.as_ref().and(f.reference_records);
         rec.library_sha256 = f.library_sha256.clone();
         rec.load_bytes = f.load_bytes;
         rec.kat_log = Some(layout::kat_log(&inst.algorithm, &inst.label));
@@ -249,6 +250,7 @@ fn check(cx: &Cx, inst: &Instance, built: &BuildAttempt) -> Result<KatAttempt> {
         output_sha256: None,
         generator: Vec::new(),
         reference: None,
+        reference_records: None,
         files: Vec::new(),
         crossed: None,
     };
@@ -526,6 +528,7 @@ fn compare_with_references(
         log.kv("reference", p.as_str());
     }
     let wanted = entry.records.unwrap_or(inst.kat_records as usize);
+    attempt.reference_records = u32::try_from(wanted).ok();
     let digest = katman::digest(generated, entry.mode, entry.records);
     log.kv("digest", &format!("{} {}", digest, entry.mode_text()));
     let enough = katman::count_records(generated) >= wanted.min(inst.kat_records as usize);
