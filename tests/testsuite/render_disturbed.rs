@@ -209,3 +209,30 @@ fn the_summary_and_its_chart_order_instances_by_the_median() {
     };
     assert!(end("N-1 sign") < end("N-2 sign"), "{svg}");
 }
+
+/// A campaign that did not run the sizes stage: section 6 says the sizes
+/// were not measured, instead of an empty table under a sentence about
+/// API figures.
+#[test]
+fn sizes_not_measured_are_said_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    dataset(tmp.path());
+    let _ = std::fs::remove_file(tmp.path().join("local/sizes.json"));
+    let site = tmp.path().join("site");
+    pqbench::render::render_dataset_dirs(
+        &[tmp.path().join("local")],
+        &site,
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
+    for page in ["local/sign-1.md", "local/sign-1.html"] {
+        let text = std::fs::read_to_string(site.join(page)).unwrap();
+        let six = &text[text.find("6. Transmission").expect(page)..];
+        assert!(
+            six.contains("Not measured on this system: its dataset holds no sizes"),
+            "{page}:\n{six}"
+        );
+        assert!(!six.contains("API figures"), "{page}:\n{six}");
+    }
+}
