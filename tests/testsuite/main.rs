@@ -63,6 +63,7 @@ mod render_not_built;
 mod render_pages;
 mod render_reference;
 mod render_reference_001;
+mod render_survey;
 mod render_unwitnessed;
 mod reproduce_changes;
 mod reproduce_demo;

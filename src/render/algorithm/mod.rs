@@ -270,10 +270,11 @@ fn survey_line(
         .and_then(|s| s.algorithms.iter().find(|x| x.algorithm == a.id))
         .map(|s| SurveyLine {
             // The survey page lists the campaign's first system only.
-            verdict: Link::page(s.verdict.clone(), "../survey").with_fragment(anchor(&[
-                systems.first().map_or(system, String::as_str),
-                &a.id,
-            ])),
+            verdict: Link::page(super::site::verdict_words(Some(a), &s.verdict), "../survey")
+                .with_fragment(anchor(&[
+                    systems.first().map_or(system, String::as_str),
+                    &a.id,
+                ])),
             note: s.note.clone(),
             reason: s.reason.clone(),
         })
