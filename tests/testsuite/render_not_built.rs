@@ -66,7 +66,7 @@ fn an_untitled_system_is_named_once_and_a_skipped_instance_lists_no_kat_log() {
     let site = site(tmp.path(), false);
     let page = std::fs::read_to_string(site.join("local/sign-1.md")).unwrap();
     assert!(
-        page.contains("# sign-1 Toy — performance on system local\n"),
+        page.contains("# sign-1 Toy — performance on x86-64 (system local)\n"),
         "{page}"
     );
     let evidence: Vec<&str> = page.lines().filter(|l| l.contains("KAT log")).collect();

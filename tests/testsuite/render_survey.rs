@@ -3,9 +3,9 @@
 //! rules NGCC submissions are held to; an NGCC submission's `bypass`
 //! stays one.
 
+use pqbench::config::algorithm::ApiFamily;
 use pqbench::plan::Kind;
 use pqbench::records::analysis::{SurveyAlgorithm, SurveyJson};
-use pqbench::config::algorithm::ApiFamily;
 use pqbench::render::synth;
 
 fn surveyed(id: &str, verdict: &str) -> SurveyAlgorithm {

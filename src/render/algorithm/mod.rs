@@ -80,11 +80,29 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
 }
 
 fn title(ds: &Dataset, a: &AlgorithmInfo, system: &str) -> String {
-    // A system the registry gives no title of its own is named once.
-    match ds.campaign.system_title.as_deref().filter(|t| *t != system) {
+    // A system the registry gives no title of its own is named by the
+    // architecture its compiler built for, and by its name once.
+    let machine = ds
+        .campaign
+        .system_title
+        .clone()
+        .filter(|t| t != system)
+        .or_else(|| architecture(&ds.campaign.compiler.target));
+    match machine {
         Some(t) => format!("{} {} — performance on {t} (system {system})", a.id, a.name),
         None => format!("{} {} — performance on system {system}", a.id, a.name),
     }
+}
+
+/// The architecture of a target triple as evaluators write it (`x86-64`,
+/// `AArch64`); None when the triple says nothing.
+fn architecture(target: &str) -> Option<String> {
+    let arch = target.split('-').next().filter(|a| !a.is_empty())?;
+    Some(match arch {
+        "x86_64" => "x86-64".into(),
+        "aarch64" => "AArch64".into(),
+        other => other.into(),
+    })
 }
 
 /// Section 1: category, names, implementations, parameter sets, the TOML's
