@@ -109,10 +109,24 @@ fn decades(bars: &[Bar]) -> (i32, i32) {
     (a, b.max(a + 1))
 }
 
+/// The left margin that holds the longest bar label at the labels' font
+/// size (about 6.2 px a character), never less than `LEFT`.
+fn label_room(bars: &[Bar]) -> f64 {
+    let longest = bars
+        .iter()
+        .map(|b| b.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    LEFT.max((12.0 + 6.2 * longest as f64).ceil())
+}
+
 /// The chart of `stat` as a standalone SVG document (also valid inline in
 /// HTML); `bars` are made with `Bar::of(stat, ...)`.
 pub(crate) fn svg(title: &str, stat: Statistic, series: &[&str], bars: &[Bar]) -> String {
     let (d0, d1) = decades(bars);
+    // Room for the longest label; the plot keeps its width.
+    let left = label_room(bars);
+    let width = WIDTH + (left - LEFT);
     let plot_w = WIDTH - LEFT - RIGHT;
     let x = |v: f64| {
         let v = if v.is_finite() && v > 0.0 {
@@ -121,21 +135,21 @@ pub(crate) fn svg(title: &str, stat: Statistic, series: &[&str], bars: &[Bar]) -
             10f64.powi(d0)
         };
         let t = (v.log10() - f64::from(d0)) / f64::from(d1 - d0);
-        LEFT + plot_w * t.clamp(0.0, 1.0)
+        left + plot_w * t.clamp(0.0, 1.0)
     };
     let height = TOP + ROW * bars.len().max(1) as f64 + BOTTOM;
     let mut s = String::new();
     let _ = write!(
         s,
-        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH:.0}\" height=\"{height:.0}\" \
-         viewBox=\"0 0 {WIDTH:.0} {height:.0}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n\
+        "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
+         viewBox=\"0 0 {width:.0} {height:.0}\" role=\"img\" font-family=\"sans-serif\" font-size=\"11\">\n\
          <title>{}</title>\n<rect width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n\
-         <text x=\"{LEFT:.0}\" y=\"16\" font-size=\"13\">{} (log scale; whisker: 95 % CI of the {})</text>\n",
+         <text x=\"{left:.0}\" y=\"16\" font-size=\"13\">{} (log scale; whisker: 95 % CI of the {})</text>\n",
         escape(title),
         escape(title),
         stat.name(),
     );
-    let mut lx = LEFT;
+    let mut lx = left;
     for (i, name) in series.iter().enumerate() {
         let _ = writeln!(
             s,
@@ -161,20 +175,20 @@ pub(crate) fn svg(title: &str, stat: Statistic, series: &[&str], bars: &[Bar]) -
     let _ = writeln!(
         s,
         "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{} cycles per operation</text>",
-        LEFT + plot_w / 2.0,
+        left + plot_w / 2.0,
         axis_y + 28.0,
         stat.name()
     );
     for (i, b) in bars.iter().enumerate() {
         let y = TOP + ROW * i as f64;
         let colour = COLOURS[b.series % COLOURS.len()];
-        let (x0, xv) = (LEFT, x(b.value));
+        let (x0, xv) = (left, x(b.value));
         let _ = writeln!(
             s,
             "<text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
              <rect x=\"{x0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"{:.1}\" fill=\"{colour}\">\
              <title>{}: {}</title></rect>",
-            LEFT - 6.0,
+            left - 6.0,
             y + ROW * 0.7,
             escape(&b.label),
             y + 3.0,
@@ -265,6 +279,34 @@ mod tests {
         // have drawn the median's bar with a whisker far to its right.
         let median = Bar::of(Statistic::Median, "L op".into(), &s, 0);
         assert!(median.high < s.ci_mean_cycles.0 && median.value * 2.0 < s.mean_cycles);
+    }
+
+    #[test]
+    fn long_labels_widen_the_margin_instead_of_being_cut() {
+        let label = "SPHINCS+-shake-128s-simple.avx2 keygen, twice as long".to_string();
+        let bars = [Bar {
+            label: label.clone(),
+            value: 1e6,
+            low: 9e5,
+            high: 1.1e6,
+            series: 0,
+        }];
+        let left = label_room(&bars);
+        assert!(left > LEFT && left >= 6.2 * label.chars().count() as f64);
+        let s = svg("t", Statistic::Median, &["keygen"], &bars);
+        assert!(
+            s.contains(&format!("width=\"{:.0}\"", WIDTH + left - LEFT)),
+            "{s}"
+        );
+        // The label ends just before the bar starts, with the plot as wide
+        // as with short labels.
+        assert!(s.contains(&format!("<text x=\"{:.1}\"", left - 6.0)), "{s}");
+        assert!(s.contains(&format!("<rect x=\"{left:.1}\"")), "{s}");
+        let short = [Bar {
+            label: "L op".into(),
+            ..bars[0].clone()
+        }];
+        assert_eq!(label_room(&short), LEFT);
     }
 
     #[test]

@@ -25,12 +25,12 @@ enum Cell {
     Missing(String),
 }
 
-/// The headline figure of the pages (`chart::HEADLINE`): every ratio is
-/// one of those.
+/// The median of the trials' mean cycles: finer than the median call,
+/// whose samples a coarse counter quantises, so that combinations a few
+/// percent apart do not tie.
 fn median(ds: &Dataset, a: &str, label: &str, op: &str) -> Option<f64> {
     let s = ds.record(a, label, op)?.statistics.as_ref()?;
-    let m = super::chart::HEADLINE.of(s).0;
-    (m > 0.0).then_some(m)
+    (s.median_trial_cycles > 0.0).then_some(s.median_trial_cycles)
 }
 
 /// The cell of one combination for one operation of one instance.
@@ -88,7 +88,7 @@ pub(crate) fn section(ds: &Dataset, a: &AlgorithmInfo) -> Option<Section> {
     Some(Section {
         title: TITLE.into(),
         note: format!(
-            "Every instance built, KAT-checked and timed under each compiler × flag profile of the campaign's matrix: the median cycles per call, with its ratio to the primary combination ({}), whose figures are those of the rest of this page. {FASTEST} marks the fastest combination of a row; a KAT status other than PASS is shown in the cell, alone when the instance was not timed (it did not build, or failed its KAT). The command lines are on the method page.",
+            "Every instance built, KAT-checked and timed under each compiler × flag profile of the campaign's matrix: the median of the trials' mean cycles, with its ratio to the primary combination ({}), whose figures are those of the rest of this page. {FASTEST} marks the fastest combination of a row; a KAT status other than PASS is shown in the cell, alone when the instance was not timed (it did not build, or failed its KAT). The command lines are on the method page.",
             combos.iter().find(|c| c.primary).map_or("", |c| c.name.as_str())
         ),
         columns,

@@ -87,21 +87,6 @@ pub(crate) fn kind_function(kind: Kind) -> &'static str {
 }
 
 /// The survey of the campaign's first system only, as the reference
-/// A survey verdict as the pages word it. NIST-API code has no ICCS
-/// helpers to call: what the survey calls `bypass` (primitives of its own)
-/// is, for it, simply its own primitives, not a departure from the rules
-/// NGCC submissions are held to.
-pub(crate) fn verdict_words(
-    a: Option<&crate::records::campaign::AlgorithmInfo>,
-    verdict: &str,
-) -> String {
-    let nist = a.is_some_and(|a| a.api == crate::records::kinds::ApiFamily::Nist);
-    match (nist, verdict) {
-        (true, "bypass") => "own primitives (NIST API: no ICCS helpers to use)".into(),
-        _ => verdict.to_string(),
-    }
-}
-
 /// campaign publishes it (the verdicts come from the built objects and do
 /// not differ between machines of one architecture).
 fn survey_page(datasets: &[Dataset]) -> SurveyPage {
@@ -124,7 +109,7 @@ fn survey_page(datasets: &[Dataset]) -> SurveyPage {
                             format!("{}/{}", ds.system(), s.algorithm),
                         ),
                         name: name.unwrap_or_default(),
-                        verdict: verdict_words(info, &s.verdict),
+                        verdict: algorithm::verdict_words(info, &s.verdict),
                         note: s.note.clone(),
                         reason: s.reason.clone(),
                     }

@@ -247,8 +247,14 @@ fn size_cells(ds: &Dataset, a: &AlgorithmInfo, label: &str, sizes: &[&str]) -> V
 }
 
 /// The helper classes whose share the parentheses hold: every class but
-/// the DRNG's.
+/// the DRNG's; none when nothing was profiled (no cell has parentheses).
 fn share_classes(ds: &Dataset) -> String {
+    if ds
+        .folder::<crate::records::analysis::ProfileRecord>()
+        .is_empty()
+    {
+        return String::new();
+    }
     let mut share_classes: Vec<String> = Vec::new();
     for a in &ds.campaign.algorithms {
         for c in a.helper_classes().into_iter().filter(|c| !c.name.is_drng()) {

@@ -10,11 +10,11 @@ use crate::common::{self, measure_campaign, measure_fixture, skip, TestProject};
 const MATRIX: &str =
     "[matrix]\ncompilers = [\"gcc\", \"clang\"]\nprofiles = [\"guide\", \"o3-native\"]\n";
 
-/// The median cycles per call (the pages' headline figure) of `op` of `label` in the dataset
+/// The median of the trials' mean cycles of `op` of `label` in the dataset
 /// `dataset` (relative to the project).
 fn median(p: &TestProject, dataset: &str, label: &str, op: &str) -> f64 {
     let r = p.json(&format!("{dataset}/records/fix-80/{label}__{op}.json"));
-    r["statistics"]["median_cycles"]
+    r["statistics"]["median_trial_cycles"]
         .as_f64()
         .unwrap_or_else(|| panic!("{dataset} {label} {op}: {r}"))
 }

@@ -178,6 +178,8 @@ fn the_summary_and_its_chart_order_instances_by_the_median() {
     };
     assert!(sign_cell("N-1").starts_with("200."), "{summary}");
     assert!(sign_cell("N-2").starts_with("300."), "{summary}");
+    // Nothing was profiled: no sentence about shares no cell holds.
+    assert!(!summary.contains("in parentheses"), "{summary}");
     let first_lines: Vec<&str> = summary.lines().take(8).collect();
     assert!(
         first_lines
