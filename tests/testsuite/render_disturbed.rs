@@ -66,14 +66,7 @@ fn dataset(dir: &std::path::Path) {
 fn disturbed_operations_are_flagged_and_counted() {
     let tmp = tempfile::tempdir().unwrap();
     dataset(tmp.path());
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.path().join("local")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
+    let site = crate::common::render_one(tmp.path(), "local");
     let read = |p: &str| std::fs::read_to_string(site.join(p)).unwrap();
 
     let page = read("local/sign-1.md");
@@ -157,14 +150,7 @@ fn the_summary_and_its_chart_order_instances_by_the_median() {
     s.campaign.algorithms.push(a);
     s.campaign.host_checks[0].problems = vec!["governor is powersave".into()];
     s.write(&tmp.path().join("local")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.path().join("local")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
+    let site = crate::common::render_one(tmp.path(), "local");
     let read = |p: &str| std::fs::read_to_string(site.join(p)).unwrap();
 
     let summary = read("local/summary.md");
@@ -220,14 +206,7 @@ fn sizes_not_measured_are_said_so() {
     let tmp = tempfile::tempdir().unwrap();
     dataset(tmp.path());
     let _ = std::fs::remove_file(tmp.path().join("local/sizes.json"));
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.path().join("local")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
+    let site = crate::common::render_one(tmp.path(), "local");
     for page in ["local/sign-1.md", "local/sign-1.html"] {
         let text = std::fs::read_to_string(site.join(page)).unwrap();
         let six = &text[text.find("6. Transmission").expect(page)..];

@@ -10,14 +10,7 @@ const XSS: &str = "<script>alert(1)</script>";
 fn rendered(s: &pqbench::render::synth::Synth) -> (tempfile::TempDir, std::path::PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     s.write(&tmp.path().join("synthetic")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.path().join("synthetic")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
+    let site = crate::common::render_one(tmp.path(), "synthetic");
     (tmp, site)
 }
 

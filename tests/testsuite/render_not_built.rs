@@ -33,15 +33,7 @@ fn site(tmp: &std::path::Path, titled: bool) -> std::path::PathBuf {
         s.campaign.system_title = None;
     }
     s.write(&tmp.join("local")).unwrap();
-    let site = tmp.join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.join("local")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
-    site
+    crate::common::render_one(tmp, "local")
 }
 
 #[test]

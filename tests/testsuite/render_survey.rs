@@ -36,14 +36,7 @@ fn nist_code_with_its_own_primitives_is_not_called_a_bypass() {
     });
     s.campaign.algorithms.extend([nist, ngcc]);
     s.write(&tmp.path().join("local")).unwrap();
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.path().join("local")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
+    let site = crate::common::render_one(tmp.path(), "local");
     let survey = std::fs::read_to_string(site.join("survey.md")).unwrap();
     let row = |id: &str| {
         survey

@@ -42,14 +42,7 @@ fn dataset(dir: &std::path::Path) {
 fn unwitnessed_figures_stay_flagged_and_leave_the_chart() {
     let tmp = tempfile::tempdir().unwrap();
     dataset(tmp.path());
-    let site = tmp.path().join("site");
-    pqbench::render::render_dataset_dirs(
-        &[tmp.path().join("local")],
-        &site,
-        None,
-        &pqbench::stages::registry(),
-    )
-    .unwrap();
+    let site = crate::common::render_one(tmp.path(), "local");
     let read = |p: &str| std::fs::read_to_string(site.join(p)).unwrap();
 
     let page = read("local/sign-1.md");

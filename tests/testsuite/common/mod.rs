@@ -416,6 +416,20 @@ pub fn trial_sets(r: &pqbench::records::operation::OperationRecord) -> usize {
 
 /// An empty synthetic dataset of campaign `t` on system `local` (titled
 /// `x86-64`), for page tests that add their own instances.
+/// Renders the one-system dataset `<dir>/<system>` with every stage's
+/// folders and sections into `<dir>/site`, which it returns.
+pub fn render_one(dir: &std::path::Path, system: &str) -> std::path::PathBuf {
+    let site = dir.join("site");
+    pqbench::render::render_dataset_dirs(
+        &[dir.join(system)],
+        &site,
+        None,
+        &pqbench::stages::registry(),
+    )
+    .unwrap();
+    site
+}
+
 pub fn synth_local() -> pqbench::render::synth::Synth {
     use pqbench::render::synth;
     let env = synth::environment("Test CPU", 2000.0, 8000, "2026-01-01T00:00:00");
