@@ -69,6 +69,7 @@ support_files!(
     "driver_leak.c",
     "driver_settings.c",
     "driver_pool.c",
+    "driver_keys.c",
 );
 
 /// sha256 over every support file: part of every build and measurement key.
@@ -121,6 +122,7 @@ const DRIVER_SOURCES: &[&str] = &[
     "driver_trip.c",
     "driver_leak.c",
     "driver_pool.c",
+    "driver_keys.c",
     "counter.c",
 ];
 

@@ -167,6 +167,8 @@ pub struct RawTiming {
     /// Timeout of one driver process, seconds.
     #[serde(default, deserialize_with = "values::seconds")]
     pub timeout_seconds: Option<f64>,
+    /// One key pair for all processes of an operation: auto, always, never.
+    pub share_keys: Option<crate::records::settings::ShareKeys>,
 }
 
 #[derive(Debug, Default, Deserialize)]

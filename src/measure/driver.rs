@@ -228,7 +228,7 @@ pub(crate) fn run_fed(
         args,
         Fed {
             settings,
-            payload: None,
+            ..Fed::default()
         },
         cpu,
         timeout,
@@ -242,6 +242,9 @@ pub(crate) fn run_fed(
 pub(crate) struct Fed<'a> {
     pub settings: Option<&'a str>,
     pub payload: Option<&'a [u8]>,
+    /// The operation's shared key pair, given as the files `keys.pk` and
+    /// `keys.sk` (`measure::keys`; the settings say `keys=1`).
+    pub keys: Option<&'a super::keys::SharedKeys>,
 }
 
 /// `run_fed`, with `files` (name, bytes) placed in the job directory
@@ -259,7 +262,8 @@ pub(crate) fn run_with_files(
     let scratch = cx.cache.scratch()?;
     // The job's own copy of the library: its uid may not reach the cache.
     let local = stage_library(lib, scratch.path())?;
-    for (name, bytes) in files {
+    let keys = fed.keys.map(|k| k.files());
+    for (name, bytes) in files.iter().chain(keys.iter().flatten()) {
         crate::fsutil::write_atomic(&scratch.path().join(name), bytes)?;
     }
     // The record keeps the logical command, as a reader cites the settings;
@@ -278,9 +282,12 @@ pub(crate) fn run_with_files(
     // The driver waits on MARK_FD after its `timed` line until pqbench
     // has read its CPU time.
     let mark = format!("mark_fd={}", sandbox::MARK_FD);
-    let words = fed
+    let mut words = fed
         .settings
         .map_or_else(|| mark.clone(), |s| format!("{s} {mark}"));
+    if fed.keys.is_some() {
+        words += " keys=1";
+    }
     spec.inputs.push(sandbox::Input {
         fd: sandbox::INPUT_FD,
         bytes: settings_block(args, Some(&words), fed.payload)?,

@@ -90,6 +90,9 @@ pub(crate) struct PoolPlan {
     /// Verify's pool, built once and fed to every process
     /// (`measure::pool`) instead of built by each.
     pub shared: Option<super::pool::SharedPool>,
+    /// The key pair every process is given instead of making its own
+    /// (`measure::keys`).
+    pub keys: Option<std::sync::Arc<super::keys::SharedKeys>>,
 }
 
 impl PoolPlan {
@@ -97,6 +100,7 @@ impl PoolPlan {
         checked(op).then(|| PoolPlan {
             op: op.to_string(),
             shared: None,
+            keys: None,
             pool_max: CALIBRATION_POOL,
             pool_seconds: if pooled(op) {
                 CALIBRATION_POOL_SECONDS
@@ -117,6 +121,7 @@ impl PoolPlan {
         checked(op).then(|| PoolPlan {
             op: op.to_string(),
             shared: None,
+            keys: None,
             pool_max: iterations + u64::from(warmup),
             // keygen and enc build no pool: no untimed time for one.
             pool_seconds: if pooled(op) {
@@ -145,6 +150,7 @@ impl PoolPlan {
         driver::Fed {
             settings: Some(settings),
             payload: self.shared.as_ref().map(|p| p.bytes.as_slice()),
+            keys: self.keys.as_deref(),
         }
     }
 

@@ -5,6 +5,7 @@ pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;
 pub mod memory;
+pub(crate) mod keys;
 pub(crate) mod pool;
 pub mod profile;
 pub mod timing;
@@ -200,6 +201,7 @@ mod tests {
             samples: true,
             cpus: vec![],
             timeout_seconds: 600.0,
+            share_keys: Default::default(),
         }
     }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::driver::{self, Fed, ProcessRecord};
+use super::driver::{self, ProcessRecord};
 use crate::context::Cx;
 
 /// The message length of every entry (`MSG_BYTES` of `driver.h`).
@@ -50,25 +50,22 @@ pub(crate) struct Built {
     pub setup_sign_retries: u64,
 }
 
-/// Runs the pool process of `op` (verify) with `settings` (a fresh seed
+/// Runs the pool process of `plan`'s operation (verify) with `settings` (a fresh seed
 /// and the pool's limits: `inputs::PoolPlan::settings`) and checks what it
 /// printed.
 pub(crate) fn build(
     cx: &Cx,
     lib: &std::path::Path,
-    op: &str,
+    plan: &super::inputs::PoolPlan,
     settings: &str,
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<Built> {
-    let args: Vec<String> = ["--op", op, "--mode", "pool"]
+    let args: Vec<String> = ["--op", &plan.op, "--mode", "pool"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let fed = Fed {
-        settings: Some(settings),
-        payload: None,
-    };
+    let fed = plan.fed(settings);
     let mut proc = driver::run_with_files(cx, lib, &args, fed, cpu, timeout, &[])?.proc;
     if let Some((_, why)) = proc.failure() {
         return Ok(Built {

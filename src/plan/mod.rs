@@ -246,7 +246,7 @@ impl KatSettings {
     }
 }
 
-pub use crate::records::settings::TimingSettings;
+pub use crate::records::settings::{ShareKeys, TimingSettings};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct HostSettings {

@@ -506,6 +506,7 @@ fn timing(raw: &Loaded<RawCampaign>, p: &mut Problems) -> TimingSettings {
         samples: t.samples.unwrap_or(true),
         cpus: t.cpus.clone().unwrap_or_default(),
         timeout_seconds: t.timeout_seconds.unwrap_or(600.0),
+        share_keys: t.share_keys.unwrap_or_default(),
     };
     if settings.min_iterations > settings.max_iterations {
         let shown = |v: Option<u64>, d: u64| match v {

@@ -18,6 +18,29 @@ pub struct TimingSettings {
     pub samples: bool,
     pub cpus: Vec<usize>,
     pub timeout_seconds: f64,
+    /// Absent when `auto`, so campaigns that leave it keep their records.
+    #[serde(default, skip_serializing_if = "ShareKeys::is_auto")]
+    pub share_keys: ShareKeys,
+}
+
+/// Whether the processes that measure sign, verify, enc or dec share one
+/// key pair made in a process of its own (`measure::keys`) instead of
+/// each making its own in its set-up.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ShareKeys {
+    /// When one key generation (keygen's calibration) costs at least
+    /// `trial-seconds`: the set-ups would outweigh the calls they precede.
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl ShareKeys {
+    fn is_auto(&self) -> bool {
+        *self == ShareKeys::Auto
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

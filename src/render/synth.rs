@@ -278,6 +278,7 @@ impl Synth {
                 samples: false,
                 cpus: vec![cpu],
                 timeout_seconds: 600.0,
+                share_keys: Default::default(),
             },
             limits: Limits {
                 memory_mib: 4096,

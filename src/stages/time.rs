@@ -17,6 +17,7 @@ use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::inputs::{self, PoolPlan};
+use crate::measure::keys;
 use crate::measure::timing::{Calibration, OpTiming, TimeOutput};
 use crate::measure::witness;
 use crate::measure::{
@@ -48,6 +49,8 @@ impl Stage for TimeStage {
         let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let started_utc = Some(crate::records::utc_now());
         let mut ops: Vec<OpTiming> = Vec::new();
+        // Made at the first operation that shares it, for every later one.
+        let mut shared: Option<keys::Built> = None;
         for op in crate::measure::instance_operations(job.inst, kat) {
             let t = if cx.emulated() {
                 functional_check(cx, &lib, op, job.cpu)?
@@ -57,7 +60,8 @@ impl Stage for TimeStage {
                 let exchange = ops.iter().find(|o| o.op == "exchange");
                 super::time_steps::time_step(cx, &lib, op, exchange, job.cpu)?
             } else {
-                time_op(cx, &lib, op, job.cpu)?
+                let keys = shared_keys(cx, &lib, op, &ops, job.cpu, &mut shared)?;
+                time_op(cx, &lib, op, job.cpu, keys)?
             };
             cx.progress
                 .operation(Self::NAME, &job.inst.key(), op, &op_summary(&t));
@@ -290,21 +294,72 @@ pub(super) fn failed(
     }
 }
 
-fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming> {
+/// The key pair `op` shares with the instance's other operations, made
+/// now if it is the first to want one (`measure::keys`); None when its
+/// processes make their own.
+fn shared_keys<'a>(
+    cx: &Cx,
+    lib: &Path,
+    op: &str,
+    done: &[OpTiming],
+    cpu: Option<usize>,
+    shared: &'a mut Option<keys::Built>,
+) -> Result<Option<&'a keys::Built>> {
+    let s = &cx.plan.timing;
+    let keygen = done
+        .iter()
+        .find(|o| o.op == "keygen")
+        .and_then(|o| o.calibration.as_ref())
+        .map(|c| c.seconds_per_call);
+    if !keys::wanted(s.share_keys, op, keygen, s.trial_seconds) {
+        return Ok(None);
+    }
+    if shared.is_none() {
+        let timeout = Duration::from_secs_f64(s.timeout_seconds);
+        *shared = Some(keys::build(cx, lib, &inputs::fresh_seed()?, cpu, timeout)?);
+    }
+    Ok(shared.as_ref())
+}
+
+fn time_op(
+    cx: &Cx,
+    lib: &Path,
+    op: &str,
+    cpu: Option<usize>,
+    keys: Option<&keys::Built>,
+) -> Result<OpTiming> {
     let s = &cx.plan.timing;
     let timeout = Duration::from_secs_f64(s.timeout_seconds);
     let started_utc = Some(crate::records::utc_now_millis());
+    // The keys process is in the record of each operation that used them.
+    let mut before: Vec<ProcessRecord> = keys.iter().map(|k| k.proc.clone()).collect();
+    let pair = match keys.map(|k| &k.keys) {
+        Some(Err(why)) => {
+            let status = keys
+                .and_then(|k| k.proc.failure())
+                .map_or(OpStatus::Error, |f| f.0);
+            let mut t = failed(op, status, why.clone(), before);
+            t.started_utc = started_utc;
+            return Ok(t);
+        }
+        Some(Ok(pair)) => Some(pair.clone()),
+        None => None,
+    };
     let calibrate = driver_args(op, "calibrate", s.warmup);
     let seed = inputs::fresh_seed()?;
-    let settings = PoolPlan::calibration(op).map(|p| p.settings(&seed));
-    let calib_proc = driver::run_fed(cx, lib, &calibrate, settings.as_deref(), cpu, timeout)?.proc;
+    let calib_plan = PoolPlan::calibration(op).map(|mut p| {
+        p.keys.clone_from(&pair);
+        p
+    });
+    let settings = calib_plan.as_ref().map(|p| p.settings(&seed));
+    let fed = match (&calib_plan, &settings) {
+        (Some(p), Some(s)) => p.fed(s),
+        _ => driver::Fed::default(),
+    };
+    let calib_proc = driver::run_with_files(cx, lib, &calibrate, fed, cpu, timeout, &[])?.proc;
     if let Some((status, detail)) = calib_proc.failure() {
-        let mut t = failed(
-            op,
-            status,
-            format!("calibration: {detail}"),
-            vec![calib_proc],
-        );
+        before.push(calib_proc);
+        let mut t = failed(op, status, format!("calibration: {detail}"), before);
         t.started_utc = started_utc;
         return Ok(t);
     }
@@ -316,7 +371,10 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     let longest = counts.iter().copied().max().unwrap_or(plan.iterations);
     // One pool size for every trial: its building is then set-up the
     // witness fit puts in its intercept.
-    let pool = PoolPlan::trial(op, longest, s.warmup, calibration.seconds_per_call);
+    let pool = PoolPlan::trial(op, longest, s.warmup, calibration.seconds_per_call).map(|mut p| {
+        p.keys = pair;
+        p
+    });
     let mut run = TrialRun {
         cx,
         lib,
@@ -337,6 +395,7 @@ fn time_op(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     let lengths = calib_proc.line("lengths").cloned();
+    timing.processes = before;
     timing.processes.push(calib_proc);
     if let Some(failed) = share_pool(&mut run, lengths.as_ref(), &mut timing)? {
         return Ok(failed);
@@ -391,7 +450,7 @@ fn share_pool(
     wanted.pool_max = plan.pool_max.min(fits).max(2);
     let settings = wanted.settings(&inputs::fresh_seed()?);
     let built =
-        crate::measure::pool::build(run.cx, run.lib, &wanted.op, &settings, run.cpu, run.timeout)?;
+        crate::measure::pool::build(run.cx, run.lib, &wanted, &settings, run.cpu, run.timeout)?;
     let failure = built.proc.failure();
     // Its signatures are the operation's: their lengths are verify's.
     super::time_trial::note_lengths(timing, &built.proc);

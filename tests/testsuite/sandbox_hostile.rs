@@ -541,10 +541,13 @@ fn a_set_up_that_varies_between_processes_is_no_evidence_and_a_liar_is_still_cau
             "HOSTILE_KIND = 11, LIAR_DEFERRED = 49, RETRY_KEYGEN_MS = 700",
         ),
     ]);
+    // Each process makes its own key pair here: that is the set-up that
+    // varies (shared, it would not; see the next test).
     let timing = [
         ("trials", "5"),
         ("trial-seconds", "0.01"),
         ("max-iterations", "40"),
+        ("share-keys", "\"never\""),
     ];
     let stages = ["build", "kat", "time", "render"];
     // The KAT makes 10 key generations of up to 0.7 s of CPU each: on a
@@ -591,6 +594,66 @@ fn a_set_up_that_varies_between_processes_is_no_evidence_and_a_liar_is_still_cau
             "{op}"
         );
     }
+}
+
+/// With the key pair shared, sign's and verify's processes make no key:
+/// one process of mode `keys` makes it for both operations, the record
+/// keeps that process with each half's digest instead of its bytes, and
+/// no trial spends a key generation (up to 0.7 s of CPU here) before its
+/// first timed call, as the kernel counted it.
+#[test]
+fn a_shared_key_pair_is_made_once_and_no_trial_makes_its_own() {
+    let p = hostile_project(&[("RETRY", "HOSTILE_KIND = 0, RETRY_KEYGEN_MS = 700")]);
+    let timing = [
+        ("trials", "5"),
+        ("trial-seconds", "0.01"),
+        ("max-iterations", "40"),
+        ("share-keys", "\"always\""),
+    ];
+    p.write(
+        "campaigns/t.toml",
+        &measure_campaign(&[ID], &["build", "kat", "time"], &timing, "").replace(
+            "[kat]\ntimeout-seconds = 20",
+            "[kat]\ntimeout-seconds = 300",
+        ),
+    );
+    let run = p.pqbench(&["run", "t"]);
+    let mut digests = Vec::new();
+    for op in ["sign", "verify"] {
+        let r = record(&p, "t", "RETRY", op);
+        assert_eq!(r.status, "ok", "{op}: {:?}\n{}", r.detail, run.stderr);
+        let keys: Vec<_> = r
+            .processes
+            .iter()
+            .filter(|pr| mode_of(&pr.command) == Some("keys"))
+            .collect();
+        assert_eq!(keys.len(), 1, "{op}: one keys process");
+        let line = keys[0].line("keys").expect("keys line");
+        assert!(line.get("pk").is_none() && line.get("sk").is_none(), "{line:?}");
+        let pk = line.get("pk_sha256").expect("pk digest").to_string();
+        assert_eq!(pk.len(), 64, "{line:?}");
+        digests.push(pk);
+        let setups: Vec<f64> = r
+            .processes
+            .iter()
+            .filter(|pr| mode_of(&pr.command) == Some("trial"))
+            .filter_map(|pr| pr.sandbox.cpu_witness.mark_ns)
+            .map(|ns| ns as f64 / 1e9)
+            .collect();
+        if setups.is_empty() {
+            eprintln!("skipped: {op}: this kernel's /proc has no schedstat or children");
+            assert!(std::env::var("CI").map_or(true, |v| v != "true"));
+            return;
+        }
+        // Made once, a key costs a random 0 to 0.7 s: five trials that
+        // each made their own would all stay under 0.1 s once in 7^5.
+        assert!(
+            setups.iter().all(|s| *s < 0.1),
+            "{op}: set-ups of {setups:?} s before the first timed call"
+        );
+    }
+    // The instance's two operations used the same pair.
+    assert_eq!(digests[0], digests[1]);
 }
 
 #[test]

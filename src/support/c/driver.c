@@ -8,7 +8,8 @@
  * The command line is the same for every process of an instance, whatever
  * it measures: the operation (keygen|sign|verify|enc|dec, hash_<bytes>,
  * exchange|init_a|init_b|pass<k>|derive_a|derive_b: driver_ext.h), the
- * mode (calibrate|trial|memory|count|ct|replay|trip|leak|pool), warm-ups, call counts,
+ * mode (calibrate|trial|memory|count|ct|replay|trip|leak|pool|keys), warm-ups,
+ * call counts,
  * samples, profiling and the distinct inputs (driver_inputs.c) are a
  * settings block on descriptor M, which the driver reads only once the
  * library is loaded, so no constructor can tell the processes apart by
@@ -48,6 +49,7 @@
  *   trip      (trip) see driver_trip.c
  *   pool / entry  (pool) verify's pool, for the other processes: see
  *             driver_pool.c
+ *   keys      (keys) a key pair for the other processes: driver_keys.c
  *   count / ct  (count, ct: under Valgrind) see driver_vg.c
  *   lengths   maximum lengths returned by the library over all calls
  *   done      last line on success
@@ -55,7 +57,8 @@
  * and exits 3; a usage error (argv) exits 2; success exits 0. A crash or a hang inside
  * the library is left to the caller (signal exit status, timeout).
  *
- * Setup (never timed): seed the library once with bytes 0x00..0x2f, keygen;
+ * Setup (never timed): seed the library once with bytes 0x00..0x2f, keygen
+ * (or, with keys=1, read the pair another process made: driver_keys.c);
  * for verify one honest signature, for dec one honest encapsulation whose
  * secret dec must return. With a seed in the settings, sign, verify, dec
  * and hash_<n> walk a pool of distinct inputs derived from it
@@ -129,7 +132,7 @@ static int mode_is(const char *m)
 static void settings_check(void)
 {
     static const char *const modes[] = {"calibrate", "trial", "memory", "count", "ct",
-                                       "replay",    "trip",  "leak",   "pool"};
+                                       "replay",    "trip",  "leak",   "pool",  "keys"};
     size_t m;
     if (!g_set.op[0] || !g_set.mode[0])
         fail("settings", "op_and_mode_are_required");
@@ -144,11 +147,11 @@ static void settings_check(void)
         if (mode_is(modes[m]))
             break;
     if (m == sizeof modes / sizeof modes[0])
-        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_trip_leak_or_pool");
+        fail("settings", "mode_must_be_calibrate_trial_memory_count_ct_replay_trip_leak_pool_or_keys");
     if (g_op == OP_EXT && ext_is_step() && (mode_is("calibrate") || g_set.profile))
         fail("settings", "a_KEX_step_is_planned_from_the_exchange_and_never_profiled");
-    if ((mode_is("replay") || mode_is("pool")) && !g_inputs)
-        fail("settings", "replay_and_pool_need_a_seed");
+    if ((mode_is("replay") || mode_is("pool") || mode_is("keys")) && !g_inputs)
+        fail("settings", "replay_pool_and_keys_need_a_seed");
     if ((g_set.profile || g_set.samples || !g_set.checks) && !mode_is("trial"))
         fail("settings", "samples_profile_and_checks_go_with_mode_trial");
 }
@@ -173,6 +176,8 @@ static void run_mode(void *lib)
         mode_leak(warm < 0 ? 10 : warm, g_set.iters);
     else if (mode_is("pool"))
         mode_pool();
+    else if (mode_is("keys"))
+        mode_keys();
     else
         mode_memory();
 }

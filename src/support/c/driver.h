@@ -165,6 +165,12 @@ long pool_shared_load(void);
 const unsigned char *pool_shared_entry(long k, const unsigned char **msg, size_t *sig_len);
 void mode_pool(void);
 
+/* ---- a key pair shared by an operation's processes (driver_keys.c) ---- */
+void keys_setting(const char *v);
+int keys_given(void);
+void keys_load(void);
+void mode_keys(void);
+
 /* ---- the modes: one file each ---- */
 extern pqb_counter C;
 void warmups(long n);

@@ -199,7 +199,9 @@ void setup(void)
     rc = E->seed(seed, SEED_BYTES);
     if (rc != 0)
         fail("setup", "seed_returned_%d", rc);
-    if (do_keygen() != 0)
+    if (keys_given())
+        keys_load();
+    else if (do_keygen() != 0)
         fail("setup", "%s", g_err);
     if (inputs_pooled()) {
         /* The pool's first entry makes the honest signature or round trip. */

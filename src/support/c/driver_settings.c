@@ -20,7 +20,8 @@
  *   pqb-driver-settings 1
  *   op=<operation>                 required (see driver.c)
  *   mode=<mode>                    required: calibrate, trial, memory,
- *                                  count, ct, replay, trip or leak
+ *                                  count, ct, replay, trip, leak, pool
+ *                                  or keys
  *   warmup=<W>                     default: calibrate 3, trial 2, count 1,
  *                                  replay 2, leak 10
  *   iters=<I>                      trial, count, ct, replay with calls=all,
@@ -39,6 +40,8 @@
  *                                  distinct inputs (driver_inputs.c)
  *   pool_bytes=<N>                 verify: N bytes of a shared pool follow
  *                                  the `end` line (driver_pool.c)
+ *   keys=0|1                       1: the set-up reads its key pair from
+ *                                  keys.pk and keys.sk (driver_keys.c)
  *   end
  *
  * One `key=value` a line, each key at most once, then the line `end` and
@@ -88,7 +91,7 @@ static void settings_line(char *l, int lineno, unsigned *seen)
     static const char *const keys[] = {"op",      "mode",          "warmup", "iters",
                                        "samples", "profile",       "seed",   "pool_max",
                                        "pool",    "pool_seconds",  "calls",  "checks",
-                                       "mark_fd", "pool_bytes"};
+                                       "mark_fd", "pool_bytes",    "keys"};
     const size_t nkeys = sizeof keys / sizeof keys[0];
     char *eq = strchr(l, '=');
     const char *v;
@@ -121,6 +124,8 @@ static void settings_line(char *l, int lineno, unsigned *seen)
         g_set.checks = setting_flag(l, v);
     else if (k == 12)
         g_set.mark_fd = (int)setting_long(l, v, 3, 1 << 20);
+    else if (k == 14)
+        keys_setting(v);
     else
         inputs_setting(l, v);
 }
