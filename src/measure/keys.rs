@@ -117,10 +117,8 @@ fn keep_digests(proc: &mut ProcessRecord) {
         for key in ["pk", "sk"] {
             if let Some(hex) = line.fields.remove(key) {
                 let bytes = hex::decode(&hex).unwrap_or_default();
-                line.fields.insert(
-                    format!("{key}_sha256"),
-                    crate::fsutil::sha256_hex(&bytes),
-                );
+                line.fields
+                    .insert(format!("{key}_sha256"), crate::fsutil::sha256_hex(&bytes));
             }
         }
     }

@@ -4,8 +4,8 @@
 pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;
-pub mod memory;
 pub(crate) mod keys;
+pub mod memory;
 pub(crate) mod pool;
 pub mod profile;
 pub mod timing;
@@ -182,6 +182,7 @@ pub(crate) fn plan_iterations(t1: f64, s: &TimingSettings) -> IterationPlan {
         iterations,
         budget_limited: iterations < wanted,
         below_min_calls: iterations * trials < s.min_calls,
+        slow_calls: t1 >= s.trial_seconds,
     }
 }
 
@@ -219,6 +220,10 @@ mod tests {
             (p.iterations, p.budget_limited, p.below_min_calls),
             (2, true, true)
         );
+        // A call as long as a trial is slow (its own warm-up); a shorter
+        // one is not.
+        assert!(plan_iterations(1.0, &s).slow_calls);
+        assert!(!plan_iterations(0.5, &s).slow_calls);
         // The budget is never exceeded by the timed calls and warm-ups.
         for t1 in [1e-6, 1e-4, 1e-2, 0.3, 2.0] {
             let p = plan_iterations(t1, &s);

@@ -133,6 +133,10 @@ pub struct IterationPlan {
     pub budget_limited: bool,
     /// Fewer timed calls than `min-calls` in total.
     pub below_min_calls: bool,
+    /// A call was as long as a trial (`trial-seconds`) or longer: it is its
+    /// own warm-up, so the trials ran none. Absent otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub slow_calls: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

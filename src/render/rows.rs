@@ -259,6 +259,9 @@ pub(crate) fn op_rows(
         if p.below_min_calls {
             notes.push("fewer timed calls than min-calls".into());
         }
+        if p.slow_calls {
+            notes.push("no warm-up call: a call is as long as a trial".into());
+        }
     }
     if let Some(d) = disturbance(rec) {
         notes.push(format!("⚠ disturbed: {}", d.reasons().join(", ")));

@@ -555,7 +555,7 @@ fn seeding_bullets(c: &CampaignRecord) -> Vec<String> {
 fn planning_bullets(c: &CampaignRecord) -> Vec<String> {
     let t = &c.timing;
     vec![
-        format!("Trials: {} per operation, each in a fresh process, after {}.", t.trials, format::counted(u64::from(t.warmup), "warm-up call", "warm-up calls")),
+        format!("Trials: {} per operation, each in a fresh process, after {} (none where a call is as long as a trial: such a call is its own warm-up).", t.trials, format::counted(u64::from(t.warmup), "warm-up call", "warm-up calls")),
         format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
         format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
         format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
@@ -567,7 +567,7 @@ fn statistics_bullets(ds: &Dataset) -> Vec<String> {
     vec![
         "n = Σ calls; mean cycles = Σ cycles / n; mean time = Σ seconds / n; ops/s = n / Σ seconds; median trial = median of the per-trial mean times.".into(),
         format!("Median, P5/P95 (linear interpolation), CV and Tukey outliers use per-call samples when every trial kept them, else per-trial means; 95 % intervals are percentile bootstraps over {} resamples with a fixed seed, so `pqbench check` can recompute them.", crate::stats::BOOTSTRAP_RESAMPLES),
-        "Charts show the mean cycles of the tables they illustrate, with the 95 % interval of the mean as the whisker.".into(),
+        "Charts show the median cycles per call of the tables they illustrate, with the 95 % interval of the median as the whisker.".into(),
         disturbed_bullet(ds),
     ]
 }

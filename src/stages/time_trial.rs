@@ -28,6 +28,9 @@ pub(super) struct TrialRun<'a> {
     /// The kept trial (from 1) whose every timed call is remade: drawn
     /// before the trials run, and told to no process.
     pub full_replay_trial: u32,
+    /// The campaign's timing settings as this operation follows them
+    /// (`time::op_settings`).
+    pub settings: crate::plan::TimingSettings,
 }
 
 /// How one trial ended.

@@ -20,7 +20,8 @@ pub(super) fn witness_sets(
     op: &str,
     seconds_per_call: f64,
 ) -> Result<std::result::Result<(witness::Verdict, u32), Stop>> {
-    let s = &run.cx.plan.timing;
+    let s = run.settings.clone();
+    let s = &s;
     let mut scale = 1;
     let mut verdict = judge_witness(timing);
     let mut sets = 1;

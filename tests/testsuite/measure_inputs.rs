@@ -332,6 +332,23 @@ fn a_slow_signers_verify_signs_once_for_all_its_processes() {
     assert_eq!(sign.status, "ok", "{}\n{}", run.stdout, run.stderr);
     assert_eq!(sign.status, "ok", "{:?}", sign.detail);
     let per_sign = sign.calibration.as_ref().unwrap().seconds_per_call;
+    // A signature of 50 ms is ten trials long (trial-seconds 0.005): its
+    // own warm-up, so no trial or replay of sign makes one.
+    assert!(
+        sign.plan.as_ref().is_some_and(|p| p.slow_calls),
+        "{:?}",
+        sign.plan
+    );
+    assert_eq!(sign.warmup, 0);
+    for pr in &sign.processes {
+        let warm = pr.command.windows(2).find(|w| w[0] == "--warmup");
+        let calibrating = pr.command.iter().any(|a| a == "calibrate");
+        assert!(
+            calibrating || warm.is_none_or(|w| w[1] == "0"),
+            "{:?}",
+            pr.command
+        );
+    }
     let verify = op_record(&p, "t", "fix-95", "SLOWSIGN", "verify");
     assert_eq!(verify.status, "ok", "{:?}", verify.detail);
     let verify_per_call = verify.calibration.as_ref().unwrap().seconds_per_call;

@@ -629,7 +629,10 @@ fn a_shared_key_pair_is_made_once_and_no_trial_makes_its_own() {
             .collect();
         assert_eq!(keys.len(), 1, "{op}: one keys process");
         let line = keys[0].line("keys").expect("keys line");
-        assert!(line.get("pk").is_none() && line.get("sk").is_none(), "{line:?}");
+        assert!(
+            line.get("pk").is_none() && line.get("sk").is_none(),
+            "{line:?}"
+        );
         let pk = line.get("pk_sha256").expect("pk digest").to_string();
         assert_eq!(pk.len(), 64, "{line:?}");
         digests.push(pk);

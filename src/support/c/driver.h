@@ -41,6 +41,7 @@
 #define CALIB_MIN_CALLS 2
 #define CALIB_MIN_SECONDS 0.05
 #define CALIB_MAX_SECONDS 10.0
+#define CALIB_SLOW_SECONDS 0.5
 
 #define STACK_BYTES ((size_t)16 << 20)
 

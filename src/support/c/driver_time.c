@@ -16,13 +16,18 @@ void warmups(long n)
     }
 }
 
+/* Calibrates the call's cost for the plan: at least CALIB_MIN_CALLS calls
+ * and CALIB_MIN_SECONDS, at most CALIB_MAX_SECONDS, after `warm` warm-ups.
+ * A call of CALIB_SLOW_SECONDS or more is its own warm-up (caches and
+ * predictors are warm long before it ends) and tells the plan all it
+ * needs: the first such call, warm-up or not, is the calibration's only
+ * one. */
 void mode_calibrate(long warm)
 {
     unsigned long long cycles = 0, c0, c1;
     double seconds = 0.0, first = 0.0, start, t0, t1;
-    long calls = 0;
+    long calls = 0, w = 0;
 
-    warmups(warm);
     start = pqb_now_seconds();
     for (;;) {
         inputs_next();
@@ -31,12 +36,18 @@ void mode_calibrate(long warm)
         call_or_die();
         c1 = pqb_counter_read(&C);
         t1 = pqb_now_seconds();
+        if (w < warm && t1 - t0 < CALIB_SLOW_SECONDS) {
+            w++;
+            start = t1;
+            continue;
+        }
+        w = warm;
         cycles += c1 - c0;
         seconds += t1 - t0;
         if (calls++ == 0)
             first = t1 - t0;
         if ((calls >= CALIB_MIN_CALLS && seconds >= CALIB_MIN_SECONDS) ||
-            t1 - start >= CALIB_MAX_SECONDS)
+            first >= CALIB_SLOW_SECONDS || t1 - start >= CALIB_MAX_SECONDS)
             break;
     }
     line("calib calls=%ld seconds=%.9e cycles=%llu first_seconds=%.9e", calls, seconds, cycles,
