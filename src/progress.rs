@@ -72,10 +72,11 @@ impl Progress {
         let header = (!s.announced && s.name == stage).then(|| {
             s.announced = true;
             if s.measuring && s.estimate >= 1.0 {
-                // The plan's figure is a guess from settings, not a bound:
-                // the lines after each job give the pace actually seen.
+                // The plan's figure is an estimate (the time stage's from
+                // the KAT run's call costs), not a bound: the lines after
+                // each job give the pace actually seen.
                 format!(
-                    "{stage}: {} instances, about {} of measuring by the plan's settings",
+                    "{stage}: {} instances, about {} of measuring by the plan's estimate",
                     s.jobs,
                     duration_words(s.estimate)
                 )

@@ -82,6 +82,28 @@ impl KatOutput {
             .copied()
     }
 
+    /// The CPU seconds one call of `op` took in the KAT run: the
+    /// runner's `cost_<op>_seconds` over the records it wrote. None for
+    /// runs from before the runner reported it.
+    pub(crate) fn call_seconds(&self, op: &str) -> Option<f64> {
+        let a = self.final_attempt();
+        let key = format!("cost_{op}_seconds");
+        let total: f64 = a
+            .generator
+            .iter()
+            .find(|(k, _)| *k == key)?
+            .1
+            .parse()
+            .ok()?;
+        let records: f64 = a
+            .generator
+            .iter()
+            .find(|(k, _)| k == "records")
+            .and_then(|(_, v)| v.parse().ok())
+            .filter(|n: &f64| *n > 0.0)?;
+        Some(total / records)
+    }
+
     /// A generator figure, e.g. `max_sig_len`.
     pub(crate) fn figure(&self, key: &str) -> Option<u64> {
         self.final_attempt()
@@ -89,5 +111,43 @@ impl KatOutput {
             .iter()
             .find(|(k, _)| k == key)
             .and_then(|(_, v)| v.parse().ok())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(generator: &[(&str, &str)]) -> KatOutput {
+        KatOutput {
+            attempts: vec![KatAttempt {
+                profile: "guide".into(),
+                status: Status::Pass,
+                detail: None,
+                library_sha256: None,
+                load_bytes: None,
+                log_sha256: String::new(),
+                output_sha256: None,
+                generator: generator
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                reference: None,
+                reference_records: None,
+                files: Vec::new(),
+                crossed: None,
+            }],
+            chosen: 0,
+        }
+    }
+
+    #[test]
+    fn a_calls_cost_is_the_runs_over_its_records() {
+        let k = output(&[("records", "4"), ("cost_sign_seconds", "2.0e-01")]);
+        assert_eq!(k.call_seconds("sign"), Some(0.05));
+        // Not reported (an older runner), or no record written.
+        assert_eq!(k.call_seconds("verify"), None);
+        let none = output(&[("records", "0"), ("cost_sign_seconds", "2.0e-01")]);
+        assert_eq!(none.call_seconds("sign"), None);
     }
 }

@@ -1,6 +1,7 @@
 //! Shared pieces of the measuring stages: which instances are measured, on
 //! which CPU, and how many iterations a trial gets.
 
+pub(crate) mod cost;
 pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;

@@ -409,7 +409,8 @@ fn generator_spec(
 }
 
 /// Keeps the runner's `key = value` lines in `attempt.generator` and logs
-/// all but its status and detail.
+/// all but its status, its detail and its CPU costs (`cost_*`, which
+/// differ from run to run; the time stage's estimate reads them).
 fn read_generator_lines(
     results: &Result<&[u8], frame::FrameError>,
     attempt: &mut KatAttempt,
@@ -425,7 +426,7 @@ fn read_generator_lines(
         }
     }
     for (k, v) in &attempt.generator {
-        if k != "status" && k != "detail" {
+        if k != "status" && k != "detail" && !k.starts_with("cost_") {
             log.kv(k, v);
         }
     }

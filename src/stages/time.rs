@@ -76,11 +76,16 @@ impl Stage for TimeStage {
         })
     }
 
+    /// From what each call cost in the KAT run (`measure::cost`), else
+    /// from the settings alone.
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let s = &job.cx.plan.timing;
+        let kat = job.prior.get::<KatStage>();
+        let ops = crate::measure::instance_operations(job.inst, kat);
+        let from_kat = kat
+            .and_then(|k| crate::measure::cost::instance_seconds(&ops, |op| k.call_seconds(op), s));
         let per_op = (f64::from(s.trials) * s.trial_seconds + 0.5).min(s.budget_seconds);
-        let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
-        Some(per_op * ops.len() as f64)
+        Some(from_kat.unwrap_or(per_op * ops.len() as f64))
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {

@@ -10,7 +10,9 @@ static void check_dec(run_state *r, const gbuf *ct, size_t ct_len, const gbuf *s
                       const gbuf *ss, size_t ss_len, gbuf *ss2)
 {
     size_t ss2_len = ss2->cap;
+    double t0 = kat_cpu();
     int rc = r->e->dec(gdata(ss2), &ss2_len, gdata(ct), ct_len, gdata(sk), sk_len);
+    r->cost[COST_DEC] += kat_cpu() - t0;
     check_guards(r, "dec");
     if (rc != 0) {
         fail(r, ST_CRYPTOFAIL, "dec returned %d in record %lu", rc, r->record);
@@ -34,6 +36,7 @@ void kem_record(run_state *r, int nist, const unsigned char *seed, size_t seed_l
     sink *f = &r->kat;
     gbuf pk, sk, ct, ss, ss2;
     size_t pk_len, sk_len, ct_len, ss_len;
+    double t0;
     int rc;
 
     if (nist) {
@@ -66,7 +69,9 @@ void kem_record(run_state *r, int nist, const unsigned char *seed, size_t seed_l
 
     ct_len = ct.cap;
     ss_len = ss.cap;
+    t0 = kat_cpu();
     rc = e->enc(gdata(&ct), &ct_len, gdata(&ss), &ss_len, gdata(&pk), pk_len);
+    r->cost[COST_ENC] += kat_cpu() - t0;
     check_guards(r, "enc");
     if (rc != 0) {
         fail(r, ST_CRYPTOFAIL, "enc returned %d in record %lu", rc, r->record);

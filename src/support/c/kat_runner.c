@@ -306,6 +306,22 @@ static void seal_exec(int seal_err)
     out_line("seal", seal);
 }
 
+/* CPU seconds of each operation's calls over all records (kept out of the
+ * KAT log, which stays the same from run to run). */
+static void costs(const run_state *r, int sign)
+{
+    static const char *const names[] = {"keygen", "sign", "verify", "enc", "dec"};
+    char key[32], value[32];
+    int k;
+    for (k = 0; k < 5; k++) {
+        if ((k == COST_SIGN || k == COST_VERIFY) != sign && k != COST_KEYGEN)
+            continue;
+        snprintf(key, sizeof key, "cost_%s_seconds", names[k]);
+        snprintf(value, sizeof value, "%.6e", r->cost[k]);
+        out_line(key, value);
+    }
+}
+
 /* The API's figures and the longest (and shortest) outputs of a signature
  * or KEM. */
 static void sign_kem_figures(const pqb_entry *e, const run_state *r)
@@ -332,6 +348,7 @@ static void sign_kem_figures(const pqb_entry *e, const run_state *r)
             out_size("min_ct_len", r->min_ct);
         out_size("max_ss_len", r->max_ss);
     }
+    costs(r, sign);
 }
 
 /* The log's figures after the run, then its status and end line. */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "ctr_drbg.h"
 #include "pqb_entry.h"
@@ -78,7 +79,14 @@ typedef struct {
     size_t min_sig, min_ct;
     unsigned long sign_retries;
     unsigned long records_written;
+    /* CPU seconds spent in each operation's calls (COST_*), summed over the
+     * records: the time stage's estimate of what measuring them costs. */
+    double cost[5];
 } run_state;
+
+enum { COST_KEYGEN, COST_SIGN, COST_VERIFY, COST_ENC, COST_DEC };
+/* This thread's CPU time, seconds. */
+double kat_cpu(void);
 
 unsigned char *gdata(const gbuf *b);
 int galloc(gbuf *b, const char *name, size_t cap);

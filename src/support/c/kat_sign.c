@@ -11,8 +11,10 @@ static int sign_with_retries(run_state *r, gbuf *sig, size_t *sig_len, const gbu
 {
     int attempt, rc = -1;
     for (attempt = 1; attempt <= MAX_SIGN_ATTEMPTS; attempt++) {
+        double t0 = kat_cpu();
         *sig_len = sig->cap;
         rc = r->e->sign(gdata(sig), sig_len, gdata(msg), msg->cap, gdata(sk), sk_len);
+        r->cost[COST_SIGN] += kat_cpu() - t0;
         check_guards(r, "sign");
         if (rc == 0)
             return 0;
@@ -28,9 +30,11 @@ static int sign_with_retries(run_state *r, gbuf *sig, size_t *sig_len, const gbu
 int do_keygen(run_state *r, gbuf *pk, size_t *pk_len, gbuf *sk, size_t *sk_len)
 {
     int rc;
+    double t0 = kat_cpu();
     *pk_len = pk->cap;
     *sk_len = sk->cap;
     rc = r->e->keygen(gdata(pk), pk_len, gdata(sk), sk_len);
+    r->cost[COST_KEYGEN] += kat_cpu() - t0;
     check_guards(r, "keygen");
     if (rc != 0) {
         fail(r, ST_CRYPTOFAIL, "keygen returned %d in record %lu", rc, r->record);
@@ -47,7 +51,9 @@ int do_keygen(run_state *r, gbuf *pk, size_t *pk_len, gbuf *sk, size_t *sk_len)
 static void check_signature(run_state *r, const gbuf *sig, size_t sig_len, const gbuf *msg,
                             gbuf *flipped, const gbuf *pk, size_t pk_len)
 {
+    double t0 = kat_cpu();
     int rc = r->e->verify(gdata(sig), sig_len, gdata(msg), msg->cap, gdata(pk), pk_len);
+    r->cost[COST_VERIFY] += kat_cpu() - t0;
     check_guards(r, "verify");
     if (rc == PQB_VERIFY_SCRATCH_OVERFLOW && r->e->api == PQB_API_NIST)
         fail(r, ST_OVERFLOW,
