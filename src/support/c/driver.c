@@ -58,7 +58,8 @@
  * the library is left to the caller (signal exit status, timeout).
  *
  * Setup (never timed): seed the library once with bytes 0x00..0x2f, keygen
- * (or, with keys=1, read the pair another process made: driver_keys.c);
+ * (or, with keys=1, read the pair another process made: driver_keys.c; none
+ * when keygen itself is calibrated, timed or replayed);
  * for verify one honest signature, for dec one honest encapsulation whose
  * secret dec must return. With a seed in the settings, sign, verify, dec
  * and hash_<n> walk a pool of distinct inputs derived from it
