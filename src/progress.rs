@@ -138,9 +138,15 @@ impl Progress {
                 0 => String::new(),
                 r => format!(", {r} reused"),
             };
+            // Beside what it took, so a reader sees how far the header's
+            // figure was off.
+            let estimated = match (s.measuring, s.estimate_done) {
+                (true, e) if e > 0.0 => format!(" (estimated {e:.1} s)"),
+                _ => String::new(),
+            };
             drop(s);
             self.line(&format!(
-                "{name}: {computed} computed in {took:.1} s{reused}"
+                "{name}: {computed} computed in {took:.1} s{estimated}{reused}"
             ));
         }
     }

@@ -242,9 +242,10 @@ pub(crate) fn run_fed(
 pub(crate) struct Fed<'a> {
     pub settings: Option<&'a str>,
     pub payload: Option<&'a [u8]>,
-    /// The operation's shared key pair, given as the files `keys.pk` and
-    /// `keys.sk` (`measure::keys`; the settings say `keys=1`).
-    pub keys: Option<&'a super::keys::SharedKeys>,
+    /// The operation's shared key pair (public, secret), given as the
+    /// files `keys.pk` and `keys.sk` (`measure::keys`; the settings say
+    /// `keys=1`).
+    pub keys: Option<(&'a [u8], &'a [u8])>,
 }
 
 /// `run_fed`, with `files` (name, bytes) placed in the job directory
@@ -262,7 +263,7 @@ pub(crate) fn run_with_files(
     let scratch = cx.cache.scratch()?;
     // The job's own copy of the library: its uid may not reach the cache.
     let local = stage_library(lib, scratch.path())?;
-    let keys = fed.keys.map(|k| k.files());
+    let keys = fed.keys.map(|(pk, sk)| [("keys.pk", pk), ("keys.sk", sk)]);
     for (name, bytes) in files.iter().chain(keys.iter().flatten()) {
         crate::fsutil::write_atomic(&scratch.path().join(name), bytes)?;
     }

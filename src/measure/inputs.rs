@@ -150,7 +150,10 @@ impl PoolPlan {
         driver::Fed {
             settings: Some(settings),
             payload: self.shared.as_ref().map(|p| p.bytes.as_slice()),
-            keys: self.keys.as_deref(),
+            keys: self
+                .keys
+                .as_deref()
+                .map(|k| (k.pk.as_slice(), k.sk.as_slice())),
         }
     }
 

@@ -29,13 +29,6 @@ pub(crate) struct SharedKeys {
     pub sk: Vec<u8>,
 }
 
-impl SharedKeys {
-    /// The files a process is given, in its job directory.
-    pub(crate) fn files(&self) -> [(&str, &[u8]); 2] {
-        [("keys.pk", &self.pk), ("keys.sk", &self.sk)]
-    }
-}
-
 /// Whether the operations after keygen share one pair, by the campaign's
 /// `timing.share-keys` and what keygen's calibration found a call costs.
 pub(crate) fn wanted(

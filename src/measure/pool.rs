@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use super::driver::{self, ProcessRecord};
+use super::driver::{self, Fed, ProcessRecord};
 use crate::context::Cx;
 
 /// The message length of every entry (`MSG_BYTES` of `driver.h`).
@@ -50,22 +50,21 @@ pub(crate) struct Built {
     pub setup_sign_retries: u64,
 }
 
-/// Runs the pool process of `plan`'s operation (verify) with `settings` (a fresh seed
-/// and the pool's limits: `inputs::PoolPlan::settings`) and checks what it
-/// printed.
+/// Runs the pool process of `op` (verify), fed its settings (a fresh seed
+/// and the pool's limits: `inputs::PoolPlan::settings`) and the shared key
+/// pair if any, and checks what it printed.
 pub(crate) fn build(
     cx: &Cx,
     lib: &std::path::Path,
-    plan: &super::inputs::PoolPlan,
-    settings: &str,
+    op: &str,
+    fed: Fed,
     cpu: Option<usize>,
     timeout: Duration,
 ) -> Result<Built> {
-    let args: Vec<String> = ["--op", &plan.op, "--mode", "pool"]
+    let args: Vec<String> = ["--op", op, "--mode", "pool"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let fed = plan.fed(settings);
     let mut proc = driver::run_with_files(cx, lib, &args, fed, cpu, timeout, &[])?.proc;
     if let Some((_, why)) = proc.failure() {
         return Ok(Built {

@@ -30,6 +30,9 @@ pub struct TreeBenchOptions {
     /// `campaigns/systems.toml` to copy into the project (needed for any
     /// system other than `local`).
     pub systems_file: Option<PathBuf>,
+    /// Every default stage with `bench_tree_measure::TIMING`, not only
+    /// build and KAT.
+    pub measure: bool,
 }
 
 /// One instance of the run.
@@ -67,6 +70,8 @@ pub struct TreeBench {
     pub run_exit: Option<i32>,
     pub rows: Vec<TreeRow>,
     pub project: PathBuf,
+    /// With `measure`: the stages' times and the operations' outcomes.
+    pub measured: Option<super::bench_tree_measure::Measured>,
 }
 
 impl TreeBench {
@@ -108,11 +113,16 @@ pub fn run(
         .iter()
         .cloned()
         .partition(|id| !opts.exclude.iter().any(|x| id.contains(x.as_str())));
-    write_campaign(work, &ids, &opts.system, &tree)?;
+    write_campaign(work, &ids, opts, &tree)?;
     note(&format!(
-        "run: {} algorithms on {} (stages build, kat)",
+        "run: {} algorithms on {} ({})",
         ids.len(),
-        opts.system
+        opts.system,
+        if opts.measure {
+            "every default stage"
+        } else {
+            "stages build, kat"
+        }
     ));
     let (run, out) = pqbench(exe, work, &["run", CAMPAIGN, "--system", &opts.system])?;
     let dataset = work
@@ -130,6 +140,13 @@ pub fn run(
     })?;
     let build: BuildJson =
         serde_json::from_str(&text).with_context(|| format!("reading {}", dataset.display()))?;
+    let measured = match opts.measure {
+        true => Some(super::bench_tree_measure::read(
+            &String::from_utf8_lossy(&out.stderr),
+            dataset.parent().unwrap_or(work),
+        )?),
+        false => None,
+    };
     note(&format!(
         "warm: {WARM} runs and {WARM} statuses, nothing changed"
     ));
@@ -150,6 +167,7 @@ pub fn run(
         run_exit: out.status.code(),
         rows: build.instances.into_iter().map(row).collect(),
         project: work.to_path_buf(),
+        measured,
     })
 }
 
@@ -216,15 +234,20 @@ fn drafted_ids(work: &Path) -> Result<Vec<String>> {
     Ok(ids)
 }
 
-fn write_campaign(work: &Path, ids: &[String], system: &str, tree: &str) -> Result<()> {
+fn write_campaign(work: &Path, ids: &[String], opts: &TreeBenchOptions, tree: &str) -> Result<()> {
     if ids.is_empty() {
         bail!("import drafted no algorithm from {tree} (or every one was excluded)");
     }
     let list: Vec<String> = ids.iter().map(|i| format!("{i:?}")).collect();
+    let (stages, timing) = match opts.measure {
+        true => ("\"default\"", super::bench_tree_measure::TIMING),
+        false => ("\"build\", \"kat\"", ""),
+    };
     let text = format!(
         "description = {desc:?}\nsystems = [{system:?}]\nalgorithms = [{}]\n\
-         stages = [\"build\", \"kat\"]\n\n[host]\nrequire-fixed = false\n",
+         stages = [{stages}]\n\n[host]\nrequire-fixed = false\n\n{timing}",
         list.join(", "),
+        system = opts.system,
         desc = format!("bench-tree: {tree}, imported unedited"),
     );
     let file = work.join("campaigns").join(format!("{CAMPAIGN}.toml"));

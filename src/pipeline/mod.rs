@@ -5,6 +5,7 @@
 
 pub mod bench_engine;
 pub mod bench_tree;
+pub mod bench_tree_measure;
 pub(crate) mod campaign;
 pub(crate) mod evidence;
 pub mod locks;

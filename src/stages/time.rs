@@ -469,8 +469,9 @@ fn share_pool(
     let mut wanted = plan.clone();
     wanted.pool_max = plan.pool_max.min(fits).max(2);
     let settings = wanted.settings(&inputs::fresh_seed()?);
+    let fed = wanted.fed(&settings);
     let built =
-        crate::measure::pool::build(run.cx, run.lib, &wanted, &settings, run.cpu, run.timeout)?;
+        crate::measure::pool::build(run.cx, run.lib, &wanted.op, fed, run.cpu, run.timeout)?;
     let failure = built.proc.failure();
     // Its signatures are the operation's: their lengths are verify's.
     super::time_trial::note_lengths(timing, &built.proc);

@@ -27,6 +27,12 @@ pub struct Args {
     /// project directory) and keep it.
     #[arg(long, value_name = "DIR")]
     keep: Option<std::path::PathBuf>,
+    /// Run every default stage with modest timing (3 trials of 50 ms,
+    /// 2 s budget an operation), not only build and KAT, and report each
+    /// stage's wall time, the time stage against its budgets and estimate,
+    /// and the operations' outcomes.
+    #[arg(long)]
+    measure: bool,
 }
 
 pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
@@ -69,6 +75,7 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
         system: a.system.clone(),
         exclude: a.exclude.clone(),
         systems_file: systems.is_file().then_some(systems),
+        measure: a.measure,
     };
     let note = |s: &str| {
         if !cli.quiet {
@@ -104,12 +111,56 @@ fn report(b: &TreeBench, opts: &TreeBenchOptions) -> String {
         &format!("import + validate ({} drafts)", b.drafted.len()),
         &b.import,
     );
+    let stages = if b.measured.is_some() {
+        "every default stage"
+    } else {
+        "build + kat"
+    };
     s += &line(
-        &format!("run, build + kat ({} instances)", b.rows.len()),
+        &format!("run, {stages} ({} instances)", b.rows.len()),
         &b.run,
     );
     s += &line("warm run, nothing changed (median)", &median(&b.warm_run));
     s += &line("status (median)", &median(&b.warm_status));
+    if let Some(m) = &b.measured {
+        s += &measured(m);
+    }
+    s
+}
+
+/// Each stage's wall time, the time stage against its budgets and its
+/// first estimate, and the operations by outcome.
+fn measured(m: &pqbench::pipeline::bench_tree_measure::Measured) -> String {
+    let mut s = String::from("\nstages (wall time; the plan's estimate where it made one)\n");
+    for st in &m.stages {
+        let est = st
+            .estimated
+            .map_or(String::new(), |e| format!("  (estimated {e:.0} s)"));
+        s += &format!("  {:<14} {:>8.1} s{est}\n", st.stage, st.seconds);
+    }
+    if let Some(t) = m.stage("time") {
+        let budgets = m.budgets();
+        s += &format!(
+            "\ntime stage: {:.0} s against {:.0} s of budgets ({} operations): {:.2}×\n",
+            t.seconds,
+            budgets,
+            m.operations.values().sum::<usize>(),
+            t.seconds / budgets.max(1e-9)
+        );
+        if let (Some(first), Some(e)) = (&m.first_estimate, t.estimated) {
+            s += &format!(
+                "first estimate: about {first} ({e:.0} s); took {:.0} s: {:+.0} %\n",
+                t.seconds,
+                100.0 * (t.seconds - e) / e.max(1e-9)
+            );
+        }
+    }
+    let outcomes: Vec<String> = m
+        .operations
+        .iter()
+        .map(|(k, n)| format!("{n} {k}"))
+        .collect();
+    s += &format!("operations: {}\n", outcomes.join(", "));
     s
 }
 
