@@ -263,6 +263,9 @@ pub(crate) fn op_rows(
             notes.push("no warm-up call: a call is as long as a trial".into());
         }
     }
+    if rec.processes.iter().any(|p| p.line("keys").is_some()) {
+        notes.push("one key pair, made once, shared by its processes".into());
+    }
     if let Some(d) = disturbance(rec) {
         notes.push(format!("⚠ disturbed: {}", d.reasons().join(", ")));
     }

@@ -546,7 +546,7 @@ fn native_sentence(flags: &[String]) -> String {
 
 fn seeding_bullets(c: &CampaignRecord) -> Vec<String> {
     vec![
-        "The DRNG is seeded once per process with the bytes 00..2f; setup (key generation, one honest signature or encapsulation) precedes the timed calls.".into(),
+        "The DRNG is seeded once per process with the bytes 00..2f; setup (key generation, one honest signature or encapsulation) precedes the timed calls. Where one key generation costs a trial or more (`share-keys`), one process makes a key pair and every process of the instance's later operations reads it instead.".into(),
         "Signature message: 64 bytes, msg[i] = (131·i + 64) mod 256. A failing signing call is retried inside the timed call (up to 64 attempts) and counted.".into(),
         drbg_bullet(c.drbg.as_ref()),
     ]

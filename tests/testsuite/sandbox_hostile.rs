@@ -613,12 +613,15 @@ fn a_shared_key_pair_is_made_once_and_no_trial_makes_its_own() {
     ];
     p.write(
         "campaigns/t.toml",
-        &measure_campaign(&[ID], &["build", "kat", "time"], &timing, "").replace(
+        &measure_campaign(&[ID], &["build", "kat", "time", "render"], &timing, "").replace(
             "[kat]\ntimeout-seconds = 20",
             "[kat]\ntimeout-seconds = 300",
         ),
     );
     let run = p.pqbench(&["run", "t"]);
+    // The page says which operations shared a pair.
+    let page = p.read(&format!("output/t/site/local/{ID}.md"));
+    assert!(page.contains("one key pair, made once, shared by its processes"));
     let mut digests = Vec::new();
     // keygen's own processes make no pair before their calls either.
     for op in ["keygen", "sign", "verify"] {
