@@ -116,3 +116,22 @@ fn keep_digests(proc: &mut ProcessRecord) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ShareKeys;
+
+    #[test]
+    fn auto_shares_a_key_generation_as_long_as_a_trial() {
+        let auto = |op, keygen| wanted(ShareKeys::Auto, op, keygen, 0.05);
+        assert!(auto("enc", Some(0.05)) && auto("verify", Some(3.0)));
+        assert!(!auto("enc", Some(0.049)));
+        // Without keygen's calibration nothing says the pair is dear.
+        assert!(!auto("sign", None));
+        // keygen makes its own keys; hash and KEX operations have none.
+        assert!(!auto("keygen", Some(3.0)) && !auto("exchange", Some(3.0)));
+        assert!(wanted(ShareKeys::Always, "dec", Some(1e-6), 0.05));
+        assert!(!wanted(ShareKeys::Never, "dec", Some(30.0), 0.05));
+    }
+}
