@@ -56,6 +56,30 @@ pub(crate) fn instance_seconds(
     Some(total)
 }
 
+/// Predicted seconds of a stage that runs one driver process an operation
+/// (memory, profile): each process's set-up, which makes its own key pair
+/// (`keygen_in_setup`: keygen's own in mode `memory` only), and the
+/// `calls(op, seconds_per_call)` it times; None when a cost is unknown.
+pub(crate) fn one_process_each(
+    ops: &[&str],
+    call: impl Fn(&str) -> Option<f64>,
+    keygen_in_setup: bool,
+    calls: impl Fn(&str, f64) -> f64,
+) -> Option<f64> {
+    let keygen = call("keygen")?;
+    ops.iter().try_fold(0.0, |total, &op| {
+        let t = call(op)?;
+        let setup = match op {
+            "keygen" if keygen_in_setup => keygen,
+            "keygen" => 0.0,
+            "dec" => keygen + call("enc").unwrap_or(t),
+            "verify" => keygen + call("sign").unwrap_or(t),
+            _ => keygen,
+        };
+        Some(total + PROCESS_SECONDS + setup + calls(op, t) * t)
+    })
+}
+
 /// One operation: its calibration, trials, output checks, full replay and
 /// (verify) shared pool, for a call of `t` seconds after a set-up of
 /// `setup`.
@@ -142,6 +166,18 @@ mod tests {
         // Shared: one key generation; own: one in each of 16 processes.
         assert!((2.0..4.0).contains(&shared), "{shared}");
         assert!(own > 16.0 * 2.0, "{own}");
+    }
+
+    #[test]
+    fn one_process_an_operation_makes_its_own_keys() {
+        let costs = kem(2.0, 1e-3, 1e-3);
+        // keygen's process makes a pair in its set-up and one in its call;
+        // enc's and dec's in their set-ups.
+        let memory = one_process_each(&["keygen", "enc", "dec"], &costs, true, |_, _| 1.0);
+        let m = memory.unwrap();
+        assert!((8.0..8.2).contains(&m), "{m}");
+        let timed = one_process_each(&["keygen"], &costs, false, |_, _| 1.0).unwrap();
+        assert!((2.0..2.1).contains(&timed), "{timed}");
     }
 
     #[test]

@@ -79,9 +79,15 @@ impl Stage for MemoryStage {
         Ok(MemoryOutput { load_bytes, ops })
     }
 
+    /// One process an operation: from the KAT run's call costs
+    /// (`measure::cost`), else 0.2 s each.
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
-        let ops = crate::measure::instance_operations(job.inst, job.prior.get::<KatStage>());
-        Some(0.2 * ops.len() as f64)
+        let kat = job.prior.get::<KatStage>();
+        let ops = crate::measure::instance_operations(job.inst, kat);
+        let from_kat = kat.and_then(|k| {
+            crate::measure::cost::one_process_each(&ops, |op| k.call_seconds(op), true, |_, _| 1.0)
+        });
+        Some(from_kat.unwrap_or(0.2 * ops.len() as f64))
     }
 }
 

@@ -125,7 +125,7 @@ impl Stage for ProfileStage {
                 .iter()
                 .map(|s| s.to_string())
                 .chain([
-                    cx.plan.timing.warmup.to_string(),
+                    warmup(job, op).to_string(),
                     "--iters".into(),
                     iterations(job, op).to_string(),
                 ])
@@ -149,10 +149,21 @@ impl Stage for ProfileStage {
         })
     }
 
+    /// One trial an operation, of the time stage's plan: from the KAT
+    /// run's call costs (`measure::cost`), else from the settings.
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let s = &job.cx.plan.timing;
-        let ops = profiled_operations(job.inst, job.prior.get::<KatStage>());
-        Some((s.trial_seconds + 0.2) * ops.len() as f64)
+        let kat = job.prior.get::<KatStage>();
+        let ops = profiled_operations(job.inst, kat);
+        let calls = |_: &str, t: f64| {
+            let plan = crate::measure::plan_iterations(t, s);
+            let warm = if plan.slow_calls { 0 } else { s.warmup };
+            (plan.iterations + u64::from(warm)) as f64
+        };
+        let from_kat = kat.and_then(|k| {
+            crate::measure::cost::one_process_each(&ops, |op| k.call_seconds(op), false, calls)
+        });
+        Some(from_kat.unwrap_or((s.trial_seconds + 0.2) * ops.len() as f64))
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {
@@ -183,6 +194,16 @@ fn iterations(job: &Job, op: &str) -> u64 {
         .and_then(|o| o.plan.as_ref())
         .map(|p| p.iterations)
         .unwrap_or(job.cx.plan.timing.min_iterations)
+}
+
+/// The warm-ups of the time stage's trials of `op` (none for a call as
+/// long as a trial), else the campaign's.
+fn warmup(job: &Job, op: &str) -> u32 {
+    job.prior
+        .get::<TimeStage>()
+        .and_then(|t| t.ops.iter().find(|o| o.op == op))
+        .filter(|o| o.plan.is_some())
+        .map_or(job.cx.plan.timing.warmup, |o| o.warmup)
 }
 
 fn read_profile(op: &str, process: ProcessRecord) -> OpProfile {
