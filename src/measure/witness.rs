@@ -240,7 +240,11 @@ pub fn fit(processes: &[ProcessRecord], planned: Option<u64>, kept: &[Trial]) ->
                 .find_map(|(p, _)| p.sandbox.cpu_witness.missing.clone())
                 .unwrap_or_else(|| "no trial process was witnessed".into()),
         ),
-        // The campaign's choice (one trial): said, not judged.
+        // The campaign's choice (one trial), or a call so long that the
+        // budget affords one a trial: said, not judged.
+        Some((_, calls, _)) if line.is_none() && planned == Some(1) => Some(format!(
+            "every witnessed trial ran {calls} call, all the budget affords; the witness fits trials of different lengths (a larger timing.budget-seconds)"
+        )),
         Some((_, calls, _)) if line.is_none() => Some(format!(
             "every witnessed trial ran {calls} calls; the witness fits trials of different lengths (timing.trials of 3 or more)"
         )),
@@ -444,6 +448,19 @@ mod tests {
         let mut c = spread_counts(100, 5);
         c.sort();
         assert_eq!(c, vec![50, 75, 100, 125, 150]);
+    }
+
+    #[test]
+    fn trials_of_one_length_name_why_they_are_not_judged() {
+        let procs: Vec<ProcessRecord> = (0..3).map(|_| process(1, Some(2_000_000_000))).collect();
+        // One call a trial because the budget affords no more: the fix is
+        // the budget, not more trials.
+        let f = fit(&procs, Some(1), &[]).unwrap();
+        let why = f.missing.unwrap();
+        assert!(why.contains("ran 1 call, all the budget affords"), "{why}");
+        let procs: Vec<ProcessRecord> = (0..3).map(|_| process(10, Some(2_000_000))).collect();
+        let why = fit(&procs, Some(10), &[]).unwrap().missing.unwrap();
+        assert!(why.contains("timing.trials of 3 or more"), "{why}");
     }
 
     #[test]
