@@ -12,7 +12,7 @@
 //! not foreseen.
 
 use super::inputs::{checked, pooled, CHECKED_CALLS, POOL_SHARE};
-use super::{keys, plan_iterations};
+use super::{keys, op_settings, plan_iterations};
 use crate::plan::TimingSettings;
 
 /// Starting and ending one sandboxed driver process (its namespaces, its
@@ -45,10 +45,11 @@ pub(crate) fn instance_seconds(
             total += PROCESS_SECONDS + keygen.unwrap_or(0.0);
             keys_made = true;
         }
+        // verify's processes sign nothing: the pool is built once.
         let setup = match (op, shared) {
             ("keygen", _) | (_, true) => 0.0,
-            ("dec", false) => keygen? + call("enc").unwrap_or(t),
-            _ => keygen?,
+            ("verify", false) => keygen?,
+            _ => own_keys_setup(op, keygen?, t, &call, true),
         };
         let pool = (op == "verify").then(|| setup + 2.0 * call("sign").unwrap_or(t));
         total += op_seconds(op, t, setup, pool, s);
@@ -69,15 +70,28 @@ pub(crate) fn one_process_each(
     let keygen = call("keygen")?;
     ops.iter().try_fold(0.0, |total, &op| {
         let t = call(op)?;
-        let setup = match op {
-            "keygen" if keygen_in_setup => keygen,
-            "keygen" => 0.0,
-            "dec" => keygen + call("enc").unwrap_or(t),
-            "verify" => keygen + call("sign").unwrap_or(t),
-            _ => keygen,
-        };
+        let setup = own_keys_setup(op, keygen, t, &call, keygen_in_setup);
         Some(total + PROCESS_SECONDS + setup + calls(op, t) * t)
     })
+}
+
+/// The set-up of a process that makes its own key pair: the pair (none
+/// for keygen unless `keygen_in_setup`), and verify's honest signature or
+/// dec's honest encapsulation (at `t` when its cost is unknown).
+fn own_keys_setup(
+    op: &str,
+    keygen: f64,
+    t: f64,
+    call: &impl Fn(&str) -> Option<f64>,
+    keygen_in_setup: bool,
+) -> f64 {
+    match op {
+        "keygen" if keygen_in_setup => keygen,
+        "keygen" => 0.0,
+        "dec" => keygen + call("enc").unwrap_or(t),
+        "verify" => keygen + call("sign").unwrap_or(t),
+        _ => keygen,
+    }
 }
 
 /// One operation: its calibration, trials, output checks, full replay and
@@ -92,12 +106,10 @@ fn op_seconds(op: &str, t: f64, setup: f64, pool: Option<f64>, s: &TimingSetting
         let timed = (CALIB_MIN_SECONDS / t).ceil().max(CALIB_MIN_CALLS) * t;
         f64::from(s.warmup) * t + timed.min(CALIB_MAX_SECONDS)
     };
-    let plan = plan_iterations(t, s);
-    let warm = if plan.slow_calls {
-        0.0
-    } else {
-        f64::from(s.warmup)
-    };
+    // The stage's own rule for the warm-ups (`op_settings`).
+    let own = op_settings(s, t);
+    let plan = plan_iterations(t, &own);
+    let warm = f64::from(own.warmup);
     let n = plan.iterations as f64;
     let trials = f64::from(s.trials.max(1));
     // Each trial's pool is built untimed, in at most a share of its calls.

@@ -187,6 +187,18 @@ pub(crate) fn plan_iterations(t1: f64, s: &TimingSettings) -> IterationPlan {
     }
 }
 
+/// The campaign's timing settings as one operation follows them: a call
+/// as long as a trial (`trial-seconds`) is its own warm-up (caches and
+/// predictors are warm long before it ends), so its trials and their
+/// replays make none; the record's `warmup` says so.
+pub(crate) fn op_settings(s: &TimingSettings, seconds_per_call: f64) -> TimingSettings {
+    let mut own = s.clone();
+    if plan_iterations(seconds_per_call, s).slow_calls {
+        own.warmup = 0;
+    }
+    own
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -156,9 +156,9 @@ impl Stage for ProfileStage {
         let kat = job.prior.get::<KatStage>();
         let ops = profiled_operations(job.inst, kat);
         let calls = |_: &str, t: f64| {
-            let plan = crate::measure::plan_iterations(t, s);
-            let warm = if plan.slow_calls { 0 } else { s.warmup };
-            (plan.iterations + u64::from(warm)) as f64
+            let own = crate::measure::op_settings(s, t);
+            let plan = crate::measure::plan_iterations(t, &own);
+            (plan.iterations + u64::from(own.warmup)) as f64
         };
         let from_kat = kat.and_then(|k| {
             crate::measure::cost::one_process_each(&ops, |op| k.call_seconds(op), false, calls)

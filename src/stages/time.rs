@@ -369,7 +369,7 @@ fn time_op(
         return Ok(t);
     }
     let calibration = calibration(&calib_proc)?;
-    let own = op_settings(s, calibration.seconds_per_call);
+    let own = crate::measure::op_settings(s, calibration.seconds_per_call);
     let s = &own;
     let plan = plan_iterations(calibration.seconds_per_call, s);
     // Trials of different call counts, so the kernel's witness of their
@@ -430,18 +430,6 @@ fn time_op(
         }
         witness::Verdict::Upheld | witness::Verdict::Absent => finish(timing),
     })
-}
-
-/// The campaign's timing settings as one operation follows them: a call
-/// as long as a trial (`trial-seconds`) is its own warm-up (caches and
-/// predictors are warm long before it ends), so its trials and their
-/// replays make none; the record's `warmup` says so.
-fn op_settings(s: &TimingSettings, seconds_per_call: f64) -> TimingSettings {
-    let mut own = s.clone();
-    if plan_iterations(seconds_per_call, s).slow_calls {
-        own.warmup = 0;
-    }
-    own
 }
 
 /// Verify's pool, built once in a process of its own and fed to every

@@ -29,7 +29,7 @@ pub(super) struct TrialRun<'a> {
     /// before the trials run, and told to no process.
     pub full_replay_trial: u32,
     /// The campaign's timing settings as this operation follows them
-    /// (`time::op_settings`).
+    /// (`measure::op_settings`).
     pub settings: crate::plan::TimingSettings,
 }
 
