@@ -3,6 +3,8 @@
 //! and the API. Objects are cached by content; no submitted build script
 //! runs unless the algorithm opts in to CMake.
 
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
@@ -11,7 +13,7 @@ use crate::context::Cx;
 use crate::engine::{Job, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
 use crate::fsutil;
-use crate::plan::Instance;
+use crate::plan::{FlagProfile, Instance};
 use crate::records::AttemptRecord;
 use crate::support::Part;
 use crate::toolchain::deps;
@@ -151,14 +153,21 @@ fn written_for_another_arch(cx: &Cx, inst: &Instance) -> Option<Manifest> {
     Some(m)
 }
 
-fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
-    let mut m = Manifest::new();
-    let support = cx.support_sources()?;
-    let sources: Vec<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
+/// The files every unit of `inst` reads under `profiles`, with their
+/// digests. Units read the same headers: each file is kept once (a
+/// file's later digest wins, as the manifest's own entries would), keyed
+/// by its bytes (comparing paths component by component was most of a
+/// warm `status` on a large tree).
+fn files_read(
+    cx: &Cx,
+    inst: &Instance,
+    profiles: &[FlagProfile],
+    support: &Path,
+) -> Result<HashMap<OsString, String>> {
     // What a compiler job of this build may read (`BuildEnv::reads`),
     // known without compiling the support tools.
     let reads = crate::toolchain::build_env::compiler_reads(&cx.plan.project_root, inst, support);
-    let profiles = cx.profiles_for(inst);
+    let mut read = HashMap::new();
     for (i, profile) in profiles.iter().enumerate() {
         for unit in units(inst, profile, support, target_arch(&cx.compiler)) {
             // The first profile is the one built: in a run, a unit of it
@@ -171,20 +180,35 @@ fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
                     None => deps::of(&cx.cache, &cx.compiler, &unit, &reads)?,
                 },
             };
-            for (file, sha) in deps.files {
-                if file.starts_with(support) {
-                    continue;
-                }
-                let group = if sources.contains(&file.as_path()) {
-                    "source"
-                } else if file.starts_with(&cx.plan.project_root) || file.is_relative() {
-                    "header"
-                } else {
-                    "system-header"
-                };
-                m.set(format!("{group}:{}", cx.plan.display_path(&file)), sha);
-            }
+            read.extend(
+                deps.files
+                    .into_iter()
+                    .map(|(f, sha)| (f.into_os_string(), sha)),
+            );
         }
+    }
+    Ok(read)
+}
+
+fn build_manifest_now(cx: &Cx, inst: &Instance) -> Result<Manifest> {
+    let mut m = Manifest::new();
+    let support = cx.support_sources()?;
+    let profiles = cx.profiles_for(inst);
+    let read = files_read(cx, inst, &profiles, support)?;
+    let sources: HashSet<&Path> = inst.sources.iter().map(|s| s.path.as_path()).collect();
+    for (file, sha) in read {
+        let file = Path::new(&file);
+        if file.starts_with(support) {
+            continue;
+        }
+        let group = if sources.contains(file) {
+            "source"
+        } else if file.starts_with(&cx.plan.project_root) || file.is_relative() {
+            "header"
+        } else {
+            "system-header"
+        };
+        m.set(format!("{group}:{}", cx.plan.display_path(file)), sha);
     }
     for s in &inst.sources {
         m.set(
