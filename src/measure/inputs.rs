@@ -66,6 +66,13 @@ pub fn checked(op: &str) -> bool {
     pooled(op) || matches!(op, "keygen" | "enc") || crate::kinds::is_kex_operation(op)
 }
 
+/// Whether the library's randomness is re-seeded before each of `op`'s
+/// calls (`inputs_reseeded` in `driver_inputs.c`): its outputs should
+/// repeat from the same seed and call number.
+fn reseeded(op: &str) -> bool {
+    matches!(op, "keygen" | "enc" | "sign") || crate::kinds::is_kex_operation(op)
+}
+
 /// `n` bytes from the operating system's random source.
 fn os_random(n: usize) -> Result<Vec<u8>> {
     use std::io::Read;
@@ -301,48 +308,102 @@ pub(crate) fn check_trial(
         return Ok(out);
     }
     let calls = pick_calls(t.iterations)?;
-    let replayed = replay(cx, lib, plan, &w, &calls, cpu, timeout)?;
-    out.checks = calls
-        .iter()
-        .map(|&call| {
-            let line = replayed
-                .lines
-                .iter()
-                .find(|l| l.tag == "replay" && l.u64("call") == Some(call));
-            OutputCheck {
-                trial: t.trial,
-                seed: w.seed.clone(),
-                pool: w.pool,
-                warmup: w.warmup,
-                wraps: w.wraps,
-                call,
-                timed_hash: format!("{:016x}", t.outputs[call as usize]),
-                replay_hash: line
-                    .and_then(|l| l.u64("hash"))
-                    .map(|h| format!("{h:016x}")),
-                agrees: line.and_then(|l| match l.get("agrees") {
-                    Some("1") => Some(true),
-                    Some("0") => Some(false),
-                    _ => None,
-                }),
-                repeatable: line.and_then(|l| l.get("repeat").map(|r| r == "1")),
-            }
-        })
-        .collect();
-    let failure = replayed.failure().map(|(_, detail)| detail);
-    out.replays.push(replayed);
-    if t.full {
-        let (all, made) = replay_all(cx, lib, plan, &w, t, cpu, timeout)?;
-        let made = all.failure().is_none().then_some(made.as_slice());
-        out.full = Some(full_replay(t.trial, t.outputs, made));
-        out.replays.push(all);
+    let reseeded = reseeded(&plan.op);
+    let replayer = Replayer {
+        cx,
+        lib,
+        plan,
+        w: &w,
+        cpu,
+        timeout,
+    };
+    let once = replayer.picked(&calls, false)?;
+    let mut replayed = read_checks(&once, &calls, t, &w, reseeded);
+    let mut failure = once.failure().map(|(_, detail)| detail);
+    out.replays.push(once);
+    if reseeded && replayed.iter().any(|c| c.check.differs()) {
+        // Only a call made twice in one process tells an output that does
+        // not follow the driver's randomness from a lie: a second process
+        // makes each picked call twice.
+        let twice = replayer.picked(&calls, true)?;
+        replayed = read_checks(&twice, &calls, t, &w, reseeded);
+        failure = twice.failure().map(|(_, detail)| detail);
+        out.replays.push(twice);
     }
+    if t.full {
+        out.full = Some(if calls.len() as u64 == t.iterations {
+            // The picked calls are every timed call: their replay was a
+            // full one.
+            let made: Option<Vec<u64>> = replayed.iter().map(|c| c.hash).collect();
+            full_replay(
+                t.trial,
+                t.outputs,
+                made.filter(|_| failure.is_none()).as_deref(),
+            )
+        } else {
+            let (all, made) = replayer.all(t.iterations)?;
+            let made = all.failure().is_none().then_some(made.as_slice());
+            out.replays.push(all);
+            full_replay(t.trial, t.outputs, made)
+        });
+    }
+    out.checks = replayed.into_iter().map(|c| c.check).collect();
     let full: Vec<FullReplay> = out.full.iter().cloned().collect();
     out.problem = verdict(&out.checks, &full).map(|why| match failure {
         Some(detail) => format!("{why} ({detail})"),
         None => why,
     });
     Ok(out)
+}
+
+/// A picked call's check and the output hash its replay made.
+struct Replayed {
+    check: OutputCheck,
+    hash: Option<u64>,
+}
+
+/// The checks of `calls` from a replay process's lines. A re-seeded call
+/// made once whose output equals the timed call's repeated, across two
+/// processes; made twice, the replay says whether it repeated.
+fn read_checks(
+    replayed: &ProcessRecord,
+    calls: &[u64],
+    t: &Timed,
+    w: &Walk,
+    reseeded: bool,
+) -> Vec<Replayed> {
+    let timed = |call: u64| t.outputs[call as usize];
+    calls
+        .iter()
+        .map(|&call| {
+            let line = replayed
+                .lines
+                .iter()
+                .find(|l| l.tag == "replay" && l.u64("call") == Some(call));
+            let hash = line.and_then(|l| l.u64("hash"));
+            let repeatable = match line.and_then(|l| l.get("repeat")) {
+                Some(r) => Some(r == "1"),
+                None => (reseeded && hash == Some(timed(call))).then_some(true),
+            };
+            let check = OutputCheck {
+                trial: t.trial,
+                seed: w.seed.clone(),
+                pool: w.pool,
+                warmup: w.warmup,
+                wraps: w.wraps,
+                call,
+                timed_hash: format!("{:016x}", timed(call)),
+                replay_hash: hash.map(|h| format!("{h:016x}")),
+                agrees: line.and_then(|l| match l.get("agrees") {
+                    Some("1") => Some(true),
+                    Some("0") => Some(false),
+                    _ => None,
+                }),
+                repeatable,
+            };
+            Replayed { check, hash }
+        })
+        .collect()
 }
 
 /// What remaking every timed call of `trial` gave (None: the replay
@@ -363,36 +424,6 @@ fn full_replay(trial: u32, outputs: &[u64], made: Option<&[u64]>) -> FullReplay 
         differing,
         first_differing: first,
     }
-}
-
-/// A separate driver process remaking every timed call of a trial that
-/// walked `w`, untimed, and the output hashes it reported.
-fn replay_all(
-    cx: &Cx,
-    lib: &Path,
-    plan: &PoolPlan,
-    w: &Walk,
-    t: &Timed,
-    cpu: Option<usize>,
-    timeout: Duration,
-) -> Result<(ProcessRecord, Vec<u64>)> {
-    let settings = format!("seed={} pool={} calls=all", w.seed, w.pool);
-    let fed = plan.fed(&settings);
-    let args: Vec<String> = [
-        "--op",
-        &plan.op,
-        "--mode",
-        "replay",
-        "--warmup",
-        &w.warmup.to_string(),
-        "--iters",
-        &t.iterations.to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let ran = driver::run_with_files(cx, lib, &args, fed, cpu, timeout, &[])?;
-    Ok((ran.proc, ran.outputs))
 }
 
 /// The kept trial, from 1 of `trials`, whose every timed call is remade,
@@ -420,25 +451,57 @@ fn pick_calls(iterations: u64) -> Result<Vec<u64>> {
     Ok(calls)
 }
 
-/// A separate driver process recomputing `calls` of a trial that walked
-/// `w`, untimed.
-fn replay(
-    cx: &Cx,
-    lib: &Path,
-    plan: &PoolPlan,
-    w: &Walk,
-    calls: &[u64],
+/// Separate driver processes of the same library remaking, untimed, calls
+/// of a trial that walked `w`.
+struct Replayer<'a> {
+    cx: &'a Cx<'a>,
+    lib: &'a Path,
+    plan: &'a PoolPlan,
+    w: &'a Walk,
     cpu: Option<usize>,
     timeout: Duration,
-) -> Result<ProcessRecord> {
-    let list: Vec<String> = calls.iter().map(u64::to_string).collect();
-    let settings = format!("seed={} pool={} calls={}", w.seed, w.pool, list.join(","));
-    let args: Vec<String> = ["--op", &plan.op, "--mode", "replay", "--warmup"]
+}
+
+impl Replayer<'_> {
+    /// A process making `calls`; with `repeat`, each call of a re-seeded
+    /// operation twice.
+    fn picked(&self, calls: &[u64], repeat: bool) -> Result<ProcessRecord> {
+        let list: Vec<String> = calls.iter().map(u64::to_string).collect();
+        let settings = format!(
+            "seed={} pool={} calls={} repeat={}",
+            self.w.seed,
+            self.w.pool,
+            list.join(","),
+            u8::from(repeat)
+        );
+        Ok(self.run(&settings, &[])?.proc)
+    }
+
+    /// A process making every one of a trial's `iterations` timed calls,
+    /// and the output hashes it reported.
+    fn all(&self, iterations: u64) -> Result<(ProcessRecord, Vec<u64>)> {
+        let settings = format!("seed={} pool={} calls=all", self.w.seed, self.w.pool);
+        let ran = self.run(&settings, &["--iters", &iterations.to_string()])?;
+        Ok((ran.proc, ran.outputs))
+    }
+
+    fn run(&self, settings: &str, more: &[&str]) -> Result<driver::Ran> {
+        let warmup = self.w.warmup.to_string();
+        let args: Vec<String> = [
+            "--op",
+            &self.plan.op,
+            "--mode",
+            "replay",
+            "--warmup",
+            &warmup,
+        ]
         .iter()
+        .chain(more)
         .map(|s| s.to_string())
-        .chain([w.warmup.to_string()])
         .collect();
-    Ok(driver::run_with_files(cx, lib, &args, plan.fed(&settings), cpu, timeout, &[])?.proc)
+        let fed = self.plan.fed(settings);
+        driver::run_with_files(self.cx, self.lib, &args, fed, self.cpu, self.timeout, &[])
+    }
 }
 
 #[cfg(test)]

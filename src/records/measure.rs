@@ -108,12 +108,19 @@ impl FullReplay {
 }
 
 impl OutputCheck {
+    /// Whether the replay made an output other than the timed call's.
+    pub fn differs(&self) -> bool {
+        self.replay_hash
+            .as_ref()
+            .is_some_and(|h| *h != self.timed_hash)
+    }
+
     /// Why this call is inconsistent, or None.
     pub fn problem(&self) -> Option<String> {
         let call = format!("timed call {} of trial {}", self.call, self.trial);
         match &self.replay_hash {
             None => Some(format!("{call}: its replay failed")),
-            Some(h) if *h != self.timed_hash && self.repeatable != Some(false) => Some(format!(
+            Some(h) if self.differs() && self.repeatable != Some(false) => Some(format!(
                 "{call} returned output hash {}, a separate process recomputed {h}",
                 self.timed_hash
             )),

@@ -6,7 +6,8 @@
 //! recomputing timed calls picked after the trial; so are a keygen that
 //! hands back stale keys, an enc whose secret its ciphertext does not
 //! carry, and a sign that returns stale signatures (tests/fixtures/measure,
-//! FIX_SIGN_STALE), and a key-exchange step that stops deriving
+//! FIX_SIGN_STALE), while an honest sign with randomness of its own
+//! (FIX_SIGN_OWN_NONCE) is checked by verification only, and a key-exchange step that stops deriving
 //! (tests/fixtures/inputs/cheat_kex.c). The honest control beside them is
 //! measured as usual.
 
@@ -201,14 +202,19 @@ fn a_dec_wrong_on_a_few_calls_is_caught_by_the_trial_remade_in_full() {
 /// a separate process remaking timed calls picked after the trial: the
 /// library's randomness is re-seeded before every call from the trial's
 /// seed and the call's number, so the replay makes the same signature the
-/// honest control made, twice alike, and it verifies.
+/// honest control made, and it verifies. An honest sign whose randomness
+/// is partly its own is told from it by a second replay of each call.
 #[test]
 fn a_stale_signature_in_timed_calls_is_caught_by_the_replay() {
     let p = TestProject::bare();
     measure_fixture(
         &p,
         "fix-96",
-        &[("HONEST", "FIX_WORK = 1"), ("STALE", "FIX_SIGN_STALE = 20")],
+        &[
+            ("HONEST", "FIX_WORK = 1"),
+            ("STALE", "FIX_SIGN_STALE = 20"),
+            ("OWN", "FIX_SIGN_OWN_NONCE = 1"),
+        ],
     );
     let campaign = measure_campaign(&["fix-96"], &["build", "kat", "time"], &[], "");
     p.write("campaigns/t.toml", &campaign);
@@ -222,6 +228,24 @@ fn a_stale_signature_in_timed_calls_is_caught_by_the_replay() {
         assert_eq!(c.replay_hash.as_deref(), Some(c.timed_hash.as_str()));
         assert_eq!((c.agrees, c.repeatable), (Some(true), Some(true)));
     }
+    // Outputs that repeated across processes are made once: no replay
+    // process made a call twice.
+    let (once, twice) = replay_passes(&honest);
+    assert!(once >= honest.trials.len() && twice == 0, "{once} {twice}");
+
+    // Honest signatures with randomness of their own: every replay
+    // differs from its timed call, a second process makes each picked call
+    // twice, sees that it does not repeat, and only verification counts.
+    let own = op_record(&p, "t", "fix-96", "OWN", "sign");
+    assert_eq!(own.status, "ok", "{:?}", own.detail);
+    assert!(!own.output_checks.is_empty());
+    for c in &own.output_checks {
+        assert_ne!(c.replay_hash.as_deref(), Some(c.timed_hash.as_str()));
+        assert_eq!((c.agrees, c.repeatable), (Some(true), Some(false)));
+    }
+    // (A further set of trials keeps the earlier sets' processes.)
+    let (once, twice) = replay_passes(&own);
+    assert!(once == twice && twice >= own.trials.len(), "{once} {twice}");
 
     let stale = op_record(&p, "t", "fix-96", "STALE", "sign");
     assert_eq!(stale.status, "inconsistent", "{:?}", stale.detail);
@@ -242,6 +266,22 @@ fn a_stale_signature_in_timed_calls_is_caught_by_the_replay() {
         let r = op_record(&p, "t", "fix-96", "HONEST", op);
         assert_eq!(r.status, "ok", "{op}: {:?}", r.detail);
     }
+}
+
+/// The replay processes of `r` (those that remade picked calls) that made
+/// each call once, and those that made each twice (their lines say
+/// whether it repeated).
+fn replay_passes(r: &OperationRecord) -> (usize, usize) {
+    let picked: Vec<_> = r
+        .processes
+        .iter()
+        .filter_map(|p| p.lines.iter().find(|l| l.tag == "replay"))
+        .collect();
+    let twice = picked
+        .iter()
+        .filter(|l| l.fields.contains_key("repeat"))
+        .count();
+    (picked.len() - twice, twice)
 }
 
 /// A key-exchange step that stops deriving after 300 calls in a process
@@ -349,6 +389,23 @@ fn a_slow_signers_verify_signs_once_for_all_its_processes() {
             pr.command
         );
     }
+    let mode = |pr: &pqbench::measure::driver::ProcessRecord, m: &str| {
+        pr.command.windows(2).any(|w| w[0] == "--mode" && w[1] == m)
+    };
+    // Trials of a call or three had every call picked for their check:
+    // that replay was the full one, and no process remade a trial again.
+    assert!(
+        sign.trials.iter().all(|t| t.calls <= 3),
+        "{:?}",
+        sign.trials
+    );
+    let full = &sign.full_replays;
+    assert!(full.len() == 1 && full[0].differing == Some(0), "{full:?}");
+    let all = |pr: &&pqbench::measure::driver::ProcessRecord| {
+        mode(pr, "replay") && pr.command.iter().any(|a| a == "--iters")
+    };
+    assert_eq!(sign.processes.iter().filter(all).count(), 0);
+
     let verify = op_record(&p, "t", "fix-95", "SLOWSIGN", "verify");
     assert_eq!(verify.status, "ok", "{:?}", verify.detail);
     let verify_per_call = verify.calibration.as_ref().unwrap().seconds_per_call;
@@ -357,9 +414,6 @@ fn a_slow_signers_verify_signs_once_for_all_its_processes() {
         "sign {per_sign} s, verify {verify_per_call} s"
     );
 
-    let mode = |pr: &pqbench::measure::driver::ProcessRecord, m: &str| {
-        pr.command.windows(2).any(|w| w[0] == "--mode" && w[1] == m)
-    };
     let pools: Vec<_> = verify
         .processes
         .iter()

@@ -155,6 +155,8 @@ static void settings_check(void)
         fail("settings", "replay_pool_and_keys_need_a_seed");
     if ((g_set.profile || g_set.samples || !g_set.checks) && !mode_is("trial"))
         fail("settings", "samples_profile_and_checks_go_with_mode_trial");
+    if (!g_set.repeat && !mode_is("replay"))
+        fail("settings", "repeat_goes_with_mode_replay");
 }
 
 /* The settings' mode, after the set-up, with its default warm-ups. */

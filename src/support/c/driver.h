@@ -136,7 +136,7 @@ struct drv_settings {
     char mode[16];
     long warm; /* -1: the mode's default */
     long iters;
-    int samples, profile, checks, mark_fd;
+    int samples, profile, checks, mark_fd, repeat;
 };
 extern struct drv_settings g_set;
 extern int g_in_fd;

@@ -49,7 +49,8 @@
  * keygen's pair round-trips (a KEM's enc and dec, a signature's sign and
  * verify), a KEX run gave both sides the same secret (na: hash); the
  * re-seeded operations add repeat=1|0, whether making the call a second
- * time gave the same output. With calls=all (and iters=N) it makes every
+ * time gave the same output (setting repeat=0: each call made once, no
+ * repeat= field). With calls=all (and iters=N) it makes every
  * one of the trial's N timed calls instead, and prints their hashes on one
  * `outputs` line, as the trial did.
  */
@@ -526,7 +527,7 @@ void mode_replay(long warm)
             inputs_select(c % g_pool_k);
         replay_call();
         h = inputs_output_hash();
-        if (inputs_reseeded()) {
+        if (inputs_reseeded() && g_set.repeat) {
             /* The same call again: an output that does not follow the
              * driver's randomness cannot be recomputed (repeat=0). */
             int repeat;

@@ -161,7 +161,7 @@ unsigned char *buffer(size_t n)
 
 /* The settings, read from the input descriptor g_in_fd once the library
  * is loaded (driver_settings.c). */
-struct drv_settings g_set = {"", "", -1, 20, 0, 0, 1, -1};
+struct drv_settings g_set = {"", "", -1, 20, 0, 0, 1, -1, 1};
 int g_in_fd = -1;
 
 /* Distinct inputs per call (driver_inputs.c). */

@@ -36,6 +36,9 @@
  *                                  re-seed the library's randomness before
  *                                  each call (default 1; 0 only to measure
  *                                  what the output checks cost)
+ *   repeat=0|1                     replay: make each named call of a
+ *                                  re-seeded operation a second time and
+ *                                  say whether it repeated (default 1)
  *   seed=, pool_max=, pool_seconds=, pool=, calls=
  *                                  distinct inputs (driver_inputs.c)
  *   pool_bytes=<N>                 verify: N bytes of a shared pool follow
@@ -91,7 +94,7 @@ static void settings_line(char *l, int lineno, unsigned *seen)
     static const char *const keys[] = {"op",      "mode",          "warmup", "iters",
                                        "samples", "profile",       "seed",   "pool_max",
                                        "pool",    "pool_seconds",  "calls",  "checks",
-                                       "mark_fd", "pool_bytes",    "keys"};
+                                       "mark_fd", "pool_bytes",    "keys",   "repeat"};
     const size_t nkeys = sizeof keys / sizeof keys[0];
     char *eq = strchr(l, '=');
     const char *v;
@@ -126,6 +129,8 @@ static void settings_line(char *l, int lineno, unsigned *seen)
         g_set.mark_fd = (int)setting_long(l, v, 3, 1 << 20);
     else if (k == 14)
         keys_setting(v);
+    else if (k == 15)
+        g_set.repeat = setting_flag(l, v);
     else
         inputs_setting(l, v);
 }
