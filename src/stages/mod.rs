@@ -23,6 +23,7 @@ pub(crate) mod sizes;
 pub(crate) mod sizes_kex;
 pub(crate) mod survey;
 pub(crate) mod time;
+pub(crate) mod time_op;
 pub(crate) mod time_records;
 pub(crate) mod time_steps;
 pub(crate) mod time_trial;

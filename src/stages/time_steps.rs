@@ -11,7 +11,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use super::time::{
+use super::time_op::{
     failed, finish, implausible_timing, inconsistent_timing, planned, trial_args, trial_timeout,
 };
 use super::time_trial::{trial, Expected, TrialEnd, TrialRun};

@@ -5,7 +5,7 @@
 
 use anyhow::Result;
 
-use super::time::{run_trials, trial_timeout, Stop};
+use super::time_op::{judge_witness, run_trials, trial_timeout, Stop};
 use super::time_trial::TrialRun;
 use crate::measure::timing::OpTiming;
 use crate::measure::witness;
@@ -134,24 +134,12 @@ fn next_scale(
     next
 }
 
-/// Fits the witness over every trial process so far and judges the kept
-/// trials against it.
-pub(super) fn judge_witness(timing: &mut OpTiming) -> witness::Verdict {
-    let planned = timing.plan.as_ref().map(|p| p.iterations);
-    timing.witness = witness::fit(&timing.processes, planned, &timing.trials);
-    let Some(f) = timing.witness.as_ref() else {
-        return witness::Verdict::Absent;
-    };
-    let (counter, hz) = (timing.counter.as_deref(), timing.counter_hz);
-    witness::judge(&timing.trials, counter, hz, f)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::measure::OpStatus;
     use crate::records::measure::CpuFit;
-    use crate::stages::time::failed;
+    use crate::stages::time_op::failed;
 
     /// Five kept trials of 1 µs calls, each process's CPU `unclaimed` over
     /// its claims, under a fit whose set-up came out `fitted`.
