@@ -221,7 +221,7 @@ fn codegen(w: &str) -> bool {
 
 /// Lines with `\`-newline continuations joined, each with the number of
 /// its first physical line.
-fn logical_lines(text: &str) -> Vec<(usize, String)> {
+pub(crate) fn logical_lines(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut current: Option<(usize, String)> = None;
     for (i, line) in text.lines().enumerate() {
@@ -240,7 +240,7 @@ fn logical_lines(text: &str) -> Vec<(usize, String)> {
 }
 
 /// The line up to an unescaped `#`.
-fn strip_comment(line: &str) -> String {
+pub(crate) fn strip_comment(line: &str) -> String {
     let mut out = String::new();
     let mut escaped = false;
     for c in line.chars() {
@@ -255,7 +255,7 @@ fn strip_comment(line: &str) -> String {
 
 /// `NAME op value` of a variable assignment (with `override` or `export`
 /// before it); recipe lines and rules are not assignments.
-fn assignment(line: &str) -> Option<(String, &'static str, String)> {
+pub(crate) fn assignment(line: &str) -> Option<(String, &'static str, String)> {
     if line.starts_with('\t') {
         return None;
     }

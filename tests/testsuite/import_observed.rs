@@ -810,6 +810,42 @@ fn a_file_the_build_compiles_for_avx2_alone_is_drafted_as_a_unit_and_is_proven()
 }
 
 #[test]
+fn levels_a_chain_of_make_conditionals_compares_are_the_sets() {
+    if !make_and_openssl() {
+        return;
+    }
+    // make-sets with the make-levels overlay: `LEVEL` is a number that no
+    // file or folder is named after; the Makefile's ifeq chain maps it to
+    // the set.
+    let tree = overlaid("make-levels");
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "observed `make LEVEL=2 PQCgenKAT_sign`, `make LEVEL=3 PQCgenKAT_sign`: 2 KAT generator(s) built and run",
+            "(0 TODO lines)",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
+    let a = raw(&p);
+    let labels: Vec<String> = a
+        .parameter_sets
+        .iter()
+        .map(|s| s.label.get_ref().clone())
+        .collect();
+    assert_eq!(labels, ["MkToy-toy2", "MkToy-toy3"]);
+    let toy3 = &a.parameter_sets[1];
+    assert_eq!(define(toy3.defines.get("MKTOY_SET")), "toy3");
+    assert!(
+        strs(toy3.sources.as_deref().unwrap_or_default()).contains(&"src/mix_djb.c".to_string())
+    );
+}
+
+#[test]
 fn sets_a_packaging_script_writes_as_folders_are_kept_and_proven() {
     if !make_and_openssl() {
         return;

@@ -26,7 +26,7 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
             String::new()
         };
         if !make.is_empty() {
-            return Some(match selector(tree, &text) {
+            return Some(match super::selector::selector(tree, &text) {
                 Some((name, values)) => values
                     .iter()
                     .map(|v| make.replacen("make", &format!("make {name}={v}"), 1))
@@ -48,83 +48,6 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
         )]);
     }
     None
-}
-
-/// A make variable that chooses the parameter set, and the values it
-/// takes: a default (`SET ?= toy2`) that names one of several sibling
-/// folders (`params/toy2/`, `params/toy3/`) or files
-/// (`params_toy2.h`, `params_toy3.h`) in the tree.
-fn selector(tree: &Path, makefile: &str) -> Option<(String, Vec<String>)> {
-    for line in makefile.lines() {
-        let Some((name, value)) = line.split_once("?=") else {
-            continue;
-        };
-        let (name, value) = (name.trim(), value.trim());
-        let plain = |s: &str| {
-            !s.is_empty()
-                && s.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        };
-        if !plain(name) || !plain(value) || value.chars().all(|c| c.is_ascii_digit()) {
-            continue;
-        }
-        if let Some(values) = siblings(tree, value, 0) {
-            return Some((name.to_string(), values));
-        }
-    }
-    None
-}
-
-/// Below `dir` (three levels at most): the names of the folders beside a
-/// folder named `value`, or the middle parts of the files beside one
-/// named `<prefix>value<suffix>`, when there are two or more.
-fn siblings(dir: &Path, value: &str, depth: usize) -> Option<Vec<String>> {
-    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir).ok()?.flatten().collect();
-    entries.sort_by_key(|e| e.file_name());
-    let names: Vec<(String, bool)> = entries
-        .iter()
-        .map(|e| {
-            let dir = e.file_type().is_ok_and(|t| t.is_dir());
-            (e.file_name().to_string_lossy().into_owned(), dir)
-        })
-        .collect();
-    if names.iter().any(|(n, d)| *d && n == value) {
-        let values: Vec<String> = names
-            .iter()
-            .filter(|(n, d)| *d && !n.starts_with('.'))
-            .map(|(n, _)| n.clone())
-            .collect();
-        return (values.len() >= 2).then_some(values);
-    }
-    for (n, d) in &names {
-        if *d {
-            continue;
-        }
-        let Some(at) = n.find(value) else {
-            continue;
-        };
-        let (prefix, suffix) = (&n[..at], &n[at + value.len()..]);
-        if prefix.is_empty() || !suffix.starts_with('.') {
-            continue;
-        }
-        let values: Vec<String> = names
-            .iter()
-            .filter(|(m, d)| !*d && m.starts_with(prefix) && m.ends_with(suffix))
-            .map(|(m, _)| m[prefix.len()..m.len() - suffix.len()].to_string())
-            .filter(|v| !v.is_empty())
-            .collect();
-        if values.len() >= 2 {
-            return Some(values);
-        }
-    }
-    if depth >= 3 {
-        return None;
-    }
-    entries
-        .iter()
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-        .find_map(|e| siblings(&e.path(), value, depth + 1))
 }
 
 /// Whether a `CMakeLists.txt` here or below (four levels: `apps/`,
@@ -240,25 +163,6 @@ mod tests {
         assert_eq!(expand("make").unwrap(), ["make"]);
         assert!(expand("make {a,b").is_err());
         assert!(expand("make a}").is_err());
-    }
-
-    #[test]
-    fn a_make_variable_naming_one_of_several_folders_or_files_is_the_selector() {
-        let t = tempfile::tempdir().unwrap();
-        for d in ["params/a", "params/b", "params/c"] {
-            std::fs::create_dir_all(t.path().join(d)).unwrap();
-        }
-        let (name, values) = selector(t.path(), "CC ?= cc\nSET ?= b\n").unwrap();
-        assert_eq!(
-            (name.as_str(), values),
-            ("SET", vec!["a".into(), "b".into(), "c".into()])
-        );
-        for f in ["cfg_x1.h", "cfg_x2.h", "other.h"] {
-            std::fs::write(t.path().join(f), "").unwrap();
-        }
-        let (_, values) = selector(t.path(), "P ?= x2\n").unwrap();
-        assert_eq!(values, ["x1", "x2"]);
-        assert!(selector(t.path(), "LEVEL ?= 3\n").is_none());
     }
 
     #[test]

@@ -17,6 +17,7 @@ mod graph;
 mod header;
 mod label;
 mod record;
+mod selector;
 
 use std::path::{Path, PathBuf};
 
