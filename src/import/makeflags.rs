@@ -315,7 +315,7 @@ fn expand(value: &str, vars: &BTreeMap<String, String>, depth: usize) -> (String
 
 /// Each CMake command with its arguments (quoted ones unquoted), and the
 /// line it starts on.
-fn cmake_commands(text: &str) -> Vec<(usize, Vec<String>)> {
+pub(crate) fn cmake_commands(text: &str) -> Vec<(usize, Vec<String>)> {
     let mut out = Vec::new();
     let clean: String = text
         .lines()

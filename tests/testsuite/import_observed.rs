@@ -476,6 +476,74 @@ fn a_define_the_build_gives_two_values_is_a_todo_and_the_proof_shows_the_set_dif
 }
 
 #[test]
+fn a_cmake_option_with_documented_values_is_one_build_per_value() {
+    if !make_and_openssl() || !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
+        return;
+    }
+    // The same library, one configuration per security level: the cache
+    // variable's documented values are the sets, `-DMKTOY_LEVEL=<value>`
+    // each, and nothing but its if/elseif chain maps a level to its set.
+    let tree = fixture_copy();
+    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
+    std::fs::write(
+        tree.path().join("CMakeLists.txt"),
+        r#"cmake_minimum_required(VERSION 3.13)
+project(mktoy C)
+set(MKTOY_LEVEL 2 CACHE STRING "security level")
+set_property(CACHE MKTOY_LEVEL PROPERTY STRINGS 2 3)
+if(MKTOY_LEVEL EQUAL 2)
+  set(set toy2)
+  set(mix src/mix_fnv.c)
+elseif(MKTOY_LEVEL EQUAL 3)
+  set(set toy3)
+  set(mix src/mix_djb.c)
+else()
+  message(FATAL_ERROR "MKTOY_LEVEL is 2 or 3")
+endif()
+add_library(mktoy STATIC src/sign.c ${mix} src/randombytes.c)
+target_include_directories(mktoy PUBLIC include params/${set})
+target_compile_definitions(mktoy PUBLIC MKTOY_SET=${set} MKTOY_KAT)
+add_executable(PQCgenKAT_sign nistkat/PQCgenKAT_sign.c nistkat/rng.c)
+target_link_libraries(PQCgenKAT_sign mktoy crypto)
+"#,
+    )
+    .unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "observed `cmake -S . -B .pqb-build -DMKTOY_LEVEL=2 -DCMAKE_BUILD_TYPE=Release",
+            "`cmake -S . -B .pqb-build -DMKTOY_LEVEL=3 -DCMAKE_BUILD_TYPE=Release",
+            ": 2 KAT generator(s) built and run",
+            "(0 TODO lines)",
+            "proof MkToy-toy2: identical to the tree's own generator",
+            "proof MkToy-toy3: identical to the tree's own generator",
+        ],
+    );
+    let a = raw(&p);
+    let sets: Vec<(String, String)> = a
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            (
+                s.label.get_ref().clone(),
+                define(s.defines.get("MKTOY_SET")),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sets,
+        [
+            ("MkToy-toy2".to_string(), "toy2".to_string()),
+            ("MkToy-toy3".to_string(), "toy3".to_string())
+        ]
+    );
+}
+
+#[test]
 fn a_cmake_project_with_one_target_per_set_imports_unedited_and_is_proven() {
     if !make_and_openssl() || !skip::tools_or_skip(&["cmake"], "apt-get install cmake") {
         return;

@@ -35,11 +35,17 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
             });
         }
     }
-    if read("CMakeLists.txt").is_some() && cmake_mentions_generator(tree, 0) {
-        return Some(vec![
-            "cmake -S . -B .pqb-build -DCMAKE_BUILD_TYPE=Release && cmake --build .pqb-build"
-                .into(),
-        ]);
+    if let Some(text) = read("CMakeLists.txt").filter(|_| cmake_mentions_generator(tree, 0)) {
+        let cmake = |define: &str| {
+            format!("cmake -S . -B .pqb-build{define} -DCMAKE_BUILD_TYPE=Release && cmake --build .pqb-build")
+        };
+        return Some(match super::selector::cmake_selector(&text) {
+            Some((name, values)) => values
+                .iter()
+                .map(|v| cmake(&format!(" -D{name}={v}")))
+                .collect(),
+            None => vec![cmake("")],
+        });
     }
     if read("meson.build").is_some_and(|t| mentions_generator(&t)) {
         return Some(vec![format!(

@@ -1,15 +1,18 @@
-//! The make variable that chooses a tree's parameter set, and the values
-//! it takes, read from the Makefile and the tree: a default that names one
-//! of several sibling folders or files (`SET ?= toy2` beside `params/toy2/`
-//! and `params/toy3/`), else a chain of conditionals comparing the
-//! variable with each value (`ifeq ($(LEVEL),3)` … `else ifeq
-//! ($(LEVEL),5)`) whose branches reach the compiler (a `-D`, an `-I`, a
-//! source file, or a variable the build uses for one).
+//! The variable that chooses a tree's parameter set, and the values it
+//! takes, read from the build files and the tree. In a Makefile: a default
+//! that names one of several sibling folders or files (`SET ?= toy2`
+//! beside `params/toy2/` and `params/toy3/`), else a chain of conditionals
+//! comparing the variable with each value (`ifeq ($(LEVEL),3)` … `else
+//! ifeq ($(LEVEL),5)`) whose branches reach the compiler (a `-D`, an `-I`,
+//! a source file, or a variable the build uses for one). In a CMake
+//! project: a cache variable's documented values (`set_property(CACHE
+//! LEVEL PROPERTY STRINGS 1 3 5)`), else the values `if`/`elseif` compare
+//! it with.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::import::makeflags::{assignment, logical_lines, strip_comment};
+use crate::import::makeflags::{assignment, cmake_commands, logical_lines, strip_comment};
 
 /// The selecting variable of `makefile` and its values, in the order the
 /// tree gives them.
@@ -184,6 +187,58 @@ fn compared(cond: &str) -> Option<(String, String)> {
     }
 }
 
+/// The cache variable of a `CMakeLists.txt` that chooses the set, and its
+/// values: those its `STRINGS` property documents, else those `if` and
+/// `elseif` compare it with, its default first.
+pub(super) fn cmake_selector(text: &str) -> Option<(String, Vec<String>)> {
+    let cmds: Vec<Vec<String>> = cmake_commands(text).into_iter().map(|(_, c)| c).collect();
+    let is = |c: &[String], name: &str| c[0].eq_ignore_ascii_case(name);
+    for c in &cmds {
+        if is(c, "set_property") && c.len() >= 7 && c[1] == "CACHE" && c[3] == "PROPERTY" {
+            let values: Vec<String> = c[5..].to_vec();
+            if c[4] == "STRINGS" && values.len() >= 2 && values.iter().all(|v| plain(v)) {
+                return Some((c[2].clone(), values));
+            }
+        }
+    }
+    // `set(LEVEL 3 CACHE STRING "…")`: a value the user sets.
+    let cache = cmds
+        .iter()
+        .filter(|c| is(c, "set") && c.len() >= 4 && c[3] == "CACHE" && !c[1].starts_with("CMAKE_"));
+    cache.into_iter().find_map(|c| {
+        let (name, default) = (&c[1], &c[2]);
+        let mut values: Vec<String> = plain(default)
+            .then(|| default.clone())
+            .into_iter()
+            .collect();
+        for v in cmds
+            .iter()
+            .filter(|c| is(c, "if") || is(c, "elseif"))
+            .flat_map(|c| compared_in_cmake(&c[1..], name))
+        {
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        (values.len() >= 2).then(|| (name.clone(), values))
+    })
+}
+
+/// The literals an `if` condition compares `name` with (`LEVEL EQUAL 3`,
+/// `${LEVEL} STREQUAL "x"`, either way round).
+fn compared_in_cmake(args: &[String], name: &str) -> Vec<String> {
+    let named = |a: &str| a == name || a == format!("${{{name}}}");
+    args.windows(3)
+        .filter(|w| matches!(w[1].as_str(), "EQUAL" | "STREQUAL"))
+        .filter_map(|w| match (named(&w[0]), named(&w[2])) {
+            (true, false) => Some(w[2].clone()),
+            (false, true) => Some(w[0].clone()),
+            _ => None,
+        })
+        .filter(|v| plain(v))
+        .collect()
+}
+
 /// Below `dir` (three levels at most): the names of the folders beside a
 /// folder named `value`, or the middle parts of the files beside one
 /// named `<prefix>value<suffix>`, when there are two or more.
@@ -280,6 +335,28 @@ mod tests {
         // Without a default, the values the chain compares with.
         let mk = "ifeq ($(PARAM),3)\nSRC = p3.c\nelse ifeq ($(PARAM),5)\nSRC = p5.c\nendif\n";
         assert_eq!(selector(t.path(), mk).unwrap().1, ["3", "5"]);
+    }
+
+    #[test]
+    fn a_cmake_cache_variable_gives_its_documented_or_compared_values() {
+        let documented = "set(LEVEL 3 CACHE STRING \"1, 3 or 5\")\n\
+                          set_property(CACHE LEVEL PROPERTY STRINGS 1 3 5)\n";
+        let (name, values) = cmake_selector(documented).unwrap();
+        assert_eq!(
+            (name.as_str(), values),
+            ("LEVEL", vec!["1".into(), "3".into(), "5".into()])
+        );
+        let compared = "set(MODE fast CACHE STRING \"fast or small\")\n\
+                        if(MODE STREQUAL \"fast\")\n  add_compile_definitions(FAST)\n\
+                        elseif(${MODE} STREQUAL small)\n  add_compile_definitions(SMALL)\nendif()\n";
+        assert_eq!(cmake_selector(compared).unwrap().1, ["fast", "small"]);
+        // A switch (`option`), CMake's own variables, and a cache variable
+        // compared with nothing choose no set.
+        let none = "option(USE_AVX2 \"AVX2\" ON)\nif(USE_AVX2)\nendif()\n\
+                    set(CMAKE_BUILD_TYPE Release CACHE STRING \"\")\n\
+                    if(CMAKE_BUILD_TYPE STREQUAL Debug)\nendif()\n\
+                    set(OUT lib CACHE PATH \"\")\n";
+        assert!(cmake_selector(none).is_none());
     }
 
     #[test]
