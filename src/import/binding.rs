@@ -214,4 +214,25 @@ int crypto_sign_open(uint8_t *m, size_t *mlen, const uint8_t *sm, size_t smlen,
             Some(crate::config::algorithm::SignatureApi::Fips204Context)
         );
     }
+
+    /// A header's `static inline` helper around the randomness is defined
+    /// where it is included: the symbol is the one it calls, never itself.
+    #[test]
+    fn a_static_inline_helper_is_never_the_randomness_symbol() {
+        let rng = "#include <stddef.h>\n#include <stdint.h>\n\
+                   int randombytes(uint8_t *x, size_t n);\n\
+                   static inline int\nsample_randombytes(uint8_t *x, size_t n)\n{\n    return randombytes(x, n);\n}\n\
+                   static __inline__ __attribute__((always_inline)) void seed_randombytes(uint8_t *x) { randombytes(x, 32); }\n";
+        let sign = "#include \"api.h\"\n#include \"rng_helpers.h\"\n\
+                    int crypto_sign_keypair(uint8_t *pk, uint8_t *sk) { seed_randombytes(sk); randombytes(pk, 1); return sample_randombytes(pk, 32); }\n";
+        let d = bound(&[("api.h", API), ("rng_helpers.h", rng), ("sign.c", sign)]);
+        assert_eq!(d.randombytes, "randombytes");
+        assert!(
+            d.todos.iter().all(|t| !t.contains("randombytes")),
+            "{:?}",
+            d.todos
+        );
+        let note = d.randombytes_note.unwrap_or_default();
+        assert!(note.contains("call but do not define"), "{note}");
+    }
 }
