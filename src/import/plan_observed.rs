@@ -21,20 +21,33 @@ pub(super) fn observe_build(
     path: &Path,
     opts: &ImportOptions,
 ) -> Result<Option<Observed>, Error> {
-    let (commands, given) = match &opts.build {
+    let (mut commands, given, plain) = match &opts.build {
         Some(b) => (
             observe::expand(b).map_err(|e| {
                 ConfigError::new(format!("--build: {e:#}"))
                     .help("write the command as in a shell, with `{a,b,c}` for one build per value")
             })?,
             true,
+            None,
         ),
         None => match observe::discover(path) {
-            Some(c) => (c, false),
+            Some(d) => (d.commands, false, d.plain),
             None => return Ok(None),
         },
     };
-    match observe::observe(path, &commands) {
+    let mut observed = observe::observe(path, &commands);
+    if let (Ok(sets), Some(plain)) = (&observed, plain) {
+        if let Some((a, b)) = same_kats(sets) {
+            // The values of what looked like a set selector built the
+            // same set: it switches something else.
+            plan.lines.push(format!(
+                "note: `{a}` and `{b}` wrote the same KAT files: their variable chooses no parameter set; built `{plain}` instead"
+            ));
+            commands = vec![plain];
+            observed = observe::observe(path, &commands);
+        }
+    }
+    match observed {
         Ok(sets) => {
             let checkers = sets.iter().filter(|s| s.checker.is_some()).count();
             let what = match (sets.len() - checkers, checkers) {
@@ -69,6 +82,18 @@ pub(super) fn observe_build(
             Ok(None)
         }
     }
+}
+
+/// The commands of two sets whose generators wrote byte-identical KAT
+/// files, if any.
+fn same_kats(sets: &[observe::ObservedSet]) -> Option<(String, String)> {
+    let written: Vec<&observe::ObservedSet> = sets.iter().filter(|s| !s.kats.is_empty()).collect();
+    written.iter().enumerate().find_map(|(i, a)| {
+        written[i + 1..]
+            .iter()
+            .find(|b| b.command != a.command && b.kats == a.kats)
+            .map(|b| (a.command.clone(), b.command.clone()))
+    })
 }
 
 /// Queues the sources the builds wrote (kept beside the tree's copy at

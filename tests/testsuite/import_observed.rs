@@ -914,6 +914,38 @@ fn levels_a_chain_of_make_conditionals_compares_are_the_sets() {
 }
 
 #[test]
+fn a_switch_that_looks_like_a_set_selector_falls_back_to_one_build() {
+    if !make_and_openssl() {
+        return;
+    }
+    // make-sets with its set fixed (`SET = toy2`) and a style switch whose
+    // define the code never reads: both styles write the same KAT file,
+    // so the switch chooses no set and the plain build is the one set.
+    let tree = fixture_copy();
+    let mk = tree.path().join("Makefile");
+    let text = std::fs::read_to_string(&mk).unwrap();
+    let switched = text.replace(
+        "SET ?= toy2\n",
+        "SET = toy2\nSTYLE ?= plain\nifeq ($(STYLE),fancy)\nCFLAGS += -DMKTOY_STYLE_FANCY\nendif\n",
+    );
+    assert_ne!(switched, text);
+    std::fs::write(&mk, switched).unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "note: `make STYLE=plain PQCgenKAT_sign` and `make STYLE=fancy PQCgenKAT_sign` wrote the same KAT files: their variable chooses no parameter set; built `make PQCgenKAT_sign` instead",
+            "observed `make PQCgenKAT_sign`: 1 KAT generator(s) built and run",
+            "proof MkToy-toy2: identical to the tree's own generator",
+        ],
+    );
+    assert_eq!(raw(&p).parameter_sets.len(), 1);
+}
+
+#[test]
 fn sets_a_packaging_script_writes_as_folders_are_kept_and_proven() {
     if !make_and_openssl() {
         return;

@@ -7,9 +7,19 @@ use std::path::Path;
 
 use anyhow::{bail, Result};
 
+/// The builds a tree's own build files name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Discovered {
+    /// One command per value of the set selector, or the one command.
+    pub commands: Vec<String>,
+    /// The command without the selector, when one was found: the build to
+    /// fall back on when its values turn out to choose no set.
+    pub plain: Option<String>,
+}
+
 /// The commands that build `tree`'s KAT generators, when its own build
 /// files say how; `None` when they do not (the user gives `--build`).
-pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
+pub(crate) fn discover(tree: &Path) -> Option<Discovered> {
     let read = |name: &str| std::fs::read_to_string(tree.join(name)).ok();
     let makefile = ["GNUmakefile", "makefile", "Makefile"]
         .iter()
@@ -26,34 +36,51 @@ pub(crate) fn discover(tree: &Path) -> Option<Vec<String>> {
             String::new()
         };
         if !make.is_empty() {
-            return Some(match super::selector::selector(tree, &text) {
-                Some((name, values)) => values
-                    .iter()
-                    .map(|v| make.replacen("make", &format!("make {name}={v}"), 1))
-                    .collect(),
-                None => vec![make],
-            });
+            let with = |name: &str, v: &str| make.replacen("make", &format!("make {name}={v}"), 1);
+            return Some(selected(
+                &make,
+                super::selector::selector(tree, &text),
+                with,
+            ));
         }
     }
     if let Some(text) = read("CMakeLists.txt").filter(|_| cmake_mentions_generator(tree, 0)) {
         let cmake = |define: &str| {
             format!("cmake -S . -B .pqb-build{define} -DCMAKE_BUILD_TYPE=Release && cmake --build .pqb-build")
         };
-        return Some(match super::selector::cmake_selector(&text) {
-            Some((name, values)) => values
-                .iter()
-                .map(|v| cmake(&format!(" -D{name}={v}")))
-                .collect(),
-            None => vec![cmake("")],
-        });
+        let with = |name: &str, v: &str| cmake(&format!(" -D{name}={v}"));
+        return Some(selected(
+            &cmake(""),
+            super::selector::cmake_selector(&text),
+            with,
+        ));
     }
     if read("meson.build").is_some_and(|t| mentions_generator(&t)) {
-        return Some(vec![format!(
+        let meson = format!(
             "meson setup --cross-file \"${}\" .pqb-build && ninja -C .pqb-build",
             super::build::MESON_CROSS_VAR
-        )]);
+        );
+        return Some(selected(&meson, None, |_, _| String::new()));
     }
     None
+}
+
+/// `plain`, or one command per value of the selector (made by `with`).
+fn selected(
+    plain: &str,
+    selector: Option<(String, Vec<String>)>,
+    with: impl Fn(&str, &str) -> String,
+) -> Discovered {
+    match selector {
+        Some((name, values)) => Discovered {
+            commands: values.iter().map(|v| with(&name, v)).collect(),
+            plain: Some(plain.to_string()),
+        },
+        None => Discovered {
+            commands: vec![plain.to_string()],
+            plain: None,
+        },
+    }
 }
 
 /// Whether a `CMakeLists.txt` here or below (four levels: `apps/`,
