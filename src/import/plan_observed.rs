@@ -36,13 +36,21 @@ pub(super) fn observe_build(
         },
     };
     let mut observed = observe::observe(path, &commands);
-    if let (Ok(sets), Some(plain)) = (&observed, plain) {
-        if let Some((a, b)) = same_kats(sets) {
-            // The values of what looked like a set selector built the
-            // same set: it switches something else.
-            plan.lines.push(format!(
-                "note: `{a}` and `{b}` wrote the same KAT files: their variable chooses no parameter set; built `{plain}` instead"
-            ));
+    if let Some(plain) = plain {
+        // What looked like a set selector switches something else: its
+        // values built the same set, or one of them does not build.
+        let why = match &observed {
+            Ok(sets) => same_kats(sets).map(|(a, b)| {
+                format!("`{a}` and `{b}` wrote the same KAT files: their variable chooses no parameter set")
+            }),
+            Err(e) => Some(format!(
+                "one build per value of a variable that looked like the set selector failed ({})",
+                format!("{e:#}").lines().next().unwrap_or_default()
+            )),
+        };
+        if let Some(why) = why {
+            plan.lines
+                .push(format!("note: {why}; built `{plain}` instead"));
             commands = vec![plain];
             observed = observe::observe(path, &commands);
         }

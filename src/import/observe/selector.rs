@@ -44,11 +44,41 @@ fn by_siblings(tree: &Path, makefile: &str) -> Option<(String, Vec<String>)> {
     None
 }
 
-/// Variables the build sets for itself or that switch its manner, never
-/// its parameter set.
+/// Variables the build sets for itself or that switch its manner or its
+/// implementation (SDitH's `VARIANT = ref|avx2`, FrodoKEM's `OPT_LEVEL`),
+/// never its parameter set.
 const NOT_SELECTORS: &[&str] = &[
-    "CC", "CXX", "AS", "LD", "AR", "CFLAGS", "CPPFLAGS", "CXXFLAGS", "LDFLAGS", "LDLIBS", "OS",
-    "ARCH", "UNAME", "UNAME_S", "UNAME_M", "DEBUG", "V", "VERBOSE", "OPT", "PREFIX", "DESTDIR",
+    "CC",
+    "CXX",
+    "AS",
+    "LD",
+    "AR",
+    "CFLAGS",
+    "CPPFLAGS",
+    "CXXFLAGS",
+    "LDFLAGS",
+    "LDLIBS",
+    "OS",
+    "ARCH",
+    "UNAME",
+    "UNAME_S",
+    "UNAME_M",
+    "DEBUG",
+    "V",
+    "VERBOSE",
+    "OPT",
+    "PREFIX",
+    "DESTDIR",
+    "VARIANT",
+    "PLATFORM",
+    "IMPL",
+    "IMPLEMENTATION",
+    "BACKEND",
+    "CPU",
+    "SIMD",
+    "ARCHITECTURE",
+    "TARGET",
+    "OPT_LEVEL",
 ];
 
 /// A variable that conditionals compare with literal values, two or more
@@ -58,11 +88,7 @@ fn by_conditionals(makefile: &str) -> Option<(String, Vec<String>)> {
         .into_iter()
         .map(|(_, l)| strip_comment(&l))
         .collect();
-    let defaults: BTreeMap<String, String> = lines
-        .iter()
-        .filter_map(|l| assignment(l))
-        .map(|(name, _, value)| (name, value.trim().to_string()))
-        .collect();
+    let defaults = top_level_defaults(&lines);
     let reaching = compiler_variables(&lines);
     let mut found: Vec<(String, Vec<String>)> = Vec::new();
     for (name, value, body) in branches(&lines) {
@@ -86,6 +112,26 @@ fn by_conditionals(makefile: &str) -> Option<(String, Vec<String>)> {
         }
         (values.len() >= 2).then_some((name, values))
     })
+}
+
+/// Each variable's first assignment outside any conditional: its value
+/// when the command line gives none (one inside a branch is the branch's).
+fn top_level_defaults(lines: &[String]) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut depth = 0usize;
+    for l in lines {
+        match l.split_whitespace().next().unwrap_or("") {
+            "ifeq" | "ifneq" | "ifdef" | "ifndef" => depth += 1,
+            "endif" => depth = depth.saturating_sub(1),
+            _ if depth == 0 => {
+                if let Some((name, _, value)) = assignment(l) {
+                    out.entry(name).or_insert_with(|| value.trim().to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Whether a line gives the compiler a define, an include folder or a
@@ -332,6 +378,19 @@ mod tests {
         // are the branch's own; a define in the branch reaches the compiler.
         let mk = "PARAM ?= 2\nifeq (4,$(PARAM))\n  ifdef FAST\n  X = 1\n  endif\n  CPPFLAGS += -DP4\nendif\n";
         assert_eq!(selector(t.path(), mk).unwrap().1, ["2", "4"]);
+        // FrodoKEM's shape: the selector has no default, the variable its
+        // branches set reaches the compiler through `-D $(…)`.
+        let mk = "USE_A=_AES_\nifeq \"$(GEN_A)\" \"AES128\"\n    USE_A=_AES_\n\
+                  else ifeq \"$(GEN_A)\" \"SHAKE128\"\n    USE_A=_SHAKE_\nendif\n\
+                  CFLAGS += -D $(USE_A)\n";
+        assert_eq!(
+            selector(t.path(), mk).unwrap(),
+            ("GEN_A".into(), vec!["AES128".into(), "SHAKE128".into()])
+        );
+        // A default is the first assignment outside the conditionals, not
+        // one a branch makes.
+        let mk = "W = a\nifeq ($(Q),x)\nW = b\nendif\nifeq ($(W),a)\nCFLAGS += -DWA\nendif\n";
+        assert!(selector(t.path(), mk).is_none());
         // Without a default, the values the chain compares with.
         let mk = "ifeq ($(PARAM),3)\nSRC = p3.c\nelse ifeq ($(PARAM),5)\nSRC = p5.c\nendif\n";
         assert_eq!(selector(t.path(), mk).unwrap().1, ["3", "5"]);
