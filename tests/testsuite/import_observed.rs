@@ -943,6 +943,25 @@ fn a_switch_that_looks_like_a_set_selector_falls_back_to_one_build() {
         ],
     );
     assert_eq!(raw(&p).parameter_sets.len(), 1);
+
+    // A switch one of whose values does not build: the plain build too.
+    let broken = text.replace(
+        "SET ?= toy2\n",
+        "SET = toy2\nSTYLE ?= plain\nifeq ($(STYLE),extra)\nCFLAGS += -DMKTOY_EXTRA -include mktoy_extra.h\nendif\n",
+    );
+    std::fs::write(&mk, broken).unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    says(
+        &out.stdout,
+        &[
+            "note: one build per value of a variable that looked like the set selector failed (",
+            "; built `make PQCgenKAT_sign` instead",
+            "proof MkToy-toy2: identical to the tree's own generator",
+        ],
+    );
 }
 
 #[test]
