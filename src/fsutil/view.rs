@@ -12,7 +12,9 @@
 //! made while a compiler runs is.
 //!
 //! Digests are also remembered across commands (the KAT references are
-//! hundreds of kilobytes, one per instance), as git's index does:
+//! hundreds of kilobytes, one per instance; the records a page is derived
+//! from are read by every `status`), as git's index does, under the run's
+//! output too:
 //! a digest is reused while the file's device, inode, size, modification
 //! and change times are all the same as when it was read. The change time
 //! cannot be set back from user space, so a rewrite that restores the
@@ -119,7 +121,10 @@ impl FsView {
                 let d = super::sha256_file(p)?;
                 // Read again after: a file written meanwhile is not kept.
                 let after = std::fs::metadata(p).map(|m| Stamp::of(&m)).ok();
-                if after == Some(stamp) && !stamp.recent() && self.remembers(p) {
+                // Kept across commands wherever it is: the stamp is
+                // checked on every use, so even the run's own output
+                // (records a later stage reads) is read again once changed.
+                if after == Some(stamp) && !stamp.recent() {
                     self.with_stamped(|s| {
                         s.files.insert(p.to_path_buf(), (stamp, d.clone()));
                         s.changed = true;

@@ -40,12 +40,12 @@ impl CampaignStage for RenderStage {
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            for (rel, sha) in dataset_files(&dir)? {
+            for (rel, sha) in dataset_files(cx, &dir)? {
                 m.set(format!("record:{system}/{rel}"), sha);
             }
         }
         if let Some(t) = &plan.templates {
-            for (rel, sha) in dataset_files(t)? {
+            for (rel, sha) in dataset_files(cx, t)? {
                 m.set(format!("template:{rel}"), sha);
             }
         }
@@ -82,19 +82,19 @@ impl CampaignStage for RenderStage {
 
 /// Files a page may be derived from, relative to `dir`, with their sha256:
 /// everything but the run history, the libraries and engine state.
-fn dataset_files(dir: &Path) -> Result<Vec<(String, String)>> {
-    fn walk(root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<()> {
+fn dataset_files(cx: &Cx, dir: &Path) -> Result<Vec<(String, String)>> {
+    fn walk(cx: &Cx, root: &Path, dir: &Path, out: &mut Vec<(String, String)>) -> Result<()> {
         for p in crate::fsutil::paths::sorted_entries(dir)? {
             let name = p.file_name().map(|n| n.to_string_lossy().into_owned());
             if matches!(name.as_deref(), Some("runs" | "lib" | ".state")) {
                 continue;
             }
             if p.is_dir() {
-                walk(root, &p, out)?;
+                walk(cx, root, &p, out)?;
             } else if !name.as_deref().unwrap_or("").starts_with(".tmp-") {
                 out.push((
                     crate::fsutil::paths::relative(root, &p)?,
-                    fsutil::sha256_file(&p)?,
+                    cx.cache.view().sha256_file(&p)?,
                 ));
             }
         }
@@ -102,7 +102,7 @@ fn dataset_files(dir: &Path) -> Result<Vec<(String, String)>> {
     }
     let mut out = Vec::new();
     if dir.is_dir() {
-        walk(dir, dir, &mut out)?;
+        walk(cx, dir, dir, &mut out)?;
     }
     Ok(out)
 }
