@@ -392,19 +392,21 @@ fn a_slow_signers_verify_signs_once_for_all_its_processes() {
     let mode = |pr: &pqbench::measure::driver::ProcessRecord, m: &str| {
         pr.command.windows(2).any(|w| w[0] == "--mode" && w[1] == m)
     };
-    // Trials of a call or three had every call picked for their check:
-    // that replay was the full one, and no process remade a trial again.
-    assert!(
-        sign.trials.iter().all(|t| t.calls <= 3),
-        "{:?}",
-        sign.trials
-    );
+    // The fully replayed trial: remade by a process of its own only when
+    // it ran more calls than its check picks (3); otherwise its check
+    // picked every call and was the full replay.
     let full = &sign.full_replays;
     assert!(full.len() == 1 && full[0].differing == Some(0), "{full:?}");
+    let replayed = &sign.trials[full[0].trial as usize - 1];
+    assert_eq!(full[0].calls, replayed.calls);
     let all = |pr: &&pqbench::measure::driver::ProcessRecord| {
         mode(pr, "replay") && pr.command.iter().any(|a| a == "--iters")
     };
-    assert_eq!(sign.processes.iter().filter(all).count(), 0);
+    // (A further set of trials keeps the earlier sets' processes.)
+    if sign.witness_sets.is_none() {
+        let remade = sign.processes.iter().filter(all).count();
+        assert_eq!(remade, usize::from(replayed.calls > 3), "{:?}", sign.trials);
+    }
 
     let verify = op_record(&p, "t", "fix-95", "SLOWSIGN", "verify");
     assert_eq!(verify.status, "ok", "{:?}", verify.detail);
