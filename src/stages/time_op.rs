@@ -137,29 +137,13 @@ pub(super) fn planned(
     s: &TimingSettings,
 ) -> OpTiming {
     OpTiming {
-        op: op.to_string(),
         started_utc,
-        status: OpStatus::Ok,
         detail: None,
-        counter: None,
-        counter_hz: None,
         calibration: Some(calibration),
         plan: Some(plan),
         trials_wanted: s.trials,
         warmup: s.warmup,
-        processes: Vec::new(),
-        trials: Vec::new(),
-        repeated_trials: 0,
-        sign_retries: 0,
-        setup_sign_retries: 0,
-        verify_rejects: 0,
-        lengths: BTreeMap::new(),
-        summary: None,
-        step: None,
-        output_checks: Vec::new(),
-        full_replays: Vec::new(),
-        witness: None,
-        witness_sets: None,
+        ..failed(op, OpStatus::Ok, String::new(), Vec::new())
     }
 }
 

@@ -75,6 +75,41 @@ fn define(d: Option<&pqbench::config::algorithm::DefineValue>) -> String {
     }
 }
 
+/// make-sets with its Makefile replaced by the build file `name` holding
+/// `text`, imported unedited: the project and what import printed.
+fn import_rebuilt(name: &str, text: &str) -> (TestProject, String) {
+    let tree = fixture_copy();
+    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
+    std::fs::write(tree.path().join(name), text).unwrap();
+    let p = TestProject::bare();
+    let out = p
+        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
+        .expect(0);
+    (p, out.stdout)
+}
+
+/// Each drafted set's label and its `MKTOY_SET` define.
+fn labels_and_sets(p: &TestProject) -> Vec<(String, String)> {
+    raw(p)
+        .parameter_sets
+        .iter()
+        .map(|s| {
+            (
+                s.label.get_ref().clone(),
+                define(s.defines.get("MKTOY_SET")),
+            )
+        })
+        .collect()
+}
+
+/// make-sets' two sets, as `labels_and_sets` gives them.
+fn both_sets() -> Vec<(String, String)> {
+    vec![
+        ("MkToy-toy2".to_string(), "toy2".to_string()),
+        ("MkToy-toy3".to_string(), "toy3".to_string()),
+    ]
+}
+
 #[test]
 fn sets_chosen_by_a_make_variable_import_unedited_and_equal_their_own_generators() {
     if !make_and_openssl() {
@@ -483,10 +518,8 @@ fn a_cmake_option_with_documented_values_is_one_build_per_value() {
     // The same library, one configuration per security level: the cache
     // variable's documented values are the sets, `-DMKTOY_LEVEL=<value>`
     // each, and nothing but its if/elseif chain maps a level to its set.
-    let tree = fixture_copy();
-    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
-    std::fs::write(
-        tree.path().join("CMakeLists.txt"),
+    let (p, out) = import_rebuilt(
+        "CMakeLists.txt",
         r#"cmake_minimum_required(VERSION 3.13)
 project(mktoy C)
 set(MKTOY_LEVEL 2 CACHE STRING "security level")
@@ -506,14 +539,9 @@ target_compile_definitions(mktoy PUBLIC MKTOY_SET=${set} MKTOY_KAT)
 add_executable(PQCgenKAT_sign nistkat/PQCgenKAT_sign.c nistkat/rng.c)
 target_link_libraries(PQCgenKAT_sign mktoy crypto)
 "#,
-    )
-    .unwrap();
-    let p = TestProject::bare();
-    let out = p
-        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
-        .expect(0);
+    );
     says(
-        &out.stdout,
+        &out,
         &[
             "observed `cmake -S . -B .pqb-build -DMKTOY_LEVEL=2 -DCMAKE_BUILD_TYPE=Release",
             "`cmake -S . -B .pqb-build -DMKTOY_LEVEL=3 -DCMAKE_BUILD_TYPE=Release",
@@ -523,24 +551,7 @@ target_link_libraries(PQCgenKAT_sign mktoy crypto)
             "proof MkToy-toy3: identical to the tree's own generator",
         ],
     );
-    let a = raw(&p);
-    let sets: Vec<(String, String)> = a
-        .parameter_sets
-        .iter()
-        .map(|s| {
-            (
-                s.label.get_ref().clone(),
-                define(s.defines.get("MKTOY_SET")),
-            )
-        })
-        .collect();
-    assert_eq!(
-        sets,
-        [
-            ("MkToy-toy2".to_string(), "toy2".to_string()),
-            ("MkToy-toy3".to_string(), "toy3".to_string())
-        ]
-    );
+    assert_eq!(labels_and_sets(&p), both_sets());
 }
 
 #[test]
@@ -550,10 +561,8 @@ fn a_cmake_project_with_one_target_per_set_imports_unedited_and_is_proven() {
     }
     // The same library built by CMake: a static library and a generator
     // target per set, the set's macros on the library target.
-    let tree = fixture_copy();
-    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
-    std::fs::write(
-        tree.path().join("CMakeLists.txt"),
+    let (p, out) = import_rebuilt(
+        "CMakeLists.txt",
         r#"cmake_minimum_required(VERSION 3.13)
 project(mktoy C)
 foreach(set toy2 toy3)
@@ -569,44 +578,18 @@ foreach(set toy2 toy3)
   target_link_libraries(PQCgenKAT_sign_${set} mktoy_${set} crypto)
 endforeach()
 "#,
-    )
-    .unwrap();
-    let p = TestProject::bare();
-    let out = p
-        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
-        .expect(0);
+    );
     says(
-        &out.stdout,
+        &out,
         &[
+            "observed `cmake -S .",
             ": 2 KAT generator(s) built and run",
             "(0 TODO lines)",
             "proof MkToy-toy2: identical to the tree's own generator",
             "proof MkToy-toy3: identical to the tree's own generator",
         ],
     );
-    assert!(
-        out.stdout.contains("observed `cmake -S ."),
-        "{}",
-        out.stdout
-    );
-    let a = raw(&p);
-    let sets: Vec<(String, String)> = a
-        .parameter_sets
-        .iter()
-        .map(|s| {
-            (
-                s.label.get_ref().clone(),
-                define(s.defines.get("MKTOY_SET")),
-            )
-        })
-        .collect();
-    assert_eq!(
-        sets,
-        [
-            ("MkToy-toy2".to_string(), "toy2".to_string()),
-            ("MkToy-toy3".to_string(), "toy3".to_string())
-        ]
-    );
+    assert_eq!(labels_and_sets(&p), both_sets());
 }
 
 #[test]
@@ -616,10 +599,8 @@ fn a_meson_project_imports_unedited_and_is_proven() {
     {
         return;
     }
-    let tree = fixture_copy();
-    std::fs::remove_file(tree.path().join("Makefile")).unwrap();
-    std::fs::write(
-        tree.path().join("meson.build"),
+    let (_, out) = import_rebuilt(
+        "meson.build",
         r#"project('mktoy', 'c')
 crypto = dependency('libcrypto')
 lib = static_library('mktoy', 'src/sign.c', 'src/mix_djb.c', 'src/randombytes.c',
@@ -629,14 +610,9 @@ executable('PQCgenKAT_sign', 'nistkat/PQCgenKAT_sign.c', 'nistkat/rng.c',
   include_directories: include_directories('include', 'params/toy3'),
   c_args: ['-DMKTOY_SET=toy3'], link_with: lib, dependencies: crypto)
 "#,
-    )
-    .unwrap();
-    let p = TestProject::bare();
-    let out = p
-        .pqbench(&["import", tree.path().to_str().unwrap(), "--id", "mktoy"])
-        .expect(0);
+    );
     says(
-        &out.stdout,
+        &out,
         &[
             "observed `meson setup --cross-file \"$PQB_MESON_CROSS_FILE\" .pqb-build && ninja -C .pqb-build`: 1 KAT generator(s)",
             "(0 TODO lines)",
