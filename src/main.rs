@@ -23,7 +23,7 @@ fn main() -> ExitCode {
         libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
     let cli = cli::args::Cli::parse();
-    let code = match cli::commands::dispatch(&cli) {
+    let code = match cli::args::dispatch(&cli) {
         Ok(code) => code,
         Err(e) => {
             // `{:#}` prints the whole cause chain: "reading X: No such file".

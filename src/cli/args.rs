@@ -2,11 +2,11 @@
 //! derive structs (each subcommand's arguments live in its module under
 //! `commands`). Nothing here is seen by the library.
 
-use std::path::PathBuf;
+use clap::{Parser, Subcommand};
+use pqbench::error::Error;
 
-use clap::{Parser, Subcommand, ValueEnum};
-
-use super::commands;
+use super::commands::{self, completions};
+use super::global::Global;
 
 #[derive(Parser)]
 #[command(
@@ -15,21 +15,10 @@ use super::commands;
     about = "Build, KAT-check, measure and report public-key cryptography submissions"
 )]
 pub struct Cli {
-    /// Project directory (holding campaigns/, algorithms/, kat/, output/).
-    #[arg(short = 'C', long, global = true, default_value = ".")]
-    pub root: PathBuf,
-    /// Print only errors and the final summary.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
+    #[command(flatten)]
+    pub global: Global,
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// Output of the commands that report: text for people, JSON for tools.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    Text,
-    Json,
 }
 
 /// Every subcommand; each module of `commands` holds its arguments.
@@ -90,6 +79,34 @@ pub enum Command {
     /// pqbench's own steps on a machine a shard was sent to.
     #[command(hide = true)]
     Internal(commands::internal::Args),
+}
+
+/// Runs the subcommand the command line names: the table of contents.
+pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
+    let g = &cli.global;
+    match &cli.command {
+        Command::Run(a) => commands::run::run(g, a),
+        Command::Host(a) => commands::host::run(g, a),
+        Command::Plan(a) => commands::plan::plan(g, a),
+        Command::Status(a) => commands::plan::status(g, a),
+        Command::Bless(a) => commands::bless::run(g, a),
+        Command::Import(a) => commands::import::run(g, a),
+        Command::Validate(a) => commands::validate::run(g, a),
+        Command::Render(a) => commands::render::run(g, a),
+        Command::Publish(a) => commands::publish::run(g, a),
+        Command::Merge(a) => commands::merge::run(g, a),
+        Command::Check(a) => commands::check::run(g, a),
+        Command::Reproduce(a) => commands::reproduce::run(g, a),
+        Command::Compare(a) => commands::compare::run(g, a),
+        Command::BenchRender(a) => commands::bench_render::run(g, a),
+        Command::BenchChecks(a) => commands::bench_checks::run(g, a),
+        Command::BenchEngine(a) => commands::bench_engine::run(g, a),
+        Command::BenchTree(a) => commands::bench_tree::run(g, a),
+        Command::Completions(a) => {
+            completions::run(&mut <Cli as clap::CommandFactory>::command(), a)
+        }
+        Command::Internal(a) => commands::internal::run(g, a),
+    }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::args::Format;
+use super::global::Format;
 use pqbench::error::Error;
 
 /// Writes `text` to stdout.

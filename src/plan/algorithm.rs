@@ -14,7 +14,7 @@ use super::component::{Component, Components};
 use super::names::{self, NAME_RULE};
 use super::paths::{contained, expand_sources};
 use super::problems::Problems;
-use super::resolve::{project_rel, Project};
+use super::project::{project_rel, Project};
 use super::*;
 use crate::config::algorithm::{DefineValue, RawAlgorithm, RawImplementation, RawParameterSet};
 use crate::config::Loaded;

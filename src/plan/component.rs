@@ -9,7 +9,7 @@ use toml::Spanned;
 use super::names::{self, NAME_RULE};
 use super::paths::{contained, expand_sources};
 use super::problems::Problems;
-use super::resolve::{list_stems, project_rel, Project};
+use super::project::{list_stems, project_rel, Project};
 use crate::config::algorithm::{DefineValue, RawAlgorithm, RawComponent};
 use crate::config::{Loaded, Step};
 use crate::error::{ConfigError, Location};

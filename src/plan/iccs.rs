@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::names::{self, NAME_RULE};
 use super::paths::{contained, expand_sources};
 use super::problems::Problems;
-use super::resolve::{project_rel, Project};
+use super::project::{project_rel, Project};
 use super::*;
 use crate::config::algorithm::RawComponent;
 use crate::config::campaign::RawCampaign;

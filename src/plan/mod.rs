@@ -18,6 +18,7 @@ pub(crate) mod names;
 mod paths;
 mod problems;
 mod profile;
+mod project;
 pub(crate) mod recorded;
 mod resolve;
 mod rules;
@@ -36,7 +37,8 @@ pub use crate::config::campaign::HelperClass;
 pub(crate) use algorithm::{check_algorithm, Selection};
 pub(crate) use problems::Problems;
 pub use profile::{ClassDef, ICCS_HASH_TITLE};
-pub use resolve::{resolve, resolve_with, resolve_with_stages, Project, ResolveOptions};
+pub use project::Project;
+pub use resolve::{resolve, resolve_with, resolve_with_stages, ResolveOptions};
 pub(crate) use system::{Runner, SystemSpec};
 
 /// The entry of `Plan::stages` that selects every registered stage (a

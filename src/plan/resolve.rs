@@ -13,38 +13,12 @@ use super::campaign_profiles::{flag_profiles, lookup_profile, unbuildable};
 use super::names::{self, NAME_RULE};
 use super::paths::contained;
 use super::problems::Problems;
+use super::project::{list_stems, project_rel, Project};
 use super::system::{self, SystemSpec};
 use super::*;
 use crate::config::campaign::RawCampaign;
 use crate::config::{Loaded, Step};
 use crate::error::{ConfigError, Error};
-
-/// Where a project's directories are.
-#[derive(Debug, Clone)]
-pub struct Project {
-    pub root: PathBuf,
-}
-
-impl Project {
-    pub fn new(root: &Path) -> std::io::Result<Project> {
-        Ok(Project {
-            root: root.canonicalize()?,
-        })
-    }
-    pub(crate) fn algorithms_dir(&self) -> PathBuf {
-        self.root.join("algorithms")
-    }
-    pub(crate) fn campaign_file(&self, name: &str) -> PathBuf {
-        self.root.join("campaigns").join(format!("{name}.toml"))
-    }
-    pub(crate) fn output_dir(&self) -> PathBuf {
-        self.root.join("output")
-    }
-    /// Every algorithm id with a TOML in `algorithms/`.
-    pub(crate) fn algorithm_ids(&self) -> Vec<String> {
-        list_stems(&self.algorithms_dir())
-    }
-}
 
 /// What the caller knows beyond the campaign file.
 #[derive(Debug, Clone, Copy, Default)]
@@ -532,28 +506,6 @@ fn timing(raw: &Loaded<RawCampaign>, p: &mut Problems) -> TimingSettings {
         );
     }
     settings
-}
-
-pub(super) fn list_stems(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let p = e.path();
-            (p.extension()? == "toml" && p.is_file())
-                .then(|| p.file_stem().map(|s| s.to_string_lossy().into_owned()))?
-        })
-        .collect();
-    v.sort();
-    v
-}
-
-pub(super) fn project_rel(project: &Project, p: &Path) -> String {
-    p.strip_prefix(&project.root)
-        .unwrap_or(p)
-        .display()
-        .to_string()
 }
 
 /// The ids the campaign's `algorithms` patterns select; every pattern must

@@ -7,7 +7,7 @@ use toml::Spanned;
 
 use super::names::{self, NAME_RULE};
 use super::problems::Problems;
-use super::resolve::Project;
+use super::project::Project;
 use crate::config::campaign::RawCampaign;
 use crate::config::{self, Loaded};
 

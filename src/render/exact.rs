@@ -3,59 +3,12 @@
 //! the summary's constant-time column, the method page's section and
 //! limitations, and the evidence rows. Everything comes from the records.
 
-use serde::Serialize;
-
 use crate::records::count::{CountRecord, ExactStatus, METHOD_PERF};
 use crate::records::ct::{CtRecord, CtStatus};
 
-use super::model::{EvidenceRow, Link, MethodSection};
+use super::model::{CountRow, CtRow, CtSiteRow, EvidenceRow, ExactView, Link, MethodSection};
 use super::rows::DASH;
 use crate::records::dataset::Dataset;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CountRow {
-    pub label: String,
-    pub op: String,
-    /// Instructions per call (exact; the mean when calls differ).
-    pub per_call: String,
-    /// `min – max` when the calls differ, else `all equal`.
-    pub spread: String,
-    pub calls: String,
-    pub method: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CtRow {
-    pub label: String,
-    pub op: String,
-    pub status: String,
-    pub secrets: String,
-    pub annotated: String,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CtSiteRow {
-    pub label: String,
-    pub op: String,
-    pub location: String,
-    pub function: String,
-    pub kinds: String,
-    pub occurrences: u64,
-    /// The annotation's reason, or empty.
-    pub reason: String,
-    pub pattern: String,
-}
-
-/// What an algorithm page shows of both stages (empty when neither ran).
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct ExactView {
-    pub count_rows: Vec<CountRow>,
-    pub ct_rows: Vec<CtRow>,
-    pub ct_sites: Vec<CtSiteRow>,
-    /// e.g. `valgrind-3.19.0 memcheck; library rebuilt with -g`.
-    pub ct_tool: String,
-}
 
 /// `1234567` → `1,234,567`.
 pub(crate) fn grouped(v: u64) -> String {

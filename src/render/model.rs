@@ -305,7 +305,7 @@ pub struct AlgorithmPage {
     pub functional_only: Option<String>,
     pub evidence: Vec<EvidenceRow>,
     /// Instruction counts and the constant-time check (opt-in stages).
-    pub exact: super::exact::ExactView,
+    pub exact: ExactView,
     /// Sections of stages that add their own (`engine::PageSection`).
     pub sections: Vec<crate::engine::Section>,
 }
@@ -480,4 +480,51 @@ pub(crate) struct Site {
     pub survey: SurveyPage,
     pub sizes: SizesPage,
     pub systems: Vec<SystemPages>,
+}
+
+// The opt-in `count` and `ct` stages' rows (built by `render::exact`).
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CountRow {
+    pub label: String,
+    pub op: String,
+    /// Instructions per call (exact; the mean when calls differ).
+    pub per_call: String,
+    /// `min – max` when the calls differ, else `all equal`.
+    pub spread: String,
+    pub calls: String,
+    pub method: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CtRow {
+    pub label: String,
+    pub op: String,
+    pub status: String,
+    pub secrets: String,
+    pub annotated: String,
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CtSiteRow {
+    pub label: String,
+    pub op: String,
+    pub location: String,
+    pub function: String,
+    pub kinds: String,
+    pub occurrences: u64,
+    /// The annotation's reason, or empty.
+    pub reason: String,
+    pub pattern: String,
+}
+
+/// What an algorithm page shows of both stages (empty when neither ran).
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct ExactView {
+    pub count_rows: Vec<CountRow>,
+    pub ct_rows: Vec<CtRow>,
+    pub ct_sites: Vec<CtSiteRow>,
+    /// e.g. `valgrind-3.19.0 memcheck; library rebuilt with -g`.
+    pub ct_tool: String,
 }

@@ -3,7 +3,7 @@
 //! asserts nothing).
 
 use super::project;
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 use pqbench::{pipeline, stages};
@@ -24,7 +24,7 @@ pub struct Args {
     calls: u64,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
     let _lock = pipeline::locks::ProjectLock::acquire(&plan, "bench-checks")?;
     let b = stages::bench_checks::run(&plan, a.op.as_deref(), a.pairs, a.calls)?;

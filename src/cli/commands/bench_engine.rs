@@ -3,7 +3,7 @@
 //! nothing).
 
 use super::{in_project, project};
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, ConfigError, Error};
 use pqbench::pipeline::bench_engine::{self, EngineBench, Timing};
@@ -23,7 +23,7 @@ pub struct Args {
     keep: Option<std::path::PathBuf>,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let source = project(cli)?;
     let exe =
         std::env::current_exe().map_err(|e| anyhow::anyhow!("finding the pqbench binary: {e}"))?;

@@ -1,7 +1,7 @@
 //! `pqbench bench-render`: rendering a synthetic dataset, timed (a
 //! benchmark: prints how long it took, asserts nothing).
 
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 
@@ -12,7 +12,7 @@ pub struct Args {
     instances: usize,
 }
 
-pub fn run(_: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(_: &Global, a: &Args) -> Result<i32, Error> {
     let (took, r) = pqbench::render::bench::run(a.instances, &pqbench::stages::registry())?;
     output::text(&format!(
         "rendered {} files for {} instances in {:.3} s\n",

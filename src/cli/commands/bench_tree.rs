@@ -4,7 +4,7 @@
 //! whether every instance built on the system passed).
 
 use super::in_project;
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, ConfigError, Error};
 use pqbench::pipeline::bench_engine::Timing;
@@ -35,7 +35,7 @@ pub struct Args {
     measure: bool,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let exe =
         std::env::current_exe().map_err(|e| anyhow::anyhow!("finding the pqbench binary: {e}"))?;
     let tree = a

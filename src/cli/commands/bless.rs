@@ -2,7 +2,7 @@
 //! were none.
 
 use super::project;
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 use pqbench::kat::manifest::Mode;
@@ -31,7 +31,7 @@ pub struct Args {
     force: bool,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve_for(&project(cli)?, &a.campaign, a.system.as_deref())?;
     let mode = match a.mode {
         DigestMode::Strict => Mode::Strict,

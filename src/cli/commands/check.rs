@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use super::in_project;
-use crate::cli::args::{Cli, Format};
+use crate::cli::global::{Format, Global};
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 
@@ -17,7 +17,7 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let dir = in_project(cli, &a.dir);
     if !dir.exists() {
         let e = std::io::Error::from(std::io::ErrorKind::NotFound);

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::{project, utf8};
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::compare::CompareReport;
 use pqbench::error::Error;
@@ -51,7 +51,7 @@ pub struct Args {
     fail_on_regression: bool,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let root = project(cli)?.root;
     let report = match (&a.combination, &a.against, &a.run_b) {
         (Some(c), Some(against), _) => {

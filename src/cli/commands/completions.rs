@@ -1,6 +1,5 @@
 //! `pqbench completions`: a shell completion script.
 
-use crate::cli::args::Cli;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 
@@ -10,10 +9,10 @@ pub struct Args {
     shell: clap_complete::Shell,
 }
 
-pub fn run(_: &Cli, a: &Args) -> Result<i32, Error> {
-    let mut cmd = <Cli as clap::CommandFactory>::command();
+/// `cmd` is the whole command line's definition (the subcommand table's).
+pub fn run(cmd: &mut clap::Command, a: &Args) -> Result<i32, Error> {
     let mut buf = Vec::new();
-    clap_complete::generate(a.shell, &mut cmd, "pqbench", &mut buf);
+    clap_complete::generate(a.shell, cmd, "pqbench", &mut buf);
     output::text(&String::from_utf8_lossy(&buf))?;
     Ok(exit::OK)
 }

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::cli::args::{Cli, Format};
+use crate::cli::global::{Format, Global};
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 
@@ -26,7 +26,7 @@ struct HostReport {
     isolation: pqbench::sandbox::LayerReport,
 }
 
-pub fn run(_: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(_: &Global, a: &Args) -> Result<i32, Error> {
     let cpu = a
         .cpu
         .unwrap_or_else(|| pqbench::host::allowed_cpus().last().copied().unwrap_or(0));

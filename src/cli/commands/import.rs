@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 use pqbench::plan::ApiFamily;
@@ -62,7 +62,7 @@ pub struct Args {
     build: Option<String>,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let opts = pqbench::import::ImportOptions {
         path: a.path.clone(),
         id: a.id.clone(),
@@ -89,7 +89,7 @@ pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
 /// A draft from the tree's own build, built and KAT-checked by pqbench
 /// against what the tree's generators wrote: one line per set, and a TODO
 /// line in the draft above each set that differs.
-fn prove_draft(cli: &Cli, report: &pqbench::import::ImportReport) -> String {
+fn prove_draft(cli: &Global, report: &pqbench::import::ImportReport) -> String {
     let root = cli.root.canonicalize().unwrap_or_else(|_| cli.root.clone());
     let proof = match pqbench::import::prove(&root, &report.id, &report.checkers) {
         Ok(p) => p,
@@ -119,7 +119,7 @@ fn prove_draft(cli: &Cli, report: &pqbench::import::ImportReport) -> String {
 /// and trial-linked), so the import's own account of its drafts (their
 /// TODO lines) is never the only word: one line per draft, with the
 /// first problem of one that does not validate.
-fn validate_drafts(cli: &Cli, tomls: &[PathBuf]) -> String {
+fn validate_drafts(cli: &Global, tomls: &[PathBuf]) -> String {
     let mut out = String::new();
     let root = cli.root.canonicalize().unwrap_or_else(|_| cli.root.clone());
     for t in tomls {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 
@@ -22,7 +22,7 @@ pub struct Args {
     step: Internal,
 }
 
-pub fn run(_: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(_: &Global, a: &Args) -> Result<i32, Error> {
     let Internal::Assemble { list, blobs, into } = &a.step;
     let n = pqbench::executor::bundle::assemble(list, blobs, into)?;
     output::text(&format!("{n} files in {}\n", into.display()))?;

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::{in_project, project};
-use crate::cli::args::{Cli, Format};
+use crate::cli::global::{Format, Global};
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 use pqbench::pipeline;
@@ -19,7 +19,7 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
     let report = pqbench::merge::merge(
         &pqbench::stages::registry(),

@@ -24,33 +24,9 @@ pub mod validate;
 
 use std::path::{Path, PathBuf};
 
-use super::args::{Cli, Command};
+use super::global::Global;
 use pqbench::error::{ConfigError, Error};
 use pqbench::plan::Project;
-
-pub fn dispatch(cli: &Cli) -> Result<i32, Error> {
-    match &cli.command {
-        Command::Run(a) => run::run(cli, a),
-        Command::Host(a) => host::run(cli, a),
-        Command::Plan(a) => plan::plan(cli, a),
-        Command::Status(a) => plan::status(cli, a),
-        Command::Bless(a) => bless::run(cli, a),
-        Command::Import(a) => import::run(cli, a),
-        Command::Validate(a) => validate::run(cli, a),
-        Command::Render(a) => render::run(cli, a),
-        Command::Publish(a) => publish::run(cli, a),
-        Command::Merge(a) => merge::run(cli, a),
-        Command::Check(a) => check::run(cli, a),
-        Command::Reproduce(a) => reproduce::run(cli, a),
-        Command::Compare(a) => compare::run(cli, a),
-        Command::BenchRender(a) => bench_render::run(cli, a),
-        Command::BenchChecks(a) => bench_checks::run(cli, a),
-        Command::BenchEngine(a) => bench_engine::run(cli, a),
-        Command::BenchTree(a) => bench_tree::run(cli, a),
-        Command::Completions(a) => completions::run(cli, a),
-        Command::Internal(a) => internal::run(cli, a),
-    }
-}
 
 /// Exported reports are text; this only turns the bytes back into a `str`
 /// for `output::text`.
@@ -76,7 +52,7 @@ fn read_list(path: &Path) -> Result<Vec<String>, Error> {
 }
 
 /// The project directory given with `-C`; a bad one is bad input.
-fn project(cli: &Cli) -> Result<Project, Error> {
+fn project(cli: &Global) -> Result<Project, Error> {
     Project::new(&cli.root).map_err(|e| {
         ConfigError::new(format!("project directory {}: {e}", cli.root.display()))
             .help("give the directory holding campaigns/ and algorithms/ with -C DIR")
@@ -86,7 +62,7 @@ fn project(cli: &Cli) -> Result<Project, Error> {
 
 /// A path given on the command line: relative paths are relative to the
 /// project directory (`-C`), like every path pqbench reads.
-fn in_project(cli: &Cli, path: &Path) -> PathBuf {
+fn in_project(cli: &Global, path: &Path) -> PathBuf {
     if path.is_absolute() {
         path.to_path_buf()
     } else {

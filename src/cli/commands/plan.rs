@@ -2,7 +2,7 @@
 //! nodes) and `pqbench status` (the stale stages only).
 
 use super::project;
-use crate::cli::args::{Cli, Format};
+use crate::cli::global::{Format, Global};
 use crate::cli::output;
 use pqbench::engine::Freshness;
 use pqbench::error::{exit, Error};
@@ -61,7 +61,7 @@ impl CpuArgs {
     }
 }
 
-pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
+pub fn plan(cli: &Global, a: &PlanArgs) -> Result<i32, Error> {
     let (Some(nodes), Some(cores)) = (a.nodes, a.cores) else {
         return freshness(
             cli,
@@ -85,7 +85,7 @@ pub fn plan(cli: &Cli, a: &PlanArgs) -> Result<i32, Error> {
     Ok(exit::OK)
 }
 
-pub fn status(cli: &Cli, a: &StatusArgs) -> Result<i32, Error> {
+pub fn status(cli: &Global, a: &StatusArgs) -> Result<i32, Error> {
     freshness(
         cli,
         &a.campaign,
@@ -97,7 +97,7 @@ pub fn status(cli: &Cli, a: &StatusArgs) -> Result<i32, Error> {
 }
 
 fn freshness(
-    cli: &Cli,
+    cli: &Global,
     campaign: &str,
     system: Option<&str>,
     cpus: &CpuArgs,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::project;
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 use pqbench::pipeline;
@@ -26,7 +26,7 @@ pub struct Args {
     with_output: bool,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
     let extras = pqbench::publish::Extras {
         libraries: a.with_libraries,

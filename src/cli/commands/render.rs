@@ -1,7 +1,7 @@
 //! `pqbench render`: the campaign's pages from its recorded datasets.
 
 use super::project;
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::{exit, Error};
 use pqbench::pipeline;
@@ -12,7 +12,7 @@ pub struct Args {
     campaign: String,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve(&project(cli)?, &a.campaign)?;
     let _lock = pipeline::locks::ProjectLock::acquire(&plan, "render")?;
     let r = pqbench::render::render_campaign(&plan, &pqbench::stages::registry())?;

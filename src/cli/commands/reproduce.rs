@@ -1,7 +1,7 @@
 //! `pqbench reproduce`: a recorded run again, compared with what it recorded.
 
 use super::{project, utf8};
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::Error;
 use pqbench::export::{self, json::Json, markdown::Markdown, text, Exporter};
@@ -36,7 +36,7 @@ pub struct Args {
 /// In text, the run and its changed inputs are printed before the campaign
 /// runs (its progress follows on stderr), the outcome after; Markdown and
 /// JSON are one document at the end.
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let opts = pqbench::reproduce::ReproduceOptions {
         allow_changed: a.allow_changed,
         quiet: cli.quiet,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::{in_project, project, read_list};
-use crate::cli::args::{Cli, Format};
+use crate::cli::global::{Format, Global};
 use crate::cli::output;
 use pqbench::error::Error;
 use pqbench::pipeline::{self, RunOptions};
@@ -47,7 +47,7 @@ pub struct Args {
     format: Format,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let plan = pipeline::resolve_for(&project(cli)?, &a.campaign, a.system.as_deref())?;
     let local_shard = match &a.local_shard {
         Some(f) => Some(read_list(&in_project(cli, f))?),

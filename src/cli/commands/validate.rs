@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::project;
-use crate::cli::args::Cli;
+use crate::cli::global::Global;
 use crate::cli::output;
 use pqbench::error::Error;
 
@@ -13,7 +13,7 @@ pub struct Args {
     toml: PathBuf,
 }
 
-pub fn run(cli: &Cli, a: &Args) -> Result<i32, Error> {
+pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
     let project = project(cli)?;
     // A relative path is taken from the project directory, once:
     // `validate` joins it to the (canonical) project root.
