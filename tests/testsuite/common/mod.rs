@@ -8,6 +8,7 @@ pub mod temp_project;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::OnceLock;
 
 /// The repository root (where Cargo.toml is).
 pub fn repo() -> PathBuf {
@@ -23,6 +24,13 @@ pub struct TestProject {
 impl TestProject {
     /// An empty project with only the shared components (ICCS stand-in).
     pub fn bare() -> TestProject {
+        let p = TestProject::bare_cold();
+        p.share_support_tools();
+        p
+    }
+
+    /// `bare()` whose cache has no support tools yet.
+    fn bare_cold() -> TestProject {
         let p = TestProject {
             dir: tempfile::Builder::new()
                 .prefix("pqbench-test-")
@@ -43,6 +51,34 @@ impl TestProject {
         p.copy("kat", "kat");
         p.copy("campaigns", "campaigns");
         p
+    }
+
+    /// Copies pqbench's own tools for the local gcc (`pqb-kat`,
+    /// `pqb-driver`, `pqb-drbg`, built once for the whole suite) into the
+    /// project's cache, where a run would otherwise compile them again
+    /// (about 2.5 CPU-seconds a project). They are keyed by pqbench's
+    /// support sources and the compiler, as a run keys them: a run with
+    /// another compiler, or after the support code changed, builds its own.
+    fn share_support_tools(&self) {
+        static TOOLS: OnceLock<Option<PathBuf>> = OnceLock::new();
+        let tools = TOOLS.get_or_init(|| {
+            let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-support-cache");
+            let cc = pqbench::toolchain::Compiler::detect("gcc").ok()?;
+            let support =
+                pqbench::support::Support::prepare(&pqbench::cache::Cache::new(&cache), &cc)
+                    .ok()?;
+            support.dir.parent().map(Path::to_path_buf)
+        });
+        if let Some(dir) = tools {
+            let name = dir.file_name().unwrap();
+            copy_tree(dir, &self.path().join("output/.cache/support").join(name));
+        }
+    }
+
+    /// Removes the shared support tools: the next run compiles them, for a
+    /// test whose subject includes that build.
+    pub fn without_support_tools(&self) {
+        std::fs::remove_dir_all(self.path().join("output/.cache/support")).unwrap();
     }
 
     pub fn path(&self) -> &Path {
