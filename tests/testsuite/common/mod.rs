@@ -75,10 +75,14 @@ impl TestProject {
         }
     }
 
-    /// Removes the shared support tools: the next run compiles them, for a
-    /// test whose subject includes that build.
+    /// Removes the shared support tools, and `output/` when it held
+    /// nothing else: for a test whose subject includes that build, or that
+    /// checks nothing was written.
     pub fn without_support_tools(&self) {
-        std::fs::remove_dir_all(self.path().join("output/.cache/support")).unwrap();
+        let output = self.path().join("output");
+        std::fs::remove_dir_all(output.join(".cache/support")).unwrap();
+        let _ = std::fs::remove_dir(output.join(".cache"));
+        let _ = std::fs::remove_dir(&output);
     }
 
     pub fn path(&self) -> &Path {
