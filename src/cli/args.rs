@@ -1,6 +1,7 @@
-//! The command line: the global options and the subcommand table, as clap
-//! derive structs (each subcommand's arguments live in its module under
-//! `commands`). Nothing here is seen by the library.
+//! The command line: the subcommand table as clap derive structs (the
+//! global options are `global`'s, each subcommand's arguments live in its
+//! module under `commands`) and `dispatch`, the table of contents. Nothing
+//! here is seen by the library.
 
 use clap::{Parser, Subcommand};
 use pqbench::error::Error;

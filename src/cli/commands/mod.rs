@@ -1,7 +1,7 @@
 //! One module per subcommand, each with its arguments (`Args`) and the
 //! function that turns them into a library call and prints the report it
 //! returns. Exit codes come from the reports (items that failed) or from
-//! `Error::exit_code` (in `main`). `dispatch` is the table of contents.
+//! `Error::exit_code` (in `main`). `cli::args::dispatch` names them all.
 
 pub mod bench_checks;
 pub mod bench_engine;
