@@ -701,27 +701,26 @@ fn remeasure_kex(
     move |id: &str, label: &str, op: &str| op_record(p, "kexsteps", id, label, op)
 }
 
-fn assert_kex_and_hash(p: &TestProject, records: &Records) {
-    let rec = |id: &str, label: &str, op: &str| &records[&(id.into(), label.into(), op.into())];
-    // The step timing is consistent with the whole: the steps' undisturbed
-    // costs (the 5th percentile of thousands of per-call samples each) add
-    // up to the exchange's within a half (the steps' own counter reads add
-    // < 1 %): a step that timed nothing of its work, or the whole exchange,
-    // is outside that. Medians are not compared: the records are measured
-    // at different moments, and another test measuring on the other core
-    // can move one record's median by a third; on a slow, shared day of
-    // the 2-core VM even the 5th percentiles of Tarn's steps added up to
-    // 1.32 times the exchange's.
-    // A neighbour's burst can still land on one record's quantile: the
-    // ratio is judged on the best of up to three measurements, the later
-    // ones of the key exchanges alone.
-    let mut ratios = step_ratios(|id, label, op| rec(id, label, op).clone());
-    for attempt in 0..2 {
+/// The key-exchange steps' undisturbed costs (the 5th percentile of
+/// thousands of per-call samples each) add up to the exchange's within a
+/// half (the steps' own counter reads add < 1 %): a step that timed nothing
+/// of its work, or the whole exchange, is outside that. Medians are not
+/// compared: the records are measured at different moments, and another
+/// process on the other core can move one record's median by a third; on a
+/// slow, shared day of the 2-core VM even the 5th percentiles of Tarn's
+/// steps added up to 1.32 times the exchange's. A neighbour's burst can
+/// still land on one record's quantile: the ratio is judged on the best of
+/// up to three measurements.
+#[test]
+#[ignore = "statistical: compares timings (tests/README.md)"]
+fn statistical_kex_steps_add_up_to_the_exchange() {
+    let p = TestProject::demo();
+    let mut ratios = step_ratios(remeasure_kex(&p, false));
+    for _ in 0..2 {
         if ratios.iter().all(|(_, r)| STEP_BAND.contains(r)) {
             break;
         }
-        let again = remeasure_kex(p, attempt > 0);
-        for (k, r) in step_ratios(&again) {
+        for (k, r) in step_ratios(remeasure_kex(&p, true)) {
             let best = ratios.iter_mut().find(|(id, _)| *id == k).unwrap();
             if (r.ln()).abs() < (best.1.ln()).abs() {
                 best.1 = r;
@@ -733,6 +732,17 @@ fn assert_kex_and_hash(p: &TestProject, records: &Records) {
             STEP_BAND.contains(ratio),
             "{id}: the steps' 5th percentiles add up to {ratio:.3} × the exchange's (best of up to three measurements)"
         );
+    }
+}
+
+fn assert_kex_and_hash(p: &TestProject, records: &Records) {
+    let rec = |id: &str, label: &str, op: &str| &records[&(id.into(), label.into(), op.into())];
+    // Each step is planned from the exchange and has its counter overhead;
+    // whether the steps' costs add up to the exchange's is a comparison of
+    // timings, so it is a statistical check
+    // (`statistical_kex_steps_add_up_to_the_exchange`).
+    for (id, ratio) in step_ratios(|id, label, op| rec(id, label, op).clone()) {
+        assert!(ratio.is_finite() && ratio > 0.0, "{id}: {ratio}");
     }
     // Sizes: Tarn's initiator has no long-term key, Brook's has one.
     let sizes: SizesJson = serde_json::from_str(&p.read(&format!("{OUT}/sizes.json"))).unwrap();
