@@ -33,8 +33,20 @@ pub struct Measured {
     pub stages: Vec<StageTime>,
     /// The time stage's header: its first estimate, in words.
     pub first_estimate: Option<String>,
+    /// The time stage's first time-left figure given a minute or more into
+    /// the stage (from its own pace).
+    pub minute_eta: Option<MinuteEta>,
     /// Operation records by status (`ok`, `implausible`, ...).
     pub operations: BTreeMap<String, usize>,
+}
+
+/// The time left a stage's progress line gave, as a whole-stage figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MinuteEta {
+    /// Seconds into the stage when the line was printed.
+    pub at: f64,
+    /// `at` plus the time left the line gave.
+    pub total: f64,
 }
 
 impl Measured {
@@ -54,6 +66,7 @@ pub fn read(stderr: &str, dataset: &Path) -> Result<Measured> {
     Ok(Measured {
         stages: stderr.lines().filter_map(stage_line).collect(),
         first_estimate: stderr.lines().find_map(time_header),
+        minute_eta: minute_eta(stderr),
         operations: statuses(&dataset.join(layout::RECORDS))?,
     })
 }
@@ -80,6 +93,47 @@ fn time_header(line: &str) -> Option<String> {
     let rest = line.split_once("] time: ")?.1;
     let about = rest.split_once(", about ")?.1;
     Some(about.split_once(" of measuring")?.0.to_string())
+}
+
+/// The seconds a progress line was printed at: `[  12.3s] …` → 12.3.
+fn elapsed(line: &str) -> Option<f64> {
+    let inner = line.strip_prefix('[')?.split_once("s]")?.0;
+    inner.trim().parse().ok()
+}
+
+/// `45 s`, `12 min`, `3.5 h` (`progress::duration_words`) in seconds.
+fn seconds_of_words(words: &str) -> Option<f64> {
+    let (n, unit) = words.trim().split_once(' ')?;
+    let n: f64 = n.parse().ok()?;
+    match unit {
+        "s" => Some(n),
+        "min" => Some(n * 60.0),
+        "h" => Some(n * 3600.0),
+        _ => None,
+    }
+}
+
+/// The first time-stage line `[  t s] [k/n] time     a/b (x s, about L
+/// left)` printed 60 s or more after the stage's header, as the total
+/// it foresaw.
+fn minute_eta(stderr: &str) -> Option<MinuteEta> {
+    let mut lines = stderr.lines();
+    let start = lines
+        .by_ref()
+        .find(|l| time_header(l).is_some())
+        .and_then(elapsed)?;
+    lines.find_map(|l| {
+        let at = elapsed(l)? - start;
+        let rest = l.split_once("] [")?.1.split_once("] ")?.1;
+        if !rest.starts_with("time ") || at < 60.0 {
+            return None;
+        }
+        let left = rest.split_once(", about ")?.1.split_once(" left)")?.0;
+        Some(MinuteEta {
+            at,
+            total: at + seconds_of_words(left)?,
+        })
+    })
 }
 
 /// Each operation record's `status`, counted.
@@ -134,5 +188,28 @@ mod tests {
             ),
             Some("19 s".into())
         );
+    }
+
+    #[test]
+    fn the_first_time_left_a_minute_into_the_time_stage_is_the_minute_eta() {
+        let stderr = "\
+[    5.0s] kat: 2 computed in 3.0 s
+[   10.0s] time: 40 instances, about 13 min of measuring by the plan's estimate
+[   40.0s] [1/40] time     a/b (30.0 s, about 19 min left)
+[   65.5s] [2/40] time     a/c (25.5 s)
+[   72.0s] [3/40] memory   a/c (2.0 s, about 3 min left)
+[   80.0s] [3/40] time     a/d (14.5 s, about 21 min left)
+[  200.0s] [4/40] time     a/e (120.0 s, about 25 min left)
+";
+        assert_eq!(
+            minute_eta(stderr),
+            Some(MinuteEta {
+                at: 70.0,
+                total: 70.0 + 21.0 * 60.0
+            })
+        );
+        assert_eq!(seconds_of_words("3.5 h"), Some(12_600.0));
+        assert_eq!(seconds_of_words("45 s"), Some(45.0));
+        assert_eq!(minute_eta("[ 1.0s] build: 2 computed in 0.1 s\n"), None);
     }
 }

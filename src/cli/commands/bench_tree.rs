@@ -154,6 +154,15 @@ fn measured(m: &pqbench::pipeline::bench_tree_measure::Measured) -> String {
                 100.0 * (t.seconds - e) / e.max(1e-9)
             );
         }
+        if let Some(eta) = m.minute_eta {
+            s += &format!(
+                "time left given after the first minute (at {:.0} s): {:.0} s in all; took {:.0} s: {:+.0} %\n",
+                eta.at,
+                eta.total,
+                t.seconds,
+                100.0 * (t.seconds - eta.total) / eta.total.max(1e-9)
+            );
+        }
     }
     let outcomes: Vec<String> = m
         .operations
