@@ -24,15 +24,17 @@ use crate::stats::Trial;
 /// leaves room for that, and a library must claim less than about half
 /// its calls' true cost to be named.
 pub(crate) const BELOW_SHARE: f64 = 0.5;
-/// Standard errors of the fitted slope added before upholding a claim.
+/// Standard errors of the fitted slope around it (the normal tail of
+/// 0.135 %), for a fit whose degrees of freedom are not known.
 pub(crate) const STDERRS: f64 = 3.0;
 
-/// Standard errors of the fitted slope taken off before convicting one,
-/// for a fit with `dof` degrees of freedom: Student's t at the one-sided
-/// tail of three normal standard errors (0.135 %). A fit over a few
-/// processes estimates its own noise poorly: with one degree of freedom
-/// three standard errors are exceeded by chance one time in ten.
-pub(crate) fn below_stderrs(dof: u32) -> f64 {
+/// Standard errors of the fitted slope taken off before convicting a
+/// claim, and added before upholding one, for a fit with `dof` degrees of
+/// freedom: Student's t at the one-sided tail of three normal standard
+/// errors (0.135 %). A fit over a few processes estimates its own noise
+/// poorly: with one degree of freedom three standard errors are exceeded
+/// by chance one time in ten, either way.
+pub(crate) fn tail_stderrs(dof: u32) -> f64 {
     match dof {
         0 => f64::INFINITY,
         1 => 235.8,
@@ -133,44 +135,77 @@ pub(crate) struct Line {
 /// under another load, shifts its own intercept and not the slope), with
 /// the last point's group's intercept; None without two distinct `x` in
 /// some group.
+///
+/// The slope's standard error takes each group's residual variance on its
+/// own: a set four or sixteen times longer is disturbed that much more in
+/// absolute terms, and one variance pooled over every set would take the
+/// short sets' small residuals for the long set's, so a wildly scattered
+/// long set could pass for a precise one. The degrees of freedom are
+/// Welch–Satterthwaite's over the groups (rounded down), each group's
+/// share of the slope's one taken by its share of the spread in `x`; with
+/// one group this is the ordinary fit's `n − 2`.
 pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<Line> {
     let mut groups: Vec<i64> = points.iter().map(|p| p.0).collect();
     groups.sort_unstable();
     groups.dedup();
-    let mean = |g: i64, f: fn(&(i64, f64, f64)) -> f64| {
-        let v: Vec<f64> = points.iter().filter(|p| p.0 == g).map(f).collect();
-        v.iter().sum::<f64>() / v.len() as f64
-    };
-    let means: Vec<(i64, f64, f64)> = groups
+    let members = |g: i64| points.iter().filter(move |p| p.0 == g);
+    // Per group: its points centred on the group's means.
+    let centred: Vec<Vec<(f64, f64)>> = groups
         .iter()
-        .map(|&g| (g, mean(g, |p| p.1), mean(g, |p| p.2)))
-        .collect();
-    let centred: Vec<(f64, f64)> = points
-        .iter()
-        .map(|p| {
-            let m = means.iter().find(|m| m.0 == p.0).expect("its group");
-            (p.1 - m.1, p.2 - m.2)
+        .map(|&g| {
+            let n = members(g).count() as f64;
+            let (mx, my) = members(g).fold((0.0, 0.0), |(x, y), p| (x + p.1, y + p.2));
+            let (mx, my) = (mx / n, my / n);
+            members(g).map(|p| (p.1 - mx, p.2 - my)).collect()
         })
         .collect();
-    let sxx: f64 = centred.iter().map(|c| c.0 * c.0).sum();
-    let sxy: f64 = centred.iter().map(|c| c.0 * c.1).sum();
+    let sxx_of = |c: &[(f64, f64)]| c.iter().map(|c| c.0 * c.0).sum::<f64>();
+    let sxx: f64 = centred.iter().map(|c| sxx_of(c)).sum();
+    let sxy: f64 = centred.iter().flatten().map(|c| c.0 * c.1).sum();
     if sxx <= 0.0 {
         return None;
     }
     let b = sxy / sxx;
     let last = points.last().map(|p| p.0)?;
-    let m = means.iter().find(|m| m.0 == last)?;
-    let a = m.2 - b * m.1;
-    let dof = points.len() as f64 - groups.len() as f64 - 1.0;
-    let se = (dof >= 1.0).then(|| {
-        let rss: f64 = centred.iter().map(|c| (c.1 - b * c.0).powi(2)).sum();
-        ((rss / dof / sxx).sqrt(), dof as u32)
-    });
+    let (n, sx, sy) =
+        members(last).fold((0.0, 0.0, 0.0), |(n, x, y), p| (n + 1.0, x + p.1, y + p.2));
+    let a = sy / n - b * (sx / n);
     Some(Line {
         setup: a,
         slope: b,
-        stderr: se,
+        stderr: slope_stderr(&centred, b, sxx),
     })
+}
+
+/// The slope's standard error from each group's own residual variance,
+/// with Welch–Satterthwaite's degrees of freedom; None when no group has
+/// a residual degree of freedom left.
+fn slope_stderr(centred: &[Vec<(f64, f64)>], b: f64, sxx: f64) -> Option<(f64, u32)> {
+    let (mut var, mut spread) = (0.0, 0.0);
+    for c in centred {
+        let own = c.iter().map(|c| c.0 * c.0).sum::<f64>();
+        // The group's residual degrees of freedom: its points less its
+        // intercept and its share of the common slope.
+        let dof = c.len() as f64 - 1.0 - own / sxx;
+        if own <= 0.0 || dof < 1e-9 {
+            continue;
+        }
+        let rss: f64 = c.iter().map(|c| (c.1 - b * c.0).powi(2)).sum();
+        // Written so that one group gives the ordinary `rss / dof / sxx`
+        // to the last bit (records made before keep their figures).
+        let term = rss / dof * (own / sxx) / sxx;
+        var += term;
+        spread += term * term / dof;
+    }
+    if spread <= 0.0 {
+        // Every residual zero: an exact line, known to its last bit, with
+        // the degrees of freedom the points leave.
+        let dof =
+            centred.iter().map(|c| c.len()).sum::<usize>() as f64 - centred.len() as f64 - 1.0;
+        return (dof >= 1.0).then_some((0.0, dof as u32));
+    }
+    let dof = (var * var / spread + 1e-9).floor();
+    (dof >= 1.0).then(|| (var.sqrt(), dof as u32))
 }
 
 /// A trial process's witnessed CPU seconds from its first timed call on:
@@ -288,7 +323,7 @@ impl Verdict {
 /// the CPU time, never shorter, so a loaded honest run is never `Below`.
 /// The claims are `Upheld` when each is at or over `share` of its own
 /// trial's ceiling (a bound that needs no fit), or when every one is at or
-/// over `share` of the fit's upper bound (`STDERRS` standard errors over
+/// over `share` of the fit's upper bound (`tail_stderrs` standard errors over
 /// its slope); a claim under `share` of the lower bound is `Below`;
 /// anything between, or a fit without a standard error, is `Undecided`: a
 /// noisy fit never lets a claim pass unjudged.
@@ -360,9 +395,14 @@ pub(crate) fn judge(
             claim()
         ));
     };
-    let below = fit.degrees_of_freedom.map_or(STDERRS, below_stderrs);
-    let (lower, upper) = (witnessed - below * stderr, witnessed + STDERRS * stderr);
-    if claimed >= upper * share - BELOW_SECONDS {
+    // Student's t both ways: a fit over few processes that happens to
+    // scatter little must not uphold a claim it could not convict.
+    let t = fit.degrees_of_freedom.map_or(STDERRS, tail_stderrs);
+    let (lower, upper) = (witnessed - t * stderr, witnessed + t * stderr);
+    // An upper bound at or below zero says the calls cost no CPU at all:
+    // the fit is broken (work moved out of the calls and settled at
+    // random), not a bound a claim can stand on.
+    if upper > 0.0 && claimed >= upper * share - BELOW_SECONDS {
         return Verdict::Upheld;
     }
     // Where the smallest trial's calls witness less CPU than the set-up's
@@ -478,6 +518,87 @@ mod tests {
         assert!(f.per_call_stderr_seconds.unwrap() < 1e-9);
     }
 
+    /// The NOISY liar's shape: 5 µs claimed per call, about fifty times
+    /// that moved to the process's exit and settled at a random share.
+    fn liar_set(cpu_ms: &[(u64, f64)]) -> Vec<ProcessRecord> {
+        cpu_ms
+            .iter()
+            .map(|&(n, ms)| claiming(n, n as f64 * 5e3, Some((ms * 1e6) as u64)))
+            .collect()
+    }
+
+    #[test]
+    fn a_fit_that_scatters_little_by_chance_upholds_nothing_it_could_not_convict() {
+        // One set whose dearer trials settled less: the slope comes out
+        // -168 µs ± 54 µs over 3 degrees of freedom. Three standard errors
+        // over it (-7 µs) would have upheld any claim; Student's t (9.22)
+        // puts it at 327 µs, and a negative bound upholds nothing anyway.
+        let procs = liar_set(&[
+            (20, 7.842),
+            (30, 9.727_05),
+            (40, 6.325),
+            (50, 2.908_25),
+            (60, 2.872_5),
+        ]);
+        let claims: Vec<Trial> = [20, 30, 40, 50, 60]
+            .map(|n| trial(n, n as f64 * 5e3))
+            .to_vec();
+        let f = fit(&procs, Some(40), &claims).unwrap();
+        assert_eq!(f.degrees_of_freedom, Some(3));
+        let (b, se) = (
+            f.per_call_seconds.unwrap(),
+            f.per_call_stderr_seconds.unwrap(),
+        );
+        assert!(
+            (b + 167.6e-6).abs() < 0.1e-6 && (se - 53.6e-6).abs() < 0.1e-6,
+            "{f:?}"
+        );
+        undecided(judge(&claims, Some("tsc"), Some(1e9), &f));
+    }
+
+    #[test]
+    fn each_set_of_trials_brings_its_own_noise_to_the_slope() {
+        // Three sets of the same liar, four and sixteen times longer: the
+        // longest set's scatter is the slope's noise. Pooled with the short
+        // sets' small residuals over 11 degrees of freedom it came out
+        // 51 µs, and the upper bound (-149 + 3 × 51 µs) upheld the claim;
+        // taken set by set it is 60 µs over 3 effective degrees of freedom.
+        let procs = liar_set(&[
+            (20, 0.7468),
+            (30, 6.110_85),
+            (40, 5.247),
+            (50, 6.411_75),
+            (60, 15.5733),
+            (80, 21.5092),
+            (120, 14.5062),
+            (160, 52.936),
+            (200, 82.095),
+            (240, 13.254),
+            (320, 106.4992),
+            (480, 114.12),
+            (640, 14.96),
+            (800, 44.964),
+            (960, 6.9168),
+        ]);
+        let kept: Vec<Trial> = [320, 480, 640, 800, 960]
+            .map(|n| trial(n, n as f64 * 5e3))
+            .to_vec();
+        let f = fit(&procs, Some(40), &kept).unwrap();
+        assert_eq!(f.degrees_of_freedom, Some(3), "{f:?}");
+        let (b, se) = (
+            f.per_call_seconds.unwrap(),
+            f.per_call_stderr_seconds.unwrap(),
+        );
+        assert!(
+            (b + 148.7e-6).abs() < 0.1e-6 && (se - 60.4e-6).abs() < 0.1e-6,
+            "{f:?}"
+        );
+        undecided(judge(&kept, Some("tsc"), Some(1e9), &f));
+        // One set alone is the ordinary fit: n - 2 degrees of freedom.
+        let first = fit(&procs[..5], Some(40), &[]).unwrap();
+        assert_eq!(first.degrees_of_freedom, Some(3));
+    }
+
     #[test]
     fn a_longer_set_under_another_load_moves_its_intercept_not_the_slope() {
         // 2 µs per call; the first set (around 100 calls) costs 2 ms of
@@ -552,13 +673,14 @@ mod tests {
         assert!(why.contains("witnessed 1.1000e-3 s"), "{why}");
         assert!(why.contains("at least 1.0000e-3 s"), "{why}");
         // The same standard error from a fit with two degrees of freedom
-        // is its own poor estimate: Student's t takes off 19 of them.
+        // is its own poor estimate: Student's t takes off 19 of them, and
+        // adds as many.
         let few = CpuFit {
             degrees_of_freedom: Some(2),
             ..f.clone()
         };
         let why = undecided(judge(&forged, Some("tsc"), hz, &few));
-        assert!(why.contains("between 4.5967e-4 and 1.2000e-3 s"), "{why}");
+        assert!(why.contains("between 4.5967e-4 and 1.7403e-3 s"), "{why}");
         // User-mode cycles get the wider margin.
         assert_eq!(
             judge(&forged, Some("perf-user-cycles"), hz, &f),
