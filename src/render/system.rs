@@ -557,7 +557,7 @@ fn planning_bullets(c: &CampaignRecord) -> Vec<String> {
     vec![
         format!("Trials: {} per operation, each in a fresh process, after {} (none where a call is as long as a trial: such a call is its own warm-up).", t.trials, format::counted(u64::from(t.warmup), "warm-up call", "warm-up calls")),
         format!("Iterations per trial: enough for a {} trial from a warm calibration, at least {} and at most {}; at least {} timed calls per operation where the budget of {} allows.", format::duration(t.trial_seconds), t.min_iterations, t.max_iterations, t.min_calls, format::duration(t.budget_seconds)),
-        format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted.", share = LOST_CPU_SHARE * 100.0),
+        format!("A trial whose process ran on the CPU less than {share:.0} % of its wall time (or, with a cycle counter that stops while descheduled, whose cycle rate fell below {share:.0} % of the clock) lost the CPU: it is repeated (up to 3 attempts) and counted; once a trial has been kept without the CPU, the machine is taken as busy and the operation's next trials that lose it are kept at their first attempt, until one holds it again.", share = LOST_CPU_SHARE * 100.0),
         format!("Per-call samples kept: {}; process timeout {}.", yes_no(t.samples), format::duration(t.timeout_seconds)),
         deferral_bullet(c),
     ]

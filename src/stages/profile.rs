@@ -14,7 +14,7 @@ use crate::engine::{Job, Lender, Manifest, Policy, Stage};
 use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::profile::{OpProfile, ProfileOutput, Shape};
-use crate::measure::timing::{lost_cpu, TRIAL_ATTEMPTS};
+use crate::measure::timing::{lost_cpu, Attempts, Next};
 use crate::measure::{measurement_manifest, profiled_operations, OpStatus};
 use crate::plan::HelperClass;
 use crate::plan::Instance;
@@ -120,6 +120,7 @@ impl Stage for ProfileStage {
         })?;
         let timeout = Duration::from_secs_f64(cx.plan.timing.timeout_seconds);
         let mut ops = Vec::new();
+        let mut busy = false;
         for op in profiled_operations(inst, job.prior.get::<KatStage>()) {
             let args: Vec<String> = ["--op", op, "--mode", "trial", "--profile", "--warmup"]
                 .iter()
@@ -130,12 +131,14 @@ impl Stage for ProfileStage {
                     iterations(job, op).to_string(),
                 ])
                 .collect();
-            // Like a timing trial, a profile that lost the CPU is run again.
-            let mut attempt = 0;
+            // Like a timing trial, a profile that lost the CPU is run again,
+            // unless the machine was found busy (`Attempts`).
+            let mut attempts = Attempts::new(busy);
             let process = loop {
-                attempt += 1;
                 let (process, _) = driver::run(cx, &lib, &args, job.cpu, timeout)?;
-                if !lost_cpu(&process) || attempt >= TRIAL_ATTEMPTS {
+                let lost = lost_cpu(&process);
+                if attempts.judge(lost, None) == Next::Keep {
+                    busy = lost;
                     break process;
                 }
             };

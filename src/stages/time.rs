@@ -1,6 +1,7 @@
 //! Time stage: per operation, calibrate with warm calls, plan the
 //! iterations, then run each trial in a fresh pinned driver process;
-//! a trial that lost the CPU is repeated (up to 3 attempts) and counted.
+//! a trial that lost the CPU is repeated (up to 3 attempts; none on a
+//! machine found busy) and counted.
 //! Statistics are derived from the raw trials kept in the output.
 
 use std::path::Path;
@@ -366,6 +367,7 @@ fn time_op(
         pool,
         full_replay_trial: inputs::full_replay_trial(s.trials)?,
         settings: own.clone(),
+        busy: std::cell::Cell::new(false),
     };
     let mut timing = planned(op, started_utc, calibration, plan, s);
     let lengths = calib_proc.line("lengths").cloned();

@@ -64,6 +64,7 @@ pub(crate) fn time_step(
         pool: crate::measure::inputs::PoolPlan::trial(op, iterations, s.warmup, protocol),
         full_replay_trial: crate::measure::inputs::full_replay_trial(s.trials)?,
         settings: s.clone(),
+        busy: std::cell::Cell::new(false),
     };
     let started_utc = Some(crate::records::utc_now());
     let mut timing = planned(op, started_utc, calibration, plan, s);

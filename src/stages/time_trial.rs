@@ -31,6 +31,9 @@ pub(super) struct TrialRun<'a> {
     /// The campaign's timing settings as this operation follows them
     /// (`measure::op_settings`).
     pub settings: crate::plan::TimingSettings,
+    /// The operation's last kept trial lost the CPU: the machine is busy,
+    /// and a lost trial is not run again (`Attempts`).
+    pub busy: std::cell::Cell<bool>,
 }
 
 /// How one trial ended.
@@ -45,15 +48,16 @@ pub(super) enum TrialEnd<X> {
     Inconsistent(String),
 }
 
-/// Runs one trial, again while it lost the CPU or was disturbed
-/// (`Attempts`), adding every process to `timing`; `read` takes what the
-/// caller needs from the process beyond the trial's figures.
+/// Runs one trial, again while it lost the CPU (on a machine not found
+/// busy) or was disturbed (`Attempts`), adding every process to `timing`;
+/// `read` takes what the caller needs from the process beyond the trial's
+/// figures.
 pub(super) fn trial<X>(
     run: &TrialRun,
     timing: &mut OpTiming,
     read: impl Fn(&ProcessRecord) -> Result<X>,
 ) -> Result<TrialEnd<X>> {
-    let mut attempts = Attempts::default();
+    let mut attempts = Attempts::new(run.busy.get());
     loop {
         // A fresh seed per process: no input is known before it runs.
         let seed = inputs::fresh_seed()?;
@@ -82,6 +86,7 @@ pub(super) fn trial<X>(
         timing.processes.push(proc);
         match attempts.judge(lost, disturbed) {
             Next::Keep => {
+                run.busy.set(lost);
                 if let Some(why) = check_outputs(run, timing, &trial, &seed, &outputs)? {
                     return Ok(TrialEnd::Inconsistent(why));
                 }
@@ -162,8 +167,8 @@ pub(crate) fn implausible(
     // A warm-up call may cost this many timed calls (cold caches).
     const CALL_FACTOR: f64 = 3.0;
     // Of its claimed timed seconds a process must at least have had this
-    // share of CPU (the third attempt of a lost trial is kept whatever its
-    // share, on a machine busy with other work).
+    // share of CPU (a lost trial is kept whatever its share at its third
+    // attempt, or its first on a machine found busy with other work).
     const MIN_CPU_SHARE: f64 = 0.05;
     let iterations = e.iterations;
     let samples_wanted = e.samples;
