@@ -19,9 +19,11 @@
 //! what is published. Publishing several systems into one `<dir>` one after
 //! another re-renders all of them, so their crumb lines link each other.
 //!
-//! Nothing is copied when any record holds an absolute path. The one
-//! exemption is `compiler.path`, the compiler's identity (like its version
-//! and binary hash), which names a host tool, not a file of the dataset.
+//! Nothing is copied when any record holds an absolute path. The
+//! exemptions are host tools' identities (like their versions and binary
+//! hashes), which name a tool, not a file of the dataset: the compiler's
+//! and the assembler's paths, an emulated system's emulator and target
+//! root.
 
 use std::path::{Path, PathBuf};
 
@@ -30,8 +32,13 @@ use anyhow::{bail, Context, Result};
 use crate::records::dataset;
 
 /// Keys whose absolute values identify a host tool and are allowed: the
-/// compiler, and an emulated system's emulator command and target root.
-pub(crate) const TOOL_IDENTITY_KEYS: &[&str] = &["compiler.path", "system_spec.sysroot"];
+/// compiler and a system's assembler, and an emulated system's emulator
+/// command and target root.
+pub(crate) const TOOL_IDENTITY_KEYS: &[&str] = &[
+    "compiler.path",
+    "compiler.assembler.path",
+    "system_spec.sysroot",
+];
 
 /// Prefixes of keys (array items included) allowed like `TOOL_IDENTITY_KEYS`.
 const TOOL_IDENTITY_PREFIXES: &[&str] = &["system_spec.runner.command["];

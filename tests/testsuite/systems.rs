@@ -111,6 +111,14 @@ fn the_emulated_demo_reproduces_the_native_kat_files_and_times_nothing() {
         index.contains("[arm_qemu](arm_qemu/summary.md) (emulated: functional check only)"),
         "{index}"
     );
+    // Published, the emulated system's dataset re-derives its pages.
+    let published = tempfile::tempdir().unwrap();
+    let dest = published.path().join("dataset");
+    p.pqbench(&["publish", "demo", dest.to_str().unwrap()])
+        .expect(0);
+    let check = p.pqbench(&["check", dest.to_str().unwrap()]);
+    assert_eq!(check.code, 0, "{}\n{}", check.stdout, check.stderr);
+    assert!(dest.join("data/arm_qemu/build.json").is_file());
 }
 
 #[test]
