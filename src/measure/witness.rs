@@ -181,11 +181,11 @@ pub(crate) fn least_squares(points: &[(i64, f64, f64)]) -> Option<Line> {
 /// with Welch–Satterthwaite's degrees of freedom; None when no group has
 /// a residual degree of freedom left.
 fn slope_stderr(centred: &[Vec<(f64, f64)>], b: f64, sxx: f64) -> Option<(f64, u32)> {
-    let (mut var, mut spread) = (0.0, 0.0);
+    // Per group: its share of the slope's variance, and its degrees of
+    // freedom (its points less its intercept and its share of the slope).
+    let mut terms = Vec::new();
     for c in centred {
         let own = c.iter().map(|c| c.0 * c.0).sum::<f64>();
-        // The group's residual degrees of freedom: its points less its
-        // intercept and its share of the common slope.
         let dof = c.len() as f64 - 1.0 - own / sxx;
         if own <= 0.0 || dof < 1e-9 {
             continue;
@@ -193,18 +193,24 @@ fn slope_stderr(centred: &[Vec<(f64, f64)>], b: f64, sxx: f64) -> Option<(f64, u
         let rss: f64 = c.iter().map(|c| (c.1 - b * c.0).powi(2)).sum();
         // Written so that one group gives the ordinary `rss / dof / sxx`
         // to the last bit (records made before keep their figures).
-        let term = rss / dof * (own / sxx) / sxx;
-        var += term;
-        spread += term * term / dof;
+        terms.push((rss / dof * (own / sxx) / sxx, dof));
     }
-    if spread <= 0.0 {
+    let var: f64 = terms.iter().map(|t| t.0).sum();
+    let largest = terms.iter().map(|t| t.0).fold(0.0, f64::max);
+    if largest <= 0.0 {
         // Every residual zero: an exact line, known to its last bit, with
         // the degrees of freedom the points leave.
         let dof =
             centred.iter().map(|c| c.len()).sum::<usize>() as f64 - centred.len() as f64 - 1.0;
         return (dof >= 1.0).then_some((0.0, dof as u32));
     }
-    let dof = (var * var / spread + 1e-9).floor();
+    // Welch-Satterthwaite, over terms scaled to the largest (no square
+    // underflows).
+    let (sum, spread) = terms.iter().fold((0.0, 0.0), |(s, q), (t, dof)| {
+        let t = t / largest;
+        (s + t, q + t * t / dof)
+    });
+    let dof = (sum * sum / spread + 1e-9).floor();
     (dof >= 1.0).then(|| (var.sqrt(), dof as u32))
 }
 
@@ -594,9 +600,29 @@ mod tests {
             "{f:?}"
         );
         undecided(judge(&kept, Some("tsc"), Some(1e9), &f));
-        // One set alone is the ordinary fit: n - 2 degrees of freedom.
+        // One set alone is the ordinary fit, to the last bit (records
+        // made before keep their figures): n - 2 degrees of freedom.
         let first = fit(&procs[..5], Some(40), &[]).unwrap();
         assert_eq!(first.degrees_of_freedom, Some(3));
+        let xy: Vec<(f64, f64)> = procs[..5]
+            .iter()
+            .map(|p| (asked_calls(p).unwrap() as f64, timed_cpu(p).unwrap()))
+            .collect();
+        let (mx, my) = (
+            xy.iter().map(|p| p.0).sum::<f64>() / 5.0,
+            xy.iter().map(|p| p.1).sum::<f64>() / 5.0,
+        );
+        let sxx: f64 = xy.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+        let slope = xy.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum::<f64>() / sxx;
+        let rss: f64 = xy
+            .iter()
+            .map(|p| ((p.1 - my) - slope * (p.0 - mx)).powi(2))
+            .sum();
+        assert_eq!(first.per_call_seconds, Some(slope));
+        assert_eq!(
+            first.per_call_stderr_seconds,
+            Some((rss / 3.0 / sxx).sqrt())
+        );
     }
 
     #[test]
