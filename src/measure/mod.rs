@@ -6,6 +6,7 @@ pub mod drbg_cost;
 pub mod driver;
 pub mod inputs;
 pub(crate) mod keys;
+pub(crate) mod least_squares;
 pub mod memory;
 pub(crate) mod pool;
 pub mod profile;
