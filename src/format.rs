@@ -155,6 +155,19 @@ pub(crate) fn counted(n: u64, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// `1234567` → `1,234,567`.
+pub(crate) fn grouped(v: u64) -> String {
+    let s = v.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub(crate) fn kib(v: u64) -> String {
     format!("{v} KiB")
 }
@@ -243,6 +256,14 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(123), "123");
+        assert_eq!(grouped(1234), "1,234");
+        assert_eq!(grouped(1234567), "1,234,567");
+    }
 
     #[test]
     fn g3_examples() {

@@ -10,7 +10,6 @@ use anyhow::Result;
 
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
-use crate::records::dataset::Dataset;
 use crate::records::folder::{Contents, FolderOf, FolderRecord, RecordFolder};
 
 /// What a stage's result says about its instance in the run's summary.
@@ -67,27 +66,6 @@ pub fn operation_files(dir: &str, inst: &Instance) -> Vec<String> {
 pub fn misplaced(shown: &str, dir: &str, algorithm: &str, label: &str, op: &str) -> Option<String> {
     let expected = crate::records::layout::operation_file(dir, algorithm, label, op);
     (!shown.ends_with(&expected)).then(|| format!("{shown}: holds {expected}"))
-}
-
-/// A section a stage adds to each algorithm page: a table built from the
-/// stage's records in one system's dataset. Cells are plain text, escaped
-/// by the templates like every other value.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct Section {
-    /// Heading, also the anchor's base.
-    pub title: String,
-    /// The sentence under the heading: what the table shows.
-    pub note: String,
-    pub columns: Vec<String>,
-    pub rows: Vec<Vec<String>>,
-}
-
-/// What a stage puts on the pages.
-pub trait PageSection: Sync {
-    /// The section of `algorithm`'s page from one system's dataset `ds`,
-    /// whose instances of that algorithm are `labels` (in page order); None
-    /// when the dataset holds nothing of the stage for it.
-    fn section(&self, ds: &Dataset, algorithm: &str, labels: &[String]) -> Result<Option<Section>>;
 }
 
 /// Recomputes one record file: its path, the file as the reader names it,

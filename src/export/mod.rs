@@ -70,7 +70,7 @@ fn cell_filter(s: String) -> String {
 /// added. A campaign's template directory does not apply: these reports
 /// are not pages of a campaign.
 pub fn environment() -> Environment<'static> {
-    let mut env = crate::render::environment(None);
+    let mut env = crate::render::environment(None, &[]);
     for (name, source) in TEMPLATES {
         env.add_template(name, source)
             .expect("built-in export templates compile");

@@ -14,6 +14,7 @@ use crate::records::operation::OperationRecord;
 use super::chart;
 use super::chart_lines::{self, Series};
 use super::model::*;
+use super::presenters::{self, Presenters};
 use super::rows::{op_rows, Inst, DASH};
 use crate::records::dataset::Dataset;
 
@@ -312,15 +313,15 @@ fn by_size(a: &AlgorithmInfo) -> bool {
 
 /// The summary's sections for key exchanges, hash candidates and the ICCS
 /// baseline (each only when the dataset has such algorithms).
-pub(crate) fn summary_tables(ds: &Dataset, system: &str) -> Vec<SummaryTable> {
+pub(crate) fn summary_tables(ds: &Dataset, system: &str, stages: Presenters) -> Vec<SummaryTable> {
     let mut out = Vec::new();
-    out.extend(kex_table(ds, system));
+    out.extend(kex_table(ds, system, stages));
     out.extend(hash_table(ds, system, false));
     out.extend(hash_table(ds, system, true));
     out
 }
 
-fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
+fn kex_table(ds: &Dataset, system: &str, stages: Presenters) -> Option<SummaryTable> {
     let mut rows = Vec::new();
     let mut bars = Vec::new();
     for a in ds
@@ -376,7 +377,7 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
                 ops: vec![cell],
                 sizes: vec![bandwidth],
                 notes: notes.join("; "),
-                ct: super::exact::summary_cell(ds, &a.id, label, &["exchange"]).unwrap_or_default(),
+                stage_cells: presenters::cells(stages, ds, &a.id, label, &["exchange"]),
                 best: super::matrix::best(ds, a, label),
             });
         }
@@ -384,18 +385,14 @@ fn kex_table(ds: &Dataset, system: &str) -> Option<SummaryTable> {
     if rows.is_empty() {
         return None;
     }
-    let has_ct = rows.iter().any(|r| !r.ct.is_empty());
-    for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
-        r.ct = DASH.into();
-    }
     Some(SummaryTable {
         has_matrix: !ds.campaign.matrix.is_empty(),
         kind: "kex".into(),
         heading: "Key exchange".into(),
         ops: vec!["exchange cycles (sym %)".into()],
         size_columns: vec!["transferred bytes".into()],
+        stage_columns: presenters::settle_columns(stages, &mut rows),
         rows,
-        has_ct,
         chart_svg: chart::svg(
             &format!("Key exchange on {system}"),
             chart::HEADLINE,
@@ -442,7 +439,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
                 ops,
                 sizes: vec![cpb],
                 notes: notes.join("; "),
-                ct: String::new(),
+                stage_cells: Vec::new(),
                 best: super::matrix::best(ds, a, label),
             });
         }
@@ -485,7 +482,7 @@ fn hash_table(ds: &Dataset, system: &str, baseline: bool) -> Option<SummaryTable
         ops: SUMMARY_SIZES.iter().map(|b| message_size(*b)).collect(),
         size_columns: vec!["cycles/byte at 64 KiB".into()],
         rows,
-        has_ct: false,
+        stage_columns: Vec::new(),
         chart_svg: chart_lines::svg(
             &format!("{heading} on {system}: median cycles per byte"),
             "message size",

@@ -8,7 +8,7 @@ use crate::kat::Status;
 use crate::records::campaign::AlgorithmInfo;
 use crate::records::settings::Combination;
 
-use super::exact::grouped;
+use crate::format::grouped;
 use crate::records::dataset::Dataset;
 
 /// The section's heading.

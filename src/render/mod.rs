@@ -28,12 +28,12 @@ pub mod algorithm;
 pub mod bench;
 pub(crate) mod chart;
 pub(crate) mod chart_lines;
-pub(crate) mod exact;
 pub(crate) mod kat_text;
 pub mod kinds;
 pub(crate) mod links;
 pub(crate) mod matrix;
 pub(crate) mod model;
+pub(crate) mod presenters;
 pub(crate) mod rows;
 pub(crate) mod site;
 pub mod synth;
@@ -73,10 +73,6 @@ pub(crate) const BUILTIN_TEMPLATES: &[(&str, &str)] = &[
     ("survey.html", include_str!("templates/survey.html")),
     ("sizes.html", include_str!("templates/sizes.html")),
     ("index.html", include_str!("templates/index.html")),
-    ("counts.md", include_str!("templates/counts.md")),
-    ("counts.html", include_str!("templates/counts.html")),
-    ("ct.md", include_str!("templates/ct.md")),
-    ("ct.html", include_str!("templates/ct.html")),
 ];
 
 /// What a render did.
@@ -187,10 +183,16 @@ fn url_filter(s: String) -> String {
     out
 }
 
-/// The template environment: a user directory first, then the built-ins.
-pub fn environment(templates: Option<&Path>) -> Environment<'static> {
+/// The template environment: a user directory first, then the built-ins
+/// and those of the stages' presenters `stages`.
+pub fn environment(templates: Option<&Path>, stages: &[&dyn PageSection]) -> Environment<'static> {
     let mut env = Environment::new();
     let dir = templates.map(Path::to_path_buf);
+    let builtins: Vec<(&'static str, &'static str)> = BUILTIN_TEMPLATES
+        .iter()
+        .copied()
+        .chain(stages.iter().flat_map(|s| s.templates().iter().copied()))
+        .collect();
     env.set_loader(move |name| {
         // Names come from our templates, but a user template could ask for
         // `../x`: only plain file names are looked up.
@@ -205,7 +207,7 @@ pub fn environment(templates: Option<&Path>) -> Environment<'static> {
                 )
             });
         }
-        Ok(BUILTIN_TEMPLATES
+        Ok(builtins
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, t)| t.to_string()))
@@ -245,10 +247,11 @@ pub fn render_files(
     templates: Option<&Path>,
     stages: &Registry,
 ) -> Result<BTreeMap<String, Vec<u8>>> {
-    let env = environment(templates);
+    let presenters = stages.page_sections();
+    let env = environment(templates, &presenters);
     let sorted = canonical_order(datasets);
-    let mut site = site::build(&sorted);
-    add_sections(&mut site, &sorted, &stages.page_sections())?;
+    let mut site = site::build(&sorted, &presenters)?;
+    add_sections(&mut site, &sorted, &presenters)?;
     let mut files = BTreeMap::new();
     for ext in ["md", "html"] {
         let mut put = |path: String, name: &str, bytes: Result<Vec<u8>>| -> Result<()> {
@@ -492,7 +495,7 @@ mod tests {
 
     #[test]
     fn every_builtin_template_compiles() {
-        let env = environment(None);
+        let env = environment(None, &[]);
         for (name, _) in BUILTIN_TEMPLATES {
             env.get_template(name)
                 .unwrap_or_else(|e| panic!("{name}: {e:#}"));

@@ -304,8 +304,9 @@ pub struct AlgorithmPage {
     /// Set for an emulated system: why there are no figures.
     pub functional_only: Option<String>,
     pub evidence: Vec<EvidenceRow>,
-    /// Instruction counts and the constant-time check (opt-in stages).
-    pub exact: ExactView,
+    /// The stages' own parts of the page, each placed by its slot and
+    /// rendered by its own template (`engine::Part`).
+    pub parts: Vec<crate::engine::Part>,
     /// Sections of stages that add their own (`engine::PageSection`).
     pub sections: Vec<crate::engine::Section>,
 }
@@ -319,9 +320,9 @@ pub(crate) struct SummaryRow {
     pub ops: Vec<String>,
     pub sizes: Vec<String>,
     pub notes: String,
-    /// The constant-time check over the instance's operations (empty when
-    /// the table has no such column).
-    pub ct: String,
+    /// The stages' cells (the constant-time check…), one per column of
+    /// `SummaryTable::stage_columns`.
+    pub stage_cells: Vec<String>,
     /// The fastest `[matrix]` combination and its ratio to the primary
     /// (empty without a matrix).
     pub best: String,
@@ -334,8 +335,8 @@ pub(crate) struct SummaryTable {
     pub ops: Vec<String>,
     pub size_columns: Vec<String>,
     pub rows: Vec<SummaryRow>,
-    /// A "constant time" column (the `ct` stage ran).
-    pub has_ct: bool,
+    /// The columns stages add ("constant time" when the `ct` stage ran).
+    pub stage_columns: Vec<String>,
     /// A "best combination" column (the campaign has a `[matrix]`).
     pub has_matrix: bool,
     pub chart_svg: String,
@@ -480,51 +481,4 @@ pub(crate) struct Site {
     pub survey: SurveyPage,
     pub sizes: SizesPage,
     pub systems: Vec<SystemPages>,
-}
-
-// The opt-in `count` and `ct` stages' rows (built by `render::exact`).
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CountRow {
-    pub label: String,
-    pub op: String,
-    /// Instructions per call (exact; the mean when calls differ).
-    pub per_call: String,
-    /// `min – max` when the calls differ, else `all equal`.
-    pub spread: String,
-    pub calls: String,
-    pub method: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CtRow {
-    pub label: String,
-    pub op: String,
-    pub status: String,
-    pub secrets: String,
-    pub annotated: String,
-    pub detail: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct CtSiteRow {
-    pub label: String,
-    pub op: String,
-    pub location: String,
-    pub function: String,
-    pub kinds: String,
-    pub occurrences: u64,
-    /// The annotation's reason, or empty.
-    pub reason: String,
-    pub pattern: String,
-}
-
-/// What an algorithm page shows of both stages (empty when neither ran).
-#[derive(Debug, Clone, Serialize, Default)]
-pub struct ExactView {
-    pub count_rows: Vec<CountRow>,
-    pub ct_rows: Vec<CtRow>,
-    pub ct_sites: Vec<CtSiteRow>,
-    /// e.g. `valgrind-3.19.0 memcheck; library rebuilt with -g`.
-    pub ct_tool: String,
 }

@@ -6,6 +6,9 @@ use std::collections::BTreeSet;
 use crate::plan::Kind;
 
 use super::model::*;
+use anyhow::Result;
+
+use super::presenters::Presenters;
 use super::{algorithm, system};
 use crate::records::dataset::Dataset;
 
@@ -212,25 +215,27 @@ fn index_page(datasets: &[Dataset]) -> IndexPage {
 }
 
 /// The model of every page, in a fixed order.
-pub(crate) fn build(datasets: &[Dataset]) -> Site {
+pub(crate) fn build(datasets: &[Dataset], stages: Presenters) -> Result<Site> {
     let systems = Systems::new(datasets);
-    Site {
+    Ok(Site {
         index: index_page(datasets),
         survey: survey_page(datasets),
         sizes: sizes_page(datasets),
         systems: datasets
             .iter()
-            .map(|ds| SystemPages {
-                system: ds.system().into(),
-                summary: system::summary(ds, &systems),
-                method: system::method(ds, &systems),
-                algorithms: ds
-                    .campaign
-                    .algorithms
-                    .iter()
-                    .map(|a| algorithm::build(ds, a, &systems))
-                    .collect(),
+            .map(|ds| {
+                Ok(SystemPages {
+                    system: ds.system().into(),
+                    summary: system::summary(ds, &systems, stages),
+                    method: system::method(ds, &systems, stages),
+                    algorithms: ds
+                        .campaign
+                        .algorithms
+                        .iter()
+                        .map(|a| algorithm::build(ds, a, &systems, stages))
+                        .collect::<Result<_>>()?,
+                })
             })
-            .collect(),
-    }
+            .collect::<Result<_>>()?,
+    })
 }

@@ -12,6 +12,7 @@ use crate::records::operation::OperationRecord;
 
 use super::chart;
 use super::model::*;
+use super::presenters::{self, Presenters};
 use super::rows::{disturbance, issues_for, DISTURBED_MEAN_OVER_MEDIAN};
 use super::{crumb, Systems};
 use crate::records::dataset::Dataset;
@@ -24,13 +25,13 @@ fn yes_no(b: bool) -> &'static str {
     }
 }
 
-pub(crate) fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
+pub(crate) fn summary(ds: &Dataset, systems: &Systems, stages: Presenters) -> SummaryPage {
     let system = ds.system().to_string();
     let mut tables: Vec<SummaryTable> = Kind::ALL
         .into_iter()
-        .filter_map(|kind| kind_table(ds, kind, &system))
+        .filter_map(|kind| kind_table(ds, kind, &system, stages))
         .collect();
-    tables.extend(super::kinds::summary_tables(ds, &system));
+    tables.extend(super::kinds::summary_tables(ds, &system, stages));
     SummaryPage {
         functional_only: functional_only(ds),
         unfixed: unfixed(ds),
@@ -47,7 +48,7 @@ pub(crate) fn summary(ds: &Dataset, systems: &Systems) -> SummaryPage {
 
 /// The summary table and chart of a kind summarised by operation
 /// (signatures, KEMs; none without instances of the kind).
-fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
+fn kind_table(ds: &Dataset, kind: Kind, system: &str, stages: Presenters) -> Option<SummaryTable> {
     let Summary::Operations { heading, sizes } = kind.def().summary() else {
         // Their own sections: see `render::kinds`.
         return None;
@@ -65,7 +66,9 @@ fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
                 not_built.push(format!("`{}/{label}`", a.id));
                 continue;
             }
-            rows.push(summary_row(ds, a, label, sizes, &mut bars));
+            let mut row = summary_row(ds, a, label, sizes, &mut bars);
+            row.stage_cells = presenters::cells(stages, ds, &a.id, label, kind.operations());
+            rows.push(row);
         }
     }
     if rows.is_empty() {
@@ -77,12 +80,8 @@ fn kind_table(ds: &Dataset, kind: Kind, system: &str) -> Option<SummaryTable> {
             not_built.join(", ")
         )
     });
-    let has_ct = rows.iter().any(|r| !r.ct.is_empty());
-    for r in rows.iter_mut().filter(|r| has_ct && r.ct.is_empty()) {
-        r.ct = "–".into();
-    }
     Some(SummaryTable {
-        has_ct,
+        stage_columns: presenters::settle_columns(stages, &mut rows),
         has_matrix: !ds.campaign.matrix.is_empty(),
         kind: kind.as_str().into(),
         heading: heading.into(),
@@ -133,7 +132,7 @@ fn summary_row(
         ops: cells,
         sizes: size_cells(ds, a, label, sizes),
         notes: notes.join("; "),
-        ct: super::exact::summary_cell(ds, &a.id, label, ops).unwrap_or_default(),
+        stage_cells: Vec::new(),
         best: super::matrix::best(ds, a, label),
     }
 }
@@ -390,7 +389,7 @@ fn disturbed_bullet(ds: &Dataset) -> String {
     )
 }
 
-pub(crate) fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
+pub(crate) fn method(ds: &Dataset, systems: &Systems, stages: Presenters) -> MethodPage {
     let c = &ds.campaign;
     let system = c.system.clone();
     let mut sections = vec![
@@ -401,7 +400,7 @@ pub(crate) fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
         section("Planning", planning_bullets(c)),
         section("Statistics", statistics_bullets(ds)),
     ];
-    sections.extend(super::exact::method_sections(ds));
+    sections.extend(presenters::method_sections(stages, ds));
     let kinds = super::kinds::method_bullets(c);
     if !kinds.is_empty() {
         sections.push(section("Key exchanges and hash functions", kinds));
@@ -422,7 +421,7 @@ pub(crate) fn method(ds: &Dataset, systems: &Systems) -> MethodPage {
         system,
         sections,
         flag_profiles: flag_rows(ds),
-        limitations: limitations(ds),
+        limitations: limitations(ds, stages),
     }
 }
 
@@ -594,7 +593,7 @@ fn flag_rows(ds: &Dataset) -> Vec<FlagRow> {
 }
 
 /// What the figures cannot show on this host, and in general.
-fn limitations(ds: &Dataset) -> Vec<String> {
+fn limitations(ds: &Dataset, stages: Presenters) -> Vec<String> {
     let c = &ds.campaign;
     let mut limitations = Vec::new();
     if let Some(v) = &c.environment_start.virtualization {
@@ -610,6 +609,6 @@ fn limitations(ds: &Dataset) -> Vec<String> {
     }
     limitations.push("Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into());
     limitations.push("The helper profile catches only calls that cross an object boundary; wrapper overhead is included in the shares.".into());
-    limitations.extend(super::exact::limitations(ds));
+    limitations.extend(presenters::limitations(stages, ds));
     limitations
 }

@@ -179,6 +179,10 @@ impl Stage for CountStage {
         Some(&RECORDS)
     }
 
+    fn page_section(&self) -> Option<&dyn crate::engine::PageSection> {
+        Some(&super::count_page::CountPages)
+    }
+
     fn publish(
         &self,
         p: &mut Publication,

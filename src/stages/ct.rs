@@ -170,6 +170,10 @@ impl Stage for CtStage {
         Some(&RECORDS)
     }
 
+    fn page_section(&self) -> Option<&dyn crate::engine::PageSection> {
+        Some(&super::ct_page::CtPages)
+    }
+
     /// Each record with the algorithm's annotations that apply to the
     /// instance and the sites derived with them (so an edited annotation
     /// changes the records and pages without checking again).

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
 use pqbench::engine::testing::MockRunner;
+use pqbench::engine::{EvidenceFile, MethodText, PageSection, Part, Section, Slot};
 use pqbench::engine::{Freshness, Job, Manifest, Policy, Publication, Records, Results, Stage};
-use pqbench::engine::{PageSection, Section};
 use pqbench::pipeline::{self, Recording, RunOptions};
 use pqbench::plan::Project;
 use pqbench::records::campaign::CampaignRecord;
@@ -168,6 +168,72 @@ impl PageSection for DummyRecords {
             columns: vec!["instance".into(), "attempts".into()],
             rows,
         }))
+    }
+
+    /// A part in its own template at the end of section 4.
+    fn part(
+        &self,
+        ds: &Dataset,
+        algorithm: &str,
+        labels: &[String],
+        _: &[&str],
+    ) -> Result<Option<Part>> {
+        let total: u64 = labels
+            .iter()
+            .filter_map(|l| ds.folder::<DummyRecord>().get(algorithm, l, ""))
+            .filter_map(|r| r.attempts.as_u64())
+            .sum();
+        Part::new(Slot::Performance, "dummy-part", &json!({ "total": total })).map(Some)
+    }
+
+    fn summary_column(&self) -> Option<&'static str> {
+        Some("dummy attempts")
+    }
+
+    fn summary_cell(
+        &self,
+        ds: &Dataset,
+        algorithm: &str,
+        label: &str,
+        _: &[&str],
+    ) -> Option<String> {
+        let r = ds.folder::<DummyRecord>().get(algorithm, label, "")?;
+        Some(format!("{} attempts", r.attempts))
+    }
+
+    /// Its file, listed beside the signing operation.
+    fn evidence(&self, _: &Dataset, algorithm: &str, label: &str, op: &str) -> Vec<EvidenceFile> {
+        (op == "sign")
+            .then(|| EvidenceFile {
+                item: "dummy attempts".into(),
+                path: format!("dummy/{algorithm}/{label}__attempts.json"),
+            })
+            .into_iter()
+            .collect()
+    }
+
+    fn method(&self, _: &Dataset) -> Option<MethodText> {
+        Some(MethodText {
+            title: "Dummy method",
+            bullets: vec!["Attempts are counted, then multiplied.".into()],
+        })
+    }
+
+    fn limitations(&self, _: &Dataset) -> Vec<String> {
+        vec!["A dummy counts nothing real.".into()]
+    }
+
+    fn templates(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            (
+                "dummy-part.md",
+                "\nDummy attempts in all: {{ p.view.total }}.\n",
+            ),
+            (
+                "dummy-part.html",
+                "<p>Dummy attempts in all: {{ p.view.total }}.</p>\n",
+            ),
+        ]
     }
 }
 
@@ -493,6 +559,24 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
         md.contains("## Dummy &lt;counts&gt;\n") && md.contains("| A-1 | 3 |\n"),
         "{md}"
     );
+    // So are its own part, summary column, evidence, method section and
+    // limitation, with no edit to the pages' code or templates.
+    assert!(html.contains("<p>Dummy attempts in all: 6.</p>"), "{html}");
+    assert!(md.contains("\nDummy attempts in all: 6.\n"), "{md}");
+    assert!(
+        md.contains("| `A-2` | dummy attempts | [`dummy/sign-1/A-2__attempts.json`](../../m1/dummy/sign-1/A-2__attempts.json) |"),
+        "{md}"
+    );
+    let summary = p.read("output/t/site/m1/summary.md");
+    assert!(summary.contains("| dummy attempts | notes |"), "{summary}");
+    assert!(summary.contains("| 3 attempts | "), "{summary}");
+    let method = p.read("output/t/site/m1/method.md");
+    assert!(
+        method.contains("## Dummy method\n")
+            && method.contains("Attempts are counted, then multiplied."),
+        "{method}"
+    );
+    assert!(method.contains("A dummy counts nothing real."), "{method}");
 
     // check recomputes its records and regenerates its section.
     let out = p.path().join("output/t");

@@ -1,21 +1,27 @@
 //! The evidence index of the algorithm page: per instance, its KAT log,
-//! timing records, count and ct records and hash profiles, each linked
-//! into the dataset.
+//! timing records, the stages' records (instruction counts, constant-time
+//! checks…) and hash profiles, each linked into the dataset.
 
 use crate::format;
 use crate::records::campaign::AlgorithmInfo;
 
 use super::super::model::{EvidenceRow, Link};
+use super::super::presenters::{self, Presenters};
 use super::super::rows::Inst;
 use crate::records::dataset::Dataset;
 
-pub(super) fn index(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<EvidenceRow> {
+pub(super) fn index(
+    ds: &Dataset,
+    a: &AlgorithmInfo,
+    insts: &[Inst],
+    stages: Presenters,
+) -> Vec<EvidenceRow> {
     let ops = a.kind.operations();
     let mut rows = Vec::new();
     for inst in insts {
         rows.extend(kat_log(ds, inst));
         rows.extend(timing(ds, a, inst));
-        rows.extend(super::super::exact::evidence(ds, &a.id, inst.label, ops));
+        rows.extend(presenters::evidence(stages, ds, &a.id, inst.label, ops));
         rows.extend(profiles(ds, a, inst));
     }
     rows

@@ -12,19 +12,25 @@ use crate::records::BuildRecord;
 
 use super::kat_text::{attempts_text, kat_sentence, parameter_sets, size_cell, VARIABLE_NOTE};
 use super::model::*;
+use super::presenters::Presenters;
 use super::rows::{environment, issues_for, share_row, toml_link, Inst, Notes};
 use super::{anchor, crumb, kind_function, Systems};
 use crate::records::dataset::Dataset;
+use anyhow::Result;
 
-pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPage {
+pub fn build(
+    ds: &Dataset,
+    a: &AlgorithmInfo,
+    systems: &Systems,
+    stages: Presenters,
+) -> Result<AlgorithmPage> {
     let system = ds.system().to_string();
-    let ops = a.kind.operations();
     let def = a.kind.def();
     let mut notes = Notes::default();
     let insts = instances(ds, a, &mut notes);
     let timing = timing::table(ds, a, &insts);
     let sizes = sizes_table(ds, a, &insts);
-    AlgorithmPage {
+    Ok(AlgorithmPage {
         functional_only: super::system::functional_only(ds),
         unfixed: super::system::unfixed(ds),
         crumb: crumb(systems, &system, Some(&a.id), |other| {
@@ -72,11 +78,11 @@ pub fn build(ds: &Dataset, a: &AlgorithmInfo, systems: &Systems) -> AlgorithmPag
         share_columns: a.helper_classes().iter().map(|c| c.title.clone()).collect(),
         share_rows: share_rows(ds, a, &insts),
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
-        evidence: evidence::index(ds, a, &insts),
-        exact: super::exact::view(ds, &a.id, &a.labels, ops),
+        evidence: evidence::index(ds, a, &insts, stages),
+        parts: super::presenters::parts(stages, ds, a)?,
         sections: super::matrix::section(ds, a).into_iter().collect(),
         system,
-    }
+    })
 }
 
 fn title(ds: &Dataset, a: &AlgorithmInfo, system: &str) -> String {
