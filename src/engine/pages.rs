@@ -26,8 +26,10 @@ pub struct Section {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Slot {
-    /// The end of section 4, after the performance and resource tables.
+    /// The end of section 4, after the performance tables.
     Performance,
+    /// The body of section 5 (resource consumption).
+    Resources,
     /// After the profile section, before the stages' table sections and
     /// the evidence index.
     BeforeEvidence,

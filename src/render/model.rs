@@ -206,17 +206,6 @@ pub struct DistRow {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct MemRow {
-    pub label: String,
-    pub op: String,
-    pub static_bytes: String,
-    pub baseline_rss: String,
-    pub peak_rss: String,
-    pub stack_bytes: String,
-    pub heap_peak_bytes: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
 pub struct CellsRow {
     pub label: String,
     pub cells: Vec<String>,
@@ -288,7 +277,6 @@ pub struct AlgorithmPage {
     pub dist_rows: Vec<DistRow>,
     pub chart_svg: String,
     pub chart_file: String,
-    pub mem_rows: Vec<MemRow>,
     pub size_columns: Vec<String>,
     pub size_rows: Vec<CellsRow>,
     pub sizes_catalog: Option<String>,

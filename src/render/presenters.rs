@@ -113,3 +113,54 @@ pub(crate) fn method_sections(stages: Presenters, ds: &Dataset) -> Vec<MethodSec
 pub(crate) fn limitations(stages: Presenters, ds: &Dataset) -> Vec<String> {
     stages.iter().flat_map(|s| s.limitations(ds)).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A presenter with a summary column whose cell is the label when the
+    /// label starts with `with`.
+    struct Column(&'static str, &'static str);
+
+    impl PageSection for Column {
+        fn summary_column(&self) -> Option<&'static str> {
+            Some(self.0)
+        }
+        fn summary_cell(&self, _: &Dataset, _: &str, label: &str, _: &[&str]) -> Option<String> {
+            label.starts_with(self.1).then(|| label.to_string())
+        }
+    }
+
+    /// A presenter with no column.
+    struct Nothing;
+    impl PageSection for Nothing {}
+
+    fn row(cells: &[&str]) -> SummaryRow {
+        SummaryRow {
+            algorithm: Link::page("a", "a"),
+            name: String::new(),
+            label: String::new(),
+            ops: Vec::new(),
+            sizes: Vec::new(),
+            notes: String::new(),
+            stage_cells: cells.iter().map(|c| c.to_string()).collect(),
+            best: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_column_shows_when_a_row_has_a_cell_and_its_empty_cells_read_a_dash() {
+        let (a, b) = (Column("first", "x"), Column("second", "y"));
+        let stages: [&dyn PageSection; 3] = [&a, &Nothing, &b];
+        // The first column has a cell in one row; the second in none.
+        let mut rows = vec![row(&["x1", ""]), row(&["", ""])];
+        let columns = settle_columns(&stages, &mut rows);
+        assert_eq!(columns, ["first"]);
+        assert_eq!(rows[0].stage_cells, ["x1"]);
+        assert_eq!(rows[1].stage_cells, [DASH]);
+        // Neither: no column and no cell.
+        let mut rows = vec![row(&["", ""])];
+        assert!(settle_columns(&stages, &mut rows).is_empty());
+        assert!(rows[0].stage_cells.is_empty());
+    }
+}

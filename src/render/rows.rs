@@ -371,56 +371,6 @@ pub(crate) fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
     })
 }
 
-pub(crate) fn mem_row(inst: &Inst, op: &str, rec: &OperationRecord) -> MemRow {
-    let num = |v: Option<u64>| v.map_or(DASH.to_string(), |v| v.to_string());
-    let kib = |v: Option<u64>| v.map_or(DASH.to_string(), format::kib);
-    let load = rec
-        .memory
-        .as_ref()
-        .and_then(|m| m.load_bytes)
-        .or(inst.build.and_then(|b| b.load_bytes));
-    let mut row = MemRow {
-        label: inst.label.into(),
-        op: op.into(),
-        static_bytes: num(load),
-        baseline_rss: DASH.into(),
-        peak_rss: DASH.into(),
-        stack_bytes: DASH.into(),
-        heap_peak_bytes: DASH.into(),
-    };
-    match &rec.memory {
-        Some(m) if m.status.is_ok() => {
-            row.baseline_rss = kib(m.baseline_rss_kib);
-            row.peak_rss = kib(m.peak_rss_kib);
-            // Where the kernel's page view of the stack reaches further
-            // than the paint shows, the kernel's figure stands.
-            let pages = crate::measure::memory::stack_pages_of(m.stack_bytes, &m.process);
-            row.stack_bytes = match pages {
-                Some(p) => format!("{p} (kernel pages; {} painted)", num(m.stack_bytes)),
-                None => num(m.stack_bytes),
-            };
-            // Memory the kernel faulted in beyond what the call explains
-            // stands beside the malloc count, which cannot see it.
-            let beyond = crate::measure::memory::faults_beyond(
-                load,
-                m.stack_bytes,
-                m.heap_peak_bytes,
-                &m.process,
-            );
-            row.heap_peak_bytes = match beyond {
-                Some(b) => format!(
-                    "{} (malloc; {b} more by kernel faults)",
-                    num(m.heap_peak_bytes)
-                ),
-                None => num(m.heap_peak_bytes),
-            };
-        }
-        Some(m) => row.baseline_rss = m.status.to_string(),
-        None => row.baseline_rss = "not measured".into(),
-    }
-    row
-}
-
 /// One row of the helper-share table: the share of each class, and the
 /// calls per operation; a failed profile says why in the first column.
 pub(crate) fn share_row(

@@ -81,6 +81,10 @@ impl Stage for MemoryStage {
 
     /// One process an operation: from the KAT run's call costs
     /// (`measure::cost`), else 0.2 s each.
+    fn page_section(&self) -> Option<&dyn crate::engine::PageSection> {
+        Some(&super::memory_page::MemoryPages)
+    }
+
     fn estimate_seconds(&self, job: &Job) -> Option<f64> {
         let kat = job.prior.get::<KatStage>();
         let ops = crate::measure::instance_operations(job.inst, kat);

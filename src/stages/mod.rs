@@ -17,6 +17,7 @@ pub(crate) mod kat_log;
 pub(crate) mod kat_trip;
 pub mod leak;
 pub mod memory;
+mod memory_page;
 pub mod profile;
 pub(crate) mod profile_link;
 pub(crate) mod render;
@@ -62,5 +63,28 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(names, crate::render::synth::DEFAULT_STAGES);
+    }
+
+    /// Every template a stage brings compiles in the pages' environment,
+    /// and none takes the name of another's.
+    #[test]
+    fn every_stage_template_compiles_under_a_name_of_its_own() {
+        let registry = super::registry();
+        let presenters = registry.page_sections();
+        let env = crate::render::environment(None, &presenters);
+        let mut names: Vec<&str> = Vec::new();
+        for (name, _) in presenters.iter().flat_map(|p| p.templates()) {
+            env.get_template(name)
+                .unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert!(!names.contains(name), "{name} twice");
+            assert!(
+                !crate::render::BUILTIN_TEMPLATES
+                    .iter()
+                    .any(|(n, _)| n == name),
+                "{name} is a page's own template"
+            );
+            names.push(name);
+        }
+        assert_eq!(names.len(), 6, "{names:?}");
     }
 }

@@ -68,7 +68,6 @@ pub fn build(
         dist_rows: timing.dist_rows,
         chart_svg: timing::chart_svg(ds, a, timing::chart_bars(ds, a, &insts)),
         chart_file: format!("{}.svg", a.id),
-        mem_rows: timing::memory_rows(ds, a, &insts),
         size_columns: sizes.columns,
         size_rows: sizes.rows,
         sizes_catalog: ds.sizes.as_ref().and_then(|s| s.catalog.clone()),

@@ -7,8 +7,8 @@ use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 use crate::records::operation::OperationRecord;
 
 use super::super::chart;
-use super::super::model::{DistRow, MemRow, PerfRow};
-use super::super::rows::{mem_row, op_rows, Inst, DASH};
+use super::super::model::{DistRow, PerfRow};
+use super::super::rows::{op_rows, Inst, DASH};
 use crate::records::dataset::Dataset;
 
 /// An instance's timing records, in operation order.
@@ -174,18 +174,6 @@ pub(super) fn lenders(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<St
         }
     }
     out
-}
-
-/// Section 5: one memory row per timed operation.
-pub(super) fn memory_rows(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<MemRow> {
-    insts
-        .iter()
-        .flat_map(|inst| {
-            timed_records(ds, a, inst.label)
-                .into_iter()
-                .map(move |(op, rec)| mem_row(inst, op, rec))
-        })
-        .collect()
 }
 
 /// The CPUs the records were measured on (the campaign's when none says).
