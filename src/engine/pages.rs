@@ -30,6 +30,8 @@ pub enum Slot {
     Performance,
     /// The body of section 5 (resource consumption).
     Resources,
+    /// Under "Symmetric primitives", after the survey verdict.
+    Symmetric,
     /// After the profile section, before the stages' table sections and
     /// the evidence index.
     BeforeEvidence,

@@ -219,15 +219,6 @@ pub struct SurveyLine {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct ShareRow {
-    pub label: String,
-    pub op: String,
-    /// One share per helper class of `AlgorithmPage::share_columns`.
-    pub shares: Vec<String>,
-    pub calls: String,
-}
-
-#[derive(Debug, Clone, Serialize)]
 pub struct EvidenceRow {
     pub label: String,
     pub item: String,
@@ -282,11 +273,8 @@ pub struct AlgorithmPage {
     pub sizes_catalog: Option<String>,
     pub size_audit: Link,
     pub survey: Option<SurveyLine>,
-    pub share_build: String,
     /// The helper classes' column titles (`pseudohash/XOF/sm3`, `DRNG`
     /// for the ICCS helpers).
-    pub share_columns: Vec<String>,
-    pub share_rows: Vec<ShareRow>,
     /// The dataset directory the evidence paths are relative to.
     pub dataset: String,
     /// Set for an emulated system: why there are no figures.

@@ -2,9 +2,6 @@
 //! links, footnotes, performance/memory rows and the helper-call text.
 
 use crate::format;
-use crate::measure::profile::class_share;
-use crate::plan::ClassDef;
-use crate::records::analysis::ProfileRecord;
 use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};
 use crate::records::kat::KatStatus as Status;
 use crate::records::operation::OperationRecord;
@@ -369,67 +366,6 @@ pub(crate) fn disturbance(rec: &OperationRecord) -> Option<Disturbance> {
         mean_over_median: ratio,
         repeated_trials: rec.repeated_trials,
     })
-}
-
-/// One row of the helper-share table: the share of each class, and the
-/// calls per operation; a failed profile says why in the first column.
-pub(crate) fn share_row(
-    label: &str,
-    op: &str,
-    p: &ProfileRecord,
-    classes: &[ClassDef],
-) -> ShareRow {
-    let ok = p.status.is_ok();
-    let shares = classes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| match (ok, i) {
-            (true, _) => format::percent(class_share(&p.shapes, p.total_ticks, &c.name)),
-            (false, 0) => p.status.to_string(),
-            (false, _) => DASH.into(),
-        })
-        .collect();
-    let calls = match (ok, classes.is_empty()) {
-        (true, _) => calls_text(p),
-        (false, false) => p.detail.clone().unwrap_or_default(),
-        (false, true) => {
-            let detail = p.detail.as_deref().map(|d| format!(": {d}"));
-            format!("{}{}", p.status, detail.unwrap_or_default())
-        }
-    };
-    ShareRow {
-        label: label.into(),
-        op: op.into(),
-        shares,
-        calls,
-    }
-}
-
-/// `drng 289, pseudoXOF 349`: the DRNG helpers summed as `drng` first,
-/// then every other helper by name.
-pub(crate) fn calls_text(p: &ProfileRecord) -> String {
-    let drng: Vec<&str> = p
-        .shapes
-        .iter()
-        .filter(|s| s.class.is_drng())
-        .map(|s| s.function.as_str())
-        .collect();
-    let mut parts = Vec::new();
-    let drng_calls: f64 = p
-        .calls_per_op
-        .iter()
-        .filter(|(f, _)| drng.contains(&f.as_str()))
-        .map(|(_, v)| v)
-        .sum();
-    if !drng.is_empty() {
-        parts.push(format!("drng {}", format::calls_per_op(drng_calls)));
-    }
-    for (f, v) in &p.calls_per_op {
-        if !drng.contains(&f.as_str()) {
-            parts.push(format!("{f} {}", format::calls_per_op(*v)));
-        }
-    }
-    parts.join(", ")
 }
 
 #[cfg(test)]

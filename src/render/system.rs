@@ -607,8 +607,6 @@ fn limitations(ds: &Dataset, stages: Presenters) -> Vec<String> {
     if c.host_checks.iter().any(|h| !h.fixed()) {
         limitations.push("The host was not fixed (see the problems above); timings may vary with frequency scaling.".into());
     }
-    limitations.push("Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into());
-    limitations.push("The helper profile catches only calls that cross an object boundary; wrapper overhead is included in the shares.".into());
     limitations.extend(presenters::limitations(stages, ds));
     limitations
 }

@@ -50,6 +50,10 @@ impl PageSection for MemoryPages {
         Part::new(Slot::Resources, "memory", &MemoryView { rows }).map(Some)
     }
 
+    fn limitations(&self, _: &Dataset) -> Vec<String> {
+        vec!["Static memory (loadable ELF segments) and RSS include the driver and libc: upper-bound proxies, not isolated algorithm memory. Stack high-water and peak heap are measured per operation.".into()]
+    }
+
     fn templates(&self) -> &'static [(&'static str, &'static str)] {
         &[
             ("memory.md", include_str!("templates/memory.md")),

@@ -20,6 +20,7 @@ pub mod memory;
 mod memory_page;
 pub mod profile;
 pub(crate) mod profile_link;
+mod profile_page;
 pub(crate) mod render;
 pub mod scan;
 pub(crate) mod sizes;
@@ -85,6 +86,6 @@ mod tests {
             );
             names.push(name);
         }
-        assert_eq!(names.len(), 6, "{names:?}");
+        assert_eq!(names.len(), 8, "{names:?}");
     }
 }

@@ -169,6 +169,10 @@ impl Stage for ProfileStage {
         Some(from_kat.unwrap_or((s.trial_seconds + 0.2) * ops.len() as f64))
     }
 
+    fn page_section(&self) -> Option<&dyn crate::engine::PageSection> {
+        Some(&super::profile_page::ProfilePages)
+    }
+
     fn records(&self) -> Option<&dyn crate::engine::Records> {
         Some(&RECORDS)
     }

@@ -22,7 +22,6 @@ pub(super) fn index(
         rows.extend(kat_log(ds, inst));
         rows.extend(timing(ds, a, inst));
         rows.extend(presenters::evidence(stages, ds, &a.id, inst.label, ops));
-        rows.extend(profiles(ds, a, inst));
     }
     rows
 }
@@ -65,18 +64,6 @@ fn timing(ds: &Dataset, a: &AlgorithmInfo, inst: &Inst) -> Vec<EvidenceRow> {
         .map(|(op, _)| {
             let p = crate::records::operation::record_path(&a.id, inst.label, op);
             row(ds, inst, format!("timing {op}"), None, p)
-        })
-        .collect()
-}
-
-fn profiles(ds: &Dataset, a: &AlgorithmInfo, inst: &Inst) -> Vec<EvidenceRow> {
-    a.kind
-        .operations()
-        .iter()
-        .filter(|op| ds.profile(&a.id, inst.label, op).is_some())
-        .map(|op| {
-            let p = crate::records::analysis::profile_path(&a.id, inst.label, op);
-            row(ds, inst, format!("hash profile {op}"), None, p)
         })
         .collect()
 }

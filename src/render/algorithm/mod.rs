@@ -13,7 +13,7 @@ use crate::records::BuildRecord;
 use super::kat_text::{attempts_text, kat_sentence, parameter_sets, size_cell, VARIABLE_NOTE};
 use super::model::*;
 use super::presenters::Presenters;
-use super::rows::{environment, issues_for, share_row, toml_link, Inst, Notes};
+use super::rows::{environment, issues_for, toml_link, Inst, Notes};
 use super::{anchor, crumb, kind_function, Systems};
 use crate::records::dataset::Dataset;
 use anyhow::Result;
@@ -73,9 +73,6 @@ pub fn build(
         sizes_catalog: ds.sizes.as_ref().and_then(|s| s.catalog.clone()),
         size_audit: Link::page("size audit", "../sizes"),
         survey: survey_line(ds, a, systems, &system),
-        share_build: share_build(&insts),
-        share_columns: a.helper_classes().iter().map(|c| c.title.clone()).collect(),
-        share_rows: share_rows(ds, a, &insts),
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence: evidence::index(ds, a, &insts, stages),
         parts: super::presenters::parts(stages, ds, a)?,
@@ -314,28 +311,4 @@ fn survey_line(
             note: s.note.clone(),
             reason: s.reason.clone(),
         })
-}
-
-/// The helper-call profile: the implementations it covers, then one row
-/// per profiled (instance, operation).
-fn share_build(insts: &[Inst]) -> String {
-    let mut builds: Vec<&str> = insts
-        .iter()
-        .filter_map(|i| i.build.map(|b| b.implementation.as_str()))
-        .collect();
-    builds.dedup();
-    builds.join(", ")
-}
-
-fn share_rows(ds: &Dataset, a: &AlgorithmInfo, insts: &[Inst]) -> Vec<ShareRow> {
-    let classes = a.helper_classes();
-    let mut rows = Vec::new();
-    for inst in insts {
-        for op in a.kind.operations() {
-            if let Some(p) = ds.profile(&a.id, inst.label, op) {
-                rows.push(share_row(inst.label, op, p, &classes));
-            }
-        }
-    }
-    rows
 }
