@@ -8,6 +8,7 @@ use anyhow::Result;
 use serde::Serialize;
 
 use crate::records::dataset::Dataset;
+use crate::records::folder::FolderRecord;
 
 /// A section a stage adds to each algorithm page: a table built from the
 /// stage's records in one system's dataset. Cells are plain text, escaped
@@ -64,6 +65,26 @@ impl Part {
 pub struct EvidenceFile {
     pub item: String,
     pub path: String,
+}
+
+impl EvidenceFile {
+    /// The file of operation `op`'s `T` record when `ds` holds one, as
+    /// `<noun> <op>` (the usual per-operation folder).
+    pub fn of_operation<T: FolderRecord>(
+        ds: &Dataset,
+        noun: &str,
+        algorithm: &str,
+        label: &str,
+        op: &str,
+    ) -> Vec<EvidenceFile> {
+        if !ds.folder::<T>().contains(algorithm, label, op) {
+            return Vec::new();
+        }
+        vec![EvidenceFile {
+            item: format!("{noun} {op}"),
+            path: crate::records::layout::operation_file(T::DIR, algorithm, label, op),
+        }]
+    }
 }
 
 /// A section of the method page. Adjacent stages that name the same

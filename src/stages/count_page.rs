@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::engine::{EvidenceFile, MethodText, PageSection, Part, Slot};
 use crate::format::grouped;
-use crate::records::count::{count_path, CountRecord, ExactStatus, METHOD_PERF};
+use crate::records::count::{CountRecord, ExactStatus, METHOD_PERF};
 use crate::records::dataset::Dataset;
 
 /// The method page's section, shared with the ct stage.
@@ -55,13 +55,7 @@ impl PageSection for CountPages {
     }
 
     fn evidence(&self, ds: &Dataset, algorithm: &str, label: &str, op: &str) -> Vec<EvidenceFile> {
-        if !ds.folder::<CountRecord>().contains(algorithm, label, op) {
-            return Vec::new();
-        }
-        vec![EvidenceFile {
-            item: format!("instruction count {op}"),
-            path: count_path(algorithm, label, op),
-        }]
+        EvidenceFile::of_operation::<CountRecord>(ds, "instruction count", algorithm, label, op)
     }
 
     fn method(&self, ds: &Dataset) -> Option<MethodText> {

@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::count_page::{range_text, METHOD_TITLE};
 use crate::engine::{EvidenceFile, MethodText, PageSection, Part, Slot};
-use crate::records::ct::{ct_path, CtRecord, CtStatus};
+use crate::records::ct::{CtRecord, CtStatus};
 use crate::records::dataset::Dataset;
 
 /// The stage's presenter.
@@ -96,13 +96,7 @@ impl PageSection for CtPages {
     }
 
     fn evidence(&self, ds: &Dataset, algorithm: &str, label: &str, op: &str) -> Vec<EvidenceFile> {
-        if !ds.folder::<CtRecord>().contains(algorithm, label, op) {
-            return Vec::new();
-        }
-        vec![EvidenceFile {
-            item: format!("constant-time check {op}"),
-            path: ct_path(algorithm, label, op),
-        }]
+        EvidenceFile::of_operation::<CtRecord>(ds, "constant-time check", algorithm, label, op)
     }
 
     fn method(&self, ds: &Dataset) -> Option<MethodText> {

@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::engine::{EvidenceFile, PageSection, Part, Slot};
 use crate::format;
 use crate::measure::profile::class_share;
-use crate::records::analysis::{profile_path, ProfileRecord};
+use crate::records::analysis::ProfileRecord;
 use crate::records::dataset::Dataset;
 use crate::records::settings::ClassDef;
 
@@ -73,13 +73,7 @@ impl PageSection for ProfilePages {
     }
 
     fn evidence(&self, ds: &Dataset, algorithm: &str, label: &str, op: &str) -> Vec<EvidenceFile> {
-        ds.profile(algorithm, label, op)
-            .map(|_| EvidenceFile {
-                item: format!("hash profile {op}"),
-                path: profile_path(algorithm, label, op),
-            })
-            .into_iter()
-            .collect()
+        EvidenceFile::of_operation::<ProfileRecord>(ds, "hash profile", algorithm, label, op)
     }
 
     fn limitations(&self, _: &Dataset) -> Vec<String> {
