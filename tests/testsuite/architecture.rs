@@ -423,3 +423,24 @@ fn second_level_modules_form_no_cycle() {
         "second-level modules that reach one another: {cycles:?}"
     );
 }
+
+/// The stages that present themselves (`engine::PageSection`) are the only
+/// readers of their records on the pages: `render` walks the presenters
+/// and names none of those records.
+#[test]
+fn render_reads_no_record_of_a_stage_that_presents_itself() {
+    let src = common::repo().join("src/render");
+    let named = regex::Regex::new(
+        r"\b(CountRecord|CtRecord|DifferentialRecord|LeakRecord|records::(count|ct|differential|leak)\b)",
+    )
+    .unwrap();
+    for file in common::files_with_ext(&src, "rs") {
+        if let Some(m) = named.find(&library_code(&file)) {
+            panic!(
+                "{}: names {}: its stage puts it on the pages (stages/<stage>_page.rs)",
+                file.display(),
+                m.as_str()
+            );
+        }
+    }
+}
