@@ -273,8 +273,6 @@ pub struct AlgorithmPage {
     pub sizes_catalog: Option<String>,
     pub size_audit: Link,
     pub survey: Option<SurveyLine>,
-    /// The helper classes' column titles (`pseudohash/XOF/sm3`, `DRNG`
-    /// for the ICCS helpers).
     /// The dataset directory the evidence paths are relative to.
     pub dataset: String,
     /// Set for an emulated system: why there are no figures.

@@ -1,5 +1,5 @@
 //! Rows and cells of the algorithm page: the environment table, TOML
-//! links, footnotes, performance/memory rows and the helper-call text.
+//! links, footnotes and the performance rows.
 
 use crate::format;
 use crate::records::campaign::{AlgorithmInfo, KnownIssueInfo};

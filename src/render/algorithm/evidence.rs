@@ -1,6 +1,7 @@
 //! The evidence index of the algorithm page: per instance, its KAT log,
-//! timing records, the stages' records (instruction counts, constant-time
-//! checks…) and hash profiles, each linked into the dataset.
+//! its timing records, then operation by operation the files of the stages
+//! that present themselves (hash profile, instruction count, constant-time
+//! check, in registry order), each linked into the dataset.
 
 use crate::format;
 use crate::records::campaign::AlgorithmInfo;
