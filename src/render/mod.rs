@@ -250,8 +250,7 @@ pub fn render_files(
     let presenters = stages.page_sections();
     let env = environment(templates, &presenters);
     let sorted = canonical_order(datasets);
-    let mut site = site::build(&sorted, &presenters)?;
-    add_sections(&mut site, &sorted, &presenters)?;
+    let site = site::build(&sorted, &presenters)?;
     let mut files = BTreeMap::new();
     for ext in ["md", "html"] {
         let mut put = |path: String, name: &str, bytes: Result<Vec<u8>>| -> Result<()> {
@@ -313,37 +312,6 @@ pub fn render_files(
         }
     }
     Ok(files)
-}
-
-/// Fills each algorithm page's stage sections from its system's dataset.
-fn add_sections(
-    site: &mut model::Site,
-    datasets: &[Dataset],
-    sections: &[&dyn PageSection],
-) -> Result<()> {
-    if sections.is_empty() {
-        return Ok(());
-    }
-    for s in &mut site.systems {
-        let Some(ds) = datasets.iter().find(|d| d.system() == s.system) else {
-            continue;
-        };
-        for a in &mut s.algorithms {
-            let labels: Vec<String> = ds
-                .build
-                .instances
-                .iter()
-                .filter(|b| b.algorithm == a.id)
-                .map(|b| b.label.clone())
-                .collect();
-            for p in sections {
-                if let Some(sec) = p.section(ds, &a.id, &labels)? {
-                    a.sections.push(sec);
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Generated files are these kinds; only they are pruned when stale.

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use super::model::{EvidenceRow, Link, MethodSection, SummaryRow};
 use super::rows::DASH;
-use crate::engine::{PageSection, Part};
+use crate::engine::{PageSection, Part, Section};
 use crate::records::campaign::AlgorithmInfo;
 use crate::records::dataset::Dataset;
 
@@ -20,6 +20,28 @@ pub(crate) fn parts(stages: Presenters, ds: &Dataset, a: &AlgorithmInfo) -> Resu
     let mut out = Vec::new();
     for s in stages {
         out.extend(s.part(ds, &a.id, &a.labels, ops)?);
+    }
+    Ok(out)
+}
+
+/// The stages' table sections of `a`'s page, over its instances built on
+/// this system (in build order), after `first` (the page's own).
+pub(crate) fn sections(
+    stages: Presenters,
+    ds: &Dataset,
+    a: &AlgorithmInfo,
+    first: Option<Section>,
+) -> Result<Vec<Section>> {
+    let labels: Vec<String> = ds
+        .build
+        .instances
+        .iter()
+        .filter(|b| b.algorithm == a.id)
+        .map(|b| b.label.clone())
+        .collect();
+    let mut out: Vec<Section> = first.into_iter().collect();
+    for s in stages {
+        out.extend(s.section(ds, &a.id, &labels)?);
     }
     Ok(out)
 }

@@ -76,7 +76,7 @@ pub fn build(
         dataset: ds.href.rsplit('/').next().unwrap_or_default().to_string(),
         evidence: evidence::index(ds, a, &insts, stages),
         parts: super::presenters::parts(stages, ds, a)?,
-        sections: super::matrix::section(ds, a).into_iter().collect(),
+        sections: super::presenters::sections(stages, ds, a, super::matrix::section(ds, a))?,
         system,
     })
 }
