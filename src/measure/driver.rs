@@ -280,6 +280,9 @@ pub(crate) fn run_with_files(
     spec.cpu = cpu;
     // A trial's set-up, as the kernel counted it (`mode_trial`'s line).
     spec.cpu_mark = Some("timed");
+    // A memory process's peak is held against its `ru_maxrss`, whose
+    // launcher's share must then be known (`memory::below_kernel`).
+    spec.rss_floor = args.windows(2).any(|w| w == ["--mode", "memory"]);
     // The driver waits on MARK_FD after its `timed` line until pqbench
     // has read its CPU time.
     let mark = format!("mark_fd={}", sandbox::MARK_FD);

@@ -75,6 +75,14 @@ pub struct Rusage {
     pub user_seconds: f64,
     pub system_seconds: f64,
     pub max_rss_kib: u64,
+    /// The launcher's share of `max_rss_kib`: the high-water mark of a
+    /// copy of the launcher forked like the job and ended where the job
+    /// execs. The kernel carries the job's pre-exec high-water mark across
+    /// exec, so `max_rss_kib` is never below about this, and up to it says
+    /// nothing of the job. Measured for jobs that ask (`Spec::rss_floor`);
+    /// None otherwise, without the launcher, and in records made before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launcher_rss_kib: Option<u64>,
 }
 
 /// The witness's `missing` reason of a job started without the launcher,

@@ -55,6 +55,10 @@ pub(super) struct JailConfig {
     pub job_ids: Option<(u32, u32)>,
     /// Only set the layers up and report them; run nothing.
     pub probe: bool,
+    /// Measure the launcher's share of the job's `ru_maxrss`
+    /// (`Rusage::launcher_rss_kib`).
+    #[serde(default)]
+    pub rss_floor: bool,
 }
 
 /// One line on the status pipe.

@@ -201,6 +201,16 @@ fn run_job(
     argv_p.push(std::ptr::null());
     let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|c| c.as_ptr()).collect();
     envp_p.push(std::ptr::null());
+    let job = Exec {
+        argv: &argv_p,
+        envp: &envp_p,
+    };
+    // Before the clock opens: the copy inherits no counter.
+    let launcher_rss_kib = if cfg.rss_floor {
+        Some(launcher_rss(cfg, program, status, ns, job)?)
+    } else {
+        None
+    };
     // Opened on init before the fork, close-on-exec: the job inherits the
     // counter (enabled at its exec), never the descriptor.
     let clock = super::witness::TaskClock::open_for_children();
@@ -211,7 +221,7 @@ fn run_job(
         return Err(format!("fork: {}", std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        exec_job(cfg, program, status, ns, &argv_p, &envp_p);
+        exec_job(cfg, program, status, ns, job, Until::Exec);
     }
     let (st, ru, timed_out) = wait_job(pid, Duration::from_millis(cfg.timeout_ms));
     let wall_seconds = start.elapsed().as_secs_f64();
@@ -234,21 +244,73 @@ fn run_job(
             user_seconds: secs(ru.ru_utime),
             system_seconds: secs(ru.ru_stime),
             max_rss_kib: ru.ru_maxrss.max(0) as u64,
+            launcher_rss_kib,
         },
         wall_seconds,
         cpu_witness,
     })
 }
 
-/// The job's side of the fork: default signal handling, then exec.
+/// The job's command line and environment, NUL-terminated pointer arrays.
+#[derive(Clone, Copy)]
+struct Exec<'a> {
+    argv: &'a [*const libc::c_char],
+    envp: &'a [*const libc::c_char],
+}
+
+/// How far a forked copy of init goes on the job's path.
+#[derive(Clone, Copy, PartialEq)]
+enum Until {
+    /// The job: exec.
+    Exec,
+    /// The launcher's share of the job's peak RSS: exit where the job
+    /// would exec.
+    Control,
+}
+
+/// The high-water mark, in KiB, of a copy of init forked as the job is and
+/// ended where the job execs. The kernel keeps a process's high-water mark
+/// across exec, so the job's `ru_maxrss` includes its own copy's, which
+/// this matches to within the pages the two paths touch differently.
+fn launcher_rss(
+    cfg: &JailConfig,
+    program: &OwnedFd,
+    status: &mut File,
+    ns: Namespaces,
+    job: Exec,
+) -> Result<u64, String> {
+    // SAFETY: init is single-threaded, so the child may allocate.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        exec_job(cfg, program, status, ns, job, Until::Control);
+    }
+    let mut st = 0;
+    // SAFETY: zeroed rusage is a valid out-parameter.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: plain system call with valid pointers, on init's own child.
+    if unsafe { libc::wait4(pid, &mut st, 0, &mut ru) } != pid {
+        return Err(format!(
+            "waiting for the launcher's copy: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(ru.ru_maxrss.max(0) as u64)
+}
+
+/// The job's side of the fork: default signal handling, then exec (or,
+/// for the launcher's copy, exit at that point).
 fn exec_job(
     cfg: &JailConfig,
     program: &OwnedFd,
     status: &mut File,
     ns: Namespaces,
-    argv: &[*const libc::c_char],
-    envp: &[*const libc::c_char],
+    job: Exec,
+    until: Until,
 ) -> ! {
+    let Exec { argv, envp } = job;
     // SAFETY: plain system calls on valid arguments; the pointer arrays are
     // NUL-terminated and their strings outlive the exec.
     unsafe {
@@ -262,6 +324,18 @@ fn exec_job(
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
         if !ns.pid {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        }
+        if until == Until::Control {
+            // The same call on no program (EBADF, before the kernel reads
+            // anything): the copy faults in the pages the job's exec does.
+            libc::execveat(
+                -1,
+                c"".as_ptr(),
+                argv.as_ptr() as *const *mut libc::c_char,
+                envp.as_ptr() as *const *mut libc::c_char,
+                libc::AT_EMPTY_PATH,
+            );
+            libc::_exit(0);
         }
         libc::execveat(
             program.as_fd().as_raw_fd(),

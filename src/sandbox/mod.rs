@@ -200,6 +200,10 @@ pub struct Spec {
     /// The job waits on `MARK_FD` until pqbench has read it, so the
     /// reading is the set-up's, whatever the load.
     pub cpu_mark: Option<&'static str>,
+    /// Measure the launcher's own share of the job's peak RSS
+    /// (`Rusage::launcher_rss_kib`), for a job whose `ru_maxrss` bounds a
+    /// figure it reports: a fork of the launcher more.
+    pub rss_floor: bool,
 }
 
 impl Spec {
@@ -224,6 +228,7 @@ impl Spec {
             inputs: Vec::new(),
             tail_bytes: TAIL_BYTES,
             cpu_mark: None,
+            rss_floor: false,
         }
     }
 
@@ -256,6 +261,7 @@ impl Spec {
             // Compiler diagnostics are the build log: keep a long tail.
             tail_bytes: 1 << 20,
             cpu_mark: None,
+            rss_floor: false,
         }
     }
 

@@ -251,6 +251,7 @@ fn config(
         writes,
         job_ids,
         probe,
+        rss_floor: spec.rss_floor,
     }
 }
 
@@ -519,6 +520,7 @@ fn rusage(ru: &libc::rusage) -> Rusage {
         user_seconds: secs(ru.ru_utime),
         system_seconds: secs(ru.ru_stime),
         max_rss_kib: ru.ru_maxrss.max(0) as u64,
+        launcher_rss_kib: None,
     }
 }
 

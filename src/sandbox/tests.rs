@@ -522,3 +522,47 @@ fn passed_variables_that_would_undo_the_confinement_are_refused() {
         assert!(passed_variable_refused(bad).is_some(), "{bad:?}");
     }
 }
+
+#[test]
+fn the_launchers_share_of_a_jobs_peak_rss_is_measured() {
+    // A program of no memory of its own: its ru_maxrss is its pre-exec
+    // copy's high-water mark, carried across exec, and nothing else.
+    let dir = job_dir();
+    let src = dir.path().join("nothing.c");
+    std::fs::write(
+        &src,
+        "void _start(void) {\n\
+         #if defined(__x86_64__)\n\
+           __asm__ volatile(\"mov $60, %eax\\n xor %edi, %edi\\n syscall\");\n\
+         #elif defined(__aarch64__)\n\
+           __asm__ volatile(\"mov x8, #93\\n mov x0, #0\\n svc #0\");\n\
+         #endif\n\
+         }\n",
+    )
+    .unwrap();
+    let nothing = dir.path().join("nothing");
+    let cc = std::process::Command::new("cc")
+        .args(["-O1", "-static", "-nostdlib", "-o"])
+        .arg(&nothing)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(cc.success());
+    let mut spec = Spec::submission(&nothing, vec![], dir.path());
+    let plain = run(&spec).unwrap();
+    assert_eq!(plain.outcome, Outcome::Exited(0));
+    assert_eq!(plain.rusage.unwrap().launcher_rss_kib, None);
+    spec.rss_floor = true;
+    for _ in 0..3 {
+        let out = run(&spec).unwrap();
+        assert_eq!(out.outcome, Outcome::Exited(0));
+        if missing(&out, layer::LAUNCHER) {
+            return;
+        }
+        let ru = out.rusage.unwrap();
+        let own = ru.launcher_rss_kib.expect("the launcher's share");
+        // Equal here (1,432 KiB under this test binary); a page counter
+        // folded in batches may differ by a few pages.
+        assert!(own > 0 && ru.max_rss_kib.abs_diff(own) <= 128, "{ru:?}");
+    }
+}
