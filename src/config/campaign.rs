@@ -69,10 +69,14 @@ pub struct RawCampaign {
     /// those instances are measured last, or on `--deferred-cpu`.
     #[serde(default)]
     pub defer: Vec<Spanned<String>>,
+    /// `[count]`: the `count` stage's settings, which it reads and
+    /// validates itself (`stages::count::CountSettings`), as a stage's
+    /// `[stage.<name>]` table.
     #[serde(default)]
-    pub count: super::exact::RawCount,
+    pub count: Option<Spanned<toml::Table>>,
+    /// `[ct]`: the `ct` stage's settings (`stages::ct::CtSettings`).
     #[serde(default)]
-    pub ct: super::exact::RawCt,
+    pub ct: Option<Spanned<toml::Table>>,
     #[serde(default)]
     pub iccs: RawIccs,
     /// Tables of stages that own their settings (`[stage.<name>]`): the
@@ -83,6 +87,33 @@ pub struct RawCampaign {
     /// KAT-checked and timed under.
     #[serde(default)]
     pub matrix: Option<RawMatrix>,
+}
+
+/// Stages whose settings are a table of their own name (`[count]`), not
+/// `[stage.<name>]`.
+pub const OWN_TABLES: [&str; 2] = ["count", "ct"];
+
+/// The table that holds stage `name`'s settings, as the campaign writes it
+/// (`count`, `stage.scan`).
+pub fn settings_table(name: &str) -> String {
+    if OWN_TABLES.contains(&name) {
+        name.to_string()
+    } else {
+        format!("stage.{name}")
+    }
+}
+
+impl RawCampaign {
+    /// Every stage's settings table by stage name: the `[stage.<name>]`
+    /// tables and those of `OWN_TABLES`.
+    pub fn stage_tables(&self) -> impl Iterator<Item = (&str, &Spanned<toml::Table>)> {
+        let own = [("count", &self.count), ("ct", &self.ct)];
+        self.stage
+            .iter()
+            .filter(|(k, _)| !OWN_TABLES.contains(&k.as_str()))
+            .map(|(k, t)| (k.as_str(), t))
+            .chain(own.into_iter().filter_map(|(k, t)| Some((k, t.as_ref()?))))
+    }
 }
 
 /// `[matrix] compilers = [...]`, `profiles = [...]`: the first of each is

@@ -77,6 +77,11 @@ pub(crate) fn count_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, 
     int(d, 1, u32::MAX.into()).map(|v| Some(v as u32))
 }
 
+/// `count_u32` for a field with a default of its own.
+pub(crate) fn count_u32_or_default<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    int(d, 1, u32::MAX.into()).map(|v| v as u32)
+}
+
 /// A count that must be at least 1, 64-bit.
 pub(crate) fn count_u64<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     int(d, 1, u64::MAX).map(Some)
@@ -140,4 +145,9 @@ impl<'de> Visitor<'de> for Seconds {
 /// A duration in seconds: finite, > 0 and at most `MAX_SECONDS`.
 pub(crate) fn seconds<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     d.deserialize_f64(Seconds).map(Some)
+}
+
+/// `seconds` for a field with a default of its own.
+pub(crate) fn seconds_or_default<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    d.deserialize_f64(Seconds)
 }

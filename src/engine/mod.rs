@@ -234,14 +234,16 @@ pub(crate) fn stored_result<S: Stage>(cx: &Cx, unit: &str) -> Option<S::Output> 
     }
 }
 
-/// A stage's settings: its `[stage.<name>]` table of the campaign, or the
+/// A stage's settings: its table of the campaign (`[stage.<name>]`, or
+/// the table of its own name, `config::campaign::OWN_TABLES`), or the
 /// defaults when the campaign has none. `T` should deny unknown fields, so
 /// a misspelt key is an error naming it.
 pub fn settings<T: DeserializeOwned + Default>(plan: &crate::plan::Plan, stage: &str) -> Result<T> {
     match plan.stage_settings.get(stage) {
-        Some(v) => {
-            serde_json::from_value(v.clone()).map_err(|e| anyhow::anyhow!("[stage.{stage}]: {e}"))
-        }
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+            let at = crate::config::campaign::settings_table(stage);
+            anyhow::anyhow!("[{at}]: {e}")
+        }),
         None => Ok(T::default()),
     }
 }

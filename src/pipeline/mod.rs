@@ -82,10 +82,11 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
         errors.push(e);
     }
     for (name, table) in &plan.stage_settings {
+        let at = crate::config::campaign::settings_table(name);
         let problem = match registry.check_settings(name, table) {
-            None => ConfigError::new(format!("[stage.{name}]: no stage `{name}` takes settings"))
+            None => ConfigError::new(format!("[{at}]: no stage `{name}` takes settings"))
                 .help(format!("stages are {}", names.join(", "))),
-            Some(Err(why)) => ConfigError::new(format!("[stage.{name}]: {why}"))
+            Some(Err(why)) => ConfigError::new(format!("[{at}]: {why}"))
                 .help("fix the key, or remove it to use the stage's default"),
             Some(Ok(())) => continue,
         };

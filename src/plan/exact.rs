@@ -1,58 +1,7 @@
-//! Validated settings of the opt-in `count` and `ct` stages, and the
-//! constant-time annotations of an algorithm.
-
-use serde::{Deserialize, Serialize};
+//! The constant-time annotations of an algorithm, validated.
 
 use crate::config::algorithm::Kind;
-pub(crate) use crate::config::exact::CountMethod;
-use crate::config::exact::{RawCount, RawCt, RawCtAnnotation};
-
-/// `[count]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CountSettings {
-    pub calls: u32,
-    pub warmup: u32,
-    pub method: CountMethod,
-    pub timeout_seconds: f64,
-}
-
-impl Default for CountSettings {
-    fn default() -> Self {
-        count_settings(&RawCount::default())
-    }
-}
-
-/// `[ct]`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CtSettings {
-    pub calls: u32,
-    pub timeout_seconds: f64,
-}
-
-impl Default for CtSettings {
-    fn default() -> Self {
-        ct_settings(&RawCt::default())
-    }
-}
-
-/// Defaults: 3 counted calls after 1 warm-up (counts are exact, so a few
-/// calls show whether they vary from call to call); one checked call (a
-/// call under memcheck costs tens of times a native one).
-pub(crate) fn count_settings(r: &RawCount) -> CountSettings {
-    CountSettings {
-        calls: r.calls.unwrap_or(3),
-        warmup: r.warmup.unwrap_or(1),
-        method: r.method.unwrap_or_default(),
-        timeout_seconds: r.timeout_seconds.unwrap_or(600.0),
-    }
-}
-
-pub(crate) fn ct_settings(r: &RawCt) -> CtSettings {
-    CtSettings {
-        calls: r.calls.unwrap_or(1),
-        timeout_seconds: r.timeout_seconds.unwrap_or(600.0),
-    }
-}
+use crate::config::exact::RawCtAnnotation;
 
 pub(crate) use crate::records::settings::CtAnnotation;
 

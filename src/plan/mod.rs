@@ -106,11 +106,6 @@ pub struct Plan {
     #[serde(default)]
     pub profile_classes: Vec<ClassDef>,
     pub templates: Option<PathBuf>,
-    /// `[count]` and `[ct]`: settings of the opt-in stages.
-    #[serde(default)]
-    pub count: exact::CountSettings,
-    #[serde(default)]
-    pub ct: exact::CtSettings,
     pub algorithms: Vec<Algorithm>,
     pub instances: Vec<Instance>,
     /// Keys (`<id>/<label>`) of the instances `defer` selects: measured

@@ -71,6 +71,7 @@ pub fn resolve_with(
     let flag_profiles = flag_profiles(&raw, &mut p);
     let matrix = super::matrix::resolve(&raw, &flag_profiles, &|n| lookup_profile(c, n), &mut p);
     check_stage_names(&raw, opts.stages, &mut p);
+    check_stage_tables(&raw, &mut p);
     let (stages, stage_locations) = stage_list(&raw);
     let mut timing = timing(&raw, &mut p);
     let paths = campaign_paths(project, &raw, &file, &mut p);
@@ -107,17 +108,15 @@ pub fn resolve_with(
         stages,
         stage_locations,
         stage_settings: c
-            .stage
-            .iter()
-            .map(|(k, t)| Ok((k.clone(), serde_json::to_value(t.get_ref())?)))
+            .stage_tables()
+            .map(|(k, t)| Ok((k.to_string(), serde_json::to_value(t.get_ref())?)))
             .collect::<Result<_, serde_json::Error>>()
-            .map_err(|e| ConfigError::new(format!("a [stage.*] table: {e}")).in_file(&file))?,
+            .map_err(|e| ConfigError::new(format!("a stage's table: {e}")).in_file(&file))?,
         stage_settings_at: c
-            .stage
-            .iter()
+            .stage_tables()
             .map(|(k, t)| {
                 (
-                    k.clone(),
+                    k.to_string(),
                     crate::error::Location::from_span(&raw.path, &raw.text, t.span()),
                 )
             })
@@ -145,8 +144,6 @@ pub fn resolve_with(
         profile_wraps,
         profile_classes,
         templates: paths.templates,
-        count: super::exact::count_settings(&c.count),
-        ct: super::exact::ct_settings(&c.ct),
         algorithms,
         instances,
         deferred,
@@ -209,6 +206,22 @@ fn check_stage_names(raw: &Loaded<RawCampaign>, known: &[&str], p: &mut Problems
                         "stages are {}, or \"{DEFAULT_STAGES}\" for every stage that is not opt-in",
                         known.join(", ")
                     )),
+            );
+        }
+    }
+}
+
+/// A stage whose settings are a table of its own name (`[count]`) has no
+/// `[stage.<name>]` table.
+fn check_stage_tables(raw: &Loaded<RawCampaign>, p: &mut Problems) {
+    for (name, table) in &raw.value.stage {
+        if crate::config::campaign::OWN_TABLES.contains(&name.as_str()) {
+            p.push(
+                raw.error_at(
+                    table,
+                    format!("[stage.{name}]: the `{name}` stage's settings are the [{name}] table"),
+                )
+                .help(format!("rename [stage.{name}] to [{name}]")),
             );
         }
     }

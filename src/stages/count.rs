@@ -21,7 +21,6 @@ use crate::engine::{Publication, Results};
 use crate::measure::driver;
 use crate::measure::valgrind::{self, Valgrind};
 use crate::measure::{measured_library, measured_library_path, measurement_manifest, OpStatus};
-use crate::plan::exact::CountMethod;
 use crate::plan::Instance;
 use crate::records::count::count_path;
 use crate::records::count::{
@@ -29,6 +28,52 @@ use crate::records::count::{
 };
 
 pub(crate) struct CountStage;
+
+/// `[count]`: instructions per call, counted by callgrind or the hardware
+/// `instructions` event. Defaults: 3 counted calls after 1 warm-up (counts
+/// are exact, so a few calls show whether they vary from call to call).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct CountSettings {
+    /// Counted calls per operation (after the warm-ups).
+    #[serde(deserialize_with = "crate::config::values::count_u32_or_default")]
+    pub calls: u32,
+    /// Uncounted calls first (lazy binding, first-touch effects).
+    pub warmup: u32,
+    pub method: CountMethod,
+    /// Timeout of one counting process, seconds.
+    #[serde(deserialize_with = "crate::config::values::seconds_or_default")]
+    pub timeout_seconds: f64,
+}
+
+impl Default for CountSettings {
+    fn default() -> Self {
+        CountSettings {
+            calls: 3,
+            warmup: 1,
+            method: CountMethod::Auto,
+            timeout_seconds: 600.0,
+        }
+    }
+}
+
+/// How instructions are counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CountMethod {
+    /// The hardware counter where the host has it, else callgrind.
+    #[default]
+    Auto,
+    /// Valgrind's callgrind: exact, on any host Valgrind runs on.
+    Callgrind,
+    /// The user-mode hardware `instructions` event (perf_event_open).
+    Perf,
+}
+
+/// The campaign's `[count]` (validated before any stage runs).
+fn settings(cx: &Cx) -> Result<CountSettings> {
+    crate::engine::settings::<CountSettings>(cx.plan, CountStage::NAME)
+}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct CountOutput {
@@ -62,7 +107,8 @@ fn method(cx: &Cx) -> Result<Method, String> {
         // The emulator's own instructions are not the algorithm's either.
         return Err(why);
     }
-    match cx.plan.count.method {
+    let method = settings(cx).map_err(|e| e.to_string())?.method;
+    match method {
         CountMethod::Perf => perf_instructions_available().map(|_| Method::Perf),
         CountMethod::Callgrind => valgrind::find().map(Method::Callgrind),
         CountMethod::Auto => match perf_instructions_available() {
@@ -90,7 +136,7 @@ impl Stage for CountStage {
             Ok(m) => format!("{} {}", m.name(), m.tool()),
             Err(why) => format!("not run: {why}"),
         };
-        m.set("count", &job.cx.plan.count).set("method", how).set(
+        m.set("count", &settings(job.cx)?).set("method", how).set(
             "time-cycles",
             job.prior.get::<super::time::TimeStage>().map(|t| {
                 t.ops
@@ -109,6 +155,7 @@ impl Stage for CountStage {
         let lib_sha = measured_library(cx.plan, inst, kat);
         let lib = measured_library_path(&cx.cache, cx.plan, inst, kat)?;
         let how = method(cx);
+        let warmup = settings(cx)?.warmup;
         // Callgrind obeys client requests in the code it counts; the
         // hardware counter does not.
         let suspicious = match &how {
@@ -131,7 +178,7 @@ impl Stage for CountStage {
                 host_fingerprint: cx.host_fingerprint.clone(),
                 library_sha256: lib_sha.clone(),
                 cpu: job.cpu,
-                warmup: cx.plan.count.warmup,
+                warmup,
                 per_call: Vec::new(),
                 instructions: None,
                 process: None,
@@ -175,6 +222,14 @@ impl Stage for CountStage {
         Some(2.0 * ops.iter().filter(|op| job.inst.kind.counts(op)).count() as f64)
     }
 
+    /// `[count]`, read as the stage reads it: a misspelt key or a value out
+    /// of range is named before anything runs.
+    fn check_settings(&self, table: &serde_json::Value) -> std::result::Result<(), String> {
+        serde_json::from_value::<CountSettings>(table.clone())
+            .map(drop)
+            .map_err(|e| e.to_string())
+    }
+
     fn records(&self) -> Option<&dyn crate::engine::Records> {
         Some(&RECORDS)
     }
@@ -205,7 +260,7 @@ fn count_op(
     cpu: Option<usize>,
     rec: &mut CountRecord,
 ) -> Result<()> {
-    let s = &cx.plan.count;
+    let s = &settings(cx)?;
     let args: Vec<String> = ["--op", op, "--mode", "count", "--warmup"]
         .iter()
         .map(|x| x.to_string())

@@ -36,6 +36,33 @@ use crate::toolchain::library::{build_profile, link_library};
 
 pub(crate) struct CtStage;
 
+/// `[ct]`: the constant-time check under memcheck. Default: one checked
+/// call (a call under memcheck costs tens of times a native one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case", default)]
+pub struct CtSettings {
+    /// Checked calls per operation.
+    #[serde(deserialize_with = "crate::config::values::count_u32_or_default")]
+    pub calls: u32,
+    /// Timeout of one memcheck process, seconds.
+    #[serde(deserialize_with = "crate::config::values::seconds_or_default")]
+    pub timeout_seconds: f64,
+}
+
+impl Default for CtSettings {
+    fn default() -> Self {
+        CtSettings {
+            calls: 1,
+            timeout_seconds: 600.0,
+        }
+    }
+}
+
+/// The campaign's `[ct]` (validated before any stage runs).
+fn settings(cx: &Cx) -> Result<CtSettings> {
+    crate::engine::settings::<CtSettings>(cx.plan, CtStage::NAME)
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct CtOutput {
     /// One per operation; annotations and sites are applied when the
@@ -69,7 +96,7 @@ impl Stage for CtStage {
         m.set("library", lib)
             .set("support", [Part::Driver.version(), Part::CtHooks.version()])
             .set("compiler", &cx.compiler)
-            .set("ct", &cx.plan.ct)
+            .set("ct", &settings(cx)?)
             .set("limits", &cx.plan.limits)
             .set("tool", tool)
             .set("pqbench", crate::STAGE_LOGIC_VERSION);
@@ -164,6 +191,14 @@ impl Stage for CtStage {
                 .filter(|op| job.inst.kind.counts(op))
                 .count() as f64,
         )
+    }
+
+    /// `[ct]`, read as the stage reads it: a misspelt key or a value out
+    /// of range is named before anything runs.
+    fn check_settings(&self, table: &serde_json::Value) -> std::result::Result<(), String> {
+        serde_json::from_value::<CtSettings>(table.clone())
+            .map(drop)
+            .map_err(|e| e.to_string())
     }
 
     fn records(&self) -> Option<&dyn crate::engine::Records> {
@@ -263,7 +298,7 @@ fn debug_build(job: &Job, out: &Path) -> Result<(FlagProfile, String)> {
 
 fn check_op(cx: &Cx, vg: &Valgrind, lib: &Path, r: &mut CtRecord) -> Result<()> {
     const XML: &str = "memcheck.xml";
-    let s = &cx.plan.ct;
+    let s = &settings(cx)?;
     let tool: Vec<String> = [
         "--tool=memcheck",
         "--xml=yes",

@@ -6,9 +6,9 @@
 pub mod bench_checks;
 pub mod build;
 pub(crate) mod client_requests;
-pub(crate) mod count;
+pub mod count;
 mod count_page;
-pub(crate) mod ct;
+pub mod ct;
 mod ct_page;
 pub(crate) mod differential;
 pub(crate) mod kat;

@@ -234,6 +234,40 @@ fn stage_tables_are_checked_by_plan_and_status_before_any_run() {
 }
 
 #[test]
+fn the_count_and_ct_tables_are_read_by_their_stages_even_when_they_do_not_run() {
+    // Neither stage is in the campaign's `stages`: the tables are still
+    // checked, by the stage's own settings type.
+    let campaign = "algorithms = [\"sign-1\"]\n\n[count]\ncalss = 2\n";
+    expect(
+        GOOD_ALG,
+        campaign,
+        &["[count]", "unknown field `calss`", "c.toml:3:1"],
+    );
+    let campaign = "algorithms = [\"sign-1\"]\n\n[ct]\ncalls = 0\n";
+    expect(
+        GOOD_ALG,
+        campaign,
+        &["[ct]", "expected an integer ≥ 1", "c.toml:3:1"],
+    );
+    let campaign = "algorithms = [\"sign-1\"]\n\n[count]\nmethod = \"papi\"\n";
+    expect(GOOD_ALG, campaign, &["[count]", "unknown variant `papi`"]);
+    // The stage's table has one name.
+    let campaign = "algorithms = [\"sign-1\"]\n\n[stage.count]\ncalls = 2\n";
+    expect(
+        GOOD_ALG,
+        campaign,
+        &[
+            "the `count` stage's settings are the [count] table",
+            "rename [stage.count] to [count]",
+            "c.toml:3:1",
+        ],
+    );
+    let campaign = "algorithms = [\"sign-1\"]\n\n[count]\ncalls = 2\nmethod = \"callgrind\"\n\n[ct]\ntimeout-seconds = 30\n";
+    let p = project(GOOD_ALG, campaign);
+    p.pqbench(&["plan", "c"]).expect(0);
+}
+
+#[test]
 fn id_must_match_the_file_name_and_patterns_must_compile() {
     let alg = GOOD_ALG.replace("id = \"sign-1\"", "id = \"sign-2\"");
     expect(

@@ -345,19 +345,22 @@ fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
-/// What a campaign accepts: its own tables, and the `[stage.<name>]`
-/// table of each stage that owns its settings, traced from the stage's
-/// settings type.
+/// What a campaign accepts: its own tables, and the table of each stage
+/// that owns its settings (`[stage.<name>]`, or `[count]` and `[ct]`),
+/// traced from the stage's settings type.
 fn campaign_schema() -> Schema {
     let mut schema = traced::<campaign::RawCampaign>();
     let stages = [
         ("scan", traced::<pqbench::stages::scan::ScanSettings>()),
         ("leak", traced::<pqbench::stages::leak::LeakSettings>()),
+        ("count", traced::<pqbench::stages::count::CountSettings>()),
+        ("ct", traced::<pqbench::stages::ct::CtSettings>()),
     ];
     for (stage, settings) in stages {
+        let table = campaign::settings_table(stage);
         let at = |p: &str| match p {
-            "" => format!("stage.{stage}"),
-            p => format!("stage.{stage}.{p}"),
+            "" => table.clone(),
+            p => format!("{table}.{p}"),
         };
         for (p, keys) in settings.tables {
             schema.tables.insert(at(&p), keys);
