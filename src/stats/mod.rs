@@ -168,6 +168,18 @@ struct Scratch {
     counts: Vec<u32>,
 }
 
+/// Draws `m` indices into `sorted`, handing each to `take`; the sum of
+/// the values drawn, in draw order.
+fn draw(sorted: &[f64], m: usize, rng: &mut SplitMix64, mut take: impl FnMut(usize)) -> f64 {
+    let mut sum = 0.0;
+    for _ in 0..m {
+        let i = rng.below(sorted.len());
+        sum += sorted[i];
+        take(i);
+    }
+    sum
+}
+
 fn replicate_by_selection(
     sorted: &[f64],
     m: usize,
@@ -175,12 +187,7 @@ fn replicate_by_selection(
     idx: &mut Vec<usize>,
 ) -> (f64, f64) {
     idx.clear();
-    let mut sum = 0.0;
-    for _ in 0..m {
-        let i = rng.below(sorted.len());
-        sum += sorted[i];
-        idx.push(i);
-    }
+    let sum = draw(sorted, m, rng, |i| idx.push(i));
     let half = m / 2;
     let (left, kth, _) = idx.select_nth_unstable(half);
     let upper = sorted[*kth];
@@ -203,12 +210,7 @@ fn replicate_by_counts(
 ) -> (f64, f64) {
     counts.clear();
     counts.resize(sorted.len(), 0);
-    let mut sum = 0.0;
-    for _ in 0..m {
-        let i = rng.below(sorted.len());
-        sum += sorted[i];
-        counts[i] += 1;
-    }
+    let sum = draw(sorted, m, rng, |i| counts[i] += 1);
     let half = m / 2;
     // The index of 0-based rank `half`, and of rank `half - 1` for even m.
     let (mut below, mut lower, mut upper) = (0usize, None, 0);
