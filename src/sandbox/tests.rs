@@ -561,8 +561,9 @@ fn the_launchers_share_of_a_jobs_peak_rss_is_measured() {
         }
         let ru = out.rusage.unwrap();
         let own = ru.launcher_rss_kib.expect("the launcher's share");
-        // Equal here (1,432 KiB under this test binary); a page counter
-        // folded in batches may differ by a few pages.
-        assert!(own > 0 && ru.max_rss_kib.abs_diff(own) <= 128, "{ru:?}");
+        // Equal under this test binary (1,432 KiB); under an unoptimised
+        // pqbench the job's copy held up to 128 KiB more. The memory check
+        // allows 512 (`memory::below_kernel`).
+        assert!(own > 0 && ru.max_rss_kib.abs_diff(own) <= 512, "{ru:?}");
     }
 }
