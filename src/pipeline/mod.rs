@@ -11,6 +11,7 @@ pub(crate) mod evidence;
 pub mod locks;
 pub(crate) mod matrix;
 pub(crate) mod rundir;
+mod stage_tables;
 pub mod status;
 pub(crate) mod summary;
 pub(crate) mod timing;
@@ -83,15 +84,30 @@ pub fn check_stage_names(plan: &Plan, registry: &Registry) -> Result<(), Error> 
     }
     for (name, table) in &plan.stage_settings {
         let at = crate::config::campaign::settings_table(name);
-        let problem = match registry.check_settings(name, table) {
-            None => ConfigError::new(format!("[{at}]: no stage `{name}` takes settings"))
-                .help(format!("stages are {}", names.join(", "))),
-            Some(Err(why)) => ConfigError::new(format!("[{at}]: {why}"))
-                .help("fix the key, or remove it to use the stage's default"),
+        let table_at = plan.stage_settings_at.get(name).cloned();
+        let (problem, loc) = match registry.check_settings(name, table) {
+            None => (
+                ConfigError::new(format!("[{at}]: no stage `{name}` takes settings"))
+                    .help(format!("stages are {}", names.join(", "))),
+                table_at,
+            ),
+            Some(Err(why)) => {
+                let culprit =
+                    stage_tables::culprit(registry, &plan.campaign_file, name, table, &why);
+                let (key, loc) = match culprit {
+                    Some((key, loc)) => (format!(" `{key}`"), Some(loc)),
+                    None => (String::new(), table_at),
+                };
+                (
+                    ConfigError::new(format!("[{at}]{key}: {why}"))
+                        .help("fix the key, or remove it to use the stage's default"),
+                    loc,
+                )
+            }
             Some(Ok(())) => continue,
         };
-        errors.push(match plan.stage_settings_at.get(name) {
-            Some(loc) => problem.at(loc.clone()),
+        errors.push(match loc {
+            Some(loc) => problem.at(loc),
             None => problem.in_file(&plan.campaign_file),
         });
     }

@@ -241,16 +241,26 @@ fn the_count_and_ct_tables_are_read_by_their_stages_even_when_they_do_not_run() 
     expect(
         GOOD_ALG,
         campaign,
-        &["[count]", "unknown field `calss`", "c.toml:3:1"],
+        &["[count] `calss`: unknown field `calss`", "c.toml:4:1"],
     );
     let campaign = "algorithms = [\"sign-1\"]\n\n[ct]\ncalls = 0\n";
     expect(
         GOOD_ALG,
         campaign,
-        &["[ct]", "expected an integer ≥ 1", "c.toml:3:1"],
+        &[
+            "[ct] `calls`: invalid value",
+            "expected an integer ≥ 1",
+            "c.toml:4:1",
+        ],
     );
-    let campaign = "algorithms = [\"sign-1\"]\n\n[count]\nmethod = \"papi\"\n";
-    expect(GOOD_ALG, campaign, &["[count]", "unknown variant `papi`"]);
+    // The key at fault is found among others: its table alone fails.
+    let campaign =
+        "algorithms = [\"sign-1\"]\n\n[count]\ncalls = 2\nmethod = \"papi\"\nwarmup = 0\n";
+    expect(
+        GOOD_ALG,
+        campaign,
+        &["[count] `method`: unknown variant `papi`", "c.toml:5:1"],
+    );
     // The stage's table has one name.
     let campaign = "algorithms = [\"sign-1\"]\n\n[stage.count]\ncalls = 2\n";
     expect(

@@ -508,7 +508,8 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
         err.contains("[stage.dummy]") && err.contains("fator"),
         "{err}"
     );
-    assert!(err.contains("t.toml:7"), "{err}");
+    // The key's own line, not the table's (7).
+    assert!(err.contains("t.toml:8:1"), "{err}");
     // A table for a stage that takes no settings, or for no stage, too.
     p.write(
         "campaigns/t.toml",
