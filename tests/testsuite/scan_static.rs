@@ -186,7 +186,8 @@ fn a_misspelt_or_unreasoned_allowance_is_refused() {
         text.contains("[stage.scan]") && text.contains("reson"),
         "{text}"
     );
-    assert!(text.contains("t.toml:8"), "{text}");
+    // The line of the key at fault (`allow`), not the table's (8).
+    assert!(text.contains("t.toml:9:1"), "{text}");
     // An allowance without a reason is refused too.
     p.write("campaigns/t.toml", &campaign("\n[stage.scan]\nallow = [{ algorithm = \"scan-97\", finding = \"call\", reason = \" \" }]\n"));
     let err = p.pqbench(&["run", "t"]);
