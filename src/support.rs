@@ -23,6 +23,8 @@ macro_rules! support_files {
 
 support_files!(
     "pqb_entry.h",
+    "pqb_kinds.h",
+    "pqb_kinds.c",
     "pqb_seal.h",
     "aes256.h",
     "aes256.c",
@@ -99,6 +101,7 @@ const KAT_RUNNER_SOURCES: &[&str] = &[
     "kat_kex.c",
     "kat_hash.c",
     "kat_formats.c",
+    "pqb_kinds.c",
     "aes256.c",
     "ctr_drbg.c",
 ];
@@ -124,6 +127,7 @@ const DRIVER_SOURCES: &[&str] = &[
     "driver_pool.c",
     "driver_keys.c",
     "counter.c",
+    "pqb_kinds.c",
 ];
 
 /// One part of the support code that a stage's results depend on: the

@@ -224,7 +224,7 @@ int main(int argc, char **argv)
     line("meta abi=%d api=%s kind=%s algname=%s counter=%s counter_hz=%.6e tsc_invariant=%s "
          "pid=%ld cpu=%d seal=%s",
          E->abi_version, E->api == PQB_API_NIST ? "nist" : "ngcc",
-         ext_kind_name(E->kind), word(E->algname, algname, sizeof algname),
+         pqb_kind_name(E->kind), word(E->algname, algname, sizeof algname),
          C.name, C.hz, inv, (long)getpid(), sched_getcpu(), seal);
 
     if (g_set.profile)

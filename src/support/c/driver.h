@@ -14,6 +14,7 @@
 
 #include "counter.h"
 #include "pqb_entry.h"
+#include "pqb_kinds.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -16,7 +16,6 @@
 int ext_parse_op(const char *op);
 /* Whether the loaded library's kind fits the operation. */
 int ext_fits_kind(void);
-const char *ext_kind_name(int kind);
 void ext_setup(void);
 int ext_call(void);
 void ext_print_lengths(void);

@@ -369,22 +369,6 @@ int ext_fits_kind(void)
                               E->kex_derive && E->kex_has_pass;
 }
 
-const char *ext_kind_name(int kind)
-{
-    switch (kind) {
-    case PQB_KIND_SIGN:
-        return "sign";
-    case PQB_KIND_KEM:
-        return "kem";
-    case PQB_KIND_KEX:
-        return "kex";
-    case PQB_KIND_HASH:
-        return "hash";
-    default:
-        return "unknown";
-    }
-}
-
 void ext_setup(void)
 {
     if (g_hash_bytes)

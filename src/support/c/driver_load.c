@@ -35,7 +35,7 @@ void *load(const char *path)
         fail("load", "pqb_entry_table_returned_null");
     if (E->abi_version != PQB_ABI_VERSION)
         fail("load", "abi_version_%d_driver_expects_%d", E->abi_version, PQB_ABI_VERSION);
-    if (E->kind < PQB_KIND_SIGN || E->kind > PQB_KIND_HASH)
+    if (!pqb_kind_name(E->kind))
         fail("load", "unknown_kind_%d", E->kind);
     return lib;
 }
@@ -48,7 +48,7 @@ void check_op_fits(void)
     if (g_op == OP_EXT || E->kind == PQB_KIND_KEX || E->kind == PQB_KIND_HASH) {
         if (g_op != OP_EXT || !ext_fits_kind())
             fail("load", "op_does_not_fit_kind_%s_or_the_entry_table_lacks_a_function",
-                 ext_kind_name(E->kind));
+                 pqb_kind_name(E->kind));
         return;
     }
     if (E->kind == PQB_KIND_SIGN)
@@ -56,8 +56,7 @@ void check_op_fits(void)
     else
         ok = g_op == OP_KEYGEN || g_op == OP_ENC || g_op == OP_DEC;
     if (!ok)
-        fail("load", "op_%s_does_not_fit_kind_%s", op_names[g_op],
-             E->kind == PQB_KIND_SIGN ? "sign" : "kem");
+        fail("load", "op_%s_does_not_fit_kind_%s", op_names[g_op], pqb_kind_name(E->kind));
     if (!E->seed || !E->keygen ||
         (E->kind == PQB_KIND_SIGN && (!E->sign || !E->verify)) ||
         (E->kind == PQB_KIND_KEM && (!E->enc || !E->dec)))

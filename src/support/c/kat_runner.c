@@ -118,8 +118,7 @@ static const pqb_entry *load(const char *lib, int nist, int hash, char *why, siz
                  e->abi_version, PQB_ABI_VERSION);
         return NULL;
     }
-    if (e->kind != PQB_KIND_SIGN && e->kind != PQB_KIND_KEM && e->kind != PQB_KIND_KEX &&
-        e->kind != PQB_KIND_HASH) {
+    if (!pqb_kind_name(e->kind)) {
         snprintf(why, why_len, "%s: entry table kind %d is not sign, kem, kex or hash", lib,
                  e->kind);
         return NULL;

@@ -18,6 +18,7 @@
 
 #include "ctr_drbg.h"
 #include "pqb_entry.h"
+#include "pqb_kinds.h"
 
 #if defined(__GNUC__)
 #pragma GCC visibility push(hidden)
