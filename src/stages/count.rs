@@ -444,3 +444,31 @@ mod ipc_tests {
         assert_eq!(ipc_verdict(5.0e4, 0.0, 0.0), None);
     }
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use super::{CountMethod, CountSettings, CountStage};
+    use crate::engine::Stage;
+    use serde_json::json;
+
+    #[test]
+    fn the_count_table_is_read_with_its_defaults_and_checked() {
+        let read = |v: serde_json::Value| serde_json::from_value::<CountSettings>(v);
+        assert_eq!(read(json!({})).unwrap(), CountSettings::default());
+        let s = read(json!({"calls": 2, "method": "callgrind", "timeout-seconds": 30})).unwrap();
+        assert_eq!((s.calls, s.warmup), (2, 1));
+        assert_eq!(s.method, CountMethod::Callgrind);
+        assert_eq!(s.timeout_seconds, 30.0);
+        // Zero counted calls, a negative timeout, an unknown key or method:
+        // refused by the stage's own check, which validation runs.
+        for bad in [
+            json!({"calls": 0}),
+            json!({"timeout-seconds": -1}),
+            json!({"timeout_seconds": 30}),
+            json!({"method": "papi"}),
+        ] {
+            assert!(CountStage.check_settings(&bad).is_err(), "{bad}");
+        }
+        assert_eq!(CountStage.check_settings(&json!({"warmup": 0})), Ok(()));
+    }
+}

@@ -463,3 +463,21 @@ fn recompute_ct(
     problems.extend(fields.into_iter().flatten().map(|d| format!("{rel}: {d}")));
     Ok(problems)
 }
+
+#[cfg(test)]
+mod settings_tests {
+    use super::{CtSettings, CtStage};
+    use crate::engine::Stage;
+    use serde_json::json;
+
+    #[test]
+    fn the_ct_table_is_read_with_its_defaults_and_checked() {
+        let s: CtSettings = serde_json::from_value(json!({})).unwrap();
+        assert_eq!((s.calls, s.timeout_seconds), (1, 600.0));
+        let s: CtSettings = serde_json::from_value(json!({"calls": 3})).unwrap();
+        assert_eq!((s.calls, s.timeout_seconds), (3, 600.0));
+        for bad in [json!({"calls": 0}), json!({"warmup": 1})] {
+            assert!(CtStage.check_settings(&bad).is_err(), "{bad}");
+        }
+    }
+}
