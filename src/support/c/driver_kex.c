@@ -364,9 +364,7 @@ int ext_parse_op(const char *op)
 
 int ext_fits_kind(void)
 {
-    return g_hash_bytes ? E->kind == PQB_KIND_HASH && E->hash != NULL
-                        : E->kind == PQB_KIND_KEX && E->kex_init && E->kex_pass &&
-                              E->kex_derive && E->kex_has_pass;
+    return E->kind == (g_hash_bytes ? PQB_KIND_HASH : PQB_KIND_KEX) && pqb_kind_complete(E);
 }
 
 void ext_setup(void)

@@ -57,9 +57,7 @@ void check_op_fits(void)
         ok = g_op == OP_KEYGEN || g_op == OP_ENC || g_op == OP_DEC;
     if (!ok)
         fail("load", "op_%s_does_not_fit_kind_%s", op_names[g_op], pqb_kind_name(E->kind));
-    if (!E->seed || !E->keygen ||
-        (E->kind == PQB_KIND_SIGN && (!E->sign || !E->verify)) ||
-        (E->kind == PQB_KIND_KEM && (!E->enc || !E->dec)))
+    if (!pqb_kind_complete(E))
         fail("load", "entry_table_lacks_a_function");
 }
 

@@ -127,10 +127,7 @@ static const pqb_entry *load(const char *lib, int nist, int hash, char *why, siz
         snprintf(why, why_len, "%s: the hash format and the library's kind disagree", lib);
         return NULL;
     }
-    if (e->seed == NULL ||
-        ((e->kind == PQB_KIND_SIGN || e->kind == PQB_KIND_KEM) && e->keygen == NULL) ||
-        (e->kind == PQB_KIND_SIGN && (e->sign == NULL || e->verify == NULL)) ||
-        (e->kind == PQB_KIND_KEM && (e->enc == NULL || e->dec == NULL))) {
+    if (!pqb_kind_complete(e)) {
         snprintf(why, why_len, "%s: entry table lacks a function its kind needs", lib);
         return NULL;
     }
