@@ -206,11 +206,10 @@ fn run_job(
         envp: &envp_p,
     };
     // Before the clock opens: the copy inherits no counter.
-    let launcher_rss_kib = if cfg.rss_floor {
-        Some(launcher_rss(cfg, program, status, ns, job)?)
-    } else {
-        None
-    };
+    let launcher_rss_kib = cfg
+        .rss_floor
+        .then(|| launcher_rss(cfg, program, status, ns, job))
+        .flatten();
     // Opened on init before the fork, close-on-exec: the job inherits the
     // counter (enabled at its exec), never the descriptor.
     let clock = super::witness::TaskClock::open_for_children();
@@ -272,17 +271,20 @@ enum Until {
 /// ended where the job execs. The kernel keeps a process's high-water mark
 /// across exec, so the job's `ru_maxrss` includes its own copy's, which
 /// this matches to within the pages the two paths touch differently.
+/// None when the copy could not be made or waited for (a process limit
+/// reached): the job still runs, and its record is judged as one without
+/// the figure.
 fn launcher_rss(
     cfg: &JailConfig,
     program: &OwnedFd,
     status: &mut File,
     ns: Namespaces,
     job: Exec,
-) -> Result<u64, String> {
+) -> Option<u64> {
     // SAFETY: init is single-threaded, so the child may allocate.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return Err(format!("fork: {}", std::io::Error::last_os_error()));
+        return None;
     }
     if pid == 0 {
         exec_job(cfg, program, status, ns, job, Until::Control);
@@ -290,14 +292,16 @@ fn launcher_rss(
     let mut st = 0;
     // SAFETY: zeroed rusage is a valid out-parameter.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: plain system call with valid pointers, on init's own child.
-    if unsafe { libc::wait4(pid, &mut st, 0, &mut ru) } != pid {
-        return Err(format!(
-            "waiting for the launcher's copy: {}",
-            std::io::Error::last_os_error()
-        ));
+    loop {
+        // SAFETY: plain system call with valid pointers, on init's own child.
+        let r = unsafe { libc::wait4(pid, &mut st, 0, &mut ru) };
+        if r == pid {
+            return Some(ru.ru_maxrss.max(0) as u64);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return None;
+        }
     }
-    Ok(ru.ru_maxrss.max(0) as u64)
 }
 
 /// The job's side of the fork: default signal handling, then exec (or,
