@@ -446,7 +446,7 @@ mod tests {
     }
 
     /// A scratch directory of compiled fixture objects.
-    struct Build(PathBuf);
+    struct Build(crate::elf::tests::Scratch);
 
     impl Build {
         fn cc(&self, name: &str, src: &str, flags: &[&str]) {
@@ -469,8 +469,7 @@ mod tests {
         if !cfg!(target_arch = "x86_64") {
             return;
         }
-        let dir = tempfile::tempdir().unwrap();
-        let b = Build(dir.path().to_path_buf());
+        let b = Build(scratch("client-requests"));
         // The amd64 preamble, once in .text and once in a section of its
         // own; a function without one beside them.
         let src = r#"
@@ -480,7 +479,7 @@ mod tests {
             void elsewhere(void) { __asm__ volatile(PRE ::: "rdi"); }
             int plain(int x) { return x + 1; }"#;
         b.cc("req", src, &[]);
-        let found = client_requests(&[dir.path().join("req.o")]).unwrap();
+        let found = client_requests(&[b.0.join("req.o")]).unwrap();
         let mut symbols: Vec<_> = found.iter().filter_map(|r| r.symbol.clone()).collect();
         symbols.sort();
         assert_eq!(symbols, ["elsewhere", "in_text"], "{found:?}");
@@ -560,6 +559,5 @@ mod tests {
         assert_eq!((aux.reachable_helpers.len(), aux.tables.len()), (1, 0));
         assert_eq!(names(&aux.unreachable_tables), "SM3 IV in aux.o");
         assert!(scan(&[b.0.join("missing.o")], &[], &[]).is_err());
-        let _ = std::fs::remove_dir_all(&b.0);
     }
 }

@@ -96,16 +96,32 @@ pub(crate) fn undefined_symbols(path: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use std::path::PathBuf;
     use std::process::Command;
 
     /// A fresh scratch directory for one test (shared with other modules'
-    /// tests that compile C fixtures).
-    pub(crate) fn scratch(tag: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pqbench-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// tests that compile C fixtures), removed when dropped, also when the
+    /// test fails.
+    pub(crate) struct Scratch(tempfile::TempDir);
+
+    impl std::ops::Deref for Scratch {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            self.0.path()
+        }
+    }
+
+    impl AsRef<Path> for Scratch {
+        fn as_ref(&self) -> &Path {
+            self.0.path()
+        }
+    }
+
+    pub(crate) fn scratch(tag: &str) -> Scratch {
+        let dir = tempfile::Builder::new()
+            .prefix(&format!("pqbench-{tag}-"))
+            .tempdir()
+            .unwrap();
+        Scratch(dir)
     }
 
     pub(crate) fn gcc(args: &[&str], dir: &Path) {
@@ -181,7 +197,6 @@ pub(crate) mod tests {
                 readelf_load_sum(&lib32)
             );
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -212,7 +227,6 @@ pub(crate) mod tests {
         let o_undef = undefined_symbols(&dir.join("lib.o")).unwrap();
         assert!(o_undef.contains(&"helper_from_elsewhere".to_string()));
         assert!(!o_undef.contains(&"api_entry".to_string()));
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A minimal ELF image with only a header and program headers, laid out
@@ -285,7 +299,6 @@ pub(crate) mod tests {
                 }
             }
         }
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -316,6 +329,5 @@ pub(crate) mod tests {
         assert!(err.contains("not an ELF file"), "{err}");
         assert!(load_segment_bytes(&dir.join("missing.so")).is_err());
         assert!(defined_symbols(&p).is_err());
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
