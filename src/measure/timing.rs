@@ -1,62 +1,17 @@
 //! What the time stage found for one instance: per operation the
 //! calibration, the iteration plan, every driver process and the raw trials
-//! (statistics are derived from them and recomputable).
-
-use std::collections::BTreeMap;
+//! (statistics are derived from them and recomputable), in the type the
+//! stage publishes.
 
 use serde::{Deserialize, Serialize};
 
 use super::driver::ProcessRecord;
-use super::{IterationPlan, OpStatus};
-use crate::stats::{Summary, Trial};
+use crate::records::operation::OperationRecord;
 
 /// A trial whose process ran less than this share of its wall time (or whose
 /// cycle rate fell below this share of the clock) lost the CPU.
 pub(crate) const LOST_CPU_SHARE: f64 = 0.95;
 pub(crate) const TRIAL_ATTEMPTS: u32 = 3;
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct OpTiming {
-    pub op: String,
-    /// When its first process started (UTC, milliseconds).
-    #[serde(default)]
-    pub started_utc: Option<String>,
-    /// `ok`, or why it has no figures.
-    pub status: OpStatus,
-    pub detail: Option<String>,
-    pub counter: Option<String>,
-    pub counter_hz: Option<f64>,
-    pub calibration: Option<Calibration>,
-    pub plan: Option<IterationPlan>,
-    pub trials_wanted: u32,
-    pub warmup: u32,
-    pub processes: Vec<ProcessRecord>,
-    pub trials: Vec<Trial>,
-    /// Trials run again because they lost the CPU.
-    pub repeated_trials: u32,
-    pub sign_retries: u64,
-    /// Failed signing attempts of the kept trials' setups (the honest
-    /// signature verify needs): untimed, but shown on the verify row.
-    #[serde(default)]
-    pub setup_sign_retries: u64,
-    pub verify_rejects: u64,
-    /// Maximum lengths the library returned (pk, sk, sig, ct, ss).
-    pub lengths: BTreeMap<String, u64>,
-    pub summary: Option<Summary>,
-    /// KEX steps only: how the step was timed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<StepTiming>,
-    /// Timed calls whose outputs a separate process recomputed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub output_checks: Vec<crate::records::measure::OutputCheck>,
-    pub full_replays: Vec<crate::records::measure::FullReplay>,
-    /// The trial processes' CPU time as the kernel witnessed it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub witness: Option<CpuFit>,
-    /// The sets of trials the witness asked for beyond the first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub witness_sets: Option<crate::records::measure::WitnessSets>,
-}
 
 pub use crate::records::measure::CpuFit;
 
@@ -67,7 +22,11 @@ pub use crate::records::measure::Calibration;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct TimeOutput {
     pub cpu: Option<usize>,
-    pub ops: Vec<OpTiming>,
+    /// Each operation's record as the stage publishes it, less what the
+    /// plan and the other stages know of the instance (its algorithm,
+    /// label, KAT status, known issues, CPU, host and memory figures),
+    /// which are filled in when it is published.
+    pub ops: Vec<OperationRecord>,
     /// When this instance was timed (UTC); kept with the cached result.
     #[serde(default)]
     pub started_utc: Option<String>,

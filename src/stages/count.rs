@@ -141,7 +141,7 @@ impl Stage for CountStage {
             job.prior.get::<super::time::TimeStage>().map(|t| {
                 t.ops
                     .iter()
-                    .filter_map(|o| Some((&o.op, cycle_range(o.summary.as_ref()?))))
+                    .filter_map(|o| Some((&o.op, cycle_range(o.statistics.as_ref()?))))
                     .collect::<Vec<_>>()
             }),
         );
@@ -399,7 +399,7 @@ fn implausible_ipc(
         .ops
         .iter()
         .find(|o| o.op == rec.op && o.status.is_ok())?;
-    let (fastest, slowest) = cycle_range(op.summary.as_ref()?);
+    let (fastest, slowest) = cycle_range(op.statistics.as_ref()?);
     ipc_verdict(per_call, fastest, slowest)
 }
 

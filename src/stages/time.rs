@@ -21,7 +21,7 @@ use crate::engine::{Publication, Results};
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::inputs::{self, PoolPlan};
 use crate::measure::keys;
-use crate::measure::timing::{Calibration, OpTiming, TimeOutput};
+use crate::measure::timing::{Calibration, TimeOutput};
 use crate::measure::witness;
 use crate::measure::{measured_library_path, measurement_manifest, plan_iterations, OpStatus};
 use crate::plan::Instance;
@@ -48,7 +48,7 @@ impl Stage for TimeStage {
         let kat = job.prior.get::<KatStage>();
         let lib = measured_library_path(&cx.cache, cx.plan, job.inst, kat)?;
         let started_utc = Some(crate::records::utc_now());
-        let mut ops: Vec<OpTiming> = Vec::new();
+        let mut ops: Vec<OperationRecord> = Vec::new();
         // Made at the first operation that shares it, for every later one.
         let mut shared: Option<keys::Built> = None;
         for op in crate::measure::instance_operations(job.inst, kat) {
@@ -118,7 +118,7 @@ impl Stage for TimeStage {
             entry.median_cycles = t
                 .ops
                 .iter()
-                .filter_map(|o| Some((o.op.clone(), o.summary.as_ref()?.median_cycles)))
+                .filter_map(|o| Some((o.op.clone(), o.statistics.as_ref()?.median_cycles)))
                 .collect();
         }
         Ok(())
@@ -166,38 +166,18 @@ impl Stage for TimeStage {
             .map(|k| k.status().to_string())
             .unwrap_or_default();
         for t in &out.ops {
+            // The stage's own record, with what other stages and the plan
+            // know of its instance.
             let rec = OperationRecord {
                 algorithm: inst.algorithm.clone(),
                 label: inst.label.clone(),
-                op: t.op.clone(),
-                started_utc: t.started_utc.clone(),
                 kat_status: kat_status.clone(),
                 known_issues: issues.clone(),
-                status: t.status,
-                detail: t.detail.clone(),
                 cpu: out.cpu,
                 host_fingerprint: out.host_fingerprint.clone(),
-                counter: t.counter.clone(),
-                counter_hz: t.counter_hz,
-                calibration: t.calibration.clone(),
-                plan: t.plan.clone(),
-                trials_wanted: t.trials_wanted,
-                warmup: t.warmup,
-                processes: t.processes.clone(),
-                trials: t.trials.clone(),
-                repeated_trials: t.repeated_trials,
-                sign_failures_retried: t.sign_retries,
-                setup_sign_failures_retried: t.setup_sign_retries,
-                verify_rejects: t.verify_rejects,
-                lengths: t.lengths.clone(),
                 memory: super::memory::figures(r, &t.op),
-                statistics: t.summary.clone(),
                 measured_by: r.lent_by(Self::NAME),
-                step: t.step.clone(),
-                output_checks: t.output_checks.clone(),
-                full_replays: t.full_replays.clone(),
-                witness: t.witness.clone(),
-                witness_sets: t.witness_sets.clone(),
+                ..t.clone()
             };
             p.write(&record_path(&inst.algorithm, &inst.label, &t.op), &rec)?;
         }
@@ -208,7 +188,7 @@ impl Stage for TimeStage {
 /// On an emulated system: run the operation a few times through the
 /// driver (set-up, its counter, the adapter) and record that it works,
 /// never a figure: an emulator's cycles describe the emulator.
-fn functional_check(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OpTiming> {
+fn functional_check(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result<OperationRecord> {
     const CALLS: u64 = 3;
     let args: Vec<String> = ["--op", op, "--mode", "trial", "--warmup", "0", "--iters"]
         .iter()
@@ -250,8 +230,8 @@ fn functional_check(cx: &Cx, lib: &Path, op: &str, cpu: Option<usize>) -> Result
 }
 
 /// One progress line per measured operation.
-pub(super) fn op_summary(t: &OpTiming) -> String {
-    match (&t.summary, t.status) {
+pub(super) fn op_summary(t: &OperationRecord) -> String {
+    match (&t.statistics, t.status) {
         (Some(sum), OpStatus::Ok) => format!(
             "{} calls in {} trials, median {} cycles",
             sum.n,
@@ -273,7 +253,7 @@ fn shared_keys<'a>(
     cx: &Cx,
     lib: &Path,
     op: &str,
-    done: &[OpTiming],
+    done: &[OperationRecord],
     cpu: Option<usize>,
     shared: &'a mut Option<keys::Built>,
 ) -> Result<Option<&'a keys::Built>> {
@@ -299,7 +279,7 @@ fn time_op(
     op: &str,
     cpu: Option<usize>,
     keys: Option<&keys::Built>,
-) -> Result<OpTiming> {
+) -> Result<OperationRecord> {
     let s = &cx.plan.timing;
     let timeout = Duration::from_secs_f64(s.timeout_seconds);
     let started_utc = Some(crate::records::utc_now_millis());
@@ -408,8 +388,8 @@ fn time_op(
 fn share_pool(
     run: &mut TrialRun,
     lengths: Option<&crate::measure::driver::Line>,
-    timing: &mut OpTiming,
-) -> Result<Option<OpTiming>> {
+    timing: &mut OperationRecord,
+) -> Result<Option<OperationRecord>> {
     let Some(plan) = run.pool.as_mut().filter(|p| p.op == "verify") else {
         return Ok(None);
     };
@@ -443,7 +423,7 @@ fn share_pool(
         return Ok(Some(t));
     }
     if let Ok(pool) = built.pool {
-        timing.setup_sign_retries += built.setup_sign_retries;
+        timing.setup_sign_failures_retried += built.setup_sign_retries;
         plan.shared = Some(pool);
     }
     Ok(None)

@@ -11,10 +11,11 @@ use anyhow::{Context, Result};
 
 use super::time_trial::{trial, TrialEnd, TrialRun};
 use crate::measure::driver::ProcessRecord;
-use crate::measure::timing::{Calibration, OpTiming};
+use crate::measure::timing::Calibration;
 use crate::measure::witness;
 use crate::measure::{IterationPlan, OpStatus};
 use crate::plan::TimingSettings;
+use crate::records::operation::OperationRecord;
 use crate::stats;
 
 pub(super) fn failed(
@@ -22,8 +23,17 @@ pub(super) fn failed(
     status: OpStatus,
     detail: String,
     processes: Vec<ProcessRecord>,
-) -> OpTiming {
-    OpTiming {
+) -> OperationRecord {
+    OperationRecord {
+        // The instance's fields are filled in when the stage publishes.
+        algorithm: String::new(),
+        label: String::new(),
+        kat_status: String::new(),
+        known_issues: Vec::new(),
+        cpu: None,
+        host_fingerprint: None,
+        memory: None,
+        measured_by: None,
         op: op.to_string(),
         started_utc: None,
         status,
@@ -37,11 +47,11 @@ pub(super) fn failed(
         processes,
         trials: Vec::new(),
         repeated_trials: 0,
-        sign_retries: 0,
-        setup_sign_retries: 0,
+        sign_failures_retried: 0,
+        setup_sign_failures_retried: 0,
         verify_rejects: 0,
         lengths: BTreeMap::new(),
-        summary: None,
+        statistics: None,
         step: None,
         output_checks: Vec::new(),
         full_replays: Vec::new(),
@@ -58,7 +68,7 @@ pub(super) enum Stop {
 }
 
 impl Stop {
-    pub(super) fn end(self, timing: OpTiming) -> OpTiming {
+    pub(super) fn end(self, timing: OperationRecord) -> OperationRecord {
         match self {
             Stop::Failed => finish(timing),
             Stop::Implausible(why) => implausible_timing(timing, why),
@@ -72,7 +82,7 @@ impl Stop {
 pub(super) fn run_trials(
     run: &mut TrialRun,
     counts: &[u64],
-    timing: &mut OpTiming,
+    timing: &mut OperationRecord,
     op: &str,
 ) -> Result<Option<Stop>> {
     let s = &run.settings;
@@ -84,8 +94,8 @@ pub(super) fn run_trials(
         match trial(run, timing, retries)? {
             TrialEnd::Kept(trial, r) => {
                 // Counted for kept trials only, so they refer to the same calls as n.
-                timing.sign_retries += r.sign.unwrap_or(0);
-                timing.setup_sign_retries += r.setup_sign.unwrap_or(0);
+                timing.sign_failures_retried += r.sign.unwrap_or(0);
+                timing.setup_sign_failures_retried += r.setup_sign.unwrap_or(0);
                 timing.verify_rejects += r.verify_rejects.unwrap_or(0);
                 timing.trials.push(trial);
             }
@@ -135,8 +145,8 @@ pub(super) fn planned(
     calibration: Calibration,
     plan: IterationPlan,
     s: &TimingSettings,
-) -> OpTiming {
-    OpTiming {
+) -> OperationRecord {
+    OperationRecord {
         started_utc,
         detail: None,
         calibration: Some(calibration),
@@ -166,18 +176,22 @@ fn retries(proc: &ProcessRecord) -> Result<Retries> {
 /// A process whose claims the sandbox's own measurements contradict lied
 /// (or was disturbed in every repetition): none of this operation's trials
 /// are used.
-pub(super) fn implausible_timing(timing: OpTiming, why: String) -> OpTiming {
+pub(super) fn implausible_timing(timing: OperationRecord, why: String) -> OperationRecord {
     let why = format!("trial {}: {why}", timing.trials.len() + 1);
     without_figures(timing, OpStatus::Implausible, why)
 }
 
 /// `timing` with `status` and `detail` and none of its trials or counts.
-pub(super) fn without_figures(mut timing: OpTiming, status: OpStatus, detail: String) -> OpTiming {
+pub(super) fn without_figures(
+    mut timing: OperationRecord,
+    status: OpStatus,
+    detail: String,
+) -> OperationRecord {
     timing.status = status;
     timing.detail = Some(detail);
     timing.trials.clear();
-    timing.sign_retries = 0;
-    timing.setup_sign_retries = 0;
+    timing.sign_failures_retried = 0;
+    timing.setup_sign_failures_retried = 0;
     timing.verify_rejects = 0;
     // The fit's ceiling is the kept trials'; with none kept it has none
     // (as `check` recomputes it).
@@ -189,19 +203,19 @@ pub(super) fn without_figures(mut timing: OpTiming, status: OpStatus, detail: St
 
 /// Timed calls whose outputs or costs do not hold up: none of this
 /// operation's figures are used.
-pub(super) fn inconsistent_timing(timing: OpTiming, why: String) -> OpTiming {
+pub(super) fn inconsistent_timing(timing: OperationRecord, why: String) -> OperationRecord {
     let why = format!("trial {}: {why}", timing.trials.len() + 1);
     without_figures(timing, OpStatus::Inconsistent, why)
 }
 
-pub(super) fn finish(mut t: OpTiming) -> OpTiming {
-    t.summary = stats::summarize(&t.trials);
+pub(super) fn finish(mut t: OperationRecord) -> OperationRecord {
+    t.statistics = stats::summarize(&t.trials);
     t
 }
 
 /// Fits the witness over every trial process so far and judges the kept
 /// trials against it.
-pub(super) fn judge_witness(timing: &mut OpTiming) -> witness::Verdict {
+pub(super) fn judge_witness(timing: &mut OperationRecord) -> witness::Verdict {
     let planned = timing.plan.as_ref().map(|p| p.iterations);
     timing.witness = witness::fit(&timing.processes, planned, &timing.trials);
     let Some(f) = timing.witness.as_ref() else {

@@ -17,16 +17,17 @@ use super::time_op::{
 use super::time_trial::{trial, Expected, TrialEnd, TrialRun};
 use crate::context::Cx;
 use crate::measure::driver::ProcessRecord;
-use crate::measure::timing::{OpTiming, StepTiming};
+use crate::measure::timing::StepTiming;
 use crate::measure::OpStatus;
+use crate::records::operation::OperationRecord;
 
 pub(crate) fn time_step(
     cx: &Cx,
     lib: &Path,
     op: &str,
-    exchange: Option<&OpTiming>,
+    exchange: Option<&OperationRecord>,
     cpu: Option<usize>,
-) -> Result<OpTiming> {
+) -> Result<OperationRecord> {
     let s = &cx.plan.timing;
     let Some((ex, calibration, plan)) = exchange.and_then(|e| {
         Some((e, e.calibration.clone()?, e.plan.clone()?)).filter(|_| e.status.is_ok())

@@ -11,7 +11,8 @@ use anyhow::{Context, Result};
 use crate::context::Cx;
 use crate::measure::driver::{self, ProcessRecord};
 use crate::measure::inputs::{self, PoolPlan};
-use crate::measure::timing::{lost_cpu, Attempts, Next, OpTiming};
+use crate::measure::timing::{lost_cpu, Attempts, Next};
+use crate::records::operation::OperationRecord;
 use crate::stats::Trial;
 
 /// How every trial process of one operation is run.
@@ -54,7 +55,7 @@ pub(super) enum TrialEnd<X> {
 /// figures.
 pub(super) fn trial<X>(
     run: &TrialRun,
-    timing: &mut OpTiming,
+    timing: &mut OperationRecord,
     read: impl Fn(&ProcessRecord) -> Result<X>,
 ) -> Result<TrialEnd<X>> {
     let mut attempts = Attempts::new(run.busy.get());
@@ -102,7 +103,7 @@ pub(super) fn trial<X>(
 pub(super) fn read_trial(
     proc: &ProcessRecord,
     samples: Vec<u64>,
-    timing: &mut OpTiming,
+    timing: &mut OperationRecord,
 ) -> Result<(Trial, bool)> {
     let meta = proc.line("meta").context("driver printed no meta line")?;
     timing.counter = meta.get("counter").map(String::from);
@@ -119,7 +120,7 @@ pub(super) fn read_trial(
 }
 
 /// The longest lengths `proc` saw the library return, into `timing`'s.
-pub(super) fn note_lengths(timing: &mut OpTiming, proc: &ProcessRecord) {
+pub(super) fn note_lengths(timing: &mut OperationRecord, proc: &ProcessRecord) {
     if let Some(l) = proc.line("lengths") {
         for (k, v) in &l.fields {
             if let Ok(v) = v.parse::<u64>() {
@@ -268,7 +269,7 @@ pub(crate) fn counter_disagrees(proc: &ProcessRecord) -> Option<String> {
 /// added to `timing`.
 fn check_outputs(
     run: &TrialRun,
-    timing: &mut OpTiming,
+    timing: &mut OperationRecord,
     trial: &Trial,
     seed: &str,
     outputs: &[u64],

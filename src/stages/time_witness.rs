@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use super::time_op::{judge_witness, run_trials, trial_timeout, Stop};
 use super::time_trial::TrialRun;
-use crate::measure::timing::OpTiming;
 use crate::measure::witness;
+use crate::records::operation::OperationRecord;
 
 /// Judges the first set of trials against the witness and, while the
 /// verdict is open, runs further sets (`WITNESS_SETS` in all): the
@@ -16,7 +16,7 @@ use crate::measure::witness;
 pub(super) fn witness_sets(
     run: &mut TrialRun,
     counts: &[u64],
-    timing: &mut OpTiming,
+    timing: &mut OperationRecord,
     op: &str,
     seconds_per_call: f64,
 ) -> Result<std::result::Result<(witness::Verdict, u32), Stop>> {
@@ -52,8 +52,8 @@ pub(super) fn witness_sets(
         timing.trials.clear();
         timing.output_checks.clear();
         timing.full_replays.clear();
-        timing.sign_retries = 0;
-        timing.setup_sign_retries = 0;
+        timing.sign_failures_retried = 0;
+        timing.setup_sign_failures_retried = 0;
         timing.verify_rejects = 0;
         if let Some(stop) = run_trials(run, &longer, timing, op)? {
             // The record's fit covers every process it keeps, as `check`
@@ -91,7 +91,7 @@ const MAX_SET_CALLS: u64 = 200_000;
 /// the sets run long).
 fn next_scale(
     scale: u64,
-    timing: &OpTiming,
+    timing: &OperationRecord,
     counts: &[u64],
     claimed_per_call: f64,
     budget_seconds: f64,
@@ -143,7 +143,7 @@ mod tests {
 
     /// Five kept trials of 1 µs calls, each process's CPU `unclaimed` over
     /// its claims, under a fit whose set-up came out `fitted`.
-    fn judged(fitted: f64, unclaimed: Option<f64>) -> OpTiming {
+    fn judged(fitted: f64, unclaimed: Option<f64>) -> OperationRecord {
         let counts = [50u64, 75, 100, 125, 150];
         let mut t = failed("keygen", OpStatus::Ok, String::new(), Vec::new());
         t.counter_hz = Some(1e9);
