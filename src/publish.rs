@@ -255,28 +255,26 @@ fn copy_dataset(src: &Path, dest: &Path, extras: Extras, registry: &Registry) ->
             n += copy_tree(&src.join(tree), &dest.join(tree), with_output)?;
         }
     }
-    n += copy_combinations(src, dest, extras, registry)?;
+    n += copy_children(src, dest, extras, registry)?;
     Ok(n)
 }
 
-/// The datasets of the `[matrix]` combinations `campaign.json` names.
-fn copy_combinations(
-    src: &Path,
-    dest: &Path,
-    extras: Extras,
-    registry: &Registry,
-) -> Result<usize> {
+/// The further datasets `campaign.json` names within its own.
+fn copy_children(src: &Path, dest: &Path, extras: Extras, registry: &Registry) -> Result<usize> {
     let Ok(c) = crate::fsutil::read_json::<crate::records::campaign::CampaignRecord>(
         &src.join(layout::CAMPAIGN),
     ) else {
         return Ok(0);
     };
     let mut n = 0;
-    for combo in c.matrix.iter().filter(|_| c.combination.is_none()) {
-        let Some(rel) = combo.dir() else { continue };
-        dataset::safe_component(&combo.name)?;
-        if src.join(&rel).join(layout::CAMPAIGN).is_file() {
-            n += copy_dataset(&src.join(&rel), &dest.join(&rel), extras, registry)?;
+    for child in c.children().with_context(|| format!("{}", src.display()))? {
+        if src.join(&child.dir).join(layout::CAMPAIGN).is_file() {
+            n += copy_dataset(
+                &src.join(&child.dir),
+                &dest.join(&child.dir),
+                extras,
+                registry,
+            )?;
         }
     }
     Ok(n)
@@ -302,7 +300,7 @@ pub fn publish_from(
 ) -> Result<PublishReport> {
     let sources = match system {
         Some(s) => {
-            dataset::safe_component(s)?;
+            crate::records::layout::safe_component(s)?;
             let d = campaign_dir.join(s);
             if !d.join(crate::records::layout::CAMPAIGN).is_file() {
                 bail!(

@@ -10,13 +10,14 @@ use super::{choose_threshold, compare_runs, CompareReport, RunData};
 use crate::error::Error;
 use crate::records::lock;
 
-/// The combinations of one campaign run, read once: the run's lock (the
-/// further combinations' runs) and its own copy of `campaign.json` (which
-/// one is the primary).
+/// The combinations of one campaign run, read once: the run's own name
+/// among them (its copy of `campaign.json` says which one is the primary)
+/// and the further combinations' runs its lock names.
 struct RunCombinations {
     run_dir: PathBuf,
-    lock: lock::Lock,
+    run_id: String,
     primary: Option<String>,
+    children: Vec<lock::ChildRun>,
 }
 
 impl RunCombinations {
@@ -24,52 +25,36 @@ impl RunCombinations {
         let lock = lock::load(&run_dir)?;
         let campaign: crate::records::campaign::CampaignRecord =
             crate::fsutil::read_json(&run_dir.join(crate::records::layout::CAMPAIGN))?;
-        let primary = campaign
-            .matrix
-            .iter()
-            .find(|c| c.primary)
-            .map(|c| c.name.clone());
         Ok(RunCombinations {
+            children: lock.child_runs(&run_dir)?,
+            primary: campaign.own_name().map(str::to_string),
+            run_id: lock.run_id,
             run_dir,
-            lock,
-            primary,
         })
     }
 
     /// The run directory of combination `name`: the run itself for the
     /// primary, else the combination's run the lock names.
     fn dir(&self, name: &str) -> Result<PathBuf> {
-        let l = &self.lock;
         if self.primary.as_deref() == Some(name) {
             return Ok(self.run_dir.clone());
         }
-        let Some(r) = l.matrix.iter().find(|r| r.combination == name) else {
-            let mut known: Vec<String> = self.primary.iter().cloned().collect();
-            known.extend(l.matrix.iter().map(|r| r.combination.clone()));
-            if known.is_empty() {
-                bail!(
-                    "run {} has no [matrix]: it has no combinations to compare",
-                    l.run_id
-                );
-            }
+        if let Some(r) = self.children.iter().find(|r| r.name == name) {
+            return Ok(r.dir.clone());
+        }
+        let mut known: Vec<String> = self.primary.iter().cloned().collect();
+        known.extend(self.children.iter().map(|r| r.name.clone()));
+        if known.is_empty() {
             bail!(
-                "run {} has no combination `{name}`; it has {}",
-                l.run_id,
-                known.join(", ")
+                "run {} has no [matrix]: it has no combinations to compare",
+                self.run_id
             );
-        };
-        crate::records::dataset::safe_component(&r.combination)?;
-        crate::records::dataset::safe_component(&r.run_id)?;
-        let dataset = self
-            .run_dir
-            .parent()
-            .and_then(Path::parent)
-            .context("the run directory has no dataset above it")?;
-        Ok(dataset
-            .join(crate::records::layout::MATRIX)
-            .join(&r.combination)
-            .join(crate::records::layout::RUNS)
-            .join(&r.run_id))
+        }
+        bail!(
+            "run {} has no combination `{name}`; it has {}",
+            self.run_id,
+            known.join(", ")
+        );
     }
 }
 

@@ -1,6 +1,7 @@
 //! `campaign.json`: the run as a whole — system, start and end, the
 //! environment at both ends, host checks, counter and planning settings.
 
+use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
 use super::host::{Environment, HostCheck};
@@ -82,6 +83,52 @@ pub struct CampaignRecord {
     pub profile_wraps: Vec<super::settings::Wrap>,
     pub stages: Vec<String>,
     pub algorithms: Vec<AlgorithmInfo>,
+}
+
+/// A dataset within a campaign's dataset: a further `[matrix]`
+/// combination, under its own folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Child {
+    /// Its name among the campaign's combinations (`<compiler>.<profile>`).
+    pub name: String,
+    /// Its folder, relative to the dataset that names it, `/`-separated.
+    pub dir: String,
+}
+
+impl CampaignRecord {
+    /// The datasets this one names within itself, in order: each further
+    /// combination's (a combination's own dataset names none). Every reader
+    /// that walks a campaign's datasets (loading, publishing, comparing,
+    /// reproducing) asks this, so a name that could leave the dataset is
+    /// refused here, once.
+    pub(crate) fn children(&self) -> Result<Vec<Child>> {
+        if self.combination.is_some() {
+            return Ok(Vec::new());
+        }
+        let mut out = Vec::new();
+        for c in &self.matrix {
+            super::layout::safe_component(&c.name)
+                .with_context(|| format!("{}: combination", super::layout::CAMPAIGN))?;
+            if let Some(dir) = c.dir() {
+                out.push(Child {
+                    name: c.name.clone(),
+                    dir,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The name this dataset itself answers to among the campaign's
+    /// combinations: the primary's, or the combination it holds.
+    pub(crate) fn own_name(&self) -> Option<&str> {
+        self.combination.as_deref().or_else(|| {
+            self.matrix
+                .iter()
+                .find(|c| c.primary)
+                .map(|c| c.name.as_str())
+        })
+    }
 }
 
 /// A system library the instances link, where the compiler found it.

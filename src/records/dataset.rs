@@ -19,28 +19,20 @@ use crate::records::{BuildJson, BuildRecord};
 
 /// The further combinations' datasets a campaign record names, those
 /// present (a combination that could not run has none).
-fn load_combinations(
+fn load_children(
     dir: &Path,
     href: &str,
     campaign: &CampaignRecord,
     folders: &[&dyn RecordFolder],
 ) -> Result<Vec<Dataset>> {
     let mut out = Vec::new();
-    // A combination's own dataset has no matrix of its own.
-    if campaign.combination.is_some() {
-        return Ok(out);
-    }
-    for c in &campaign.matrix {
-        safe_component(&c.name).with_context(|| {
-            format!(
-                "{}: matrix combination",
-                dir.join(crate::records::layout::CAMPAIGN).display()
-            )
-        })?;
-        let Some(rel) = c.dir() else { continue };
-        let sub = dir.join(&rel);
+    let children = campaign
+        .children()
+        .with_context(|| format!("{}", dir.display()))?;
+    for c in children {
+        let sub = dir.join(&c.dir);
         if sub.join(crate::records::layout::CAMPAIGN).is_file() {
-            out.push(Dataset::load(&sub, format!("{href}/{rel}"), folders)?);
+            out.push(Dataset::load(&sub, format!("{href}/{}", c.dir), folders)?);
         }
     }
     Ok(out)
@@ -79,12 +71,12 @@ impl Dataset {
         let campaign: CampaignRecord = read_json(&dir.join(crate::records::layout::CAMPAIGN))?;
         let build: BuildJson = read_json(&dir.join(crate::records::layout::BUILD))?;
         for name in [&campaign.system, &campaign.campaign] {
-            safe_component(name).with_context(|| {
+            crate::records::layout::safe_component(name).with_context(|| {
                 format!("{}", dir.join(crate::records::layout::CAMPAIGN).display())
             })?;
         }
         for a in &campaign.algorithms {
-            safe_component(&a.id).with_context(|| {
+            crate::records::layout::safe_component(&a.id).with_context(|| {
                 format!(
                     "{}: algorithm id",
                     dir.join(crate::records::layout::CAMPAIGN).display()
@@ -102,7 +94,7 @@ impl Dataset {
             .iter()
             .map(|f| Ok((f.dir(), f.load(dir)?)))
             .collect::<Result<_>>()?;
-        let combinations = load_combinations(dir, &href, &campaign, folders)?;
+        let combinations = load_children(dir, &href, &campaign, folders)?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
@@ -124,17 +116,7 @@ impl Dataset {
     /// The dataset of the matrix combination `name` (the primary's is
     /// this one).
     pub(crate) fn combination(&self, name: &str) -> Option<&Dataset> {
-        if self
-            .campaign
-            .matrix
-            .iter()
-            .any(|c| c.primary && c.name == name)
-        {
-            return Some(self);
-        }
-        self.combinations
-            .iter()
-            .find(|d| d.campaign.combination.as_deref() == Some(name))
+        self.all().find(|d| d.campaign.own_name() == Some(name))
     }
 
     pub(crate) fn system(&self) -> &str {
@@ -187,30 +169,4 @@ pub(crate) fn dataset_dirs_in(dir: &Path) -> Result<Vec<PathBuf>> {
         .into_iter()
         .filter(|p| p.join(crate::records::layout::CAMPAIGN).is_file())
         .collect())
-}
-
-/// Names from records become file names: refuse anything that could leave
-/// the site directory or hide a file.
-pub(crate) fn safe_component(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && !name.starts_with('.')
-        && !name.contains(['/', '\\', '\0'])
-        && Path::new(name).components().count() == 1;
-    if !ok {
-        bail!("`{name}` cannot be used as a file name in the site");
-    }
-    Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unsafe_names_are_refused() {
-        for bad in ["", "..", ".x", "a/b", "a\\b"] {
-            assert!(safe_component(bad).is_err(), "{bad}");
-        }
-        assert!(safe_component("sign-23").is_ok());
-    }
 }

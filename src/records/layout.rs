@@ -75,9 +75,30 @@ pub(crate) fn library(algorithm: &str, label: &str) -> String {
     format!("{LIB}/{algorithm}/{label}.so")
 }
 
+/// Names from records become file names: refuse anything that could leave
+/// the site directory or hide a file.
+pub(crate) fn safe_component(name: &str) -> anyhow::Result<()> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && !name.contains(['/', '\\', '\0'])
+        && std::path::Path::new(name).components().count() == 1;
+    if !ok {
+        anyhow::bail!("`{name}` cannot be used as a file name in the site");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unsafe_names_are_refused() {
+        for bad in ["", "..", ".x", "a/b", "a\\b"] {
+            assert!(safe_component(bad).is_err(), "{bad}");
+        }
+        assert!(safe_component("sign-23").is_ok());
+    }
 
     #[test]
     fn per_operation_paths_keep_their_published_shape() {

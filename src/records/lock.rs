@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -70,6 +70,53 @@ pub struct Lock {
 pub struct CombinationRun {
     pub combination: String,
     pub run_id: String,
+}
+
+/// A further combination's run that a campaign's run names, where it
+/// lies.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ChildRun {
+    pub name: String,
+    pub run_id: String,
+    pub dir: PathBuf,
+}
+
+impl Lock {
+    /// The runs of the further combinations this run named, found from
+    /// its own directory: see [`child_runs`].
+    pub(crate) fn child_runs(&self, run_dir: &Path) -> Result<Vec<ChildRun>> {
+        child_runs(&self.matrix, run_dir)
+    }
+}
+
+/// Where the further combinations' runs `runs` of the run at `run_dir`
+/// (`<dataset>/runs/<id>/`) lie: each at
+/// `<dataset>/<the combination's folder>/runs/<its id>/`. Names that could
+/// leave the dataset are refused.
+pub(crate) fn child_runs(runs: &[CombinationRun], run_dir: &Path) -> Result<Vec<ChildRun>> {
+    if runs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let dataset = run_dir.parent().and_then(Path::parent).with_context(|| {
+        format!(
+            "{}: the run directory has no dataset above it",
+            run_dir.display()
+        )
+    })?;
+    let mut out = Vec::new();
+    for r in runs {
+        super::layout::safe_component(&r.combination)?;
+        super::layout::safe_component(&r.run_id)?;
+        out.push(ChildRun {
+            name: r.combination.clone(),
+            run_id: r.run_id.clone(),
+            dir: dataset
+                .join(super::settings::combination_dir(&r.combination))
+                .join(super::layout::RUNS)
+                .join(&r.run_id),
+        });
+    }
+    Ok(out)
 }
 
 /// The fixed seeds of the run. They are constants of the support code (so
@@ -237,5 +284,33 @@ mod tests {
     fn run_ids_sort_by_time() {
         assert_eq!(compact_utc("2025-09-25T10:02:21"), "20250925T100221Z");
         assert!(compact_utc("2025-09-25T10:02:21") < compact_utc("2025-10-01T00:00:00"));
+    }
+
+    fn run(combination: &str, run_id: &str) -> CombinationRun {
+        CombinationRun {
+            combination: combination.into(),
+            run_id: run_id.into(),
+        }
+    }
+
+    #[test]
+    fn a_combinations_run_lies_in_its_own_folder_of_the_same_dataset() {
+        let here = Path::new("out/c/x86/runs/20250925T100221Z");
+        let found = child_runs(&[run("clang.O3", "20250925T100100Z")], here).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].name, "clang.O3");
+        assert_eq!(
+            found[0].dir,
+            Path::new("out/c/x86/matrix/clang.O3/runs/20250925T100100Z")
+        );
+        assert!(child_runs(&[], Path::new("r")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_lock_naming_a_run_outside_its_dataset_is_refused() {
+        let here = Path::new("out/c/x86/runs/r1");
+        for (c, id) in [("../../x", "r"), ("gcc.O2", "../../../etc"), ("a/b", "r")] {
+            assert!(child_runs(&[run(c, id)], here).is_err(), "{c} {id}");
+        }
     }
 }

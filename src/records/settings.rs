@@ -95,8 +95,14 @@ impl Combination {
     /// The combination's dataset, relative to the campaign's dataset (None
     /// for the primary, which is the dataset itself).
     pub(crate) fn dir(&self) -> Option<String> {
-        (!self.primary).then(|| format!("{}/{}", super::layout::MATRIX, self.name))
+        (!self.primary).then(|| combination_dir(&self.name))
     }
+}
+
+/// The folder of a further combination's dataset, relative to the
+/// campaign's dataset.
+pub(crate) fn combination_dir(name: &str) -> String {
+    format!("{}/{}", super::layout::MATRIX, name)
 }
 
 /// The title of the ICCS placeholder hash functions' class in the default

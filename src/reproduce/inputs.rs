@@ -218,10 +218,10 @@ fn or_none(v: &[&str]) -> String {
     }
 }
 
-/// What changed in the matrix since the run: combinations added or
-/// removed, and each recorded combination's compiler (from its own lock,
-/// under `dataset/matrix/<combination>/runs/`).
-pub(crate) fn matrix_changes(lock: &Lock, plan: &Plan, dataset: &std::path::Path) -> Vec<String> {
+/// What changed in the matrix since the run at `run_dir`: combinations
+/// added or removed, and each recorded combination's compiler (from its
+/// own run's lock).
+pub(crate) fn matrix_changes(lock: &Lock, plan: &Plan, run_dir: &std::path::Path) -> Vec<String> {
     let now = plan.combinations();
     let mut out = Vec::new();
     for c in now.iter().filter(|c| !c.primary) {
@@ -229,14 +229,19 @@ pub(crate) fn matrix_changes(lock: &Lock, plan: &Plan, dataset: &std::path::Path
             out.push(format!("matrix combination added: {}", c.name));
         }
     }
-    for r in &lock.matrix {
-        let Some(c) = now.iter().find(|c| c.name == r.combination) else {
-            out.push(format!("matrix combination removed: {}", r.combination));
+    let runs = match lock.child_runs(run_dir) {
+        Ok(runs) => runs,
+        Err(e) => {
+            out.push(format!("matrix: the recorded runs cannot be found ({e:#})"));
+            return out;
+        }
+    };
+    for r in runs {
+        let Some(c) = now.iter().find(|c| c.name == r.name) else {
+            out.push(format!("matrix combination removed: {}", r.name));
             continue;
         };
-        let Some(dir) = c.dir() else { continue };
-        let runs = dataset.join(dir).join(crate::records::layout::RUNS);
-        let old = match crate::records::lock::load(&runs.join(&r.run_id)) {
+        let old = match crate::records::lock::load(&r.dir) {
             Ok(l) => l,
             Err(e) => {
                 out.push(format!(

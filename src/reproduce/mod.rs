@@ -78,9 +78,7 @@ pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prep
     };
     let host = pipeline::host_state(&plan, &opts);
     let mut differences = inputs::differences(&lock, &plan, registry, &compiler, &host)?;
-    if let Some(dataset) = run_dir.parent().and_then(Path::parent) {
-        differences.extend(inputs::matrix_changes(&lock, &plan, dataset));
-    }
+    differences.extend(inputs::matrix_changes(&lock, &plan, &run_dir));
     Ok(Prepared {
         run_dir,
         lock,
@@ -170,30 +168,20 @@ fn reproduce_combinations(
     rec: &Recording,
     rep: &mut report::ReproductionReport,
 ) -> Result<(), Error> {
-    let dataset = p
-        .run_dir
-        .parent()
-        .and_then(Path::parent)
-        .context("the run directory has no dataset above it")?;
     let made = rec.combinations.get().cloned().unwrap_or_default();
-    for old in &p.lock.matrix {
-        crate::records::dataset::safe_component(&old.combination)?;
-        let runs = dataset
-            .join(crate::records::layout::MATRIX)
-            .join(&old.combination)
-            .join(crate::records::layout::RUNS);
-        let Some(new) = made.iter().find(|n| n.combination == old.combination) else {
+    let made = lock::child_runs(&made, &p.run_dir)?;
+    for old in p.lock.child_runs(&p.run_dir)? {
+        let Some(new) = made.iter().find(|n| n.name == old.name) else {
             rep.failures.push(format!(
                 "matrix {}: the reproducing run made no run of it",
-                old.combination
+                old.name
             ));
             rep.exit_code = exit::ITEM_FAILURES;
             continue;
         };
-        let (old_dir, new_dir) = (runs.join(&old.run_id), runs.join(&new.run_id));
-        let (old_lock, new_lock) = (lock::load(&old_dir)?, lock::load(&new_dir)?);
-        let a = compare::RunData::load(&old_dir)?;
-        let b = compare::RunData::load(&new_dir)?;
+        let (old_lock, new_lock) = (lock::load(&old.dir)?, lock::load(&new.dir)?);
+        let a = compare::RunData::load(&old.dir)?;
+        let b = compare::RunData::load(&new.dir)?;
         let timing =
             compare::compare_runs(&a, &b, compare::choose_threshold(opts.threshold, &a, &b));
         let sub = report::build(
@@ -205,8 +193,7 @@ fn reproduce_combinations(
             Vec::new(),
         );
         for f in &sub.failures {
-            rep.failures
-                .push(format!("matrix {}: {f}", old.combination));
+            rep.failures.push(format!("matrix {}: {f}", old.name));
         }
         if sub.exit_code != exit::OK {
             rep.exit_code = sub.exit_code;
