@@ -173,10 +173,16 @@ pub(crate) struct CpuLocks {
     held: Mutex<Vec<File>>,
 }
 
+/// The machine's temporary directory, where every pqbench of the machine
+/// finds the CPU locks: not `TMPDIR`, which each user (or each shell) may
+/// point elsewhere, and two runs that looked in different places would
+/// measure on one core at once.
+const MACHINE_TMP: &str = "/tmp";
+
 /// Where CPU locks live: shared by every user and project of the machine,
-/// in `pqbench-locks/` of the temporary directory.
+/// in `/tmp/pqbench-locks/`.
 pub(crate) fn cpu_lock_path(cpu: usize) -> PathBuf {
-    lock_dir(&std::env::temp_dir()).join(format!("cpu{cpu}.lock"))
+    lock_dir(Path::new(MACHINE_TMP)).join(format!("cpu{cpu}.lock"))
 }
 
 fn lock_dir(tmp: &Path) -> PathBuf {
@@ -224,7 +230,7 @@ impl CpuLocks {
         let mut cpus = cpus.to_vec();
         cpus.sort_unstable();
         cpus.dedup();
-        shared_lock_dir(&std::env::temp_dir())?;
+        shared_lock_dir(Path::new(MACHINE_TMP))?;
         for cpu in cpus {
             let path = cpu_lock_path(cpu);
             let began = Instant::now();

@@ -4,6 +4,7 @@
 use crate::common;
 use common::{files_with_ext, TestProject};
 
+use std::path::Path;
 use std::time::Duration;
 
 /// The demo project with its signatures and KEMs only, and lighter timing:
@@ -51,7 +52,7 @@ fn recomputed(stderr: &str) -> Vec<(String, String)> {
 /// them would.
 fn hold_every_cpu_lock() -> Vec<std::fs::File> {
     use std::os::fd::AsRawFd;
-    let dir = std::env::temp_dir().join("pqbench-locks");
+    let dir = Path::new("/tmp/pqbench-locks");
     pqbench::host::allowed_cpus()
         .into_iter()
         .map(|cpu| {
@@ -237,6 +238,49 @@ fn demo_passes_then_reuses_everything_then_rebuilds_only_what_changed() {
             status.stdout
         );
     }
+    a_run_waits_for_the_machines_cpu_locks_whatever_its_tmpdir(&p);
+}
+
+/// A run that measures waits while another process holds every CPU's
+/// measuring lock in `/tmp/pqbench-locks`, also when its user's `TMPDIR`
+/// points elsewhere: two runs that looked for the locks in different
+/// places would measure on one core at once.
+fn a_run_waits_for_the_machines_cpu_locks_whatever_its_tmpdir(p: &TestProject) {
+    use std::io::BufRead;
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::Builder::new()
+        .prefix("pqbench-other-tmpdir-")
+        .tempdir()
+        .unwrap();
+    // Its jobs' scratch folders are made there: their uids pass through.
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let held = hold_every_cpu_lock();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
+        .arg("-C")
+        .arg(p.path())
+        .args(["run", "demo", "--remeasure"])
+        .env("TMPDIR", tmp.path())
+        .env_remove("CC")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read until the run says it waits, or ends without having waited.
+    let mut seen = Vec::new();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    for line in stderr.lines().map_while(Result::ok) {
+        let waits = line.contains("waiting for it");
+        seen.push(line);
+        if waits {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(held);
+    let wait = seen.iter().find(|l| l.contains("waiting for it"));
+    let wait = wait.unwrap_or_else(|| panic!("the run did not wait:\n{}", seen.join("\n")));
+    assert!(wait.contains("/tmp/pqbench-locks/cpu"), "{wait}");
 }
 
 /// Kills a run with SIGKILL at several moments: no JSON file is ever left
