@@ -3,6 +3,7 @@
 
 pub(crate) mod foreign;
 pub(crate) mod paths;
+pub(crate) mod scratch;
 pub(crate) mod view;
 
 use std::io::Write;

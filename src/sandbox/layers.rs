@@ -43,7 +43,7 @@ fn probe() -> LayerReport {
     let failed = |why: String| LayerReport {
         layers: vec![Layer::off(name::LAUNCHER, why)],
     };
-    let dir = match tempfile::Builder::new().prefix("pqbench-probe-").tempdir() {
+    let dir = match crate::fsutil::scratch::folder("probe-") {
         Ok(d) => d,
         Err(e) => return failed(format!("no scratch directory for the probe: {e}")),
     };

@@ -278,9 +278,7 @@ fn ended(
 /// the cache's records), removed when dropped. The job's uid owns it
 /// while the job runs.
 pub(crate) fn scratch() -> Result<tempfile::TempDir> {
-    tempfile::Builder::new()
-        .prefix("pqbench-build-")
-        .tempdir()
+    crate::fsutil::scratch::folder("build-")
         .context("creating a scratch folder for a toolchain job")
 }
 

@@ -302,11 +302,35 @@ fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
         );
     assert!(!campaign.contains("arm_qemu") && !campaign.contains("\"ct\""));
     p.write("campaigns/demo.toml", &campaign);
-    for delay_ms in [700u64, 1600, 2600] {
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"))
-            .arg("-C")
+    // A temporary directory of this test's own, so no other test's
+    // pqbench clears what the killed runs left before the next run does.
+    let tmp = tempfile::Builder::new()
+        .prefix("pqbench-killed-tmpdir-")
+        .tempdir()
+        .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(tmp.path(), mode).unwrap();
+    }
+    // What a run killed while its jobs ran leaves: its scratch folder,
+    // with its lock no longer held.
+    let left = tmp.path().join("pqbench-scratch-4194304-killed");
+    std::fs::create_dir(&left).unwrap();
+    std::fs::write(left.join("lock"), b"").unwrap();
+    std::fs::write(left.join("unit.o"), b"a job's object").unwrap();
+    let pqbench = |args: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_pqbench"));
+        c.arg("-C")
             .arg(p.path())
-            .args(["run", "demo", "-q"])
+            .args(args)
+            .env("TMPDIR", tmp.path());
+        c.env_remove("CC");
+        c
+    };
+    let mut killed = Vec::new();
+    for delay_ms in [700u64, 1600, 2600] {
+        let mut child = pqbench(&["run", "demo", "-q"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -314,6 +338,7 @@ fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
         std::thread::sleep(Duration::from_millis(delay_ms));
         child.kill().unwrap(); // SIGKILL
         child.wait().unwrap();
+        killed.push(child.id());
         for f in files_with_ext(&p.path().join("output"), "json") {
             let text = std::fs::read_to_string(&f).unwrap();
             if let Err(e) = serde_json::from_str::<serde_json::Value>(&text) {
@@ -324,13 +349,23 @@ fn a_killed_run_leaves_no_corrupt_json_and_the_next_run_completes() {
             }
         }
     }
-    p.pqbench(&["run", "demo"]).expect(0);
+    let out = pqbench(&["run", "demo"]).output().unwrap();
+    common::Run::from(out).expect(0);
     let build = p.json("output/demo/local/build.json");
     assert!(build["instances"]
         .as_array()
         .unwrap()
         .iter()
         .all(|r| r["kat_status"] == "PASS"));
+    // The next run cleared the killed runs' scratch folders, and its own
+    // went when it ended: nothing of pqbench's is left in the directory.
+    assert!(!left.exists());
+    let rest: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(rest.is_empty(), "killed {killed:?}; left: {rest:?}");
 }
 
 /// A cold run learns what each unit reads from the compile itself (`-MD`),
