@@ -11,9 +11,9 @@ use std::ffi::OsStr;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use anyhow::{anyhow, Context, Result};
+use anyhow::{Context, Result};
 use rustix::fs::{flock, FlockOperation};
 
 const PREFIX: &str = "pqbench-scratch-";
@@ -26,29 +26,40 @@ struct Root {
     _lock: File,
 }
 
-static ROOT: OnceLock<std::result::Result<Root, String>> = OnceLock::new();
+static ROOT: OnceLock<Root> = OnceLock::new();
 
 /// A fresh scratch folder named `<prefix><random>` in this process's
 /// folder, removed when dropped.
 pub(crate) fn folder(prefix: &str) -> Result<tempfile::TempDir> {
-    let root = ROOT
-        .get_or_init(|| {
-            let tmp = std::env::temp_dir();
-            sweep(&tmp);
-            let root = make_root(&tmp).map_err(|e| format!("{e:#}"))?;
-            // SAFETY: registers a plain function; `remove_at_exit` only
-            // reads ROOT, which is set before any exit can run it.
-            unsafe {
-                libc::atexit(remove_at_exit);
-            }
-            Ok(root)
-        })
-        .as_ref()
-        .map_err(|e| anyhow!("{e}"))?;
+    let root = root()?;
     tempfile::Builder::new()
         .prefix(prefix)
         .tempdir_in(&root.path)
         .with_context(|| format!("creating a scratch folder in {}", root.path.display()))
+}
+
+/// This process's folder, made (after a sweep) by the first caller; a
+/// failure is returned to that caller and the next one tries again.
+fn root() -> Result<&'static Root> {
+    static MAKING: Mutex<()> = Mutex::new(());
+    if let Some(root) = ROOT.get() {
+        return Ok(root);
+    }
+    let _making = MAKING.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(root) = ROOT.get() {
+        return Ok(root);
+    }
+    let tmp = std::env::temp_dir();
+    sweep(&tmp);
+    let made = make_root(&tmp)?;
+    // Only this caller (holding MAKING, ROOT still empty) sets it.
+    let root = ROOT.get_or_init(|| made);
+    // SAFETY: registers a plain function, once; `remove_at_exit` only
+    // reads ROOT, which is set by now.
+    unsafe {
+        libc::atexit(remove_at_exit);
+    }
+    Ok(root)
 }
 
 /// Makes this process's folder under a name no sweep considers, locks
@@ -124,7 +135,7 @@ fn abandoned(dir: &Path) -> bool {
 extern "C" fn remove_at_exit() {
     // A forked copy of this process that exits runs this too: only the
     // folder's owner removes it.
-    if let Some(Ok(root)) = ROOT.get() {
+    if let Some(root) = ROOT.get() {
         if root.owner == std::process::id() {
             let _ = std::fs::remove_dir_all(&root.path);
         }
