@@ -77,7 +77,6 @@ pub struct CombinationRun {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChildRun {
     pub name: String,
-    pub run_id: String,
     pub dir: PathBuf,
 }
 
@@ -109,7 +108,6 @@ pub(crate) fn child_runs(runs: &[CombinationRun], run_dir: &Path) -> Result<Vec<
         super::layout::safe_component(&r.run_id)?;
         out.push(ChildRun {
             name: r.combination.clone(),
-            run_id: r.run_id.clone(),
             dir: dataset
                 .join(super::settings::combination_dir(&r.combination))
                 .join(super::layout::RUNS)
