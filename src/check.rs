@@ -280,8 +280,9 @@ pub fn check_system_dataset(
     check_loaded(&ds, shown, registry, report)
 }
 
-/// [`check_system_dataset`] over a loaded dataset and each of its matrix
-/// combinations (datasets of their own, loaded with it).
+/// [`check_system_dataset`] over a loaded dataset and each of its further
+/// datasets (a matrix's combinations, or another dimension's, loaded with
+/// it).
 fn check_loaded(
     primary: &Dataset,
     shown: &str,

@@ -1,6 +1,8 @@
-//! `pqbench compare <run> --combination A --against B`: two `[matrix]`
-//! combinations of one run, operation by operation (the same instances,
-//! built by another compiler or with other flags).
+//! `pqbench compare <run> --combination A --against B`: two datasets of
+//! one run, operation by operation: two `[matrix]` combinations (the same
+//! instances, built by another compiler or with other flags), or any two
+//! further datasets of another dimension, or one of them against the
+//! run's own.
 
 use std::path::{Path, PathBuf};
 
@@ -10,9 +12,9 @@ use super::{choose_threshold, compare_runs, CompareReport, RunData};
 use crate::error::Error;
 use crate::records::lock;
 
-/// The combinations of one campaign run, read once: the run's own name
-/// among them (its copy of `campaign.json` says which one is the primary)
-/// and the further combinations' runs its lock names.
+/// The datasets of one campaign run, read once: the run's own name among
+/// them (its copy of `campaign.json` says which matrix combination is the
+/// primary) and the further datasets' runs its lock names.
 struct RunCombinations {
     run_dir: PathBuf,
     run_id: String,
@@ -33,32 +35,43 @@ impl RunCombinations {
         })
     }
 
-    /// The run directory of combination `name`: the run itself for the
-    /// primary, else the combination's run the lock names.
+    /// The run directory of dataset `name`: the run itself for the
+    /// primary, else the further dataset's run the lock names (by its
+    /// name, or `<dimension>/<name>` where two dimensions share a name).
     fn dir(&self, name: &str) -> Result<PathBuf> {
         if self.primary.as_deref() == Some(name) {
             return Ok(self.run_dir.clone());
         }
-        if let Some(r) = self.children.iter().find(|r| r.name == name) {
+        let qualified = |r: &lock::ChildRun| format!("{}/{}", r.child.dimension, r.child.name);
+        let found: Vec<&lock::ChildRun> = self
+            .children
+            .iter()
+            .filter(|r| r.child.name == name || qualified(r) == name)
+            .collect();
+        if let [r] = found.as_slice() {
             return Ok(r.dir.clone());
         }
         let mut known: Vec<String> = self.primary.iter().cloned().collect();
-        known.extend(self.children.iter().map(|r| r.name.clone()));
+        known.extend(self.children.iter().map(|r| r.child.name.clone()));
         if known.is_empty() {
             bail!(
-                "run {} has no [matrix]: it has no combinations to compare",
+                "run {} made no further dataset ([matrix] or another dimension): it has nothing to compare",
                 self.run_id
             );
         }
+        let why = match found.len() {
+            0 => "has no dataset",
+            _ => "has more than one dataset named",
+        };
         bail!(
-            "run {} has no combination `{name}`; it has {}",
+            "run {} {why} `{name}`; it has {}",
             self.run_id,
             known.join(", ")
         );
     }
 }
 
-/// Compares combination `a` against combination `b` of run `run`: `b` is
+/// Compares dataset `a` against dataset `b` of run `run`: `b` is
 /// the baseline (the first run of a comparison), so a ratio below 1 and
 /// `faster` mean `a` is faster.
 pub fn compare_combinations(

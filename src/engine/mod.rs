@@ -11,6 +11,7 @@
 //! The engine knows no concrete stage: stages implement [`Stage`] (or
 //! [`CampaignStage`]) and are registered by `stages::registry()`.
 
+mod dimension;
 mod evidence;
 pub(crate) mod freshness;
 pub(crate) mod manifest;
@@ -30,6 +31,7 @@ use crate::context::Cx;
 use crate::plan::Instance;
 use crate::records::campaign::CampaignRecord;
 use crate::records::lock::InstanceLock;
+pub use dimension::{ChildPlan, Dimension};
 pub use evidence::{misplaced, operation_files, OperationRecords, Records};
 pub use evidence::{Recompute, Verdict};
 pub use freshness::{states, Freshness, StageState};

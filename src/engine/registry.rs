@@ -199,10 +199,12 @@ impl Entry {
     }
 }
 
-/// The stages of a pipeline, in the order they run.
+/// The stages of a pipeline, in the order they run, and the dimensions
+/// of further datasets a campaign may vary.
 #[derive(Default)]
 pub struct Registry {
     pub(crate) entries: Vec<Entry>,
+    pub(crate) dimensions: Vec<Box<dyn super::Dimension>>,
 }
 
 impl Registry {
@@ -223,6 +225,22 @@ impl Registry {
         self.check_dependencies(S::NAME, S::READS.iter());
         self.entries
             .push(Entry::Campaign(Box::new(TypedCampaign(stage))));
+        self
+    }
+
+    /// Adds a dimension of further datasets.
+    pub fn dimension<D: super::Dimension + 'static>(mut self, dimension: D) -> Registry {
+        let name = dimension.name();
+        // Registration is code: its folder must not be a record folder's
+        // or the dataset layout's own.
+        assert!(
+            crate::records::layout::safe_component(name).is_ok()
+                && !self.record_trees().contains(&name)
+                && !crate::records::layout::RESERVED.contains(&name)
+                && !self.dimensions.iter().any(|d| d.name() == name),
+            "dimension {name}: its folder is taken or not a file name"
+        );
+        self.dimensions.push(Box::new(dimension));
         self
     }
 

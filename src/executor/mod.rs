@@ -133,13 +133,13 @@ pub fn run(plan: &Plan, opts: &RunOptions, detach: bool) -> Result<RunSummary, E
 /// run elsewhere.
 pub fn run_campaign(plan: &Plan, opts: &RunOptions) -> Result<RunSummary, Error> {
     if opts.local_shard.is_none() && plan.system_spec.executor != Executor::Local {
-        if plan.matrix.is_some() {
+        if let Some(c) = crate::stages::registry().children_of(plan).first() {
             return Err(crate::error::ConfigError::new(format!(
-                "[matrix]: system `{}` runs its shards elsewhere, and the matrix's combinations run only on systems this host runs",
+                "system `{}` runs its shards elsewhere, and the campaign's further datasets ({c}, …) run only on systems this host runs",
                 plan.system
             ))
             .in_file(&plan.campaign_file)
-            .help("run the matrix in a campaign of its own over a local system, or remove [matrix]")
+            .help(format!("run the `{}` datasets in a campaign of its own over a local system, or remove [{}] from this one", c.dimension, c.dimension))
             .into());
         }
         return run(plan, opts, opts.detach);

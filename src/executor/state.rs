@@ -143,7 +143,7 @@ pub(super) fn file_combined_run(
         environment: Default::default(),
         instances: instance_locks(plan, st, data),
         files: Default::default(),
-        matrix: Vec::new(),
+        children: Vec::new(),
         shards: shards_lock,
     };
     crate::pipeline::rundir::file_run(

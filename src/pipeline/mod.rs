@@ -7,9 +7,9 @@ pub mod bench_engine;
 pub mod bench_tree;
 pub mod bench_tree_measure;
 pub(crate) mod campaign;
+pub(crate) mod children;
 pub(crate) mod evidence;
 pub mod locks;
-pub(crate) mod matrix;
 pub(crate) mod rundir;
 mod stage_tables;
 pub mod status;
@@ -58,7 +58,17 @@ pub fn resolve(project: &Project, campaign: &str) -> Result<Plan, Error> {
 /// `resolve` for one of the campaign's systems (`--system`); None picks the
 /// first this host runs natively.
 pub fn resolve_for(project: &Project, campaign: &str, system: Option<&str>) -> Result<Plan, Error> {
-    let names = stages::registry().names();
+    resolve_registered(project, campaign, system, &stages::registry())
+}
+
+/// `resolve_for` against a given registry's stages.
+pub fn resolve_registered(
+    project: &Project,
+    campaign: &str,
+    system: Option<&str>,
+    registry: &Registry,
+) -> Result<Plan, Error> {
+    let names = registry.names();
     let opts = plan::ResolveOptions {
         stages: &names,
         system,
@@ -235,15 +245,19 @@ pub(crate) fn run_with(
     rec: &Recording,
 ) -> Result<RunSummary, Error> {
     let compiler = Compiler::for_plan(plan)?;
-    let registry = stages::registry();
-    // First, so that the pages the campaign's run renders hold them.
-    let combinations = matrix::run_combinations(plan, opts, rec, &registry);
-    let mut summary = run_registry(plan, opts, rec, &registry, &engine::RealRunner, compiler)?;
-    summary.combinations = combinations;
-    Ok(summary)
+    run_registry(
+        plan,
+        opts,
+        rec,
+        &stages::registry(),
+        &engine::RealRunner,
+        compiler,
+    )
 }
 
-/// The whole run over a given registry and runner (tests substitute both).
+/// The whole run over a given registry and runner (tests substitute
+/// both): the further datasets of its dimensions first, so that the pages
+/// the campaign's own run renders hold them, then the campaign's own.
 pub fn run_registry(
     plan: &Plan,
     opts: &RunOptions,
@@ -263,8 +277,12 @@ pub fn run_registry(
     // Refused before anything is written: a native system on another host.
     let host = host_state(plan, opts);
     campaign::check_system_host(plan, &host)?;
+    let children = children::run_children(plan, opts, rec, registry, runner, &compiler);
     let _project_lock = locks::ProjectLock::acquire(plan, "run")?;
-    pool.install(|| run_in_pool(plan, opts, rec, registry, runner, compiler, host))
+    let mut summary =
+        pool.install(|| run_in_pool(plan, opts, rec, registry, runner, compiler, host))?;
+    summary.children = children;
+    Ok(summary)
 }
 
 /// Writes the dataset's evidence under its completeness marker: a run

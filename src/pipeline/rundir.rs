@@ -34,10 +34,10 @@ pub struct Recording {
     pub fresh_cache: bool,
     /// The run directory, once written.
     pub written: OnceLock<PathBuf>,
-    /// The runs of the matrix's further combinations, once made.
-    pub combinations: OnceLock<Vec<crate::records::lock::CombinationRun>>,
-    /// Which recorded run of each combination this one reproduces.
-    pub combinations_reproduce: BTreeMap<String, String>,
+    /// The runs of the further datasets, once made.
+    pub children: OnceLock<Vec<crate::records::lock::ChildRunRecord>>,
+    /// Which recorded run of each further dataset this one reproduces.
+    pub children_reproduce: BTreeMap<crate::records::campaign::ChildDataset, String>,
 }
 
 /// Writes the run directory of a finished run (called by the pipeline
@@ -98,7 +98,7 @@ pub(crate) fn record_run(
         instances,
         files: BTreeMap::new(),
         shards: Vec::new(),
-        matrix: rec.combinations.get().cloned().unwrap_or_default(),
+        children: rec.children.get().cloned().unwrap_or_default(),
     };
     let dest = file_run(plan, registry, &cx.cache, &mut lock, &runs_dir)?;
     cx.progress.note(&format!(

@@ -32,32 +32,36 @@ pub fn states(
     cpus: Option<Vec<usize>>,
 ) -> Result<StatusReport> {
     let compiler = Compiler::for_plan(plan)?;
-    let registry = crate::stages::registry();
-    let mut report = states_with(plan, &registry, compiler, shards, cpus.clone())?;
-    // Each further matrix combination's stages, named by it.
-    for c in plan.combinations().iter().filter(|c| !c.primary) {
-        let cp = plan.combination_plan(c);
-        let rows = match Compiler::for_plan(&cp) {
-            Ok(compiler) => states_with(&cp, &registry, compiler, None, cpus.clone())?.rows,
+    states_with(plan, &crate::stages::registry(), compiler, shards, cpus)
+}
+
+/// The rows of each further dataset of `plan`, named by it.
+fn child_rows(
+    plan: &Plan,
+    registry: &Registry,
+    compiler: &Compiler,
+    cpus: &Option<Vec<usize>>,
+) -> Result<Vec<StageState>> {
+    let mut out = Vec::new();
+    for c in registry.child_plans(plan) {
+        let rows = match super::children::child_compiler(plan, compiler, &c.plan) {
+            Ok(compiler) => states_with(&c.plan, registry, compiler, None, cpus.clone())?.rows,
             Err(e) => vec![StageState {
                 instance: "campaign".into(),
                 stage: "build",
                 freshness: Freshness::Stale(vec![format!("{e:#}")]),
             }],
         };
-        report.rows.extend(rows.into_iter().map(|mut r| {
-            r.instance = format!("matrix {}: {}", c.name, r.instance);
+        out.extend(rows.into_iter().map(|mut r| {
+            r.instance = format!("{}: {}", c.child, r.instance);
             r
         }));
     }
-    report.stale = report
-        .rows
-        .iter()
-        .filter(|r| matches!(r.freshness, Freshness::Stale(_)))
-        .count();
-    Ok(report)
+    Ok(out)
 }
 
+/// [`states`] over a given registry and compiler (tests substitute both):
+/// the campaign's own rows, then each further dataset's.
 pub fn states_with(
     plan: &Plan,
     registry: &Registry,
@@ -70,6 +74,7 @@ pub fn states_with(
         cpus,
         ..Default::default()
     };
+    let children = child_rows(plan, registry, &compiler, &opts.cpus)?;
     let mut cx = Cx::new(plan, compiler, false, true);
     let host = host_state(plan, &opts);
     cx.host_fingerprint = Some(host.fingerprint);
@@ -90,6 +95,7 @@ pub fn states_with(
             freshness: Freshness::Stale(vec![changed]),
         });
     }
+    rows.extend(children);
     let stale = rows
         .iter()
         .filter(|r| matches!(r.freshness, Freshness::Stale(_)))

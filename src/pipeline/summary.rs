@@ -41,9 +41,10 @@ pub struct RunSummary {
     pub records: String,
     pub run_dir: String,
     pub site_index: Option<String>,
-    /// The matrix's further combinations (`[matrix]`), in order.
+    /// The further datasets (a `[matrix]`'s combinations, or another
+    /// dimension's), in the order they ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub combinations: Vec<CombinationSummary>,
+    pub children: Vec<ChildSummary>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -90,7 +91,7 @@ impl RunSummary {
             // them) ran or was reused in this run.
             site_index: (!all.campaign.keys().is_empty() && index.is_file())
                 .then(|| plan.display_path(&index)),
-            combinations: Vec::new(),
+            children: Vec::new(),
         }
     }
 
@@ -122,7 +123,7 @@ impl RunSummary {
         for e in &self.errors {
             s.push_str(&format!("error: {e}\n"));
         }
-        for c in &self.combinations {
+        for c in &self.children {
             s.push_str(&c.line());
             s.push('\n');
         }
@@ -222,16 +223,17 @@ impl RunSummary {
             records: plan.display_path(&plan.output_dir),
             run_dir: run_dir.map(|d| plan.display_path(d)).unwrap_or_default(),
             site_index: index.is_file().then(|| plan.display_path(&index)),
-            combinations: Vec::new(),
+            children: Vec::new(),
         })
     }
 
     /// Failures of single items still let the run finish, but not exit 0.
-    /// A further matrix combination's failed build or KAT is a finding on
-    /// its page, not a failure of the run; one that could not run is.
+    /// A further dataset's failed build or KAT is a finding on its page
+    /// (a matrix cell), not a failure of the run; one that could not run
+    /// is.
     pub fn exit_code(&self) -> i32 {
-        let combinations_ran = self.combinations.iter().all(|c| c.errors.is_empty());
-        if self.errors.is_empty() && self.failures.is_empty() && combinations_ran {
+        let children_ran = self.children.iter().all(|c| c.errors.is_empty());
+        if self.errors.is_empty() && self.failures.is_empty() && children_ran {
             crate::error::exit::OK
         } else {
             crate::error::exit::ITEM_FAILURES
@@ -268,19 +270,20 @@ fn skipped(verdicts: &[(String, Verdict)]) -> Vec<ItemFailure> {
         .collect()
 }
 
-/// What one further combination's run came to.
+/// What one further dataset's run came to.
 #[derive(Debug, Clone, Serialize)]
-pub struct CombinationSummary {
-    pub combination: String,
+pub struct ChildSummary {
+    pub dimension: String,
+    pub name: String,
     /// Stage results reused from the cache and computed by this run.
     pub reused: usize,
     pub computed: usize,
     /// KAT statuses and how many instances have each.
     pub kat: BTreeMap<String, usize>,
     /// Instances that did not pass or could not be timed (findings of the
-    /// combination, shown in its cells).
+    /// further dataset, shown on its pages).
     pub failures: Vec<ItemFailure>,
-    /// Why the combination could not run, or stage jobs that produced
+    /// Why the further dataset could not run, or stage jobs that produced
     /// nothing: these do set the exit code.
     pub errors: Vec<String>,
 }

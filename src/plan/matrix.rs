@@ -1,7 +1,8 @@
 //! `[matrix]`: compilers × flag profiles as a measured dimension. The
 //! campaign's own compiler and first flag profile are the headline
 //! (primary) combination; every other combination is run as a plan of its
-//! own whose dataset lies under `matrix/<compiler>.<profile>/`.
+//! own, a further dataset of the campaign's (the `matrix` dimension,
+//! registered with the stages).
 
 use std::collections::BTreeSet;
 
@@ -140,8 +141,8 @@ impl Plan {
 
     /// The plan of a further combination: the campaign's instances under
     /// that compiler and that profile alone (no fallback: a failure is the
-    /// cell's finding), building, checking and timing only, its dataset
-    /// under `matrix/`.
+    /// cell's finding), building, checking and timing only. Where its
+    /// dataset goes is the pipeline's to say.
     pub(crate) fn combination_plan(&self, c: &Combination) -> Plan {
         let mut p = self.clone();
         let profile = self
@@ -151,9 +152,6 @@ impl Plan {
             .cloned();
         p.compiler = c.compiler.clone();
         p.flag_profiles = profile.into_iter().collect();
-        if let Some(dir) = c.dir() {
-            p.output_dir = self.output_dir.join(dir);
-        }
         let times = self
             .stages
             .iter()
@@ -176,7 +174,6 @@ impl Plan {
         p.deferred
             .retain(|d| p.instances.iter().any(|i| &i.key() == d));
         p.matrix = None;
-        p.combination = Some(c.name.clone());
         p
     }
 }

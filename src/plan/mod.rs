@@ -116,10 +116,10 @@ pub struct Plan {
     /// built, checked and timed under.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub matrix: Option<matrix::Matrix>,
-    /// The matrix combination this plan runs (`<compiler>.<profile>`);
-    /// None for a campaign's own plan.
+    /// The further dataset this plan makes (a matrix combination, or
+    /// another dimension's value); None for a campaign's own plan.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub combination: Option<String>,
+    pub child: Option<crate::records::campaign::ChildDataset>,
 }
 
 impl Plan {

@@ -148,7 +148,7 @@ pub fn resolve_with(
         instances,
         deferred,
         matrix,
-        combination: None,
+        child: None,
     })
 }
 

@@ -67,12 +67,16 @@ pub struct CampaignRecord {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preliminary: Vec<String>,
     /// `[matrix]`: every compiler × flag-profile combination, the primary
-    /// (this dataset) first; the others' datasets are under `matrix/`.
+    /// (this dataset) first; the others' datasets are among `children`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matrix: Vec<super::settings::Combination>,
-    /// The matrix combination this dataset holds, when it is one.
+    /// The further datasets the run made within this one, in the order
+    /// they ran: each is `<dimension>/<name>/` beside these records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildDataset>,
+    /// The further dataset this one is, when it is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub combination: Option<String>,
+    pub child: Option<ChildDataset>,
     /// The system libraries the instances link (`libraries = [...]`), as
     /// the compiler found them: absent when none is linked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -85,49 +89,66 @@ pub struct CampaignRecord {
     pub algorithms: Vec<AlgorithmInfo>,
 }
 
-/// A dataset within a campaign's dataset: a further `[matrix]`
-/// combination, under its own folder.
+/// A further dataset a campaign's run makes within its own dataset: one
+/// value of a dimension the campaign varies beyond its headline figures
+/// (a `[matrix]` combination of compiler and flag profile, say). The
+/// dimension is registered with the pipeline; records, loading, checks,
+/// publication, comparison and reproduction know it only by these names.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ChildDataset {
+    /// The dimension, and the folder its datasets lie in (`matrix`).
+    pub dimension: String,
+    /// Its name along that dimension (`<compiler>.<profile>`).
+    pub name: String,
+}
+
+impl std::fmt::Display for ChildDataset {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.dimension, self.name)
+    }
+}
+
+/// A further dataset within a campaign's dataset, under its own folder.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Child {
-    /// Its name among the campaign's combinations (`<compiler>.<profile>`).
-    pub name: String,
+    pub child: ChildDataset,
     /// Its folder, relative to the dataset that names it, `/`-separated.
     pub dir: String,
 }
 
 impl CampaignRecord {
-    /// The datasets this one names within itself, in order: each further
-    /// combination's (a combination's own dataset names none). Every reader
-    /// that walks a campaign's datasets (loading, publishing, comparing,
-    /// reproducing) asks this, so a name that could leave the dataset is
-    /// refused here, once.
+    /// The datasets this one names within itself, in order (a further
+    /// dataset names none). Every reader that walks a campaign's datasets
+    /// (loading, publishing, comparing, reproducing) asks this, so a name
+    /// that could leave the dataset is refused here, once.
     pub(crate) fn children(&self) -> Result<Vec<Child>> {
-        if self.combination.is_some() {
+        if self.child.is_some() {
             return Ok(Vec::new());
         }
-        let mut out = Vec::new();
-        for c in &self.matrix {
-            super::layout::safe_component(&c.name)
-                .with_context(|| format!("{}: combination", super::layout::CAMPAIGN))?;
-            if let Some(dir) = c.dir() {
-                out.push(Child {
-                    name: c.name.clone(),
+        self.children
+            .iter()
+            .map(|c| {
+                let dir = super::layout::child_dir(&c.dimension, &c.name)
+                    .with_context(|| format!("{}: children", super::layout::CAMPAIGN))?;
+                Ok(Child {
+                    child: c.clone(),
                     dir,
-                });
-            }
-        }
-        Ok(out)
+                })
+            })
+            .collect()
     }
 
     /// The name this dataset itself answers to among the campaign's
-    /// combinations: the primary's, or the combination it holds.
+    /// matrix combinations: the primary's, or the combination it holds.
     pub(crate) fn own_name(&self) -> Option<&str> {
-        self.combination.as_deref().or_else(|| {
-            self.matrix
+        match &self.child {
+            Some(c) => Some(c.name.as_str()),
+            None => self
+                .matrix
                 .iter()
                 .find(|c| c.primary)
-                .map(|c| c.name.as_str())
-        })
+                .map(|c| c.name.as_str()),
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! A dataset: one run directory `<campaign>/<system>/`, or its published
-//! copy, loaded into memory with the datasets of its further `[matrix]`
-//! combinations; and the walks over dataset folders that every reader of
+//! copy, loaded into memory with the further datasets its run made within
+//! it (a `[matrix]`'s combinations, or any other dimension's); and the walks over dataset folders that every reader of
 //! them shares.
 
 use std::collections::BTreeMap;
@@ -17,8 +17,8 @@ use crate::records::operation::OperationRecord;
 use crate::records::scan::{ScanRecord, ScanStatus};
 use crate::records::{BuildJson, BuildRecord};
 
-/// The further combinations' datasets a campaign record names, those
-/// present (a combination that could not run has none).
+/// The further datasets a campaign record names, those present (one that
+/// could not run has none).
 fn load_children(
     dir: &Path,
     href: &str,
@@ -52,9 +52,9 @@ pub struct Dataset {
     /// The record folders the loader was given (the registry's), by
     /// folder name: read through [`Dataset::folder`].
     folders: BTreeMap<&'static str, Contents>,
-    /// The datasets of the further `[matrix]` combinations that were
-    /// run, in matrix order (`matrix/<combination>/`).
-    pub combinations: Vec<Dataset>,
+    /// The further datasets that were run, in the order the campaign
+    /// record names them (`<dimension>/<name>/`).
+    pub children: Vec<Dataset>,
 }
 
 impl Dataset {
@@ -94,11 +94,11 @@ impl Dataset {
             .iter()
             .map(|f| Ok((f.dir(), f.load(dir)?)))
             .collect::<Result<_>>()?;
-        let combinations = load_children(dir, &href, &campaign, folders)?;
+        let children = load_children(dir, &href, &campaign, folders)?;
         Ok(Dataset {
             dir: dir.to_path_buf(),
             href,
-            combinations,
+            children,
             campaign,
             build,
             sizes,
@@ -107,16 +107,20 @@ impl Dataset {
         })
     }
 
-    /// This dataset and the datasets of its further combinations, the
-    /// primary first: what a reader that walks a run's evidence walks.
+    /// This dataset and its further datasets, this one first: what a
+    /// reader that walks a run's evidence walks.
     pub(crate) fn all(&self) -> impl Iterator<Item = &Dataset> {
-        std::iter::once(self).chain(&self.combinations)
+        std::iter::once(self).chain(&self.children)
     }
 
-    /// The dataset of the matrix combination `name` (the primary's is
-    /// this one).
-    pub(crate) fn combination(&self, name: &str) -> Option<&Dataset> {
-        self.all().find(|d| d.campaign.own_name() == Some(name))
+    /// The further dataset `name` of `dimension`, when it was run.
+    pub(crate) fn child(&self, dimension: &str, name: &str) -> Option<&Dataset> {
+        self.children.iter().find(|d| {
+            d.campaign
+                .child
+                .as_ref()
+                .is_some_and(|c| c.dimension == dimension && c.name == name)
+        })
     }
 
     pub(crate) fn system(&self) -> &str {

@@ -38,11 +38,24 @@ pub(crate) const KAT: &str = "kat";
 pub(crate) const LIB: &str = "lib";
 /// Run directories, each with its lock and copies of its results.
 pub(crate) const RUNS: &str = "runs";
-/// The datasets of a campaign's further compiler × flag-profile
-/// combinations, one folder each (`matrix/<compiler>.<profile>/`).
+/// The dimension of a campaign's further compiler × flag-profile
+/// combinations, and so the folder of their datasets
+/// (`matrix/<compiler>.<profile>/`, see [`child_dir`]).
 pub(crate) const MATRIX: &str = "matrix";
 /// The pages of every system of a campaign, beside the datasets.
 pub(crate) const SITE: &str = "site";
+/// A dataset's folders that are neither a stage's records nor a further
+/// dataset's: no dimension may take their names.
+pub(crate) const RESERVED: [&str; 4] = [KAT, LIB, RUNS, SITE];
+
+/// The folder of a further dataset, relative to the dataset of the run
+/// that made it: `<dimension>/<name>`. Names that could leave the dataset
+/// are refused.
+pub(crate) fn child_dir(dimension: &str, name: &str) -> anyhow::Result<String> {
+    safe_component(dimension)?;
+    safe_component(name)?;
+    Ok(format!("{dimension}/{name}"))
+}
 
 /// The record of `op` of an instance in `tree` (a stage's record tree),
 /// relative to the dataset.

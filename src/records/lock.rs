@@ -16,11 +16,15 @@ use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::campaign::ChildDataset;
 use super::host::{Environment, HostCheck};
 use super::toolchain::Compiler;
 use crate::fsutil;
 
-pub(crate) const LOCK_VERSION: u32 = 1;
+pub(crate) const LOCK_VERSION: u32 = 2;
+/// The oldest lock version this pqbench reads: version 1 differs only in
+/// naming its further runs `matrix` (read through serde aliases).
+const OLDEST_LOCK_VERSION: u32 = 1;
 pub(crate) const LOCK_FILE: &str = super::layout::LOCK;
 /// Environment variables that change what a run builds or loads.
 pub(crate) const RECORDED_ENV: [&str; 3] = ["CC", "LD_PRELOAD", "LD_LIBRARY_PATH"];
@@ -57,42 +61,68 @@ pub struct Lock {
     /// which instances each ran, where, on which host.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shards: Vec<ShardLock>,
-    /// The runs of the matrix's further combinations, made just before
-    /// this one: each has its own lock under `matrix/<combination>/runs/`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matrix: Vec<CombinationRun>,
+    /// The runs of the further datasets this run made just before its
+    /// own (a `[matrix]`'s combinations, or any other dimension's): each
+    /// has its own lock under `<dimension>/<name>/runs/`. Version 1 locks
+    /// called it `matrix`, with matrix combinations only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", alias = "matrix")]
+    pub children: Vec<ChildRunRecord>,
     /// Every result file copied into the run directory, with its sha256.
     pub files: BTreeMap<String, String>,
 }
 
-/// One further combination's run, as the campaign's lock names it.
+/// One further dataset's run, as the campaign's lock names it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CombinationRun {
-    pub combination: String,
+pub struct ChildRunRecord {
+    /// Its dimension; version 1 locks name matrix combinations only.
+    #[serde(default = "matrix_dimension")]
+    pub dimension: String,
+    #[serde(alias = "combination")]
+    pub name: String,
     pub run_id: String,
 }
 
-/// A further combination's run that a campaign's run names, where it
-/// lies.
+fn matrix_dimension() -> String {
+    super::layout::MATRIX.to_string()
+}
+
+impl ChildRunRecord {
+    pub(crate) fn of(child: &ChildDataset) -> impl Fn(String) -> ChildRunRecord + '_ {
+        move |run_id| ChildRunRecord {
+            dimension: child.dimension.clone(),
+            name: child.name.clone(),
+            run_id,
+        }
+    }
+
+    pub(crate) fn child(&self) -> ChildDataset {
+        ChildDataset {
+            dimension: self.dimension.clone(),
+            name: self.name.clone(),
+        }
+    }
+}
+
+/// A further dataset's run that a campaign's run names, where it lies.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct ChildRun {
-    pub name: String,
+    pub child: ChildDataset,
     pub dir: PathBuf,
 }
 
 impl Lock {
-    /// The runs of the further combinations this run named, found from
-    /// its own directory: see [`child_runs`].
+    /// The runs of the further datasets this run named, found from its
+    /// own directory: see [`child_runs`].
     pub(crate) fn child_runs(&self, run_dir: &Path) -> Result<Vec<ChildRun>> {
-        child_runs(&self.matrix, run_dir)
+        child_runs(&self.children, run_dir)
     }
 }
 
-/// Where the further combinations' runs `runs` of the run at `run_dir`
+/// Where the further datasets' runs `runs` of the run at `run_dir`
 /// (`<dataset>/runs/<id>/`) lie: each at
-/// `<dataset>/<the combination's folder>/runs/<its id>/`. Names that could
+/// `<dataset>/<its dimension>/<its name>/runs/<its id>/`. Names that could
 /// leave the dataset are refused.
-pub(crate) fn child_runs(runs: &[CombinationRun], run_dir: &Path) -> Result<Vec<ChildRun>> {
+pub(crate) fn child_runs(runs: &[ChildRunRecord], run_dir: &Path) -> Result<Vec<ChildRun>> {
     if runs.is_empty() {
         return Ok(Vec::new());
     }
@@ -104,12 +134,11 @@ pub(crate) fn child_runs(runs: &[CombinationRun], run_dir: &Path) -> Result<Vec<
     })?;
     let mut out = Vec::new();
     for r in runs {
-        super::layout::safe_component(&r.combination)?;
         super::layout::safe_component(&r.run_id)?;
         out.push(ChildRun {
-            name: r.combination.clone(),
+            child: r.child(),
             dir: dataset
-                .join(super::settings::combination_dir(&r.combination))
+                .join(super::layout::child_dir(&r.dimension, &r.name)?)
                 .join(super::layout::RUNS)
                 .join(&r.run_id),
         });
@@ -221,9 +250,9 @@ pub(crate) fn compact_utc(utc: &str) -> String {
 
 pub fn load(run_dir: &Path) -> Result<Lock> {
     let lock: Lock = fsutil::read_json(&run_dir.join(LOCK_FILE))?;
-    if lock.lock_version != LOCK_VERSION {
+    if !(OLDEST_LOCK_VERSION..=LOCK_VERSION).contains(&lock.lock_version) {
         bail!(
-            "{} has lock version {}, this pqbench reads version {LOCK_VERSION}",
+            "{} has lock version {}, this pqbench reads versions {OLDEST_LOCK_VERSION} to {LOCK_VERSION}",
             run_dir.join(LOCK_FILE).display(),
             lock.lock_version
         );
@@ -284,9 +313,10 @@ mod tests {
         assert!(compact_utc("2025-09-25T10:02:21") < compact_utc("2025-10-01T00:00:00"));
     }
 
-    fn run(combination: &str, run_id: &str) -> CombinationRun {
-        CombinationRun {
-            combination: combination.into(),
+    fn run(name: &str, run_id: &str) -> ChildRunRecord {
+        ChildRunRecord {
+            dimension: "matrix".into(),
+            name: name.into(),
             run_id: run_id.into(),
         }
     }
@@ -296,7 +326,7 @@ mod tests {
         let here = Path::new("out/c/x86/runs/20250925T100221Z");
         let found = child_runs(&[run("clang.O3", "20250925T100100Z")], here).unwrap();
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].name, "clang.O3");
+        assert_eq!(found[0].child.name, "clang.O3");
         assert_eq!(
             found[0].dir,
             Path::new("out/c/x86/matrix/clang.O3/runs/20250925T100100Z")

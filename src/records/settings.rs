@@ -80,7 +80,7 @@ pub struct FlagProfile {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Combination {
     /// `<compiler>.<profile>`: its column on the pages and its dataset's
-    /// folder under `matrix/`.
+    /// name among the campaign's further datasets.
     pub name: String,
     /// The compiler command as the campaign names it.
     pub compiler: String,
@@ -89,20 +89,6 @@ pub struct Combination {
     /// own, not a folder under `matrix/`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub primary: bool,
-}
-
-impl Combination {
-    /// The combination's dataset, relative to the campaign's dataset (None
-    /// for the primary, which is the dataset itself).
-    pub(crate) fn dir(&self) -> Option<String> {
-        (!self.primary).then(|| combination_dir(&self.name))
-    }
-}
-
-/// The folder of a further combination's dataset, relative to the
-/// campaign's dataset.
-pub(crate) fn combination_dir(name: &str) -> String {
-    format!("{}/{}", super::layout::MATRIX, name)
 }
 
 /// The title of the ICCS placeholder hash functions' class in the default

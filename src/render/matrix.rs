@@ -33,9 +33,18 @@ fn median(ds: &Dataset, a: &str, label: &str, op: &str) -> Option<f64> {
     (s.median_trial_cycles > 0.0).then_some(s.median_trial_cycles)
 }
 
+/// The dataset of combination `c`: this one for the primary, else its
+/// further dataset, when it was run.
+fn dataset_of<'a>(ds: &'a Dataset, c: &Combination) -> Option<&'a Dataset> {
+    match c.primary {
+        true => Some(ds),
+        false => ds.child(crate::records::layout::MATRIX, &c.name),
+    }
+}
+
 /// The cell of one combination for one operation of one instance.
 fn cell(ds: &Dataset, c: &Combination, a: &str, label: &str, op: &str) -> Cell {
-    let Some(d) = ds.combination(&c.name) else {
+    let Some(d) = dataset_of(ds, c) else {
         return Cell::Missing("not run".into());
     };
     let Some(b) = d.build_record(a, label) else {
@@ -130,7 +139,7 @@ pub(crate) fn best(ds: &Dataset, a: &AlgorithmInfo, label: &str) -> String {
     }
     let ops = a.kind.operations();
     let ratio = |c: &Combination| -> Option<f64> {
-        let d = ds.combination(&c.name)?;
+        let d = dataset_of(ds, c)?;
         let logs: Vec<f64> = ops
             .iter()
             .filter_map(|op| {
@@ -159,7 +168,7 @@ pub(crate) fn method_bullets(ds: &Dataset) -> Vec<String> {
         combos.iter().find(|c| c.primary).map_or("", |c| c.name.as_str())
     )];
     for c in combos {
-        out.push(match ds.combination(&c.name) {
+        out.push(match dataset_of(ds, c) {
             None => format!("`{}`: not run.", c.name),
             Some(d) => format!(
                 "`{}`: {} (`{}`), {}",

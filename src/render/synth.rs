@@ -266,7 +266,8 @@ impl Synth {
             deferred: Vec::new(),
             preliminary: Vec::new(),
             matrix: Vec::new(),
-            combination: None,
+            children: Vec::new(),
+            child: None,
             timing: TimingSettings {
                 trials: 5,
                 warmup: 2,

@@ -218,53 +218,55 @@ fn or_none(v: &[&str]) -> String {
     }
 }
 
-/// What changed in the matrix since the run at `run_dir`: combinations
-/// added or removed, and each recorded combination's compiler (from its
-/// own run's lock).
-pub(crate) fn matrix_changes(lock: &Lock, plan: &Plan, run_dir: &std::path::Path) -> Vec<String> {
-    let now = plan.combinations();
+/// What changed in the further datasets since the run at `run_dir`: those
+/// added or removed, and each recorded one's compiler and flag profiles
+/// (from its own run's lock).
+pub(crate) fn child_changes(
+    lock: &Lock,
+    plan: &Plan,
+    registry: &Registry,
+    compiler: &Compiler,
+    run_dir: &std::path::Path,
+) -> Vec<String> {
+    let now = registry.child_plans(plan);
     let mut out = Vec::new();
-    for c in now.iter().filter(|c| !c.primary) {
-        if !lock.matrix.iter().any(|r| r.combination == c.name) {
-            out.push(format!("matrix combination added: {}", c.name));
+    for c in &now {
+        if !lock.children.iter().any(|r| r.child() == c.child) {
+            out.push(format!("{} added", c.child));
         }
     }
     let runs = match lock.child_runs(run_dir) {
         Ok(runs) => runs,
         Err(e) => {
-            out.push(format!("matrix: the recorded runs cannot be found ({e:#})"));
+            out.push(format!(
+                "further datasets: the recorded runs cannot be found ({e:#})"
+            ));
             return out;
         }
     };
     for r in runs {
-        let Some(c) = now.iter().find(|c| c.name == r.name) else {
-            out.push(format!("matrix combination removed: {}", r.name));
+        let Some(c) = now.iter().find(|c| c.child == r.child) else {
+            out.push(format!("{} removed", r.child));
             continue;
         };
         let old = match crate::records::lock::load(&r.dir) {
             Ok(l) => l,
             Err(e) => {
                 out.push(format!(
-                    "matrix {}: its recorded run is unreadable ({e:#})",
-                    c.name
+                    "{}: its recorded run is unreadable ({e:#})",
+                    c.child
                 ));
                 continue;
             }
         };
-        let cp = plan.combination_plan(c);
-        match Compiler::for_plan(&cp) {
-            Ok(compiler) => out.extend(
-                compiler_change(&old.compiler, &compiler)
-                    .map(|d| format!("matrix {}: {d}", c.name)),
-            ),
-            Err(e) => out.push(format!("matrix {}: {e:#}", c.name)),
+        match crate::pipeline::children::child_compiler(plan, compiler, &c.plan) {
+            Ok(now) => out
+                .extend(compiler_change(&old.compiler, &now).map(|d| format!("{}: {d}", c.child))),
+            Err(e) => out.push(format!("{}: {e:#}", c.child)),
         }
-        if old.plan["flag_profiles"] != serde_json::to_value(&cp.flag_profiles).unwrap_or_default()
-        {
-            out.push(format!(
-                "matrix {}: the flags of profile `{}` changed",
-                c.name, c.profile
-            ));
+        let profiles = serde_json::to_value(&c.plan.flag_profiles).unwrap_or_default();
+        if old.plan["flag_profiles"] != profiles {
+            out.push(format!("{}: the flags of its profiles changed", c.child));
         }
     }
     out

@@ -41,6 +41,32 @@ pub struct ReproduceOptions {
     pub threshold: Option<f64>,
 }
 
+/// What re-runs a reproduction: the standard registry and runner, or a
+/// test's, and the compiler when it is not the plan's.
+pub struct Engine<'a> {
+    pub registry: &'a Registry,
+    pub runner: &'a dyn crate::engine::Runner,
+    pub compiler: Option<Compiler>,
+}
+
+impl<'a> Engine<'a> {
+    /// The registry's stages, run for real with the plan's compiler.
+    pub fn standard(registry: &'a Registry) -> Engine<'a> {
+        Engine {
+            registry,
+            runner: &crate::engine::RealRunner,
+            compiler: None,
+        }
+    }
+
+    fn compiler(&self, plan: &plan::Plan) -> Result<Compiler, Error> {
+        match &self.compiler {
+            Some(c) => Ok(c.clone()),
+            None => Ok(Compiler::for_plan(plan)?),
+        }
+    }
+}
+
 /// What was found before anything ran.
 #[derive(Debug)]
 pub struct Prepared {
@@ -53,7 +79,8 @@ pub struct Prepared {
 
 /// Loads the run's lock and lists what differs now; builds and runs nothing.
 /// The registry's stages say which inputs they pinned in the lock.
-pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prepared, Error> {
+pub fn prepare(project: &Project, run: &str, engine: &Engine) -> Result<Prepared, Error> {
+    let registry = engine.registry;
     let run_dir = lock::find_run(&project.root, run).map_err(Error::input)?;
     if !run_dir.join(lock::LOCK_FILE).is_file() {
         return Err(Error::input(anyhow::anyhow!(
@@ -63,8 +90,8 @@ pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prep
         )));
     }
     let lock = lock::load(&run_dir).map_err(Error::input)?;
-    let plan = pipeline::resolve(project, &lock.campaign)?;
-    let compiler = Compiler::for_plan(&plan)?;
+    let plan = pipeline::resolve_registered(project, &lock.campaign, None, registry)?;
+    let compiler = engine.compiler(&plan)?;
     // Measure where the run measured, when this process may.
     let allowed = crate::host::allowed_cpus();
     let cpus = if !lock.host.cpus.is_empty() && lock.host.cpus.iter().all(|c| allowed.contains(c)) {
@@ -78,7 +105,9 @@ pub fn prepare(project: &Project, run: &str, registry: &Registry) -> Result<Prep
     };
     let host = pipeline::host_state(&plan, &opts);
     let mut differences = inputs::differences(&lock, &plan, registry, &compiler, &host)?;
-    differences.extend(inputs::matrix_changes(&lock, &plan, &run_dir));
+    differences.extend(inputs::child_changes(
+        &lock, &plan, registry, &compiler, &run_dir,
+    ));
     Ok(Prepared {
         run_dir,
         lock,
@@ -97,6 +126,7 @@ pub(crate) fn execute(
     p: &Prepared,
     opts: &ReproduceOptions,
     write: Writer,
+    engine: &Engine,
 ) -> Result<(report::ReproductionReport, PathBuf), Error> {
     let project_output = p.plan.project_root.join("output");
     let scratch_base = project_output.join(".cache").join("tmp");
@@ -122,11 +152,11 @@ pub(crate) fn execute(
         ),
         reproduces: Some(p.lock.run_id.clone()),
         fresh_cache: true,
-        combinations_reproduce: p
+        children_reproduce: p
             .lock
-            .matrix
+            .children
             .iter()
-            .map(|r| (r.combination.clone(), r.run_id.clone()))
+            .map(|r| (r.child(), r.run_id.clone()))
             .collect(),
         ..Recording::default()
     };
@@ -137,7 +167,15 @@ pub(crate) fn execute(
         cpus: Some(p.cpus.clone()),
         ..RunOptions::default()
     };
-    let summary = pipeline::run_with(&plan, &run_opts, &rec)?;
+    let compiler = engine.compiler(&plan)?;
+    let summary = pipeline::run_registry(
+        &plan,
+        &run_opts,
+        &rec,
+        engine.registry,
+        engine.runner,
+        compiler,
+    )?;
     let new_dir = rec
         .written
         .get()
@@ -155,26 +193,26 @@ pub(crate) fn execute(
         timing,
         summary.errors.iter().map(|e| e.to_string()).collect(),
     );
-    reproduce_combinations(p, opts, &rec, &mut rep)?;
+    reproduce_children(p, opts, &rec, &mut rep)?;
     write(&new_dir, &rep)?;
     Ok((rep, new_dir))
 }
 
-/// Compares each recorded matrix combination run with the one the
-/// reproducing run made; a combination without a new run is a failure.
-fn reproduce_combinations(
+/// Compares each recorded further dataset's run with the one the
+/// reproducing run made; one without a new run is a failure.
+fn reproduce_children(
     p: &Prepared,
     opts: &ReproduceOptions,
     rec: &Recording,
     rep: &mut report::ReproductionReport,
 ) -> Result<(), Error> {
-    let made = rec.combinations.get().cloned().unwrap_or_default();
+    let made = rec.children.get().cloned().unwrap_or_default();
     let made = lock::child_runs(&made, &p.run_dir)?;
     for old in p.lock.child_runs(&p.run_dir)? {
-        let Some(new) = made.iter().find(|n| n.name == old.name) else {
+        let Some(new) = made.iter().find(|n| n.child == old.child) else {
             rep.failures.push(format!(
-                "matrix {}: the reproducing run made no run of it",
-                old.name
+                "{}: the reproducing run made no run of it",
+                old.child
             ));
             rep.exit_code = exit::ITEM_FAILURES;
             continue;
@@ -193,12 +231,12 @@ fn reproduce_combinations(
             Vec::new(),
         );
         for f in &sub.failures {
-            rep.failures.push(format!("matrix {}: {f}", old.name));
+            rep.failures.push(format!("{}: {f}", old.child));
         }
         if sub.exit_code != exit::OK {
             rep.exit_code = sub.exit_code;
         }
-        rep.combinations.push(sub);
+        rep.children.push(sub);
     }
     Ok(())
 }
@@ -242,13 +280,14 @@ impl Prepared {
 }
 
 /// Stops when inputs changed (unless `opts.allow_changed`), else re-runs
-/// and reports. Prints nothing but the campaign run's own progress.
-/// Reproduces the prepared run; `write` stores the report files beside the
+/// the prepared run through `engine` and reports. Prints nothing but the
+/// campaign run's own progress; `write` stores the report files beside the
 /// new run's lock (the exporters live above this module).
 pub fn reproduce(
     p: &Prepared,
     opts: &ReproduceOptions,
     write: Writer,
+    engine: &Engine,
 ) -> Result<Reproduction, Error> {
     let run = p.start();
     if !p.differences.is_empty() && !opts.allow_changed {
@@ -259,7 +298,7 @@ pub fn reproduce(
             exit_code: exit::BAD_INPUT,
         });
     }
-    let (rep, dir) = execute(p, opts, write)?;
+    let (rep, dir) = execute(p, opts, write, engine)?;
     assert!(rep.exit_code != exit::OK || !rep.timing.any(Verdict::Slower));
     Ok(Reproduction {
         run,

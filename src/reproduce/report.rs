@@ -31,10 +31,11 @@ pub struct ReproductionReport {
     /// Why the reproduction failed; empty when it succeeded.
     pub failures: Vec<String>,
     pub exit_code: i32,
-    /// The reproductions of the matrix's further combinations, each
-    /// against its recorded run; their failures are also this report's.
+    /// The reproductions of the further datasets (a `[matrix]`'s
+    /// combinations, or another dimension's), each against its recorded
+    /// run; their failures are also this report's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub combinations: Vec<ReproductionReport>,
+    pub children: Vec<ReproductionReport>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -233,7 +234,7 @@ pub fn build(
         stage_errors,
         failures,
         exit_code,
-        combinations: Vec::new(),
+        children: Vec::new(),
     }
 }
 

@@ -16,6 +16,7 @@ pub(crate) mod kat_hash;
 pub(crate) mod kat_log;
 pub(crate) mod kat_trip;
 pub mod leak;
+pub(crate) mod matrix;
 pub mod memory;
 mod memory_page;
 pub mod profile;
@@ -52,6 +53,7 @@ pub fn registry() -> Registry {
         .stage(ct::CtStage)
         .stage(leak::LeakStage)
         .campaign_stage(render::RenderStage)
+        .dimension(matrix::MatrixDimension)
 }
 
 #[cfg(test)]

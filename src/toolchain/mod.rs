@@ -37,8 +37,7 @@ impl Compiler {
     /// `CC` (which names a compiler for this host).
     pub(crate) fn for_plan(plan: &crate::plan::Plan) -> Result<Compiler> {
         // A matrix names its compilers: `CC` would relabel a column.
-        let honour_cc =
-            !plan.compiler_from_system && plan.matrix.is_none() && plan.combination.is_none();
+        let honour_cc = !plan.compiler_from_system && plan.matrix.is_none() && plan.child.is_none();
         let mut compiler = Self::detect_with(&plan.compiler, honour_cc)?;
         if let Some(command) = &plan.system_spec.assembler {
             compiler.assembler = Some(assembler::detect(command)?);

@@ -12,8 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::Result;
 use pqbench::engine::testing::MockRunner;
+use pqbench::engine::{
+    Dimension, Freshness, Job, Manifest, Policy, Publication, Records, Results, Stage,
+};
 use pqbench::engine::{EvidenceFile, MethodText, PageSection, Part, Section, Slot};
-use pqbench::engine::{Freshness, Job, Manifest, Policy, Publication, Records, Results, Stage};
 use pqbench::pipeline::{self, Recording, RunOptions};
 use pqbench::plan::Project;
 use pqbench::records::campaign::CampaignRecord;
@@ -633,4 +635,195 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
     assert!(p
         .read("output/t/site/m1/sign-2.html")
         .contains("Dummy &lt;counts&gt;"));
+}
+
+/// A further dimension, known to nothing but this test: each campaign
+/// also runs twice more, as datasets `repeat/r1` and `repeat/r2`, with the
+/// dummy stage only.
+struct Repeat;
+
+impl Dimension for Repeat {
+    fn name(&self) -> &'static str {
+        "repeat"
+    }
+
+    fn children(&self, plan: &pqbench::plan::Plan) -> Vec<(String, pqbench::plan::Plan)> {
+        ["r1", "r2"]
+            .iter()
+            .map(|name| {
+                let mut p = plan.clone();
+                p.stages = vec!["dummy".into()];
+                p.stage_locations = vec![None];
+                (name.to_string(), p)
+            })
+            .collect()
+    }
+}
+
+fn no_report_files(_: &Path, _: &pqbench::reproduce::report::ReproductionReport) -> Result<()> {
+    Ok(())
+}
+
+/// A dimension registered once is carried by every command that handles
+/// datasets and runs: `run` makes its datasets and their runs, `status`
+/// names them, `check` checks their records, `publish` and `merge` carry
+/// them, `compare --combination` compares two of them, and `reproduce`
+/// re-runs and compares each. Nothing outside this test and `records/`
+/// names it.
+#[test]
+fn a_further_dimension_registered_once_is_carried_by_every_command() {
+    let p = project();
+    p.write(
+        "campaigns/systems.toml",
+        &format!(
+            "[[system]]\nid = \"m1\"\narch = \"{}\"\n",
+            std::env::consts::ARCH
+        ),
+    );
+    p.write(
+        "campaigns/t.toml",
+        "system = \"m1\"\nalgorithms = [\"sign-1\", \"sign-2\"]\nstages = [\"dummy\", \"render\"]\n[host]\nrequire-fixed = false\n",
+    );
+    let registry = pqbench::stages::registry().stage(Dummy).dimension(Repeat);
+    let runner = MockRunner::new(canned_build);
+    let run_dir = run(&p, &registry, &runner);
+
+    // run: each further dataset has its records, its own campaign record
+    // and its own run, which the campaign's record and lock name.
+    let campaign = p.json("output/t/m1/campaign.json");
+    assert_eq!(
+        campaign["children"],
+        json!([{"dimension": "repeat", "name": "r1"}, {"dimension": "repeat", "name": "r2"}])
+    );
+    let lock = lock::load(Path::new(&run_dir)).unwrap();
+    assert_eq!(lock.children.len(), 2, "{:?}", lock.children);
+    for (c, name) in lock.children.iter().zip(["r1", "r2"]) {
+        assert_eq!((c.dimension.as_str(), c.name.as_str()), ("repeat", name));
+        let dir = format!("output/t/m1/repeat/{name}");
+        assert_eq!(
+            p.json(&format!("{dir}/campaign.json"))["child"]["name"],
+            name
+        );
+        assert!(p
+            .path()
+            .join(format!("{dir}/runs/{}/lock.json", c.run_id))
+            .is_file());
+        let rec = p.json(&format!("{dir}/dummy/sign-2/A-1__attempts.json"));
+        assert_eq!(rec["attempts"], 1, "{rec}");
+    }
+    // status: every row of both is fresh, named by its dataset.
+    let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
+    let status =
+        pipeline::status::states_with(&plan, &registry, Compiler::placeholder(), None, None)
+            .unwrap();
+    let named = |c: &str| {
+        status
+            .rows
+            .iter()
+            .filter(|r| r.instance.starts_with(c))
+            .count()
+    };
+    assert_eq!(
+        (named("repeat r1: "), named("repeat r2: ")),
+        (8, 8),
+        "{:?}",
+        status.rows
+    );
+    assert!(stale_rows(&p, &registry).is_empty());
+
+    // check: their records are checked with the stage's own check.
+    let out = p.path().join("output/t");
+    let report = pqbench::check::check_dataset_with(&out, &registry).unwrap();
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.files_of("dummy"), 12);
+    let r2 = out.join("m1/repeat/r2/dummy/sign-2/A-1__attempts.json");
+    let kept = std::fs::read(&r2).unwrap();
+    std::fs::write(
+        &r2,
+        "{\"algorithm\": \"sign-2\", \"label\": \"A-1\", \"attempts\": \"x\"}",
+    )
+    .unwrap();
+    let report = pqbench::check::check_dataset_with(&out, &registry).unwrap();
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|l| l
+                .contains("repeat/r2/dummy/sign-2/A-1__attempts.json: attempts is not a count")),
+        "{report}"
+    );
+    std::fs::write(&r2, kept).unwrap();
+
+    // publish carries them, and the published copy checks.
+    let dest = p.path().join("published");
+    pqbench::publish::publish_from(&registry, &out, None, &dest, Default::default(), None).unwrap();
+    for name in ["r1", "r2"] {
+        let copied = dest.join(format!(
+            "data/m1/repeat/{name}/dummy/sign-1/A-2__attempts.json"
+        ));
+        assert!(copied.is_file(), "{}", copied.display());
+    }
+    let report = pqbench::check::check_dataset_with(&dest, &registry).unwrap();
+    assert!(report.passed(), "{report}");
+    assert_eq!(report.files_of("dummy"), 12);
+
+    // compare: two of them, by name; an unknown name lists the known ones.
+    pqbench::compare::compare_combinations(p.path(), &lock.run_id, "r1", "r2", None).unwrap();
+    let err = pqbench::compare::compare_combinations(p.path(), &lock.run_id, "r3", "r2", None)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("has no dataset `r3`; it has r1, r2"), "{err}");
+
+    // reproduce: nothing changed, and each is re-run and compared.
+    let engine = pqbench::reproduce::Engine {
+        registry: &registry,
+        runner: &runner,
+        compiler: Some(Compiler::placeholder()),
+    };
+    let project = Project::new(p.path()).unwrap();
+    let prepared = pqbench::reproduce::prepare(&project, &lock.run_id, &engine).unwrap();
+    assert!(
+        prepared.differences.is_empty(),
+        "{:?}",
+        prepared.differences
+    );
+    let opts = pqbench::reproduce::ReproduceOptions {
+        quiet: true,
+        ..Default::default()
+    };
+    let done = pqbench::reproduce::reproduce(&prepared, &opts, no_report_files, &engine).unwrap();
+    let rep = done.report.unwrap();
+    let originals: Vec<&str> = rep.children.iter().map(|c| c.original.as_str()).collect();
+    let recorded: Vec<&str> = lock.children.iter().map(|c| c.run_id.as_str()).collect();
+    assert_eq!(originals, recorded, "{:?}", rep.failures);
+    assert!(
+        !rep.failures.iter().any(|f| f.contains("made no run")),
+        "{:?}",
+        rep.failures
+    );
+    // A dataset the campaign no longer makes is named as a change.
+    let without = pqbench::stages::registry().stage(Dummy);
+    let engine = pqbench::reproduce::Engine {
+        registry: &without,
+        ..engine
+    };
+    let prepared = pqbench::reproduce::prepare(&project, &lock.run_id, &engine).unwrap();
+    assert_eq!(
+        prepared.differences,
+        ["repeat r1 removed", "repeat r2 removed"]
+    );
+
+    // merge carries them back from a dataset made elsewhere.
+    let moved = p.path().join("moved");
+    std::fs::rename(out.join("m1"), &moved).unwrap();
+    std::fs::remove_dir_all(out.join("site")).unwrap();
+    let record = moved.join("campaign.json");
+    let mut c: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
+    c["compiler"]["target"] = format!("{}-linux-gnu", std::env::consts::ARCH).into();
+    std::fs::write(&record, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
+    pqbench::merge::merge(&registry, &plan, &moved).unwrap();
+    assert!(out
+        .join("m1/repeat/r2/dummy/sign-1/A-1__attempts.json")
+        .is_file());
 }

@@ -136,7 +136,7 @@ fn reproduction_report() -> ReproductionReport {
         ],
         exit_code: 1,
         timing,
-        combinations: Vec::new(),
+        children: Vec::new(),
     }
 }
 

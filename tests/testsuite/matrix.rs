@@ -93,7 +93,16 @@ fn an_o3_vectorised_loop_is_faster_in_its_cells_and_a_clang_buildfail_stays_in_c
     );
     // The combination datasets record their own compiler and profile.
     let clang = p.json(&format!("{}/campaign.json", sub("clang.guide")));
-    assert_eq!(clang["combination"], "clang.guide");
+    assert_eq!(clang["child"]["dimension"], "matrix");
+    assert_eq!(clang["child"]["name"], "clang.guide");
+    // The primary names its further datasets, in the order they ran.
+    let children: Vec<&str> = campaign["children"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(children, names[1..], "{campaign}");
     assert!(
         clang["compiler"]["version"]
             .as_str()
@@ -170,7 +179,8 @@ fn assert_rerun_and_check(p: &TestProject) {
     let s: Value =
         serde_json::from_str(&again.stdout).unwrap_or_else(|e| panic!("{e}: {}", again.stdout));
     assert_eq!(s["computed"], 0, "{s}");
-    for c in s["combinations"].as_array().unwrap() {
+    for c in s["children"].as_array().unwrap() {
+        assert_eq!(c["dimension"], "matrix", "{c}");
         assert_eq!(c["computed"], 0, "{c}");
         assert!(c["reused"].as_u64().unwrap() > 0, "{c}");
     }
@@ -255,9 +265,10 @@ fn reproduce_and_compare_cover_every_combination() {
     p.pqbench(&["run", "r"]).expect(1); // NOKAT
     let (_, lock) = common::only_lock(&p.path().join("output/r/local"));
     let run = lock["run_id"].as_str().unwrap().to_string();
-    let matrix = lock["matrix"].as_array().unwrap();
+    let matrix = lock["children"].as_array().unwrap();
     assert_eq!(matrix.len(), 1, "{lock}");
-    assert_eq!(matrix[0]["combination"], "gcc.o3-native");
+    assert_eq!(matrix[0]["dimension"], "matrix");
+    assert_eq!(matrix[0]["name"], "gcc.o3-native");
     let combo_run = format!(
         "output/r/local/matrix/gcc.o3-native/runs/{}/lock.json",
         matrix[0]["run_id"].as_str().unwrap()
@@ -311,7 +322,7 @@ fn reproduce_and_compare_cover_every_combination() {
         .pqbench(&["reproduce", &run, "--threshold", "100", "--format", "json"])
         .expect(0);
     let rep: Value = serde_json::from_str(&out.stdout).unwrap();
-    let combos = rep["report"]["combinations"].as_array().unwrap();
+    let combos = rep["report"]["children"].as_array().unwrap();
     assert_eq!(combos.len(), 1, "{rep}");
     assert_eq!(combos[0]["original"], matrix[0]["run_id"]);
     for i in combos[0]["instances"].as_array().unwrap() {

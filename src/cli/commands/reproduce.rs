@@ -43,12 +43,13 @@ pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
         jobs: a.jobs,
         threshold: a.threshold,
     };
-    let prepared =
-        pqbench::reproduce::prepare(&project(cli)?, &a.run, &pqbench::stages::registry())?;
+    let registry = pqbench::stages::registry();
+    let engine = pqbench::reproduce::Engine::standard(&registry);
+    let prepared = pqbench::reproduce::prepare(&project(cli)?, &a.run, &engine)?;
     if a.format == ReproduceFormat::Text {
         output::text(&text::start(&prepared.start()))?;
     }
-    let r = pqbench::reproduce::reproduce(&prepared, &opts, export::write_reproduction)?;
+    let r = pqbench::reproduce::reproduce(&prepared, &opts, export::write_reproduction, &engine)?;
     match a.format {
         ReproduceFormat::Text => output::text(&text::outcome(&r))?,
         ReproduceFormat::Md => output::text(&utf8(Markdown.export(&r)?)?)?,
