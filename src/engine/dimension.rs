@@ -6,7 +6,7 @@
 //! carry their datasets by the names the records give them.
 
 use crate::plan::Plan;
-use crate::records::campaign::ChildDataset;
+use crate::records::campaign::{CampaignRecord, ChildDataset};
 
 /// A dimension of further datasets (`[matrix]` is one).
 pub trait Dimension: Send + Sync {
@@ -23,6 +23,10 @@ pub trait Dimension: Send + Sync {
     fn applies_to_none(&self) -> &'static str {
         "it selects none of the campaign's instances"
     }
+
+    /// Its part of the campaign's `campaign.json`, for its pages (the
+    /// datasets themselves are listed by the engine).
+    fn describe(&self, _plan: &Plan, _record: &mut CampaignRecord) {}
 }
 
 /// A further plan, ready to run: its dataset's names and its plan, whose
@@ -73,5 +77,15 @@ impl super::Registry {
             .into_iter()
             .map(|c| c.child)
             .collect()
+    }
+
+    /// Every dimension's part of `campaign.json`, and the further datasets
+    /// the plan makes.
+    pub(crate) fn describe_children(&self, plan: &Plan, record: &mut CampaignRecord) {
+        record.children = self.children_of(plan);
+        record.child = plan.child.clone();
+        self.dimensions
+            .iter()
+            .for_each(|d| d.describe(plan, record));
     }
 }

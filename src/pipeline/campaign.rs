@@ -192,9 +192,9 @@ pub(crate) fn write_campaign_json(
         reuse_measurements_from: plan.reuse_measurements_from.clone(),
         deferred: plan.deferred.clone(),
         preliminary: preliminary.to_vec(),
-        matrix: plan.combinations(),
-        children: registry.children_of(plan),
-        child: plan.child.clone(),
+        matrix: Vec::new(),
+        children: Vec::new(),
+        child: None,
         system_libraries: system_libraries(cx),
         timing: plan.timing.clone(),
         limits: plan.limits.clone(),
@@ -213,6 +213,7 @@ pub(crate) fn write_campaign_json(
     };
     // What the stages measured: counter, first and last measurement.
     registry.campaign_record(all, &mut record);
+    registry.describe_children(plan, &mut record);
     crate::fsutil::write_json(
         &plan.output_dir.join(crate::records::layout::CAMPAIGN),
         &record,

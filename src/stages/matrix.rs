@@ -4,6 +4,7 @@
 
 use crate::engine::Dimension;
 use crate::plan::Plan;
+use crate::records::campaign::CampaignRecord;
 
 pub(crate) struct MatrixDimension;
 
@@ -23,5 +24,12 @@ impl Dimension for MatrixDimension {
     fn applies_to_none(&self) -> &'static str {
         // Only `submitter` can apply to nothing.
         "no implementation declares submitter-cflags"
+    }
+
+    /// Every combination, the primary first, with its compiler and
+    /// profile: the pages' columns (a further combination's own plan has
+    /// none).
+    fn describe(&self, plan: &Plan, record: &mut CampaignRecord) {
+        record.matrix = plan.combinations();
     }
 }
