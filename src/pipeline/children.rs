@@ -117,7 +117,10 @@ pub(super) fn run_children(
         match result {
             Ok(s) => {
                 if let Some(id) = crec.written.get().and_then(|d| d.file_name()) {
-                    runs.push(ChildRunRecord::of(child)(id.to_string_lossy().into_owned()));
+                    runs.push(ChildRunRecord::new(
+                        child,
+                        id.to_string_lossy().into_owned(),
+                    ));
                 }
                 out.push(ChildSummary::of(child, &s));
             }

@@ -87,8 +87,8 @@ fn matrix_dimension() -> String {
 }
 
 impl ChildRunRecord {
-    pub(crate) fn of(child: &ChildDataset) -> impl Fn(String) -> ChildRunRecord + '_ {
-        move |run_id| ChildRunRecord {
+    pub(crate) fn new(child: &ChildDataset, run_id: String) -> ChildRunRecord {
+        ChildRunRecord {
             dimension: child.dimension.clone(),
             name: child.name.clone(),
             run_id,

@@ -43,16 +43,16 @@ pub struct ReproduceOptions {
 
 /// What re-runs a reproduction: the standard registry and runner, or a
 /// test's, and the compiler when it is not the plan's.
-pub struct Engine<'a> {
+pub struct Reproducer<'a> {
     pub registry: &'a Registry,
     pub runner: &'a dyn crate::engine::Runner,
     pub compiler: Option<Compiler>,
 }
 
-impl<'a> Engine<'a> {
+impl<'a> Reproducer<'a> {
     /// The registry's stages, run for real with the plan's compiler.
-    pub fn standard(registry: &'a Registry) -> Engine<'a> {
-        Engine {
+    pub fn standard(registry: &'a Registry) -> Reproducer<'a> {
+        Reproducer {
             registry,
             runner: &crate::engine::RealRunner,
             compiler: None,
@@ -79,7 +79,7 @@ pub struct Prepared {
 
 /// Loads the run's lock and lists what differs now; builds and runs nothing.
 /// The registry's stages say which inputs they pinned in the lock.
-pub fn prepare(project: &Project, run: &str, engine: &Engine) -> Result<Prepared, Error> {
+pub fn prepare(project: &Project, run: &str, engine: &Reproducer) -> Result<Prepared, Error> {
     let registry = engine.registry;
     let run_dir = lock::find_run(&project.root, run).map_err(Error::input)?;
     if !run_dir.join(lock::LOCK_FILE).is_file() {
@@ -126,7 +126,7 @@ pub(crate) fn execute(
     p: &Prepared,
     opts: &ReproduceOptions,
     write: Writer,
-    engine: &Engine,
+    engine: &Reproducer,
 ) -> Result<(report::ReproductionReport, PathBuf), Error> {
     let project_output = p.plan.project_root.join("output");
     let scratch_base = project_output.join(".cache").join("tmp");
@@ -287,7 +287,7 @@ pub fn reproduce(
     p: &Prepared,
     opts: &ReproduceOptions,
     write: Writer,
-    engine: &Engine,
+    engine: &Reproducer,
 ) -> Result<Reproduction, Error> {
     let run = p.start();
     if !p.differences.is_empty() && !opts.allow_changed {

@@ -775,7 +775,7 @@ fn a_further_dimension_registered_once_is_carried_by_every_command() {
     assert!(err.contains("has no dataset `r3`; it has r1, r2"), "{err}");
 
     // reproduce: nothing changed, and each is re-run and compared.
-    let engine = pqbench::reproduce::Engine {
+    let engine = pqbench::reproduce::Reproducer {
         registry: &registry,
         runner: &runner,
         compiler: Some(Compiler::placeholder()),
@@ -803,7 +803,7 @@ fn a_further_dimension_registered_once_is_carried_by_every_command() {
     );
     // A dataset the campaign no longer makes is named as a change.
     let without = pqbench::stages::registry().stage(Dummy);
-    let engine = pqbench::reproduce::Engine {
+    let engine = pqbench::reproduce::Reproducer {
         registry: &without,
         ..engine
     };

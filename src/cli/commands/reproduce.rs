@@ -44,7 +44,7 @@ pub fn run(cli: &Global, a: &Args) -> Result<i32, Error> {
         threshold: a.threshold,
     };
     let registry = pqbench::stages::registry();
-    let engine = pqbench::reproduce::Engine::standard(&registry);
+    let engine = pqbench::reproduce::Reproducer::standard(&registry);
     let prepared = pqbench::reproduce::prepare(&project(cli)?, &a.run, &engine)?;
     if a.format == ReproduceFormat::Text {
         output::text(&text::start(&prepared.start()))?;
