@@ -263,7 +263,7 @@ fn reproduce_and_compare_cover_every_combination() {
     let campaign = measure_campaign(&["fix-82"], &["build", "kat", "time"], &[], tail);
     p.write("campaigns/r.toml", &campaign);
     p.pqbench(&["run", "r"]).expect(1); // NOKAT
-    let (_, lock) = common::only_lock(&p.path().join("output/r/local"));
+    let (lock_file, lock) = common::only_lock(&p.path().join("output/r/local"));
     let run = lock["run_id"].as_str().unwrap().to_string();
     let matrix = lock["children"].as_array().unwrap();
     assert_eq!(matrix.len(), 1, "{lock}");
@@ -300,6 +300,28 @@ fn reproduce_and_compare_cover_every_combination() {
         .unwrap_or_else(|| panic!("{cmp}"))
         .clone();
     assert!(sign["ratio"].as_f64().unwrap() < 1.0, "{sign}");
+    // A lock of version 1 named the combinations' runs `matrix`, each by
+    // `combination`: it is still read.
+    let kept = std::fs::read(&lock_file).unwrap();
+    let mut v1 = lock.clone();
+    v1["lock_version"] = 1.into();
+    let old: Vec<Value> = matrix
+        .iter()
+        .map(|r| serde_json::json!({"combination": r["name"], "run_id": r["run_id"]}))
+        .collect();
+    v1.as_object_mut().unwrap().remove("children");
+    v1["matrix"] = old.into();
+    std::fs::write(&lock_file, serde_json::to_vec_pretty(&v1).unwrap()).unwrap();
+    p.pqbench(&[
+        "compare",
+        &run,
+        "--combination",
+        "gcc.o3-native",
+        "--against",
+        "gcc.guide",
+    ])
+    .expect(0);
+    std::fs::write(&lock_file, kept).unwrap();
     let unknown = p
         .pqbench(&[
             "compare",
