@@ -602,18 +602,13 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
         .is_file());
     let report = pqbench::check::check_dataset_with(&dest, &registry).unwrap();
     assert!(report.passed(), "{report}");
-    std::fs::write(
-        dest.join("data/m1/dummy/sign-2/A-1__attempts.json"),
-        "{\"algorithm\": \"sign-2\", \"label\": \"A-1\", \"attempts\": \"x\"}",
-    )
-    .unwrap();
-    let report = pqbench::check::check_dataset_with(&dest, &registry).unwrap();
+    let forged = dest.join("data/m1/dummy/sign-2/A-1__attempts.json");
+    let problems = check_with_a_forged_count(&registry, &dest, &forged);
     assert!(
-        report
-            .problems
+        problems
             .iter()
             .any(|l| l.contains("A-1__attempts.json: attempts is not a count")),
-        "{report}"
+        "{problems:?}"
     );
 
     // merge carries it back: a dataset merged into the campaign keeps its
@@ -635,6 +630,20 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
     assert!(p
         .read("output/t/site/m1/sign-2.html")
         .contains("Dummy &lt;counts&gt;"));
+}
+
+/// Writes a dummy record whose count is not a count over `file` and
+/// returns what `check` of `dir` then finds.
+fn check_with_a_forged_count(
+    registry: &pqbench::engine::Registry,
+    dir: &Path,
+    file: &Path,
+) -> Vec<String> {
+    let forged = json!({"algorithm": "sign-2", "label": "A-1", "attempts": "x"});
+    std::fs::write(file, forged.to_string()).unwrap();
+    pqbench::check::check_dataset_with(dir, registry)
+        .unwrap()
+        .problems
 }
 
 /// A further dimension, known to nothing but this test: each campaign
@@ -738,20 +747,9 @@ fn a_further_dimension_registered_once_is_carried_by_every_command() {
     assert_eq!(report.files_of("dummy"), 12);
     let r2 = out.join("m1/repeat/r2/dummy/sign-2/A-1__attempts.json");
     let kept = std::fs::read(&r2).unwrap();
-    std::fs::write(
-        &r2,
-        "{\"algorithm\": \"sign-2\", \"label\": \"A-1\", \"attempts\": \"x\"}",
-    )
-    .unwrap();
-    let report = pqbench::check::check_dataset_with(&out, &registry).unwrap();
-    assert!(
-        report
-            .problems
-            .iter()
-            .any(|l| l
-                .contains("repeat/r2/dummy/sign-2/A-1__attempts.json: attempts is not a count")),
-        "{report}"
-    );
+    let problems = check_with_a_forged_count(&registry, &out, &r2);
+    let named = "repeat/r2/dummy/sign-2/A-1__attempts.json: attempts is not a count";
+    assert!(problems.iter().any(|l| l.contains(named)), "{problems:?}");
     std::fs::write(&r2, kept).unwrap();
 
     // publish carries them, and the published copy checks.

@@ -32,6 +32,17 @@ fn kat_status(p: &TestProject, dataset: &str, label: &str) -> String {
 
 /// The fixture: VEC's sign adds two 64 KiB byte arrays in a loop gcc
 /// vectorises at -O3 and not at -O2; NOCLANG does not compile under clang.
+/// The `name` of every entry of a list of `campaign.json`.
+fn names_in(list: &Value) -> Vec<&str> {
+    let entries = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not a list: {list}"));
+    entries
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect()
+}
+
 fn matrix_project() -> TestProject {
     let p = TestProject::bare();
     measure_fixture(
@@ -62,12 +73,7 @@ fn an_o3_vectorised_loop_is_faster_in_its_cells_and_a_clang_buildfail_stays_in_c
     // the primary's NOKAT sets the exit code, the combinations' do not.
     let run = p.pqbench(&["run", "m"]).expect(1);
     let campaign = p.json("output/m/local/campaign.json");
-    let names: Vec<&str> = campaign["matrix"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names = names_in(&campaign["matrix"]);
     assert_eq!(
         names,
         [
@@ -96,13 +102,7 @@ fn an_o3_vectorised_loop_is_faster_in_its_cells_and_a_clang_buildfail_stays_in_c
     assert_eq!(clang["child"]["dimension"], "matrix");
     assert_eq!(clang["child"]["name"], "clang.guide");
     // The primary names its further datasets, in the order they ran.
-    let children: Vec<&str> = campaign["children"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(children, names[1..], "{campaign}");
+    assert_eq!(names_in(&campaign["children"]), names[1..], "{campaign}");
     assert!(
         clang["compiler"]["version"]
             .as_str()
