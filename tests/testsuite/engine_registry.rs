@@ -486,14 +486,7 @@ fn the_engine_knows_no_stage_and_records_know_neither() {
 #[test]
 fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
     let p = project();
-    // A registered system, so its dataset can be merged back.
-    p.write(
-        "campaigns/systems.toml",
-        &format!(
-            "[[system]]\nid = \"m1\"\narch = \"{}\"\n",
-            std::env::consts::ARCH
-        ),
-    );
+    register_m1(&p);
     let registry = pqbench::stages::registry().stage(Dummy);
     let campaign = "system = \"m1\"\nalgorithms = [\"sign-1\", \"sign-2\"]\nstages = [\"dummy\", \"render\"]\n[host]\nrequire-fixed = false\n";
 
@@ -613,6 +606,29 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
 
     // merge carries it back: a dataset merged into the campaign keeps its
     // folder, checks with the stage's check, and the pages show it.
+    let moved = move_dataset_away(&p, &out);
+    let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
+    let merged = pqbench::merge::merge(&registry, &plan, &moved).unwrap();
+    assert!(merged.to_string().contains("4 dummy records"), "{merged}");
+    assert!(out.join("m1/dummy/sign-1/A-2__attempts.json").is_file());
+    assert!(p
+        .read("output/t/site/m1/sign-2.html")
+        .contains("Dummy &lt;counts&gt;"));
+}
+
+/// Registers system `m1` (this host's architecture), so that a dataset of
+/// it can be merged back.
+fn register_m1(p: &TestProject) {
+    let arch = std::env::consts::ARCH;
+    p.write(
+        "campaigns/systems.toml",
+        &format!("[[system]]\nid = \"m1\"\narch = \"{arch}\"\n"),
+    );
+}
+
+/// Moves system `m1`'s dataset out of the campaign folder `out` (and its
+/// pages), as if made elsewhere, for `merge`; returns where it is now.
+fn move_dataset_away(p: &TestProject, out: &Path) -> std::path::PathBuf {
     let moved = p.path().join("moved");
     std::fs::rename(out.join("m1"), &moved).unwrap();
     std::fs::remove_dir_all(out.join("site")).unwrap();
@@ -623,13 +639,7 @@ fn a_stage_with_settings_records_and_a_page_section_is_carried_everywhere() {
         serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
     c["compiler"]["target"] = format!("{}-linux-gnu", std::env::consts::ARCH).into();
     std::fs::write(&record, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
-    let plan = pqbench::plan::resolve(&Project::new(p.path()).unwrap(), "t").unwrap();
-    let merged = pqbench::merge::merge(&registry, &plan, &moved).unwrap();
-    assert!(merged.to_string().contains("4 dummy records"), "{merged}");
-    assert!(out.join("m1/dummy/sign-1/A-2__attempts.json").is_file());
-    assert!(p
-        .read("output/t/site/m1/sign-2.html")
-        .contains("Dummy &lt;counts&gt;"));
+    moved
 }
 
 /// Writes a dummy record whose count is not a count over `file` and
@@ -682,13 +692,7 @@ fn no_report_files(_: &Path, _: &pqbench::reproduce::report::ReproductionReport)
 #[test]
 fn a_further_dimension_registered_once_is_carried_by_every_command() {
     let p = project();
-    p.write(
-        "campaigns/systems.toml",
-        &format!(
-            "[[system]]\nid = \"m1\"\narch = \"{}\"\n",
-            std::env::consts::ARCH
-        ),
-    );
+    register_m1(&p);
     p.write(
         "campaigns/t.toml",
         "system = \"m1\"\nalgorithms = [\"sign-1\", \"sign-2\"]\nstages = [\"dummy\", \"render\"]\n[host]\nrequire-fixed = false\n",
@@ -812,14 +816,7 @@ fn a_further_dimension_registered_once_is_carried_by_every_command() {
     );
 
     // merge carries them back from a dataset made elsewhere.
-    let moved = p.path().join("moved");
-    std::fs::rename(out.join("m1"), &moved).unwrap();
-    std::fs::remove_dir_all(out.join("site")).unwrap();
-    let record = moved.join("campaign.json");
-    let mut c: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&record).unwrap()).unwrap();
-    c["compiler"]["target"] = format!("{}-linux-gnu", std::env::consts::ARCH).into();
-    std::fs::write(&record, serde_json::to_vec_pretty(&c).unwrap()).unwrap();
+    let moved = move_dataset_away(&p, &out);
     pqbench::merge::merge(&registry, &plan, &moved).unwrap();
     assert!(out
         .join("m1/repeat/r2/dummy/sign-1/A-1__attempts.json")
