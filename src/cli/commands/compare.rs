@@ -21,7 +21,8 @@ pub enum CompareFormat {
 #[derive(clap::Args)]
 pub struct Args {
     /// A run (its id or directory); with --combination, the run whose
-    /// matrix combinations are compared.
+    /// datasets (matrix combinations, or other further datasets) are
+    /// compared.
     run_a: String,
     /// The run compared with the first.
     #[arg(
@@ -29,11 +30,12 @@ pub struct Args {
         conflicts_with = "combination"
     )]
     run_b: Option<String>,
-    /// A `[matrix]` combination of the run (`<compiler>.<profile>`),
+    /// A `[matrix]` combination of the run (`<compiler>.<profile>`), or
+    /// another further dataset of it (`<name>` or `<dimension>/<name>`),
     /// compared with the one --against names.
     #[arg(long, requires = "against")]
     combination: Option<String>,
-    /// The combination --combination is compared against.
+    /// The dataset --combination is compared against (the baseline).
     #[arg(long, requires = "combination")]
     against: Option<String>,
     /// Relative change below which nothing is called faster or slower
