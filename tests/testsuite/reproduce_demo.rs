@@ -99,15 +99,13 @@ fn run_and_reproduce() -> (TempProject, Value) {
     // Whether the timings came out within noise is a statistical outcome
     // (`statistical_an_unchanged_demo_run_reproduces_its_timings`); what
     // must hold either way is that the exit code and the report follow
-    // the verdicts.
-    let moved: Vec<&Value> = ops
-        .iter()
-        .filter(|o| o["verdict"] != "within noise")
-        .collect();
+    // the verdicts: a `slower` operation is not reproduced, a `faster` one
+    // is reported and does not fail the reproduction.
+    let slower: Vec<&Value> = ops.iter().filter(|o| o["verdict"] == "slower").collect();
     let code = i64::from(out.status.code().unwrap_or(-1));
     assert_eq!(report["exit_code"].as_i64(), Some(code), "{shown}");
-    assert_eq!(code == 0, moved.is_empty(), "{shown}\n{md}");
-    for o in &moved {
+    assert_eq!(code == 0, slower.is_empty(), "{shown}\n{md}");
+    for o in &slower {
         let (instance, op) = (o["instance"].as_str().unwrap(), o["op"].as_str().unwrap());
         let named = format!("{instance} {op}");
         assert!(
